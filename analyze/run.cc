@@ -1,0 +1,28 @@
+//===- run.cc - choosing the run an analysis reads -----------------------===//
+#include "analyze/run.h"
+
+namespace syspgo {
+
+Result<RunInfo> ResolveRun(Db& db, int64_t requested) {
+  constexpr char kNewest[] =
+      "SELECT id, command, status, COALESCE(end_ts, 0), events_dropped FROM run ORDER BY id DESC LIMIT 1";
+  constexpr char kById[] = "SELECT id, command, status, COALESCE(end_ts, 0), events_dropped FROM run WHERE id = ?";
+  auto st = db.Prepare(requested ? kById : kNewest);
+  if (!st) return st.error();
+  if (requested) st->Bind(1, requested);
+  Status err;
+  if (!st->Step(&err)) {
+    if (!err.ok()) return err.error();
+    if (!requested)
+      return MakeError("profile database '" + db.path() + "' holds no runs yet. Record one with: syspgo collect -o " +
+                       db.path() + " -- COMMAND");
+    auto n = db.QueryInt("SELECT COUNT(*) FROM run");
+    auto mx = db.QueryInt("SELECT COALESCE(MAX(id), 0) FROM run");
+    return MakeError("profile database '" + db.path() + "' has no run " + std::to_string(requested) + " (it has " +
+                     std::to_string(n.ok() ? *n : 0) + " runs, newest " + std::to_string(mx.ok() ? *mx : 0) +
+                     "). Pick one with --run N.");
+  }
+  return RunInfo{st->Int(0), st->Text(1), st->Text(2), st->Int(3), st->Int(4)};
+}
+
+}  // namespace syspgo

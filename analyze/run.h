@@ -1,0 +1,22 @@
+//===- run.h - choosing the run an analysis reads ------------------------===//
+#pragma once
+#include <cstdint>
+
+#include "common/result.h"
+#include "common/sqlite.h"
+
+namespace syspgo {
+
+struct RunInfo {
+  int64_t id = 0;
+  std::string command;
+  std::string status;        // running | complete | incomplete
+  int64_t duration_ns = 0;   // end_ts, or 0 while unknown
+  int64_t events_dropped = 0;
+};
+
+// `requested` 0 picks the newest run. Errors name the database and say
+// which runs exist.
+Result<RunInfo> ResolveRun(Db& db, int64_t requested);
+
+}  // namespace syspgo

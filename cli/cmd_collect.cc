@@ -1,0 +1,175 @@
+//===- cmd_collect.cc - `syspgo collect`: record a command's whole system -===//
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "cli/command.h"
+#include "collect/collector.h"
+#include "common/util.h"
+
+namespace syspgo::cli {
+namespace {
+
+const char kHelp[] = R"(usage: syspgo collect [OPTIONS] -- COMMAND [ARGS...]
+       syspgo collect [OPTIONS] -p PID
+
+Records COMMAND and every process it starts (forks, threads, execs) into a
+profile database. COMMAND is held before it starts until every probe is
+attached, so nothing early is missed. The exit status is COMMAND's.
+
+Output:
+  -o, --output DB        profile database to create or append a run to (default: syspgo.db)
+
+Target:
+  -p, --pid PID          attach to a running process and its future children
+  --duration SECONDS     stop recording after SECONDS (a spawned command keeps running)
+
+Probes:
+  --probes LIST          comma-separated probe groups (default: all). Groups: %s
+  --freq HZ              cpu sampling frequency                         (default 999, 1..10000)
+  --ringbuf-mb MB        ring buffer per group, MiB, a power of two     (default 16, 1..1024)
+  --offcpu-min-us US     shortest off-CPU interval recorded, us         (default 1000)
+  --irq-min-us US        interrupt handler runs recorded one by one, us (default 100)
+
+Other:
+  --as-root              under sudo, run COMMAND as root instead of the invoking user
+  -v, -vv, -vvv          more detail (libbpf warnings, info, debug)
+  -h, --help             this text
+
+Examples:
+  sudo syspgo collect -o run.db -- dd if=/dev/zero of=f bs=1M count=10 conv=fsync
+  sudo syspgo collect -o run.db --probes fileio,block -- ./train.sh
+  sudo syspgo collect -o run.db -p 1234 --duration 30
+)";
+
+void OnSignal(int sig) { g_collect_stop_signal.store(sig); }
+void OnChild(int) {}  // only interrupts the poll, so a finished command ends the run at once
+
+bool ParseNum(const std::string& s, double lo, double hi, double* out) {
+  char* end = nullptr;
+  double v = strtod(s.c_str(), &end);
+  if (s.empty() || *end || v < lo || v > hi) return false;
+  *out = v;
+  return true;
+}
+
+int Collect(const std::vector<std::string>& args) {
+  CollectRequest req;
+  req.db_path = "syspgo.db";
+  for (auto& g : AllProbeGroupNames()) req.opts.probes.insert(g);
+  bool as_root = false;
+  std::string groups_list;
+  for (auto& g : AllProbeGroupNames()) groups_list += (groups_list.empty() ? "" : ", ") + g;
+
+  size_t i = 0;
+  auto value = [&](const std::string& opt, std::string* out) {
+    if (i + 1 >= args.size()) return false;
+    *out = args[++i];
+    (void)opt;
+    return true;
+  };
+  for (; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    std::string v;
+    double d;
+    if (a == "--") {
+      ++i;
+      break;
+    } else if (a == "-h" || a == "--help") {
+      printf(kHelp, groups_list.c_str());
+      return 0;
+    } else if (a == "-o" || a == "--output") {
+      if (!value(a, &req.db_path)) return UsageError(a + " needs a file path");
+    } else if (a == "-p" || a == "--pid") {
+      if (!value(a, &v) || !ParseNum(v, 1, 1 << 30, &d)) return UsageError(a + " needs a process id, e.g. -p 1234");
+      req.attach_pid = static_cast<pid_t>(d);
+    } else if (a == "--duration") {
+      if (!value(a, &v) || !ParseNum(v, 0.001, 1e7, &d)) return UsageError("--duration needs seconds > 0, e.g. --duration 10");
+      req.duration_s = d;
+    } else if (a == "--probes") {
+      if (!value(a, &v)) return UsageError("--probes needs a list, e.g. --probes fileio,block");
+      req.opts.probes.clear();
+      for (auto& p : Split(v, ',')) {
+        std::string name = Trim(p);
+        bool known = false;
+        for (auto& g : AllProbeGroupNames()) known |= g == name;
+        if (!known) return UsageError("unknown probe group '" + name + "' in --probes; groups are: " + groups_list);
+        req.opts.probes.insert(name);
+      }
+    } else if (a == "--freq") {
+      if (!value(a, &v) || !ParseNum(v, 1, 10000, &d)) return UsageError("--freq needs a frequency from 1 to 10000 Hz");
+      req.opts.freq_hz = static_cast<uint32_t>(d);
+    } else if (a == "--ringbuf-mb") {
+      if (!value(a, &v) || !ParseNum(v, 1, 1024, &d) || (static_cast<uint64_t>(d) & (static_cast<uint64_t>(d) - 1)))
+        return UsageError("--ringbuf-mb needs a power of two from 1 to 1024");
+      req.opts.ringbuf_bytes = static_cast<uint64_t>(d) << 20;
+    } else if (a == "--offcpu-min-us") {
+      if (!value(a, &v) || !ParseNum(v, 0, 1e9, &d)) return UsageError("--offcpu-min-us needs microseconds >= 0");
+      req.opts.offcpu_min_ns = static_cast<uint64_t>(d * 1000);
+    } else if (a == "--irq-min-us") {
+      if (!value(a, &v) || !ParseNum(v, 0, 1e9, &d)) return UsageError("--irq-min-us needs microseconds >= 0");
+      req.opts.irq_min_ns = static_cast<uint64_t>(d * 1000);
+    } else if (a == "--as-root") {
+      as_root = true;
+    } else if (a == "-v" || a == "-vv" || a == "-vvv") {
+      req.opts.verbose = static_cast<int>(a.size()) - 1;
+    } else if (!a.empty() && a[0] == '-') {
+      return UsageError("unknown option '" + a + "'; see 'syspgo collect --help'");
+    } else {
+      break;  // the command starts here (the -- is optional)
+    }
+  }
+  req.argv.assign(args.begin() + std::min(i, args.size()), args.end());
+  if (req.attach_pid && !req.argv.empty())
+    return UsageError("give either -p PID or a command, not both");
+  if (!req.attach_pid && req.argv.empty())
+    return UsageError("no command to record: syspgo collect -o run.db -- COMMAND [ARGS...] (or -p PID)");
+
+  // Under sudo the command runs as the user who asked, not as root.
+  const char* su = getenv("SUDO_UID");
+  const char* sg = getenv("SUDO_GID");
+  if (!as_root && su && sg && geteuid() == 0) {
+    req.run_uid = atoi(su);
+    req.run_gid = atoi(sg);
+  }
+
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;  // no SA_RESTART: poll returns EINTR and the loop ends cleanly
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGHUP, &sa, nullptr);
+  sa.sa_handler = OnChild;
+  sigaction(SIGCHLD, &sa, nullptr);
+
+  auto r = syspgo::Collect(req);
+  if (!r) return Fail(r.error().message);
+  const CollectResult& res = *r;
+
+  Table t({{"group", "group", Table::Align::kLeft},
+           {"attached", "attached", Table::Align::kLeft},
+           {"events", "events", Table::Align::kRight, true},
+           {"dropped", "dropped", Table::Align::kRight, true}});
+  for (auto& g : res.groups)
+    t.AddRow({g.name, g.attached ? "yes" : "no", std::to_string(g.events), std::to_string(g.dropped)});
+  fprintf(stderr, "\nsyspgo: run %lld recorded into %s: %llu events in %.2f s (%s), command %s with status %d\n",
+          static_cast<long long>(res.run_id), req.db_path.c_str(), static_cast<unsigned long long>(res.events),
+          res.seconds, res.exit_reason.c_str(), req.attach_pid ? "(attached)" : "exited", res.exit_status);
+  fprintf(stderr, "%s", t.Text().c_str());
+  if (res.dropped)
+    fprintf(stderr,
+            "syspgo: WARNING: %llu events were LOST (ring buffer full); the profile is incomplete. "
+            "Use a larger --ringbuf-mb or fewer --probes.\n",
+            static_cast<unsigned long long>(res.dropped));
+  if (!res.write_error.empty())
+    fprintf(stderr, "syspgo: WARNING: recording stopped early: %s. What was committed before is intact.\n",
+            res.write_error.c_str());
+  return req.attach_pid ? 0 : res.exit_status;
+}
+
+const Command kCollect("collect", "record a command's syscalls, files, faults, I/O and CPU into a profile DB", &Collect);
+
+}  // namespace
+}  // namespace syspgo::cli

@@ -1,0 +1,314 @@
+//===- collector.cc - one collection, from spawn to a finalized run ------===//
+#include "collect/collector.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <signal.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+#include "collect/groups.h"
+#include "collect/target.h"
+#include "collect/writer.h"
+#include "common/profile_db.h"
+#include "common/util.h"
+
+namespace syspgo {
+
+std::atomic<int> g_collect_stop_signal{0};
+
+namespace {
+
+uint64_t Now(clockid_t c) {
+  timespec ts;
+  clock_gettime(c, &ts);
+  return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+int g_verbose = 0;
+
+int LibbpfPrint(enum libbpf_print_level level, const char* fmt, va_list args) {
+  if (level == LIBBPF_DEBUG && g_verbose < 3) return 0;
+  if (level == LIBBPF_INFO && g_verbose < 2) return 0;
+  if (level == LIBBPF_WARN && g_verbose < 1) return 0;
+  return vfprintf(stderr, fmt, args);
+}
+
+struct RingCtx {
+  ProbeGroup* group;
+  Writer* writer;
+  uint64_t events = 0;
+};
+
+int OnEvent(void* ctx, void* data, size_t size) {
+  auto* rc = static_cast<RingCtx*>(ctx);
+  rc->group->Handle(data, size, *rc->writer);
+  ++rc->events;
+  return 0;
+}
+
+std::string SettingsJson(const CollectOptions& o, const std::vector<std::string>& groups) {
+  std::string probes;
+  for (auto& g : groups) probes += (probes.empty() ? "\"" : ", \"") + g + "\"";
+  return "{\"probes\": [" + probes + "], \"ringbuf_bytes\": " + std::to_string(o.ringbuf_bytes) +
+         ", \"freq_hz\": " + std::to_string(o.freq_hz) + ", \"offcpu_min_ns\": " + std::to_string(o.offcpu_min_ns) +
+         ", \"irq_min_ns\": " + std::to_string(o.irq_min_ns) + "}";
+}
+
+std::string SqlText(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
+}
+
+Result<int64_t> InsertRun(Db& db, const CollectRequest& req, pid_t pid, uint64_t start_real, uint64_t start_mono,
+                          const std::string& settings) {
+  utsname u{};
+  uname(&u);
+  std::string argv_json = "[";
+  for (size_t i = 0; i < req.argv.size(); ++i)
+    argv_json += (i ? ", \"" : "\"") + JsonEscape(req.argv[i]) + "\"";
+  argv_json += "]";
+  auto st = db.Prepare(
+      "INSERT INTO run (command, argv_json, target_pid, attached, host, kernel_release, syspgo_version, "
+      "start_realtime_ns, start_monotonic_ns, settings_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  if (!st) return st.error();
+  st->Bind(1, JoinShell(req.argv)).Bind(2, argv_json).Bind(3, int64_t{pid}).Bind(4, int64_t{req.attach_pid != 0});
+  st->Bind(5, std::string(u.nodename)).Bind(6, std::string(u.release)).Bind(7, std::string(SYSPGO_VERSION));
+  st->Bind(8, static_cast<int64_t>(start_real)).Bind(9, static_cast<int64_t>(start_mono)).Bind(10, settings);
+  Status rs = st->Run();
+  if (!rs.ok())
+    return MakeError("cannot record the run in '" + db.path() + "': " + rs.error().message, rs.error().code);
+  return db.LastInsertId();
+}
+
+// Per-CPU drop counters of every group, from the shared `drops` map.
+std::vector<std::vector<uint64_t>> ReadDrops(int drops_fd) {
+  int ncpu = libbpf_num_possible_cpus();
+  std::vector<std::vector<uint64_t>> out(SYSPGO_GROUP_MAX, std::vector<uint64_t>(ncpu > 0 ? ncpu : 1));
+  for (uint32_t g = 0; g < SYSPGO_GROUP_MAX; ++g) bpf_map_lookup_elem(drops_fd, &g, out[g].data());
+  return out;
+}
+
+}  // namespace
+
+Result<CollectResult> Collect(const CollectRequest& req) {
+  g_verbose = req.opts.verbose;
+  libbpf_set_print(LibbpfPrint);
+
+  // 1. Everything a user can get wrong, before anything runs.
+  std::string exe;
+  if (req.attach_pid) {
+    SYSPGO_TRY(CheckPid(req.attach_pid));
+  } else {
+    auto r = ResolveCommand(req.argv.empty() ? "" : req.argv[0]);
+    if (!r) return r.error();
+    exe = *r;
+  }
+  SYSPGO_TRY(CheckBpfCapabilities());
+  auto dbr = OpenProfileDb(req.db_path, DbMode::kCreateOrAppend);
+  if (!dbr) return dbr.error();
+  Db db = std::move(dbr.value());
+
+  // 2. The command, held before exec; the probes.
+  std::unique_ptr<HeldChild> child;
+  if (!req.attach_pid) {
+    auto c = HeldChild::Spawn(exe, req.argv, req.run_uid, req.run_gid);
+    if (!c) return c.error();
+    child = std::move(c.value());
+  }
+  pid_t root = child ? child->pid() : req.attach_pid;
+  auto abort_child = [&] {
+    if (child) {
+      kill(child->pid(), SIGKILL);
+      int st;
+      child->Reap(&st, true);
+    }
+  };
+
+  auto groups = MakeProbeGroups(req.opts);
+  std::vector<std::string> names;
+  for (auto& g : groups) names.push_back(g->name());
+  uint64_t start_real = Now(CLOCK_REALTIME), start_mono = Now(CLOCK_MONOTONIC);
+  auto run_id = InsertRun(db, req, root, start_real, start_mono, SettingsJson(req.opts, names));
+  if (!run_id) {
+    abort_child();
+    return run_id.error();
+  }
+  CollectResult res;
+  res.run_id = *run_id;
+
+  Writer writer(std::move(db), res.run_id);
+  for (auto& g : groups) g->DeclareTables(writer);
+  int probe_tbl = writer.Table("run_probe", {"probe_group", "attached", "detail", "events"}, "INSERT OR REPLACE");
+  int drop_tbl = writer.Table("run_drop", {"probe_group", "cpu", "dropped"});
+  if (Status s = writer.Start(); !s.ok()) {
+    abort_child();
+    return s.error();
+  }
+
+  GroupContext ctx;
+  ctx.start_ns = start_mono;
+  ctx.opts = &req.opts;
+  std::vector<ProbeGroup*> live;
+  for (auto& g : groups) {
+    GroupReport rep{g->name()};
+    Status s = g->Load(ctx);
+    if (!s.ok()) {
+      rep.detail = s.error().message;
+      if (g->id() == SYSPGO_GROUP_PROC) {  // nothing can be followed without it
+        abort_child();
+        (void)writer.Exec("UPDATE run SET status = 'incomplete', exit_reason = 'setup-failed', end_ts = 0 WHERE id = " +
+                          std::to_string(res.run_id));
+        return s.error();
+      }
+      fprintf(stderr, "syspgo: warning: %s; continuing without it\n", s.error().message.c_str());
+    } else {
+      rep.attached = true;
+      rep.detail = g->note;
+      if (!g->note.empty()) fprintf(stderr, "syspgo: note: %s: %s\n", g->name(), g->note.c_str());
+      live.push_back(g.get());
+      if (g->id() == SYSPGO_GROUP_PROC) {
+        ctx.targets_fd = bpf_map__fd(bpf_object__find_map_by_name(g->object(), "targets"));
+        ctx.drops_fd = bpf_map__fd(bpf_object__find_map_by_name(g->object(), "drops"));
+      }
+    }
+    res.groups.push_back(rep);
+  }
+
+  // 3. One ring-buffer manager over every group's buffer.
+  std::vector<std::unique_ptr<RingCtx>> rctx;
+  ring_buffer* rb = nullptr;
+  for (auto* g : live) {
+    rctx.push_back(std::make_unique<RingCtx>(RingCtx{g, &writer}));
+    int fd = g->ringbuf_fd();
+    int err = rb ? ring_buffer__add(rb, fd, OnEvent, rctx.back().get()) : 0;
+    if (!rb) {
+      rb = ring_buffer__new(fd, OnEvent, rctx.back().get(), nullptr);
+      err = rb ? 0 : -errno;
+    }
+    if (err) {
+      abort_child();
+      return LibbpfError(g->name(), "open its ring buffer", err);
+    }
+  }
+
+  // 4. Targets, then release.
+  std::vector<pid_t> initial = req.attach_pid ? ProcessTree(root) : std::vector<pid_t>{root};
+  for (pid_t p : initial) {
+    uint32_t k = p, one = 1;
+    bpf_map_update_elem(ctx.targets_fd, &k, &one, BPF_ANY);
+    for (auto* g : live) g->OnTarget(writer, p, req.attach_pid != 0);
+  }
+  for (auto* g : live) g->OnStart(writer);
+  uint64_t release_mono = Now(CLOCK_MONOTONIC);
+  (void)writer.Exec("UPDATE run SET command_start_ts = " + std::to_string(release_mono - start_mono) +
+                    " WHERE id = " + std::to_string(res.run_id));
+  if (child) {
+    if (Status s = child->Release(); !s.ok()) {
+      int st;
+      child->Reap(&st, true);
+      ring_buffer__free(rb);
+      (void)writer.Exec("UPDATE run SET status = 'complete', exit_reason = 'exec-failed', exit_code = 127, end_ts = " +
+                        std::to_string(Now(CLOCK_MONOTONIC) - start_mono) + " WHERE id = " +
+                        std::to_string(res.run_id));
+      return s.error();
+    }
+  }
+
+  // 5. Drain until the command ends. On SIGINT/SIGTERM keep recording while
+  // the command winds down: Ctrl-C reached it too (same process group);
+  // otherwise it gets the signal after a grace period.
+  uint64_t deadline = req.duration_s > 0 ? release_mono + static_cast<uint64_t>(req.duration_s * 1e9) : 0;
+  constexpr uint64_t kGraceNs = 1000000000, kWindDownNs = 5000000000;
+  uint64_t stop_at = 0;
+  bool forwarded = false;
+  bool child_done = false;
+  int status = 0;
+  for (;;) {
+    int n = ring_buffer__poll(rb, 100);
+    ring_buffer__consume(rb);  // events below the wakeup threshold
+    writer.MaybeFlush();
+    if (n < 0 && n != -EINTR) {
+      res.exit_reason = "poll-failed";
+      break;
+    }
+    if (child && child->Reap(&status)) {
+      child_done = true;
+      if (res.exit_reason.empty()) res.exit_reason = status > 128 ? "signaled" : "exited";
+      break;
+    }
+    if (!child && !ProcessAlive(root)) {
+      if (res.exit_reason.empty()) res.exit_reason = "target-exited";
+      break;
+    }
+    uint64_t now = Now(CLOCK_MONOTONIC);
+    if (int sig = g_collect_stop_signal.load(); sig && !stop_at) {
+      res.exit_reason = "interrupted";
+      stop_at = now;
+      if (!child) break;
+    }
+    if (stop_at) {
+      if (!forwarded && now - stop_at >= kGraceNs) {
+        kill(child->pid(), g_collect_stop_signal.load());
+        forwarded = true;
+      }
+      if (now - stop_at >= kWindDownNs) break;
+    }
+    if (deadline && now >= deadline && !stop_at) {
+      res.exit_reason = "duration";
+      break;
+    }
+  }
+  uint64_t end_mono = Now(CLOCK_MONOTONIC);
+
+  // 6. The last events: what the tree did up to its exit is already in the
+  // buffers (tracepoints run synchronously); drain them completely.
+  while (ring_buffer__consume(rb) > 0) writer.MaybeFlush();
+  ring_buffer__free(rb);
+  for (auto* g : live) g->Finish(writer);
+
+  auto drops = ReadDrops(ctx.drops_fd);
+  for (size_t i = 0; i < res.groups.size(); ++i) {
+    GroupReport& rep = res.groups[i];
+    for (auto& rc : rctx)
+      if (rep.name == rc->group->name()) rep.events = rc->events;
+    for (auto* g : live) {
+      if (rep.name != g->name()) continue;
+      auto& per_cpu = drops[g->id()];
+      for (size_t cpu = 0; cpu < per_cpu.size(); ++cpu) {
+        rep.dropped += per_cpu[cpu];
+        if (per_cpu[cpu]) writer.Row(drop_tbl).T(rep.name).I(cpu).I(per_cpu[cpu]);
+      }
+    }
+    writer.Row(probe_tbl).T(rep.name).I(rep.attached).T(rep.detail).I(rep.events);
+    res.events += rep.events;
+    res.dropped += rep.dropped;
+  }
+
+  // 7. The command's status, also when recording stopped before it ended.
+  if (child && !child_done) {
+    fprintf(stderr, "syspgo: recording stopped (%s); waiting for the command to finish\n", res.exit_reason.c_str());
+    child->Reap(&status, true);
+  }
+  res.exit_status = child ? status : 0;
+  res.seconds = (end_mono - release_mono) / 1e9;
+
+  std::string fin = "UPDATE run SET end_ts = " + std::to_string(end_mono - start_mono) +
+                    ", status = 'complete', exit_reason = " + SqlText(res.exit_reason) +
+                    ", exit_code = " + (child ? std::to_string(res.exit_status) : std::string("NULL")) +
+                    ", events_recorded = " + std::to_string(res.events) +
+                    ", events_dropped = " + std::to_string(res.dropped) + " WHERE id = " + std::to_string(res.run_id);
+  Status fs = writer.Exec(fin);
+  Status ss = writer.Stop();
+  res.rows = writer.rows_written();
+  if (!fs.ok() || !ss.ok()) res.write_error = (!ss.ok() ? ss : fs).error().message;
+  return res;
+}
+
+}  // namespace syspgo

@@ -1,0 +1,53 @@
+//===- collector.h - one collection, from spawn to a finalized run -------===//
+// Collect() validates the request, records a `run` row, loads every probe
+// group, follows the command's process tree until it exits (or -p's process
+// exits, the duration passes, or a signal arrives), drains the ring buffers
+// to the last event and finalizes the run with its drops and exit status.
+#pragma once
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "collect/probe_group.h"
+#include "common/result.h"
+
+namespace syspgo {
+
+struct CollectRequest {
+  std::string db_path;
+  std::vector<std::string> argv;  // command to spawn (empty with attach_pid)
+  pid_t attach_pid = 0;           // -p
+  double duration_s = 0;          // 0 = until the command exits
+  CollectOptions opts;
+  int run_uid = -1, run_gid = -1; // drop the command to this user (sudo's invoker)
+};
+
+struct GroupReport {
+  std::string name;
+  bool attached = false;
+  std::string detail;
+  uint64_t events = 0;
+  uint64_t dropped = 0;
+};
+
+struct CollectResult {
+  int64_t run_id = 0;
+  int exit_status = 0;            // the command's, as a shell reports it
+  std::string exit_reason;        // exited | signaled | duration | interrupted | target-exited
+  uint64_t events = 0;
+  uint64_t dropped = 0;
+  uint64_t rows = 0;
+  double seconds = 0;             // wall time of the recording
+  std::vector<GroupReport> groups;
+  std::string write_error;        // set when recording stopped early (disk full...)
+};
+
+// Set from signal handlers: SIGINT/SIGTERM end the collection cleanly.
+extern std::atomic<int> g_collect_stop_signal;
+
+Result<CollectResult> Collect(const CollectRequest& req);
+
+}  // namespace syspgo

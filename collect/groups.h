@@ -1,0 +1,20 @@
+//===- groups.h - factories of the probe groups --------------------------===//
+// One factory per group, each defined in collect/<group>_group.cc.
+#pragma once
+#include <memory>
+
+#include "collect/probe_group.h"
+
+namespace syspgo {
+
+std::unique_ptr<ProbeGroup> MakeProcGroup();
+std::unique_ptr<ProbeGroup> MakeFileioGroup();
+// Cross-layer groups (add the factory here and its line in groups.cc):
+std::unique_ptr<ProbeGroup> MakeFaultsGroup();
+std::unique_ptr<ProbeGroup> MakePagecacheGroup();
+std::unique_ptr<ProbeGroup> MakeBlockGroup();
+std::unique_ptr<ProbeGroup> MakeIrqGroup();
+std::unique_ptr<ProbeGroup> MakeSchedGroup();
+std::unique_ptr<ProbeGroup> MakeCpuGroup();
+
+}  // namespace syspgo

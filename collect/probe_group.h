@@ -1,0 +1,88 @@
+//===- probe_group.h - the interface every probe group's loader implements ===//
+// A probe group is one BPF object (bpf/<group>.bpf.c) plus its loader here.
+// The collector drives every group through the same steps, in the order of
+// libbpf-bootstrap: open, set rodata and map sizes, reuse the shared maps,
+// load, attach; then it drains the group's ring buffer into Handle() and,
+// at the end, calls Finish() for in-kernel aggregates. A group that cannot
+// load or attach reports why and the run goes on without it.
+#pragma once
+#include <bpf/libbpf.h>
+
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "bpf/common.h"
+#include "collect/writer.h"
+#include "common/result.h"
+
+namespace syspgo {
+
+// Tuning knobs, one table (cli/ prints them with defaults and limits).
+struct CollectOptions {
+  std::set<std::string> probes;        // enabled groups (proc is always on)
+  uint64_t ringbuf_bytes = 16 << 20;   // per group, power of two
+  uint32_t freq_hz = 999;              // cpu group sampling frequency
+  uint64_t offcpu_min_ns = 1000000;    // sched group: shortest off-CPU interval recorded
+  uint64_t irq_min_ns = 100000;        // irq group: handler runs recorded individually above this
+  int verbose = 0;
+};
+
+// What the collector hands every group before load.
+struct GroupContext {
+  int targets_fd = -1;            // shared `targets` map (created by proc)
+  int drops_fd = -1;              // shared `drops` map
+  uint64_t start_ns = 0;          // CLOCK_MONOTONIC at run start: ts = event ts - start_ns
+  const CollectOptions* opts = nullptr;
+  uint64_t wakeup_bytes() const { return opts->ringbuf_bytes / 4; }
+};
+
+class ProbeGroup {
+ public:
+  virtual ~ProbeGroup() = default;
+  virtual const char* name() const = 0;
+  virtual syspgo_group id() const = 0;
+  // Declare tables on the writer (before Writer::Start()).
+  virtual void DeclareTables(Writer& w) = 0;
+  // Open, configure, load and attach. On error the group is skipped and the
+  // message (which names the missing hook) stored in run_probe.
+  virtual Status Load(const GroupContext& ctx) = 0;
+  // The loaded object, for the shared maps (proc's are reused by the others).
+  virtual bpf_object* object() = 0;
+  // The group's ring buffer map fd.
+  virtual int ringbuf_fd() = 0;
+  // Decode one event (the bytes the BPF side submitted) into rows.
+  virtual void Handle(const void* data, size_t size, Writer& w) = 0;
+  // For each process traced from the start (the spawned command, or with
+  // -p the process and its existing descendants), before it is released.
+  virtual void OnTarget(Writer&, uint32_t /*pid*/, bool /*attached*/) {}
+  // Just before the command is released (e.g. capture kallsyms, cgroup limits).
+  virtual void OnStart(Writer&) {}
+  // After the last event was drained: write in-kernel aggregates.
+  virtual void Finish(Writer&) {}
+  // Non-fatal warnings worth storing with the run (e.g. one probe missing).
+  std::string note;
+};
+
+// All groups in the order they load (proc first). Defined in groups.cc.
+std::vector<std::unique_ptr<ProbeGroup>> MakeProbeGroups(const CollectOptions& opts);
+// Names of all groups, for --probes and --help.
+std::vector<std::string> AllProbeGroupNames();
+
+// The kernel's s_dev / bio dev (major << 20 | minor) as stat(2)'s st_dev.
+uint64_t KernelDevToUser(uint64_t kdev);
+// A wait status from task->exit_code as a shell reports it (128+N for signal N).
+int ExitStatusFromWait(uint32_t code);
+// Replaces NULs in the first n bytes with spaces (argv blobs), trimming the end.
+std::string JoinNulSeparated(const char* p, size_t n);
+
+// Reuses the shared `targets` and `drops` maps in `obj` before load.
+Status ReuseSharedMaps(bpf_object* obj, const GroupContext& ctx, const char* group);
+// Sets a group's ring buffer size before load.
+Status SetRingbufSize(bpf_object* obj, uint64_t bytes, const char* group);
+// libbpf's error for `what` as a sentence that names the group.
+Error LibbpfError(const char* group, const std::string& what, int err);
+
+}  // namespace syspgo

@@ -1,0 +1,187 @@
+//===- target.cc - the process tree a collection follows -----------------===//
+#include "collect/target.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+
+namespace syspgo {
+
+Result<std::string> ResolveCommand(const std::string& argv0) {
+  if (argv0.empty()) return MakeError("no command given: put it after '--', e.g. syspgo collect -o run.db -- ls");
+  auto check = [&](const std::string& p) -> int {
+    struct stat sb {};
+    if (stat(p.c_str(), &sb) != 0) return errno;
+    if (S_ISDIR(sb.st_mode)) return EISDIR;
+    if (access(p.c_str(), X_OK) != 0) return EACCES;
+    return 0;
+  };
+  if (argv0.find('/') != std::string::npos) {
+    int e = check(argv0);
+    if (e == 0) return argv0;
+    return MakeError("cannot run command '" + argv0 + "': " + strerror(e) +
+                         (e == EACCES ? ". Make it executable (chmod +x)." : ". Check the path."),
+                     e);
+  }
+  const char* path = getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  int last = ENOENT;
+  std::stringstream ss(dirs);
+  for (std::string d; std::getline(ss, d, ':');) {
+    std::string p = (d.empty() ? "." : d) + "/" + argv0;
+    int e = check(p);
+    if (e == 0) return p;
+    if (e != ENOENT) last = e;
+  }
+  return MakeError("command '" + argv0 + "' not found" +
+                       (last == ENOENT ? std::string(" in PATH. Check its spelling or give its full path.")
+                                       : std::string(": ") + strerror(last) + "."),
+                   last);
+}
+
+HeldChild::~HeldChild() {
+  if (go_fd_ >= 0) close(go_fd_);
+  if (err_fd_ >= 0) close(err_fd_);
+}
+
+Result<std::unique_ptr<HeldChild>> HeldChild::Spawn(const std::string& path, const std::vector<std::string>& argv,
+                                                    int run_uid, int run_gid) {
+  int go[2], err[2];
+  if (pipe2(go, O_CLOEXEC) || pipe2(err, O_CLOEXEC))
+    return MakeError(std::string("cannot create pipes: ") + strerror(errno), errno);
+  std::vector<char*> args;
+  for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) return MakeError(std::string("cannot fork: ") + strerror(errno), errno);
+  if (pid == 0) {
+    // Wait with poll (not read): the probes are attached before we wake,
+    // and poll is not a file-I/O syscall, so the record starts at exec.
+    pollfd p{go[0], POLLIN, 0};
+    while (poll(&p, 1, -1) < 0 && errno == EINTR) {
+    }
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGPIPE, SIG_DFL);
+    int e = 0;
+    if (run_gid >= 0 && (setgroups(0, nullptr) || setgid(run_gid))) e = errno;
+    if (!e && run_uid >= 0 && setuid(run_uid)) e = errno;
+    if (!e) {
+      execv(path.c_str(), args.data());
+      e = errno;
+    }
+    (void)!write(err[1], &e, sizeof e);
+    _exit(127);
+  }
+  close(go[0]);
+  close(err[1]);
+  auto c = std::make_unique<HeldChild>();
+  c->pid_ = pid;
+  c->go_fd_ = go[1];
+  c->err_fd_ = err[0];
+  return c;
+}
+
+Status HeldChild::Release() {
+  char b = 1;
+  if (write(go_fd_, &b, 1) != 1) return MakeError(std::string("cannot release the command: ") + strerror(errno));
+  close(go_fd_);
+  go_fd_ = -1;
+  int e = 0;
+  ssize_t n = read(err_fd_, &e, sizeof e);  // EOF (0) when exec succeeded: the pipe is CLOEXEC
+  close(err_fd_);
+  err_fd_ = -1;
+  if (n == sizeof e) return MakeError(std::string("cannot execute the command: ") + strerror(e), e);
+  return {};
+}
+
+bool HeldChild::Reap(int* status, bool block) {
+  if (reaped_) return true;
+  int st = 0;
+  pid_t r;
+  do {
+    r = waitpid(pid_, &st, block ? 0 : WNOHANG);
+  } while (r < 0 && errno == EINTR);
+  if (r != pid_) return false;
+  reaped_ = true;
+  *status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return true;
+}
+
+Status CheckPid(pid_t pid) {
+  if (pid <= 0) return MakeError("-p needs a process id greater than 0, got " + std::to_string(pid), EINVAL);
+  if (!ProcessAlive(pid))
+    return MakeError("no process with pid " + std::to_string(pid) + ". Check it with 'ps -p " + std::to_string(pid) +
+                         "', or start the program under syspgo: syspgo collect -o run.db -- COMMAND",
+                     ESRCH);
+  return {};
+}
+
+bool ProcessAlive(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string s;
+  if (!std::getline(f, s)) return false;
+  size_t rp = s.rfind(')');
+  if (rp == std::string::npos || rp + 2 >= s.size()) return false;
+  char state = s[rp + 2];
+  return state != 'Z' && state != 'X';
+}
+
+std::vector<pid_t> ProcessTree(pid_t root) {
+  std::multimap<pid_t, pid_t> children;
+  if (DIR* d = opendir("/proc")) {
+    while (dirent* e = readdir(d)) {
+      char* end;
+      long pid = strtol(e->d_name, &end, 10);
+      if (*end || pid <= 0) continue;
+      std::ifstream f(std::string("/proc/") + e->d_name + "/stat");
+      std::string s;
+      if (!std::getline(f, s)) continue;
+      size_t rp = s.rfind(')');
+      if (rp == std::string::npos) continue;
+      std::istringstream is(s.substr(rp + 2));
+      char state;
+      long ppid = 0;
+      is >> state >> ppid;
+      children.emplace(ppid, pid);
+    }
+    closedir(d);
+  }
+  std::vector<pid_t> out{root};
+  for (size_t i = 0; i < out.size(); ++i) {
+    auto [b, e] = children.equal_range(out[i]);
+    for (auto it = b; it != e; ++it) out.push_back(it->second);
+  }
+  return out;
+}
+
+Status CheckBpfCapabilities() {
+  __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2] = {};
+  if (syscall(SYS_capget, &hdr, data) != 0) return MakeError(std::string("capget: ") + strerror(errno), errno);
+  auto has = [&](int cap) { return (data[cap / 32].effective >> (cap % 32)) & 1; };
+  constexpr int kCapSysAdmin = 21, kCapPerfmon = 38, kCapBpf = 39;
+  if (has(kCapSysAdmin) || (has(kCapBpf) && has(kCapPerfmon))) return {};
+  std::string missing = !has(kCapBpf) && !has(kCapPerfmon) ? "CAP_BPF and CAP_PERFMON"
+                        : !has(kCapBpf)                     ? "CAP_BPF"
+                                                            : "CAP_PERFMON";
+  return MakeError("syspgo collect loads eBPF programs and needs " + missing +
+                       " (or CAP_SYS_ADMIN). Run it as root, e.g. 'sudo syspgo collect ...'.",
+                   EPERM);
+}
+
+}  // namespace syspgo

@@ -1,0 +1,114 @@
+//===- profile_db.cc - open, create and migrate a profile database ------===//
+#include "common/profile_db.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace syspgo {
+namespace {
+
+// Migrations from version N-1 to N, index N-2. Empty while version 1 is the
+// only released schema; each later entry is one SQL script.
+constexpr const char* kMigrations[] = {nullptr};
+
+Status CreateSchema(Db& db) {
+  SYSPGO_TRY(db.Exec("BEGIN IMMEDIATE"));
+  auto app = db.QueryInt("PRAGMA application_id");
+  if (app.ok() && *app == kProfileApplicationId) {  // another writer created it first
+    return db.Exec("COMMIT");
+  }
+  Status st = db.Exec(kProfileSchemaSql);
+  if (st.ok()) st = db.Exec("PRAGMA application_id = " + std::to_string(kProfileApplicationId));
+  if (st.ok()) st = db.Exec("PRAGMA user_version = " + std::to_string(kProfileSchemaVersion));
+  if (!st.ok()) {
+    (void)db.Exec("ROLLBACK");
+    return st;
+  }
+  return db.Exec("COMMIT");
+}
+
+Status Migrate(Db& db, int from) {
+  SYSPGO_TRY(db.Exec("BEGIN IMMEDIATE"));
+  for (int v = from + 1; v <= kProfileSchemaVersion; ++v) {
+    const char* sql = kMigrations[v - 2];
+    Status st = sql ? db.Exec(sql) : MakeError("no migration to schema version " + std::to_string(v));
+    if (st.ok()) st = db.Exec("PRAGMA user_version = " + std::to_string(v));
+    if (!st.ok()) {
+      (void)db.Exec("ROLLBACK");
+      return MakeError("cannot migrate '" + db.path() + "' from schema version " + std::to_string(from) +
+                       ": " + st.error().message + ". The file is unchanged.");
+    }
+  }
+  return db.Exec("COMMIT");
+}
+
+}  // namespace
+
+Result<Db> OpenProfileDb(const std::string& path, DbMode mode) {
+  struct stat sb {};
+  bool exists = stat(path.c_str(), &sb) == 0;
+  if (!exists && mode != DbMode::kCreateOrAppend)
+    return MakeError("profile database '" + path + "' does not exist. Record one with: syspgo collect -o " +
+                         path + " -- COMMAND",
+                     ENOENT);
+  if (exists && S_ISDIR(sb.st_mode))
+    return MakeError("'" + path + "' is a directory, not a profile database. Give a file path.", EISDIR);
+  bool fresh = !exists || sb.st_size == 0;
+
+  int flags = mode == DbMode::kReadOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
+  if (mode == DbMode::kCreateOrAppend) flags |= SQLITE_OPEN_CREATE;
+  auto db = Db::Open(path, flags);
+  if (!db) {
+    if (mode == DbMode::kCreateOrAppend && !exists)
+      return MakeError("cannot create profile database '" + path + "': " + sqlite3_errstr(db.error().code) +
+                           ". Check that the directory exists and is writable, or pass another -o path.",
+                       db.error().code);
+    return db.error();
+  }
+
+  if (!fresh) {
+    // Identify the file before anything could write to it.
+    auto app = db->QueryInt("PRAGMA application_id");
+    if (!app)
+      return MakeError("'" + path + "' is not a syspgo profile database (not SQLite: " +
+                           std::string(sqlite3_errstr(app.error().code & 0xff)) +
+                           "). It was left untouched; pass a new file path.",
+                       EINVAL);
+    if (*app != kProfileApplicationId)
+      return MakeError("'" + path + "' is an SQLite database but not a syspgo profile (application_id " +
+                           std::to_string(*app) + "). It was left untouched; pass a new file path.",
+                       EINVAL);
+    auto ver = db->QueryInt("PRAGMA user_version");
+    if (!ver) return ver.error();
+    if (*ver > kProfileSchemaVersion)
+      return MakeError("'" + path + "' has schema version " + std::to_string(*ver) +
+                           ", newer than this syspgo reads (" + std::to_string(kProfileSchemaVersion) +
+                           "). Use a newer syspgo to read it.",
+                       EINVAL);
+    if (*ver < 1)
+      return MakeError("'" + path + "' has no schema version; it is damaged. Record a new profile.", EINVAL);
+    if (*ver < kProfileSchemaVersion) {
+      if (mode == DbMode::kReadOnly) {
+        // Migrate through a writable handle, then reopen read-only.
+        auto rw = Db::Open(path, SQLITE_OPEN_READWRITE);
+        if (!rw) return rw.error();
+        SYSPGO_TRY(Migrate(*rw, static_cast<int>(*ver)));
+      } else {
+        SYSPGO_TRY(Migrate(*db, static_cast<int>(*ver)));
+      }
+    }
+  }
+
+  if (mode != DbMode::kReadOnly) {
+    SYSPGO_TRY(db->Exec("PRAGMA journal_mode = WAL"));
+    SYSPGO_TRY(db->Exec("PRAGMA synchronous = NORMAL"));
+    if (fresh) SYSPGO_TRY(CreateSchema(*db));
+  }
+  SYSPGO_TRY(db->Exec("PRAGMA foreign_keys = OFF"));  // run_id references are documentation; inserts stay cheap
+  return db;
+}
+
+}  // namespace syspgo

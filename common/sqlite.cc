@@ -1,0 +1,100 @@
+//===- sqlite.cc - a thin RAII layer over SQLite --------------------------===//
+#include "common/sqlite.h"
+
+namespace syspgo {
+
+Stmt& Stmt::operator=(Stmt&& o) noexcept {
+  if (this != &o) {
+    if (s_) sqlite3_finalize(s_);
+    db_ = o.db_;
+    s_ = o.s_;
+    o.s_ = nullptr;
+  }
+  return *this;
+}
+
+Stmt::~Stmt() {
+  if (s_) sqlite3_finalize(s_);
+}
+
+bool Stmt::Step(Status* err) {
+  int rc = sqlite3_step(s_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc != SQLITE_DONE && err)
+    *err = MakeError(std::string("SQLite error: ") + sqlite3_errmsg(db_) + " in: " + sqlite3_sql(s_), rc);
+  return false;
+}
+
+Status Stmt::Run() {
+  int rc = sqlite3_step(s_);
+  sqlite3_reset(s_);
+  if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+    return MakeError(std::string("SQLite error: ") + sqlite3_errmsg(db_) + " in: " + sqlite3_sql(s_), rc);
+  return {};
+}
+
+std::string Stmt::Text(int col) const {
+  const unsigned char* t = sqlite3_column_text(s_, col);
+  if (!t) return {};
+  return std::string(reinterpret_cast<const char*>(t), sqlite3_column_bytes(s_, col));
+}
+
+Db& Db::operator=(Db&& o) noexcept {
+  if (this != &o) {
+    if (db_) sqlite3_close_v2(db_);
+    db_ = o.db_;
+    path_ = std::move(o.path_);
+    o.db_ = nullptr;
+  }
+  return *this;
+}
+
+Db::~Db() {
+  if (db_) sqlite3_close_v2(db_);
+}
+
+Result<Db> Db::Open(const std::string& path, int flags) {
+  Db d;
+  d.path_ = path;
+  int rc = sqlite3_open_v2(path.c_str(), &d.db_, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string msg = d.db_ ? sqlite3_errmsg(d.db_) : sqlite3_errstr(rc);
+    return MakeError("cannot open database '" + path + "': " + msg, rc);
+  }
+  sqlite3_busy_timeout(d.db_, 10000);
+  sqlite3_extended_result_codes(d.db_, 1);
+  return d;
+}
+
+Status Db::Exec(std::string_view sql) {
+  std::string s(sql);
+  char* msg = nullptr;
+  int rc = sqlite3_exec(db_, s.c_str(), nullptr, nullptr, &msg);
+  if (rc != SQLITE_OK) {
+    std::string m = msg ? msg : sqlite3_errstr(rc);
+    sqlite3_free(msg);
+    return MakeError("database '" + path_ + "': " + m, rc);
+  }
+  return {};
+}
+
+Result<Stmt> Db::Prepare(std::string_view sql) {
+  sqlite3_stmt* s = nullptr;
+  int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &s, nullptr);
+  if (rc != SQLITE_OK)
+    return MakeError("database '" + path_ + "': " + sqlite3_errmsg(db_) + " preparing: " + std::string(sql), rc);
+  return Stmt(db_, s);
+}
+
+Result<int64_t> Db::QueryInt(std::string_view sql) {
+  auto st = Prepare(sql);
+  if (!st) return st.error();
+  Status err;
+  if (!st->Step(&err)) {
+    if (!err.ok()) return err.error();
+    return MakeError("database '" + path_ + "': no result for: " + std::string(sql));
+  }
+  return st->Int(0);
+}
+
+}  // namespace syspgo

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+#===- setup.sh - make a fresh Debian bookworm machine ready for syspgo ----===#
+# Idempotent: installs the Debian packages syspgo builds and tests with (only
+# those missing), enables deb-src (the benchmarks fetch real programs with
+# `apt-get source`), mounts tracefs if absent, and builds into build/.
+# Needs root. Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "setup.sh: needs root to install packages and load eBPF programs; run: sudo $0" >&2
+  exit 1
+fi
+
+PACKAGES=(
+  cmake make g++ pkg-config git
+  clang-19 llvm-19-dev lld-19 bolt-19
+  libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
+  libsqlite3-dev sqlite3 libprotobuf-dev protobuf-compiler
+  googletest libgtest-dev
+  util-linux python3 python3-numpy rsync
+)
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+# deb-src next to every deb source of Debian's archive, for `apt-get source`.
+debsrc=/etc/apt/sources.list.d/syspgo-deb-src.sources
+added_src=0
+if [ ! -f "$debsrc" ] && ! grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+  for f in /etc/apt/sources.list.d/debian.sources /etc/apt/sources.list; do
+    [ -f "$f" ] || continue
+    if grep -q '^Types:' "$f"; then
+      sed -n '/^Types:/,/^$/p' "$f" | sed 's/^Types: .*/Types: deb-src/' >"$debsrc"
+    else
+      grep -E '^deb ' "$f" | sed 's/^deb /deb-src /' >"${debsrc%.sources}.list"
+    fi
+    added_src=1
+    break
+  done
+fi
+
+if [ ${#missing[@]} -gt 0 ] || [ "$added_src" = 1 ]; then
+  echo "setup.sh: installing: ${missing[*]:-(none; refreshing package lists for deb-src)}"
+  apt-get update -q >/dev/null
+  [ ${#missing[@]} -eq 0 ] || DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null
+fi
+
+# Classic tracepoints need tracefs.
+if [ ! -d /sys/kernel/tracing/events ]; then
+  mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || mount -t debugfs nodev /sys/kernel/debug || true
+fi
+if [ ! -r /sys/kernel/btf/vmlinux ]; then
+  echo "setup.sh: this kernel has no BTF (/sys/kernel/btf/vmlinux); syspgo's CO-RE programs need it" >&2
+  exit 1
+fi
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$(nproc)" 2>&1 | grep -E 'error|warning|Error' || true
+test -x build/cli/syspgo || { echo "setup.sh: the build failed; run: cmake --build build" >&2; exit 1; }
+echo "setup.sh: built build/cli/syspgo"

@@ -1,0 +1,63 @@
+//===- analyze_files_test.cc - `analyze files` on a fixture --------------===//
+// A small fixture database, the analysis, and the expected table, kept
+// together in tests/data/ (STYLE.md #15).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "common/profile_db.h"
+#include "tests/test_util.h"
+
+namespace syspgo::test {
+namespace {
+
+std::string ReadAll(const std::string& p) {
+  std::ifstream f(p);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::string FixtureDb(const TempDir& dir, const std::string& fixture) {
+  std::string p = dir.File("fixture.db");
+  auto db = OpenProfileDb(p, DbMode::kCreateOrAppend);
+  EXPECT_TRUE(db.ok()) << db.error().message;
+  Status st = db->Exec(ReadAll(std::string(SYSPGO_TEST_DATA) + "/" + fixture));
+  EXPECT_TRUE(st.ok()) << st.error().message;
+  return p;
+}
+
+TEST(AnalyzeFiles, TableMatchesExpected) {
+  TempDir dir;
+  std::string db = FixtureDb(dir, "files_fixture.sql");
+  auto r = RunCmd({SyspgoBin(), "analyze", db, "files", "--run", "1"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, ReadAll(std::string(SYSPGO_TEST_DATA) + "/files_expected.txt"));
+}
+
+TEST(AnalyzeFiles, JsonMatchesExpected) {
+  TempDir dir;
+  std::string db = FixtureDb(dir, "files_fixture.sql");
+  auto r = RunCmd({SyspgoBin(), "analyze", db, "files", "--json", "--all", "--run", "1"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, ReadAll(std::string(SYSPGO_TEST_DATA) + "/files_expected_all.json"));
+}
+
+TEST(AnalyzeFiles, PicksTheRunAndRefusesMissingOnes) {
+  TempDir dir;
+  std::string db = FixtureDb(dir, "files_fixture.sql");
+  auto r = RunCmd({SyspgoBin(), "analyze", db, "files"});  // the newest run
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("run 2: other"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no file I/O recorded"), std::string::npos) << r.out;
+  r = RunCmd({SyspgoBin(), "analyze", db, "files", "--run", "9"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("has no run 9 (it has 2 runs, newest 2)"), std::string::npos) << r.err;
+  r = RunCmd({SyspgoBin(), "analyze", db, "nosuch"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("unknown analysis 'nosuch'"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace syspgo::test

@@ -1,0 +1,281 @@
+//===- collect_test.cc - `syspgo collect` on the real kernel -------------===//
+// Runs the built syspgo on real workloads and checks what reached the
+// profile database against the file system (stat) and the workloads' own
+// arithmetic.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "tests/test_util.h"
+
+extern char** environ;
+
+namespace syspgo::test {
+namespace {
+
+constexpr int64_t kMiB = 1 << 20;
+const char kWriteNrs[] = "(1, 18, 20, 296, 328)";
+const char kReadNrs[] = "(0, 17, 19, 295, 327)";
+
+std::string Q(const std::string& s) { return "'" + s + "'"; }
+
+TEST(Collect, DdWriteFsyncReadBack) {
+  TempDir dir;
+  std::string f = dir.File("data.bin"), db = dir.File("run.db");
+  auto r = RunCmd({SyspgoBin(), "collect", "-o", db, "--", "sh", "-c",
+                "dd if=/dev/zero of=" + f + " bs=1M count=10 conv=fsync 2>/dev/null && dd if=" + f +
+                    " of=/dev/null bs=1M 2>/dev/null"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  DevIno di = StatFile(f);
+  Db d = OpenDb(db);
+  std::string where = " WHERE run_id = 1 AND dev = " + std::to_string(di.dev) + " AND ino = " + std::to_string(di.ino);
+  EXPECT_EQ(QueryInt(d, "SELECT SUM(ret) FROM file_io" + where + " AND nr IN " + kWriteNrs), 10 * kMiB);
+  EXPECT_EQ(QueryInt(d, "SELECT SUM(ret) FROM file_io" + where + " AND nr IN " + kReadNrs), 10 * kMiB);
+  EXPECT_EQ(QueryInt(d, "SELECT COUNT(*) FROM file_io" + where + " AND nr = 74 AND ret = 0"), 1);
+  EXPECT_GT(QueryInt(d, "SELECT MIN(dur) FROM file_io" + where + " AND nr = 74"), 0);
+  // The writes ran at increasing file positions covering the file.
+  EXPECT_EQ(QueryInt(d, "SELECT MAX(pos + ret) FROM file_io" + where + " AND nr = 1"), 10 * kMiB);
+  EXPECT_EQ(QueryInt(d, "SELECT COUNT(*) FROM file_open" + where + " AND path = " + Q(f) + " AND ret >= 0"), 2);
+  EXPECT_EQ(QueryRows(d, "SELECT path FROM file" + where), std::vector<std::string>{f});
+  // Both dd processes, children of the shell, with their exit status.
+  auto dds = QueryRows(d, "SELECT exe, exit_code FROM process WHERE run_id = 1 AND comm = 'dd' ORDER BY start_ts");
+  EXPECT_EQ(dds, (std::vector<std::string>{"/usr/bin/dd\t0", "/usr/bin/dd\t0"}));
+  EXPECT_EQ(QueryInt(d, "SELECT COUNT(*) FROM process WHERE run_id = 1 AND ppid NOT IN "
+                        "(SELECT pid FROM process WHERE run_id = 1) AND comm != 'sh'"), 0);
+  auto run = QueryRows(d, "SELECT status, exit_reason, exit_code, events_dropped FROM run WHERE id = 1");
+  EXPECT_EQ(run, std::vector<std::string>{"complete\texited\t0\t0"});
+  EXPECT_GT(QueryInt(d, "SELECT end_ts - command_start_ts FROM run WHERE id = 1"), 0);
+  // The analysis names the file with the right byte counts (11 reads: the
+  // last one returns 0 at end of file).
+  auto a = RunCmd({SyspgoBin(), "analyze", db, "files", "--json"});
+  ASSERT_EQ(a.status, 0) << a.err;
+  EXPECT_NE(a.out.find("\"path\": \"" + f + "\", \"reads\": 11, \"read_bytes\": 10485760, \"writes\": 10, "
+                       "\"write_bytes\": 10485760, \"syncs\": 1"),
+            std::string::npos)
+      << a.out;
+}
+
+TEST(Collect, FollowsTheTreeAndNothingElse) {
+  TempDir dir;
+  std::string a = dir.File("a"), b = dir.File("b"), c = dir.File("outsider"), db = dir.File("run.db");
+  // A process outside the tree writes all the time.
+  auto* outsider = popen(("while :; do dd if=/dev/zero of=" + c + " bs=4k count=1 2>/dev/null; sleep 0.005; done &"
+                          " echo $!").c_str(), "r");
+  char buf[32] = {};
+  ASSERT_TRUE(fgets(buf, sizeof buf, outsider));
+  pclose(outsider);
+  int outsider_pid = atoi(buf);
+  auto r = RunCmd({SyspgoBin(), "collect", "-o", db, "--", "sh", "-c",
+                "sh -c 'dd if=/dev/zero of=" + a + " bs=4k count=10 2>/dev/null' & sh -c 'dd if=/dev/zero of=" + b +
+                    " bs=4k count=20 2>/dev/null' & wait; sleep 0.1"});
+  kill(outsider_pid, SIGKILL);
+  ASSERT_EQ(r.status, 0) << r.err;
+  Db d = OpenDb(db);
+  for (auto& [file, bytes] : {std::pair{a, 40960}, std::pair{b, 81920}}) {
+    DevIno di = StatFile(file);
+    std::string where =
+        " WHERE run_id = 1 AND dev = " + std::to_string(di.dev) + " AND ino = " + std::to_string(di.ino);
+    EXPECT_EQ(QueryInt(d, "SELECT SUM(ret) FROM file_io" + where + " AND nr = 1"), bytes) << file;
+    // Every write to the file came from the dd whose argv names it.
+    EXPECT_EQ(QueryRows(d, "SELECT DISTINCT p.argv FROM file_io io JOIN process p ON p.run_id = io.run_id AND "
+                           "p.pid = io.pid" + std::string(" WHERE io.run_id = 1 AND io.nr = 1 AND io.ino = ") +
+                           std::to_string(di.ino)),
+              std::vector<std::string>{"dd if=/dev/zero of=" + file + " bs=4k count=" +
+                                       (bytes == 40960 ? "10" : "20")});
+  }
+  DevIno odi = StatFile(c);
+  EXPECT_EQ(QueryInt(d, "SELECT COUNT(*) FROM file_io WHERE ino = " + std::to_string(odi.ino)), 0);
+  EXPECT_EQ(QueryInt(d, "SELECT COUNT(*) FROM file_open WHERE path LIKE '%outsider%'"), 0);
+  EXPECT_EQ(QueryInt(d, "SELECT COUNT(*) FROM process WHERE argv LIKE '%outsider%'"), 0);
+  // sh, two subshells (forked, then exec'd dd), sleep.
+  EXPECT_EQ(QueryInt(d, "SELECT COUNT(*) FROM process WHERE run_id = 1 AND comm = 'dd'"), 2);
+}
+
+TEST(Collect, ThreadsAreNotProcesses) {
+  TempDir dir;
+  std::string db = dir.File("run.db");
+  auto r = RunCmd({SyspgoBin(), "collect", "-o", db, "--", std::string(SYSPGO_WORKLOADS_BIN) + "/threads_write",
+                dir.path(), "3", "64"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  Db d = OpenDb(db);
+  EXPECT_EQ(QueryInt(d, "SELECT COUNT(*) FROM process WHERE run_id = 1"), 1);
+  int64_t pid = QueryInt(d, "SELECT pid FROM process WHERE run_id = 1");
+  EXPECT_EQ(QueryRows(d, "SELECT comm FROM thread WHERE run_id = 1 AND tid != pid ORDER BY comm"),
+            (std::vector<std::string>{"writer-0", "writer-1", "writer-2"}));
+  for (int i = 0; i < 3; ++i) {
+    DevIno di = StatFile(dir.File("t" + std::to_string(i)));
+    auto rows = QueryRows(d, "SELECT io.pid, t.comm, SUM(io.ret) FROM file_io io JOIN thread t ON t.run_id = 1 AND "
+                             "t.tid = io.tid WHERE io.run_id = 1 AND io.nr = 1 AND io.ino = " +
+                             std::to_string(di.ino) + " GROUP BY io.pid, t.comm");
+    EXPECT_EQ(rows, std::vector<std::string>{std::to_string(pid) + "\twriter-" + std::to_string(i) + "\t65536"});
+  }
+}
+
+TEST(Collect, ExitStatusIsTheCommands) {
+  TempDir dir;
+  std::string db = dir.File("run.db");
+  EXPECT_EQ(RunCmd({SyspgoBin(), "collect", "-o", db, "--", "sh", "-c", "exit 7"}).status, 7);
+  EXPECT_EQ(RunCmd({SyspgoBin(), "collect", "-o", db, "--", "sh", "-c", "kill -TERM $$"}).status, 128 + SIGTERM);
+  Db d = OpenDb(db);
+  EXPECT_EQ(QueryRows(d, "SELECT id, exit_reason, exit_code FROM run ORDER BY id"),
+            (std::vector<std::string>{"1\texited\t7", "2\tsignaled\t143"}));
+  EXPECT_EQ(QueryRows(d, "SELECT run_id, exit_code FROM process WHERE comm = 'sh' ORDER BY run_id"),
+            (std::vector<std::string>{"1\t7", "2\t143"}));
+}
+
+TEST(Collect, AppendsRunsAndKeepsEarlierOnes) {
+  TempDir dir;
+  std::string db = dir.File("run.db"), f = dir.File("x");
+  ASSERT_EQ(RunCmd({SyspgoBin(), "collect", "-o", db, "--", "dd", "if=/dev/zero", "of=" + f, "bs=4k", "count=3"}).status, 0);
+  int64_t first;
+  {
+    Db d = OpenDb(db);
+    first = QueryInt(d, "SELECT COUNT(*) FROM file_io WHERE run_id = 1");
+    ASSERT_GT(first, 0);
+  }
+  ASSERT_EQ(RunCmd({SyspgoBin(), "collect", "-o", db, "--", "true"}).status, 0);
+  Db d = OpenDb(db);
+  EXPECT_EQ(QueryInt(d, "SELECT COUNT(*) FROM run"), 2);
+  EXPECT_EQ(QueryInt(d, "SELECT COUNT(*) FROM file_io WHERE run_id = 1"), first);
+  EXPECT_EQ(QueryInt(d, "SELECT COUNT(*) FROM run_probe WHERE run_id = 2 AND attached = 1"),
+            QueryInt(d, "SELECT COUNT(*) FROM run_probe WHERE run_id = 2"));
+}
+
+// Waits until the collector has attached (it commits run.command_start_ts
+// when its probes are live), so the test does not depend on timing.
+bool WaitAttached(const std::string& db) {
+  for (int i = 0; i < 300; ++i) {
+    if (access(db.c_str(), F_OK) == 0) {
+      auto d = Db::Open(db, SQLITE_OPEN_READONLY);
+      if (d.ok()) {
+        auto v = d->QueryInt("SELECT COUNT(*) FROM run WHERE command_start_ts IS NOT NULL");
+        if (v.ok() && *v > 0) return true;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+TEST(Collect, AttachToARunningProcess) {
+  TempDir dir;
+  std::string db = dir.File("run.db"), f = dir.File("late"), go = dir.File("go");
+  // The target waits until it is attached, then writes and exits.
+  pid_t pid, collector;
+  std::string script = "while [ ! -e " + go + " ]; do sleep 0.02; done; dd if=/dev/zero of=" + f +
+                       " bs=4k count=5 2>/dev/null";
+  const char* argv[] = {"sh", "-c", script.c_str(), nullptr};
+  ASSERT_EQ(posix_spawnp(&pid, "sh", nullptr, nullptr, const_cast<char**>(argv), environ), 0);
+  std::string bin = SyspgoBin(), spid = std::to_string(pid);
+  const char* cargv[] = {bin.c_str(), "collect", "-o", db.c_str(), "-p", spid.c_str(), nullptr};
+  ASSERT_EQ(posix_spawn(&collector, cargv[0], nullptr, nullptr, const_cast<char**>(cargv), environ), 0);
+  bool attached = WaitAttached(db);
+  std::ofstream(go) << "go";
+  int st;
+  waitpid(pid, &st, 0);
+  waitpid(collector, &st, 0);
+  ASSERT_TRUE(attached);
+  ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  Db d = OpenDb(db);
+  EXPECT_EQ(QueryRows(d, "SELECT attached, target_pid, exit_reason FROM run"),
+            std::vector<std::string>{"1\t" + spid + "\ttarget-exited"});
+  DevIno di = StatFile(f);
+  EXPECT_EQ(QueryInt(d, "SELECT SUM(ret) FROM file_io WHERE nr = 1 AND ino = " + std::to_string(di.ino)), 20480);
+  EXPECT_EQ(QueryInt(d, "SELECT COUNT(*) FROM process WHERE pid = " + spid + " AND argv LIKE 'sh -c while%'"), 1);
+}
+
+TEST(Collect, DurationEndsRecordingAndKeepsTheCommandsStatus) {
+  TempDir dir;
+  std::string db = dir.File("run.db");
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = RunCmd({SyspgoBin(), "collect", "-o", db, "--duration", "0.3", "--", "sh", "-c", "sleep 1; exit 4"});
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r.status, 4) << r.err;
+  EXPECT_GE(secs, 1.0);
+  Db d = OpenDb(db);
+  EXPECT_EQ(QueryRows(d, "SELECT exit_reason, exit_code FROM run"), std::vector<std::string>{"duration\t4"});
+  int64_t recorded = QueryInt(d, "SELECT end_ts - command_start_ts FROM run");
+  EXPECT_GE(recorded, 300000000);
+  EXPECT_LT(recorded, 900000000);
+}
+
+TEST(Collect, SigtermFinalizesTheRunAndStopsTheCommand) {
+  TempDir dir;
+  std::string db = dir.File("run.db");
+  pid_t pid;
+  std::string bin = SyspgoBin();
+  const char* argv[] = {bin.c_str(), "collect", "-o", db.c_str(), "--", "sleep", "30", nullptr};
+  ASSERT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, const_cast<char**>(argv), environ), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  kill(pid, SIGTERM);
+  int st;
+  waitpid(pid, &st, 0);
+  ASSERT_TRUE(WIFEXITED(st));
+  EXPECT_EQ(WEXITSTATUS(st), 128 + SIGTERM);
+  Db d = OpenDb(db);
+  EXPECT_EQ(QueryRows(d, "SELECT status, exit_reason, exit_code FROM run"),
+            std::vector<std::string>{"complete\tinterrupted\t143"});
+  EXPECT_EQ(QueryInt(d, "SELECT COUNT(*) FROM process WHERE comm = 'sleep' AND exit_code = 143"), 1);
+}
+
+// Bad input: a clear message naming the input, a non-zero exit, nothing run.
+TEST(CollectBadInput, CommandNotFound) {
+  TempDir dir;
+  std::string db = dir.File("run.db");
+  auto r = RunCmd({SyspgoBin(), "collect", "-o", db, "--", "no-such-command-xyz"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("command 'no-such-command-xyz' not found in PATH"), std::string::npos) << r.err;
+  EXPECT_NE(access(db.c_str(), F_OK), 0) << "nothing may be created before the inputs are checked";
+}
+
+TEST(CollectBadInput, OutputNotWritable) {
+  auto r = RunCmd({SyspgoBin(), "collect", "-o", "/nonexistent-dir/run.db", "--", "true"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("cannot create profile database '/nonexistent-dir/run.db'"), std::string::npos) << r.err;
+}
+
+TEST(CollectBadInput, NoSuchPid) {
+  TempDir dir;
+  auto r = RunCmd({SyspgoBin(), "collect", "-o", dir.File("run.db"), "-p", "999999"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("no process with pid 999999"), std::string::npos) << r.err;
+}
+
+TEST(CollectBadInput, NotADatabaseIsRefusedUntouched) {
+  TempDir dir;
+  std::string f = dir.File("notes.txt");
+  std::ofstream(f) << "my precious notes\n";
+  auto r = RunCmd({SyspgoBin(), "collect", "-o", f, "--", "true"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("'" + f + "' is not a syspgo profile database"), std::string::npos) << r.err;
+  std::ifstream in(f);
+  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(content, "my precious notes\n");
+}
+
+TEST(CollectBadInput, WithoutBpfCapabilitiesNamesThem) {
+  TempDir dir;
+  chmod(dir.path().c_str(), 0777);
+  auto r = RunCmd({"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", SyspgoBin(),
+                "collect", "-o", dir.File("run.db"), "--", "true"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("needs CAP_BPF and CAP_PERFMON"), std::string::npos) << r.err;
+}
+
+TEST(CollectBadInput, UnknownProbeGroupAndOptions) {
+  auto r = RunCmd({SyspgoBin(), "collect", "--probes", "fileio,nosuch", "--", "true"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("unknown probe group 'nosuch'"), std::string::npos) << r.err;
+  r = RunCmd({SyspgoBin(), "collect", "-o", "x.db"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("no command to record"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace syspgo::test

@@ -1,0 +1,121 @@
+//===- test_util.cc - helpers for suites that run the real syspgo --------===//
+#include "tests/test_util.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+extern char** environ;
+
+namespace syspgo::test {
+
+CmdResult RunCmd(const std::vector<std::string>& argv) {
+  CmdResult r;
+  int out[2], err[2];
+  if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) return r;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+  std::vector<char*> args;
+  for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid;
+  int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(out[1]);
+  close(err[1]);
+  if (rc != 0) {
+    close(out[0]);
+    close(err[0]);
+    r.err = "spawn failed: " + std::string(strerror(rc));
+    return r;
+  }
+  pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+  int open_fds = 2;
+  char buf[65536];
+  while (open_fds > 0) {
+    if (poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      ssize_t n = read(fds[i].fd, buf, sizeof buf);
+      if (n <= 0) {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      } else {
+        (i == 0 ? r.out : r.err).append(buf, n);
+      }
+    }
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return r;
+}
+
+CmdResult Sh(const std::string& script) { return RunCmd({"/bin/sh", "-c", script}); }
+
+std::string SyspgoBin() { return SYSPGO_BIN; }
+std::string ExampleBin(const std::string& name) { return std::string(SYSPGO_EXAMPLES_BIN) + "/" + name; }
+
+TempDir::TempDir() {
+  char tmpl[] = "/var/tmp/syspgo-test-XXXXXX";
+  char* p = mkdtemp(tmpl);
+  if (p) path_ = p;
+}
+
+TempDir::~TempDir() {
+  if (!path_.empty() && !getenv("SYSPGO_KEEP_TEST_DIRS")) {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+}
+
+Db OpenDb(const std::string& path) {
+  auto db = Db::Open(path, SQLITE_OPEN_READONLY);
+  EXPECT_TRUE(db.ok()) << (db.ok() ? "" : db.error().message);
+  return db.ok() ? std::move(db.value()) : Db();
+}
+
+int64_t QueryInt(Db& db, const std::string& sql) {
+  auto st = db.Prepare(sql);
+  EXPECT_TRUE(st.ok()) << (st.ok() ? "" : st.error().message);
+  if (!st.ok() || !st->Step()) return 0;
+  return st->Int(0);
+}
+
+std::vector<std::string> QueryRows(Db& db, const std::string& sql) {
+  std::vector<std::string> rows;
+  auto st = db.Prepare(sql);
+  EXPECT_TRUE(st.ok()) << (st.ok() ? "" : st.error().message);
+  if (!st.ok()) return rows;
+  int n = sqlite3_column_count(st->raw());
+  while (st->Step()) {
+    std::string r;
+    for (int c = 0; c < n; ++c) {
+      if (c) r += '\t';
+      r += st->Text(c);
+    }
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+DevIno StatFile(const std::string& path) {
+  struct stat sb {};
+  EXPECT_EQ(stat(path.c_str(), &sb), 0) << path;
+  return {static_cast<uint64_t>(sb.st_dev), static_cast<uint64_t>(sb.st_ino)};
+}
+
+}  // namespace syspgo::test

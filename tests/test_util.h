@@ -1,0 +1,54 @@
+//===- test_util.h - helpers for suites that run the real syspgo ---------===//
+// Tests run the built `syspgo` binary as a user would, on real workloads,
+// and check what lands in the profile database.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/sqlite.h"
+
+namespace syspgo::test {
+
+struct CmdResult {
+  int status = -1;      // exit status as a shell reports it (128+N for signal N)
+  std::string out;      // stdout
+  std::string err;      // stderr
+};
+
+// Runs argv (no shell) and captures its output and exit status. (Not
+// "Run": inside a TEST body that name is testing::Test::Run.)
+CmdResult RunCmd(const std::vector<std::string>& argv);
+// Runs `sh -c script`.
+CmdResult Sh(const std::string& script);
+// Path of the syspgo binary under test, and of a built example program.
+std::string SyspgoBin();
+std::string ExampleBin(const std::string& name);
+
+// A fresh directory under /var/tmp (a real disk, not tmpfs), removed at
+// destruction. Block I/O tests need a real device.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return path_; }
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// Opens a profile database read-only (asserts on failure).
+Db OpenDb(const std::string& path);
+// Runs a query returning one integer (NULL -> 0).
+int64_t QueryInt(Db& db, const std::string& sql);
+// Runs a query and returns every row as tab-separated text.
+std::vector<std::string> QueryRows(Db& db, const std::string& sql);
+
+// stat() of a path: st_dev and st_ino, as the database stores them.
+struct DevIno {
+  uint64_t dev = 0, ino = 0;
+};
+DevIno StatFile(const std::string& path);
+
+}  // namespace syspgo::test
