@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /* ===- fileio.bpf.c - file-I/O syscalls of the traced tree ------------=== */
 /* No kprobes or fentry on this kernel, so the raw syscall tracepoints carry
- * everything: sys_enter saves the arguments and resolves the fd to its
- * struct file (device, inode, position) while it is still open; sys_exit
- * adds the result and latency and emits one event. Opens walk the dentry
+ * everything: sys_enter notes the time (this runs on every syscall of the
+ * traced tree, so it does the least it can); sys_exit reads the arguments
+ * from pt_regs, resolves the fd to its struct file (device, inode, position)
+ * and emits one event. close is the exception: its file is resolved at entry,
+ * before the fd goes away. Opens walk the dentry
  * chain of the new file so the path is absolute and real, whatever the
  * program passed and whatever happens to the file later. */
 #include "common.bpf.h"
@@ -13,6 +15,8 @@ char LICENSE[] SEC("license") = "GPL";
 
 #define S_IFMT 00170000
 #define MAP_ANONYMOUS 0x20
+#define S_IFREG 0100000
+#define S_IFBLK 0060000
 
 /* x86_64 syscall numbers. */
 enum {
@@ -41,22 +45,21 @@ static __always_inline int classify(long id)
 	return K_NONE;
 }
 
+/* What sys_enter leaves for sys_exit. The arguments need not be saved: on
+ * x86-64 the argument registers in pt_regs survive the syscall, so sys_exit
+ * reads them. Only the entry time (and, for close, the file it closes) must
+ * be kept; task-local storage is cheaper than a hash keyed by tid. */
 struct inflight {
-	__u64 ts;
-	__u64 args[6];
-	struct fileio_file file;
-	__s64 pos;
-	__u64 req;
+	__u64 ts;         /* 0 when no call is in flight */
 	__u32 nr;
-	__u32 kind;
-	__u32 open_flags;
 	__u32 pad;
+	struct fileio_file file; /* close only: resolved before the fd goes away */
 };
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct inflight);
 } inflight SEC(".maps");
 
@@ -68,20 +71,18 @@ struct {
 	__type(value, struct fileio_open_event);
 } open_scratch SEC(".maps");
 
-static __always_inline struct file *fd_to_file(int fd)
+static __always_inline struct file *fd_to_file(struct task_struct *task, int fd)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
-	unsigned int max = BPF_CORE_READ(fdt, max_fds);
-	if (fd < 0 || (unsigned int)fd >= max)
+	struct fdtable *fdt = task->files->fdt; /* direct BTF loads: no helper calls */
+	if (fd < 0 || (unsigned int)fd >= fdt->max_fds)
 		return 0;
-	struct file **fds = BPF_CORE_READ(fdt, fd);
+	struct file **fds = fdt->fd;
 	struct file *f = 0;
 	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
 	return f;
 }
 
-static __always_inline void file_info(struct file *f, struct fileio_file *out, __s64 *pos)
+static __always_inline void file_info(struct file *f, struct fileio_file *out)
 {
 	if (!f)
 		return;
@@ -89,8 +90,6 @@ static __always_inline void file_info(struct file *f, struct fileio_file *out, _
 	out->dev = BPF_CORE_READ(inode, i_sb, s_dev);
 	out->ino = BPF_CORE_READ(inode, i_ino);
 	out->kind = BPF_CORE_READ(inode, i_mode) & S_IFMT;
-	if (pos)
-		*pos = BPF_CORE_READ(f, f_pos);
 }
 
 static __always_inline __u64 iov_bytes(const struct iovec *vec, __u64 cnt)
@@ -113,70 +112,18 @@ int BPF_PROG(fileio_enter, struct pt_regs *regs, long id)
 	int k = classify(id);
 	if (k == K_NONE)
 		return 0;
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	if (!is_target(pid_tgid >> 32))
+	if (!is_target(bpf_get_current_pid_tgid() >> 32))
 		return 0;
-	__u32 tid = (__u32)pid_tgid;
-
-	struct inflight in = {};
-	in.ts = bpf_ktime_get_ns();
-	in.nr = id;
-	in.kind = k;
-	in.pos = -1;
-	in.args[0] = BPF_CORE_READ(regs, di);
-	in.args[1] = BPF_CORE_READ(regs, si);
-	in.args[2] = BPF_CORE_READ(regs, dx);
-	in.args[3] = BPF_CORE_READ(regs, r10);
-	in.args[4] = BPF_CORE_READ(regs, r8);
-	in.args[5] = BPF_CORE_READ(regs, r9);
-
-	switch (k) {
-	case K_IO:
-		file_info(fd_to_file(in.args[0]), &in.file, &in.pos);
-		in.req = in.args[2];
-		break;
-	case K_IOV:
-		file_info(fd_to_file(in.args[0]), &in.file, &in.pos);
-		in.req = iov_bytes((const struct iovec *)in.args[1], in.args[2]);
-		break;
-	case K_POS_IO:
-		file_info(fd_to_file(in.args[0]), &in.file, 0);
-		in.pos = in.args[3];
-		in.req = in.args[2];
-		break;
-	case K_POS_IOV:
-		file_info(fd_to_file(in.args[0]), &in.file, &in.pos);
-		if ((__s64)in.args[3] != -1) /* preadv2 with -1 uses f_pos */
-			in.pos = in.args[3];
-		in.req = iov_bytes((const struct iovec *)in.args[1], in.args[2]);
-		break;
-	case K_SYNC:
-	case K_CLOSE:
-		file_info(fd_to_file(in.args[0]), &in.file, 0);
-		break;
-	case K_RANGE:
-		file_info(fd_to_file(in.args[0]), &in.file, 0);
-		in.pos = in.args[1];
-		in.req = in.args[2];
-		break;
-	case K_OPEN:
-		if (id == NR_open) {
-			in.open_flags = in.args[1];
-		} else if (id == NR_openat) {
-			in.open_flags = in.args[2];
-		} else {
-			struct open_how how = {};
-			bpf_probe_read_user(&how, sizeof(how), (void *)in.args[2]);
-			in.open_flags = how.flags;
-		}
-		break;
-	case K_MMAP:
-		if ((in.args[3] & MAP_ANONYMOUS) || (int)in.args[4] < 0)
-			return 0;
-		file_info(fd_to_file(in.args[4]), &in.file, 0);
-		break;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct inflight *in = bpf_task_storage_get(&inflight, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!in)
+		return 0;
+	in->ts = bpf_ktime_get_ns();
+	in->nr = id;
+	if (k == K_CLOSE) {
+		in->file.dev = in->file.ino = in->file.kind = 0;
+		file_info(fd_to_file(task, regs->di), &in->file);
 	}
-	bpf_map_update_elem(&inflight, &tid, &in, BPF_ANY);
 	return 0;
 }
 
@@ -217,41 +164,50 @@ static __always_inline void resolve_path(struct fileio_open_event *e, struct fil
 SEC("tp_btf/sys_exit")
 int BPF_PROG(fileio_exit, struct pt_regs *regs, long ret)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)pid_tgid;
-	struct inflight *p = bpf_map_lookup_elem(&inflight, &tid);
-	if (!p)
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct inflight *in = bpf_task_storage_get(&inflight, task, 0, 0);
+	if (!in || !in->ts)
 		return 0;
-	struct inflight in = *p;
-	bpf_map_delete_elem(&inflight, &tid);
-	__u64 now = bpf_ktime_get_ns();
-	__u32 pid = pid_tgid >> 32;
+	__u64 ts = in->ts, now = bpf_ktime_get_ns();
+	__u32 nr = in->nr;
+	in->ts = 0;
+	int k = classify(nr);
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	__u64 a0 = regs->di, a1 = regs->si, a2 = regs->dx, a3 = regs->r10;
 
-	if (in.kind == K_OPEN) {
+	if (k == K_OPEN) {
 		__u32 zero = 0;
 		struct fileio_open_event *e = bpf_map_lookup_elem(&open_scratch, &zero);
 		if (!e)
 			return 0;
 		e->hdr.type = FILEIO_OPEN;
-		e->hdr.ts = in.ts;
+		e->hdr.ts = ts;
 		e->hdr.pid = pid;
 		e->hdr.tid = tid;
-		e->dur = now - in.ts;
-		e->nr = in.nr;
-		e->flags = in.open_flags;
+		e->dur = now - ts;
+		e->nr = nr;
+		if (nr == NR_open) {
+			e->flags = a1;
+		} else if (nr == NR_openat) {
+			e->flags = a2;
+		} else {
+			struct open_how how = {};
+			bpf_probe_read_user(&how, sizeof(how), (void *)a2);
+			e->flags = how.flags;
+		}
 		e->ret = ret;
 		e->file.dev = 0;
 		e->file.ino = 0;
 		e->file.kind = 0;
 		e->path_len = 0;
 		e->truncated = 0;
-		const char *given = (const char *)(in.nr == NR_open ? in.args[0] : in.args[1]);
-		if (bpf_probe_read_user_str(e->given, sizeof(e->given), given) < 0)
+		if (bpf_probe_read_user_str(e->given, sizeof(e->given), (void *)(nr == NR_open ? a0 : a1)) < 0)
 			e->given[0] = 0;
 		if (ret >= 0) {
-			struct file *f = fd_to_file(ret);
+			struct file *f = fd_to_file(task, ret);
 			if (f) {
-				file_info(f, &e->file, 0);
+				file_info(f, &e->file);
 				resolve_path(e, f);
 			}
 		}
@@ -263,32 +219,66 @@ int BPF_PROG(fileio_exit, struct pt_regs *regs, long ret)
 		return 0;
 	}
 
-	if (in.kind == K_MMAP) {
-		struct fileio_mmap_event *e = reserve_event(FILEIO_MMAP, sizeof(*e), in.ts, pid, tid);
+	if (k == K_MMAP) {
+		int fd = regs->r8;
+		if ((a3 & MAP_ANONYMOUS) || fd < 0)
+			return 0;
+		struct fileio_mmap_event *e = reserve_event(FILEIO_MMAP, sizeof(*e), ts, pid, tid);
 		if (!e)
 			return 0;
-		e->dur = now - in.ts;
+		e->dur = now - ts;
 		e->addr = ret;
-		e->len = in.args[1];
-		e->prot = in.args[2];
-		e->flags = in.args[3];
-		e->fd = in.args[4];
-		e->off = in.args[5];
-		e->file = in.file;
+		e->len = a1;
+		e->prot = a2;
+		e->flags = a3;
+		e->fd = fd;
+		e->off = regs->r9;
+		e->file.dev = e->file.ino = e->file.kind = 0;
+		file_info(fd_to_file(task, fd), &e->file);
 		submit_event(e);
 		return 0;
 	}
 
-	struct fileio_io_event *e = reserve_event(FILEIO_IO, sizeof(*e), in.ts, pid, tid);
+	struct fileio_io_event *e = reserve_event(FILEIO_IO, sizeof(*e), ts, pid, tid);
 	if (!e)
 		return 0;
-	e->dur = now - in.ts;
-	e->nr = in.nr;
-	e->fd = in.args[0];
-	e->file = in.file;
-	e->pos = in.pos;
-	e->req = in.req;
+	e->dur = now - ts;
+	e->nr = nr;
+	e->fd = a0;
 	e->ret = ret;
+	e->pos = -1;
+	e->req = 0;
+	e->file.dev = e->file.ino = e->file.kind = 0;
+	if (k == K_CLOSE) {
+		e->file = in->file;
+		submit_event(e);
+		return 0;
+	}
+	struct file *f = fd_to_file(task, a0);
+	file_info(f, &e->file);
+	switch (k) {
+	case K_IO:
+	case K_IOV:
+		/* f_pos has moved by what was done; seekable files only. */
+		if (f && (e->file.kind == S_IFREG || e->file.kind == S_IFBLK))
+			e->pos = BPF_CORE_READ(f, f_pos) - (ret > 0 ? ret : 0);
+		e->req = k == K_IO ? a2 : iov_bytes((const struct iovec *)a1, a2);
+		break;
+	case K_POS_IO:
+		e->pos = a3;
+		e->req = a2;
+		break;
+	case K_POS_IOV:
+		e->pos = a3;
+		if ((__s64)a3 == -1 && f) /* preadv2/pwritev2 with -1 use and move f_pos */
+			e->pos = BPF_CORE_READ(f, f_pos) - (ret > 0 ? ret : 0);
+		e->req = iov_bytes((const struct iovec *)a1, a2);
+		break;
+	case K_RANGE:
+		e->pos = a1;
+		e->req = a2;
+		break;
+	}
 	submit_event(e);
 	return 0;
 }

@@ -64,7 +64,7 @@ Writer::RowBuilder Writer::Row(int table) {
   if (v.size() < at + n) v.resize(at + n);
   ++cur_.rows[table];
   ++cur_.total;
-  return RowBuilder(&v[at]);
+  return RowBuilder(&v[at], &cur_.strings);
 }
 
 int64_t Writer::StackId(const uint64_t* ips, size_t n) {
@@ -171,8 +171,16 @@ Status Writer::WriteBatch(Batch& b) {
         int idx = static_cast<int>(i) + 2;
         switch (c[i].kind) {
           case Cell::kInt: sqlite3_bind_int64(s, idx, c[i].i); break;
-          case Cell::kText: sqlite3_bind_text(s, idx, c[i].s.data(), (int)c[i].s.size(), SQLITE_STATIC); break;
-          case Cell::kBlob: sqlite3_bind_blob(s, idx, c[i].s.data(), (int)c[i].s.size(), SQLITE_STATIC); break;
+          case Cell::kText: {
+            const std::string& t = b.strings[c[i].i];
+            sqlite3_bind_text(s, idx, t.data(), static_cast<int>(t.size()), SQLITE_STATIC);
+            break;
+          }
+          case Cell::kBlob: {
+            const std::string& t = b.strings[c[i].i];
+            sqlite3_bind_blob(s, idx, t.data(), static_cast<int>(t.size()), SQLITE_STATIC);
+            break;
+          }
           case Cell::kNull: sqlite3_bind_null(s, idx); break;
         }
       }

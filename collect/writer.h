@@ -23,26 +23,34 @@ namespace syspgo {
 
 class Writer {
  public:
-  // A cell: an integer, a text or a blob (bytes), or NULL.
+  // A cell: an integer, a text or a blob (bytes, kept in the batch's
+  // `strings`, `i` is the index), or NULL. Trivially copyable: rows of
+  // integers, the common case, cost no allocation.
   struct Cell {
-    enum Kind : uint8_t { kInt, kText, kBlob, kNull } kind = kNull;
-    int64_t i = 0;
-    std::string s;
+    enum Kind : uint8_t { kInt, kText, kBlob, kNull } kind;
+    int64_t i;
   };
 
   class RowBuilder {
    public:
-    RowBuilder& I(int64_t v) { c_->kind = Cell::kInt; c_->i = v; ++c_; return *this; }
-    RowBuilder& T(std::string v) { c_->kind = Cell::kText; c_->s = std::move(v); ++c_; return *this; }
-    RowBuilder& B(const void* p, size_t n) {
-      c_->kind = Cell::kBlob; c_->s.assign(static_cast<const char*>(p), n); ++c_; return *this;
+    RowBuilder& I(int64_t v) { *c_++ = Cell{Cell::kInt, v}; return *this; }
+    RowBuilder& T(std::string v) {
+      *c_++ = Cell{Cell::kText, static_cast<int64_t>(strings_->size())};
+      strings_->push_back(std::move(v));
+      return *this;
     }
-    RowBuilder& Null() { c_->kind = Cell::kNull; ++c_; return *this; }
+    RowBuilder& B(const void* p, size_t n) {
+      *c_++ = Cell{Cell::kBlob, static_cast<int64_t>(strings_->size())};
+      strings_->emplace_back(static_cast<const char*>(p), n);
+      return *this;
+    }
+    RowBuilder& Null() { *c_++ = Cell{Cell::kNull, 0}; return *this; }
 
    private:
     friend class Writer;
-    explicit RowBuilder(Cell* c) : c_(c) {}
+    RowBuilder(Cell* c, std::vector<std::string>* strings) : c_(c), strings_(strings) {}
     Cell* c_;
+    std::vector<std::string>* strings_;
   };
 
   // Takes the database (opened by the caller) and the run id every row gets.
@@ -87,6 +95,7 @@ class Writer {
   };
   struct Batch {
     std::vector<std::vector<Cell>> cells;  // per table: rows * ncols cells
+    std::vector<std::string> strings;      // texts and blobs the cells point to
     std::vector<size_t> rows;
     std::vector<std::string> exec;         // statements to run after the rows
     size_t total = 0;

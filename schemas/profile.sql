@@ -138,7 +138,6 @@ CREATE TABLE file_io (
   req INTEGER NOT NULL,              -- bytes asked (count, sum of iovecs, or sync range length)
   ret INTEGER NOT NULL               -- bytes done, or -errno; 0 for a successful sync/close
 );
-CREATE INDEX file_io_by_file ON file_io (run_id, dev, ino);
 
 -- mmap calls that map a file (anonymous maps are not recorded).
 CREATE TABLE mmap (
