@@ -42,6 +42,9 @@ Writer::Batch Writer::NewBatch() {
   Batch b;
   b.cells.resize(defs_.size());
   b.rows.assign(defs_.size(), 0);
+  // Size each table for what it held last time, so rows do not regrow it.
+  for (size_t t = 0; t < defs_.size() && t < last_rows_.size(); ++t)
+    b.cells[t].reserve(last_rows_[t] * defs_[t].ncols);
   return b;
 }
 
@@ -60,8 +63,8 @@ Status Writer::Start() {
 Writer::RowBuilder Writer::Row(int table) {
   auto& v = cur_.cells[table];
   size_t n = defs_[table].ncols;
-  size_t at = cur_.rows[table] * n;
-  if (v.size() < at + n) v.resize(at + n);
+  size_t at = v.size();
+  v.resize(at + n);
   ++cur_.rows[table];
   ++cur_.total;
   return RowBuilder(&v[at], &cur_.strings);
@@ -84,6 +87,7 @@ void Writer::Submit(bool force) {
     cur_ = NewBatch();  // disk full or similar: stop recording, keep going
     return;
   }
+  last_rows_ = cur_.rows;
   queue_.push_back(std::move(cur_));
   cv_.notify_all();
   lk.unlock();

@@ -110,6 +110,7 @@ class Writer {
   std::vector<TableDef> defs_;
   std::vector<Stmt> stmts_;
   Batch cur_;
+  std::vector<size_t> last_rows_;  // rows per table in the last batch handed over
   uint64_t last_flush_ns_ = 0;
   int stack_table_ = -1;
   std::unordered_map<std::string, int64_t> stacks_;

@@ -1,0 +1,62 @@
+"""benchlib.py - shared pieces of syspgo's benchmarks.
+
+Every figure in bench/RESULTS.md comes from a script here: the script
+measures variants interleaved (A B A B ...), reports medians of at least 5
+runs with min-max, and rewrites its own section of RESULTS.md between
+markers, naming the command that produced it.
+"""
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.environ.get("SYSPGO_BUILD", os.path.join(ROOT, "build"))
+SYSPGO = os.path.join(BUILD, "cli", "syspgo")
+RESULTS = os.path.join(ROOT, "bench", "RESULTS.md")
+
+
+def build_timeit(workdir):
+    out = os.path.join(workdir, "timeit")
+    subprocess.run(["cc", "-O2", "-o", out, os.path.join(ROOT, "bench", "timeit.c")], check=True)
+    return out
+
+
+def timed(timeit, cmd, workdir, prefix=None, env=None):
+    """Runs cmd under timeit (optionally under prefix, e.g. syspgo collect);
+    returns (command wall_ns, user_ns, sys_ns, outer wall_ns, outer rusage)."""
+    out = os.path.join(workdir, "timeit.out")
+    e = dict(os.environ, TIMEIT_OUT=out, **(env or {}))
+    full = (prefix or []) + [timeit] + cmd
+    before = os.times()
+    t0 = time.monotonic_ns()
+    p = subprocess.run(full, env=e, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    t1 = time.monotonic_ns()
+    after = os.times()
+    if p.returncode != 0:
+        sys.exit(f"bench: {' '.join(full)} failed ({p.returncode}): {p.stderr[-2000:]}")
+    wall, user, syst, _ = (int(x) for x in open(out).read().split())
+    outer_cpu = ((after.children_user - before.children_user) + (after.children_system - before.children_system)) * 1e9
+    return wall, user, syst, t1 - t0, outer_cpu
+
+
+def med(xs):
+    return statistics.median(xs)
+
+
+def fmt_range(xs, scale=1e6, unit="ms", digits=1):
+    return f"{med(xs) / scale:.{digits}f} {unit} ({min(xs) / scale:.{digits}f}–{max(xs) / scale:.{digits}f})"
+
+
+def write_section(name, command, body):
+    """Replaces the section `name` in RESULTS.md (creating it if absent)."""
+    text = open(RESULTS).read() if os.path.exists(RESULTS) else "# syspgo benchmark results\n\nEvery figure below was written by the script named in its section; none is typed by hand.\n"
+    stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    uname = os.uname()
+    section = (f"<!-- BEGIN {name} -->\n## {name}\n\nProduced by `{command}` on {stamp} "
+               f"({uname.nodename}, kernel {uname.release}, {os.cpu_count()} CPUs).\n\n{body.strip()}\n<!-- END {name} -->\n")
+    pat = re.compile(rf"<!-- BEGIN {re.escape(name)} -->.*?<!-- END {re.escape(name)} -->\n", re.S)
+    text = pat.sub(lambda m: section, text) if pat.search(text) else text.rstrip("\n") + "\n\n" + section
+    open(RESULTS, "w").write(text)
