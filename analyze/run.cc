@@ -1,12 +1,17 @@
 //===- run.cc - choosing the run an analysis reads -----------------------===//
 #include "analyze/run.h"
 
+#include "common/profile_db.h"
+
 namespace syspgo {
 
 Result<RunInfo> ResolveRun(Db& db, int64_t requested) {
   constexpr char kNewest[] =
-      "SELECT id, command, status, COALESCE(end_ts, 0), events_dropped FROM run ORDER BY id DESC LIMIT 1";
-  constexpr char kById[] = "SELECT id, command, status, COALESCE(end_ts, 0), events_dropped FROM run WHERE id = ?";
+      "SELECT id, command, status, COALESCE(end_ts, 0), events_dropped, collector_pid, boot_id FROM run "
+      "ORDER BY id DESC LIMIT 1";
+  constexpr char kById[] =
+      "SELECT id, command, status, COALESCE(end_ts, 0), events_dropped, collector_pid, boot_id FROM run "
+      "WHERE id = ?";
   auto st = db.Prepare(requested ? kById : kNewest);
   if (!st) return st.error();
   if (requested) st->Bind(1, requested);
@@ -22,7 +27,9 @@ Result<RunInfo> ResolveRun(Db& db, int64_t requested) {
                      std::to_string(n.ok() ? *n : 0) + " runs, newest " + std::to_string(mx.ok() ? *mx : 0) +
                      "). Pick one with --run N.");
   }
-  return RunInfo{st->Int(0), st->Text(1), st->Text(2), st->Int(3), st->Int(4)};
+  RunInfo info{st->Int(0), st->Text(1), st->Text(2), st->Int(3), st->Int(4)};
+  if (info.status == "running" && CollectorGone(st->Int(5), st->Text(6))) info.status = "incomplete";
+  return info;
 }
 
 }  // namespace syspgo

@@ -1,6 +1,7 @@
 //===- run.h - choosing the run an analysis reads ------------------------===//
 #pragma once
 #include <cstdint>
+#include <string>
 
 #include "common/result.h"
 #include "common/sqlite.h"
@@ -16,7 +17,8 @@ struct RunInfo {
 };
 
 // `requested` 0 picks the newest run. Errors name the database and say
-// which runs exist.
+// which runs exist. A run still marked running whose collector is gone is
+// reported as incomplete.
 Result<RunInfo> ResolveRun(Db& db, int64_t requested);
 
 }  // namespace syspgo

@@ -76,15 +76,31 @@ Result<int64_t> InsertRun(Db& db, const CollectRequest& req, pid_t pid, uint64_t
   argv_json += "]";
   auto st = db.Prepare(
       "INSERT INTO run (command, argv_json, target_pid, attached, host, kernel_release, syspgo_version, "
-      "start_realtime_ns, start_monotonic_ns, settings_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      "start_realtime_ns, start_monotonic_ns, settings_json, collector_pid, boot_id) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   if (!st) return st.error();
   st->Bind(1, JoinShell(req.argv)).Bind(2, argv_json).Bind(3, int64_t{pid}).Bind(4, int64_t{req.attach_pid != 0});
   st->Bind(5, std::string(u.nodename)).Bind(6, std::string(u.release)).Bind(7, std::string(SYSPGO_VERSION));
   st->Bind(8, static_cast<int64_t>(start_real)).Bind(9, static_cast<int64_t>(start_mono)).Bind(10, settings);
+  st->Bind(11, int64_t{getpid()}).Bind(12, CurrentBootId());
   Status rs = st->Run();
   if (!rs.ok())
     return MakeError("cannot record the run in '" + db.path() + "': " + rs.error().message, rs.error().code);
   return db.LastInsertId();
+}
+
+// Runs left 'running' by a collector that died (SIGKILL, reboot) are
+// marked incomplete: what they committed stays readable.
+Status MarkDeadRuns(Db& db) {
+  auto st = db.Prepare("SELECT id, collector_pid, boot_id FROM run WHERE status = 'running' ORDER BY id");
+  if (!st) return st.error();
+  std::vector<int64_t> dead;
+  while (st->Step())
+    if (CollectorGone(st->Int(1), st->Text(2))) dead.push_back(st->Int(0));
+  for (int64_t id : dead)
+    SYSPGO_TRY(db.Exec("UPDATE run SET status = 'incomplete', exit_reason = COALESCE(exit_reason, 'collector-died') "
+                       "WHERE id = " + std::to_string(id)));
+  return {};
 }
 
 // Per-CPU drop counters of every group, from the shared `drops` map.
@@ -114,6 +130,7 @@ Result<CollectResult> Collect(const CollectRequest& req) {
   auto dbr = OpenProfileDb(req.db_path, DbMode::kCreateOrAppend);
   if (!dbr) return dbr.error();
   Db db = std::move(dbr.value());
+  SYSPGO_TRY(MarkDeadRuns(db));
 
   // 2. The command, held before exec; the probes.
   std::unique_ptr<HeldChild> child;
@@ -228,6 +245,7 @@ Result<CollectResult> Collect(const CollectRequest& req) {
   constexpr uint64_t kGraceNs = 1000000000, kWindDownNs = 5000000000;
   uint64_t stop_at = 0;
   bool forwarded = false;
+  bool write_failure_reported = false;
   bool child_done = false;
   int status = 0;
   for (;;) {
@@ -246,6 +264,12 @@ Result<CollectResult> Collect(const CollectRequest& req) {
     if (!child && !ProcessAlive(root)) {
       if (res.exit_reason.empty()) res.exit_reason = "target-exited";
       break;
+    }
+    if (!write_failure_reported && writer.failed()) {
+      // Keep draining (and discarding) so the command is never blocked.
+      fprintf(stderr, "syspgo: recording stopped: %s. The command keeps running; rows committed before are intact.\n",
+              writer.error_message().c_str());
+      write_failure_reported = true;
     }
     uint64_t now = Now(CLOCK_MONOTONIC);
     if (int sig = g_collect_stop_signal.load(); sig && !stop_at) {

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 
 namespace syspgo {
 namespace {
@@ -46,6 +47,20 @@ Status Migrate(Db& db, int from) {
 }
 
 }  // namespace
+
+std::string CurrentBootId() {
+  std::ifstream f("/proc/sys/kernel/random/boot_id");
+  std::string s;
+  std::getline(f, s);
+  return s;
+}
+
+bool CollectorGone(int64_t pid, const std::string& boot_id) {
+  if (boot_id != CurrentBootId() || pid <= 0) return true;
+  std::ifstream f("/proc/" + std::to_string(pid) + "/comm");
+  std::string comm;
+  return !std::getline(f, comm) || comm != "syspgo";
+}
 
 Result<Db> OpenProfileDb(const std::string& path, DbMode mode) {
   struct stat sb {};

@@ -4,6 +4,7 @@
 // database is refused untouched, a newer schema is refused, an older one is
 // migrated in one transaction.
 #pragma once
+#include <cstdint>
 #include <string>
 
 #include "common/result.h"
@@ -22,6 +23,11 @@ enum class DbMode {
 
 // Opens `path` as a profile database. Errors name the file and what to do.
 Result<Db> OpenProfileDb(const std::string& path, DbMode mode);
+
+// True if a run marked 'running' by collector `pid` on boot `boot_id` has
+// lost its collector (it was killed, or the machine rebooted).
+bool CollectorGone(int64_t pid, const std::string& boot_id);
+std::string CurrentBootId();
 
 // The schema text (schemas/profile.sql), embedded at build time.
 extern const char kProfileSchemaSql[];

@@ -24,6 +24,8 @@ CREATE TABLE run (
   command_start_ts INTEGER,          -- ns since start when the command was released (probes were loading before)
   end_ts INTEGER,                    -- ns since start when collection ended; NULL while running
   status TEXT NOT NULL DEFAULT 'running',  -- running | complete | incomplete (collector died)
+  collector_pid INTEGER NOT NULL DEFAULT 0,  -- pid of the collector, to tell a live run from a dead one
+  boot_id TEXT NOT NULL DEFAULT '',  -- /proc/sys/kernel/random/boot_id at collection (pids repeat across boots)
   exit_reason TEXT,                  -- why collection ended: exited, signaled, duration, interrupted, ...
   exit_code INTEGER,                 -- the command's exit status as a shell reports it (128+N for signal N)
   settings_json TEXT NOT NULL,       -- probe groups and tuning knobs in force, JSON

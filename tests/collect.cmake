@@ -7,3 +7,4 @@ target_compile_definitions(collect_test PRIVATE SYSPGO_WORKLOADS_BIN="${CMAKE_BI
 add_dependencies(collect_test threads_write fileio_demo)
 syspgo_test(schema_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/schema_test.cc)
 syspgo_test(analyze_files_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/analyze_files_test.cc)
+syspgo_test(robustness_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/robustness_test.cc)
