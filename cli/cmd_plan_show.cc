@@ -1,0 +1,89 @@
+//===- cmd_plan_show.cc - `syspgo plan-show`: what a prefetch plan holds ---===//
+//
+// A plan is binary, so people and scripts need a way to look inside one:
+// which files, how many bytes, in what order, and where it came from.
+#include <cstdio>
+
+#include "cli/command.h"
+#include "common/util.h"
+#include "optimize/plan.h"
+
+namespace syspgo::cli {
+namespace {
+
+const char kHelp[] = R"(usage: syspgo plan-show PLAN [--json] [-v]
+
+Prints a prefetch plan: where it was made, then its files in first-touch
+order with their extents and bytes.
+
+  --json   the whole plan as JSON (every file, fingerprint and extent)
+  -v       also list every extent in replay order
+
+examples:
+  syspgo plan-show app.plan
+  syspgo plan-show app.plan --json | jq '.files[].path'
+)";
+
+std::string Runs(const std::vector<int64_t>& ids) {
+  std::string out;
+  for (int64_t id : ids) out += (out.empty() ? "" : ", ") + std::to_string(id);
+  return out.empty() ? "none recorded" : out;
+}
+
+void PrintText(const std::string& name, const Plan& plan, bool verbose) {
+  const PlanCreation& c = plan.creation;
+  printf("plan     %s (format %u, written by syspgo %s)\n", name.c_str(), plan.format_version,
+         c.syspgo_version.c_str());
+  printf("made on  %s from %u run(s): %s\n", c.host.empty() ? "unknown host" : c.host.c_str(), c.merged_runs,
+         Runs(c.source_run_ids).c_str());
+  printf("reads    %s (%llu bytes) in %zu extents of %zu files\n\n", FormatBytes(plan.Bytes()).c_str(),
+         static_cast<unsigned long long>(plan.Bytes()), plan.ExtentCount(), plan.files.size());
+
+  Table files({{"#", "index", Table::Align::kRight, true},
+               {"first touch", "first_touch_ns", Table::Align::kRight, true},
+               {"extents", "extents", Table::Align::kRight, true},
+               {"bytes", "bytes", Table::Align::kRight, true},
+               {"size", "size", Table::Align::kRight, true},
+               {"file", "path", Table::Align::kLeft}});
+  for (size_t i = 0; i < plan.files.size(); ++i) {
+    const PlanFile& f = plan.files[i];
+    files.AddRow({std::to_string(i + 1), FormatNs(f.extents.front().first_touch_ns), std::to_string(f.extents.size()),
+                  FormatBytes(f.Bytes()), FormatBytes(f.fingerprint.size), f.path});
+  }
+  printf("%s", files.Text().c_str());
+  if (!verbose) return;
+
+  printf("\n%s", ReplayListing(plan).c_str());
+}
+
+int PlanShow(const std::vector<std::string>& args) {
+  std::string path;
+  bool json = false, verbose = false;
+  for (const auto& a : args) {
+    if (a == "-h" || a == "--help") {
+      printf("%s", kHelp);
+      return 0;
+    } else if (a == "--json") {
+      json = true;
+    } else if (a == "-v") {
+      verbose = true;
+    } else if (a.size() > 1 && a[0] == '-') {
+      return UsageError("plan-show: unknown option '" + a + "'; see 'syspgo plan-show --help'");
+    } else if (path.empty()) {
+      path = a;
+    } else {
+      return UsageError("plan-show: give one plan file, not also '" + a + "'");
+    }
+  }
+  if (path.empty()) return UsageError("plan-show: give a plan file; see 'syspgo plan-show --help'");
+  auto plan = ReadPlan(path);
+  if (!plan.ok()) return Fail(plan.error().message);
+  if (json) printf("%s", PlanJson(plan.value()).c_str());
+  else PrintText(path, plan.value(), verbose);
+  return 0;
+}
+
+const Command kPlanShow("plan-show", "print what a prefetch plan holds (files, extents, bytes)", &PlanShow);
+
+}  // namespace
+}  // namespace syspgo::cli

@@ -1,0 +1,218 @@
+//===- cmd_prefetch.cc - `syspgo prefetch`: warm the page cache from a plan ===//
+//
+// Replays a prefetch plan, alone or ahead of the program it was made for.
+// Prefetching only ever speeds a program up, so with a command nothing here
+// may stop it from running: an unreadable plan or a failing file is a
+// warning, and the exit status is the command's.
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
+#include "cli/command.h"
+#include "common/util.h"
+#include "optimize/prefetch.h"
+
+extern char** environ;
+
+namespace syspgo::cli {
+namespace {
+
+void Help() {
+  std::string thread_limits = "1.." + std::to_string(kPrefetchMaxThreads);
+  std::string budget_limits = "1.." + std::to_string(kPrefetchMaxBudget >> 20);
+  printf(
+      "usage: syspgo prefetch PLAN [OPTIONS] [-- CMD ARGS...]\n\n"
+      "Reads the byte ranges a prefetch plan lists into the page cache, in the order\n"
+      "the program first touched them. With a command, starts it while the plan is\n"
+      "replayed (the plan runs ahead of it), or after the replay with --before.\n"
+      "Files changed or missing since the plan was made are skipped with a warning.\n\n"
+      "what to do:\n"
+      "  --dry-run       check the files and print what would be read; read nothing\n"
+      "  --before        finish the replay before starting CMD\n\n"
+      "tuning          default  limits\n"
+      "  --threads N   %-8u %-9s reading threads\n"
+      "  --budget MiB  %-8llu %-9s MiB being read at once (the memory budget)\n\n"
+      "output:\n"
+      "  -v              print the summary also when running CMD (on stderr)\n"
+      "  -vv             also one line per file\n\n"
+      "exit status: CMD's; without CMD, 0 once the plan was replayed (skipped files\n"
+      "are warnings), 1 if the plan cannot be read, 2 for a usage error. With CMD, an\n"
+      "unreadable plan is a warning and CMD runs without prefetching.\n\n"
+      "examples:\n"
+      "  syspgo prefetch app.plan --dry-run\n"
+      "  syspgo prefetch app.plan -- ./app --serve\n"
+      "  syspgo prefetch app.plan --before --threads 8 -- clang-19 -c main.c\n",
+      kPrefetchDefaultThreads, thread_limits.c_str(), static_cast<unsigned long long>(kPrefetchDefaultBudget >> 20),
+      budget_limits.c_str());
+}
+
+struct Options {
+  std::string plan;
+  bool dry_run = false, before = false;
+  int verbose = 0;
+  PrefetchOptions prefetch;
+  std::vector<std::string> command;
+};
+
+// Parses "N" within [lo, hi]; false when it is not such a number.
+bool ParseCount(const std::string& s, uint64_t lo, uint64_t hi, uint64_t* out) {
+  if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos || s.size() > 12) return false;
+  *out = std::stoull(s);
+  return *out >= lo && *out <= hi;
+}
+
+// Returns -1 when parsed, else the exit status (0 after --help).
+int Parse(const std::vector<std::string>& args, Options* o) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string a = args[i], value;
+    size_t eq = a.find('=');
+    if (a.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = a.substr(eq + 1);
+      a = a.substr(0, eq);
+    } else if ((a == "--threads" || a == "--budget") && i + 1 < args.size()) {
+      value = args[++i];
+    }
+    uint64_t n = 0;
+    if (a == "--") {
+      o->command.assign(args.begin() + i + 1, args.end());
+      break;
+    } else if (a == "-h" || a == "--help") {
+      Help();
+      return 0;
+    } else if (a == "--dry-run") {
+      o->dry_run = true;
+    } else if (a == "--before") {
+      o->before = true;
+    } else if (a == "-v" || a == "-vv") {
+      o->verbose += a == "-v" ? 1 : 2;
+    } else if (a == "--threads") {
+      if (!ParseCount(value, 1, kPrefetchMaxThreads, &n))
+        return UsageError("--threads wants a number of threads from 1 to " + std::to_string(kPrefetchMaxThreads) +
+                          ", not '" + value + "'");
+      o->prefetch.threads = static_cast<unsigned>(n);
+    } else if (a == "--budget") {
+      if (!ParseCount(value, 1, kPrefetchMaxBudget >> 20, &n))
+        return UsageError("--budget wants MiB from 1 to " + std::to_string(kPrefetchMaxBudget >> 20) + ", not '" +
+                          value + "'");
+      o->prefetch.budget_bytes = n << 20;
+    } else if (a.size() > 1 && a[0] == '-') {
+      return UsageError("prefetch: unknown option '" + a + "'; see 'syspgo prefetch --help'");
+    } else if (o->plan.empty()) {
+      o->plan = a;
+    } else {
+      return UsageError("prefetch: unexpected '" + a + "'; put the command after '--'");
+    }
+  }
+  if (o->plan.empty()) return UsageError("prefetch: give a plan file; see 'syspgo prefetch --help'");
+  return -1;
+}
+
+void PrintStats(FILE* f, const Plan& plan, const PrefetchStats& s, int verbose) {
+  double secs = s.elapsed_ns / 1e9;
+  std::string rate = secs > 0 ? ", " + FormatBytes(static_cast<uint64_t>(s.bytes_read / secs)) + "/s" : "";
+  fprintf(f, "prefetched  %s in %llu extents of %zu files, %s (%u threads%s)\n", FormatBytes(s.bytes_read).c_str(),
+          static_cast<unsigned long long>(s.extents_read), s.files_read, FormatNs(s.elapsed_ns).c_str(), s.threads,
+          rate.c_str());
+  fprintf(f, "skipped     %zu changed, %zu missing, %zu failed, %zu not reached\n", s.files_changed, s.files_missing,
+          s.files_failed, s.files_not_reached);
+  if (verbose < 2) return;
+  Table t({{"outcome", "outcome", Table::Align::kLeft},
+           {"read", "bytes_read", Table::Align::kRight, true},
+           {"planned", "bytes_planned", Table::Align::kRight, true},
+           {"file", "path", Table::Align::kLeft},
+           {"why", "reason", Table::Align::kLeft}});
+  for (size_t i = 0; i < plan.files.size(); ++i)
+    t.AddRow({OutcomeName(s.files[i].outcome), FormatBytes(s.files[i].bytes_read), FormatBytes(plan.files[i].Bytes()),
+              plan.files[i].path, s.files[i].reason});
+  fprintf(f, "\n%s", t.Text().c_str());
+}
+
+// Runs argv and waits; returns its status as a shell reports it. Like
+// system(), ignores SIGINT and SIGQUIT meanwhile: the terminal sends them to
+// the command too, and its status is what counts.
+int RunCommand(const std::vector<std::string>& argv) {
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  struct sigaction ignore {}, old_int {}, old_quit {};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGINT, &ignore, &old_int);
+  sigaction(SIGQUIT, &ignore, &old_quit);
+  // The child gets the default dispositions back.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGINT);
+  sigaddset(&defaults, SIGQUIT);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+  pid_t pid;
+  int rc = posix_spawnp(&pid, args[0], nullptr, &attr, args.data(), environ);
+  posix_spawnattr_destroy(&attr);
+  int status = 0;
+  if (rc == 0) {
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGQUIT, &old_quit, nullptr);
+  if (rc != 0) {
+    fprintf(stderr, "syspgo: cannot run %s: %s\n", argv[0].c_str(), strerror(rc));
+    return rc == ENOENT ? 127 : 126;
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int Prefetch(const std::vector<std::string>& args) {
+  Options o;
+  if (int rc = Parse(args, &o); rc >= 0) return rc;
+  o.prefetch.warn = [](const std::string& msg) { fprintf(stderr, "syspgo: warning: %s\n", msg.c_str()); };
+  bool with_command = !o.command.empty();
+
+  auto plan = ReadPlan(o.plan);
+  if (!plan.ok()) {
+    if (!with_command) return Fail(plan.error().message);
+    fprintf(stderr, "syspgo: warning: %s\nsyspgo: running %s without prefetching\n", plan.error().message.c_str(),
+            JoinShell(o.command).c_str());
+    return RunCommand(o.command);
+  }
+
+  if (o.dry_run) {
+    std::string listing;
+    PrefetchStats s = DryRun(plan.value(), o.prefetch, &listing);
+    printf("%s", listing.c_str());
+    if (o.verbose >= 2) PrintStats(stdout, plan.value(), s, o.verbose);
+    if (with_command) printf("then would run: %s\n", JoinShell(o.command).c_str());
+    return 0;
+  }
+
+  if (!with_command || o.before) {
+    PrefetchStats s = Replay(plan.value(), o.prefetch);
+    if (!with_command || o.verbose) PrintStats(with_command ? stderr : stdout, plan.value(), s, o.verbose);
+    return with_command ? RunCommand(o.command) : 0;
+  }
+
+  // In parallel: the replay starts first and stays ahead of the command's
+  // own reads; once the command is done, reading further is pointless.
+  std::atomic<bool> cancel{false};
+  o.prefetch.cancel = &cancel;
+  PrefetchStats s;
+  std::thread replay([&] { s = Replay(plan.value(), o.prefetch); });
+  int status = RunCommand(o.command);
+  cancel = true;
+  replay.join();
+  if (o.verbose) PrintStats(stderr, plan.value(), s, o.verbose);
+  return status;
+}
+
+const Command kPrefetch("prefetch", "warm the page cache along a prefetch plan, then run a command", Prefetch);
+
+}  // namespace
+}  // namespace syspgo::cli

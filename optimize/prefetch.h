@@ -1,0 +1,75 @@
+//===- prefetch.h - replay a prefetch plan into the page cache -------------===//
+//
+// `syspgo prefetch` warms the page cache along a plan so that a program's
+// cold start finds its data already in memory. The replayer reads exactly
+// the planned ranges, in plan order, with a few threads and a bound on the
+// bytes in flight, and never reads a file whose fingerprint no longer
+// matches the plan: a changed, missing or unreadable file is reported and
+// skipped while the rest is still read.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "optimize/plan.h"
+
+namespace syspgo {
+
+// Tuning knobs with their defaults and limits (the CLI shows this table).
+inline constexpr unsigned kPrefetchDefaultThreads = 4;
+inline constexpr unsigned kPrefetchMaxThreads = 64;
+inline constexpr uint64_t kPrefetchDefaultBudget = 16ULL << 20;  // bytes in flight
+inline constexpr uint64_t kPrefetchMaxBudget = 4ULL << 30;
+// One read request is at most this long. It stays below the 8 MiB
+// readahead window so POSIX_FADV_WILLNEED queues the whole chunk at once.
+inline constexpr uint64_t kPrefetchMaxChunk = 4ULL << 20;
+
+struct PrefetchOptions {
+  unsigned threads = kPrefetchDefaultThreads;     // 1..kPrefetchMaxThreads
+  uint64_t budget_bytes = kPrefetchDefaultBudget;  // most bytes being read at once
+  // Called (from worker threads, one call at a time) with a sentence naming
+  // a file that is skipped and why.
+  std::function<void(const std::string&)> warn;
+  // When set to true, workers stop after their current chunk.
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+enum class FileOutcome {
+  kRead,        // fingerprint matched; its extents were read
+  kChanged,     // fingerprint differs from the plan: skipped
+  kMissing,     // does not exist: skipped
+  kFailed,      // could not be opened, checked or read: skipped from then on
+  kNotReached,  // the replay was cancelled before reaching it
+};
+const char* OutcomeName(FileOutcome o);
+
+struct PrefetchFileResult {
+  FileOutcome outcome = FileOutcome::kNotReached;
+  std::string reason;      // why it was skipped, for people
+  uint64_t bytes_read = 0; // bytes of its extents read (or, in a dry run, that would be)
+};
+
+struct PrefetchStats {
+  std::vector<PrefetchFileResult> files;  // parallel to Plan::files
+  size_t files_read = 0, files_changed = 0, files_missing = 0, files_failed = 0, files_not_reached = 0;
+  uint64_t extents_read = 0;
+  uint64_t bytes_read = 0;     // bytes the reads returned (short at end of file)
+  uint64_t bytes_planned = 0;  // Plan::Bytes()
+  uint64_t elapsed_ns = 0;
+  unsigned threads = 0;        // threads used (fewer than asked when the budget is small)
+  uint64_t chunk_bytes = 0;    // longest single read request
+};
+
+// Replays `plan`. Never fails as a whole: per-file problems are in the stats
+// and reported through options.warn.
+PrefetchStats Replay(const Plan& plan, const PrefetchOptions& options);
+
+// Checks every file as Replay would (without reading planned data into the
+// page cache) and returns the stats Replay would produce, with bytes_read
+// the bytes it would read. `listing` receives, in replay order, one line
+// per extent it would read, then a total.
+PrefetchStats DryRun(const Plan& plan, const PrefetchOptions& options, std::string* listing);
+
+}  // namespace syspgo

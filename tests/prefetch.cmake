@@ -1,0 +1,6 @@
+# Prefetch plans and deploy lists (optimize/plan, optimize/deploy_lists) and
+# the replayer with its commands (optimize/prefetch, `syspgo prefetch`,
+# `syspgo plan-show`). The replay tests need a real disk under /var/tmp;
+# the deploy-list test runs mksquashfs (Debian package squashfs-tools).
+syspgo_test(plan_test SOURCES plan_test.cc LIBS syspgo_optimize)
+syspgo_test(prefetch_test SOURCES prefetch_test.cc LIBS syspgo_optimize)

@@ -1,0 +1,378 @@
+//===- prefetch_test.cc - the replayer and `syspgo prefetch` on real files ===//
+//
+// The replayer's promise is about the page cache, so that is what these
+// tests look at: files on a real disk (/var/tmp) are evicted, the eviction
+// is confirmed with mincore(2), the plan is replayed, and mincore must then
+// show exactly the planned pages resident, no more and no fewer. Changed,
+// missing and damaged inputs must leave the cache untouched.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include "optimize/plan.h"
+#include "optimize/prefetch.h"
+#include "tests/test_util.h"
+
+namespace syspgo {
+namespace {
+
+using test::TempDir;
+constexpr uint64_t kPage = kPlanPageSize;
+
+void WriteSynced(const std::string& path, uint64_t size, uint32_t seed) {
+  std::string bytes(size, '\0');
+  uint32_t x = seed * 2654435761u + 7;
+  for (auto& c : bytes) {
+    x = x * 1103515245u + 12345u;
+    c = static_cast<char>(x >> 24);
+  }
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0) << path;
+  ASSERT_EQ(write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+  ASSERT_EQ(fsync(fd), 0);
+  close(fd);
+}
+
+// Drops the file's clean pages from the page cache.
+void Evict(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0) << path;
+  ASSERT_EQ(fdatasync(fd), 0);
+  ASSERT_EQ(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+  close(fd);
+}
+
+// Which pages of the file are in the page cache, by mincore on a mapping
+// (mapping does not fault anything in).
+std::vector<bool> Resident(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  EXPECT_GE(fd, 0) << path;
+  struct stat st {};
+  fstat(fd, &st);
+  size_t pages = (st.st_size + kPage - 1) / kPage;
+  std::vector<bool> out(pages);
+  if (pages == 0) {
+    close(fd);
+    return out;
+  }
+  void* m = mmap(nullptr, st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+  close(fd);
+  EXPECT_NE(m, MAP_FAILED) << path;
+  if (m == MAP_FAILED) return out;
+  std::vector<unsigned char> vec(pages);
+  EXPECT_EQ(mincore(m, st.st_size, vec.data()), 0);
+  munmap(m, st.st_size);
+  for (size_t i = 0; i < pages; ++i) out[i] = vec[i] & 1;
+  return out;
+}
+
+size_t Count(const std::vector<bool>& v) { return std::count(v.begin(), v.end(), true); }
+
+std::vector<bool> PlannedPages(const PlanFile& f) {
+  std::vector<bool> out((f.fingerprint.size + kPage - 1) / kPage);
+  for (const auto& e : f.extents)
+    for (uint64_t p = e.offset / kPage; p < (e.offset + e.length) / kPage && p < out.size(); ++p) out[p] = true;
+  return out;
+}
+
+// Page indices where the cache differs from the plan, for failure messages.
+std::string Differences(const std::vector<bool>& want, const std::vector<bool>& got) {
+  std::string out;
+  for (size_t i = 0; i < want.size() && out.size() < 300; ++i)
+    if (want[i] != got[i]) out += std::to_string(i) + (got[i] ? "+ " : "- ");
+  return out;
+}
+
+// A set of files with scattered, interleaved touches, and the plan for them.
+struct Workload {
+  TempDir dir;
+  std::vector<std::string> paths;
+  Plan plan;
+
+  Workload() {
+    const uint64_t sizes[] = {1 << 20, (3 << 20) + 123, 64 << 10, 10 << 20, (200 << 10) + 1};
+    for (size_t i = 0; i < std::size(sizes); ++i) {
+      paths.push_back(dir.File("file" + std::to_string(i) + ".bin"));
+      WriteSynced(paths.back(), sizes[i], static_cast<uint32_t>(i + 1));
+    }
+    PlanBuilder b;
+    uint32_t x = 12345;
+    auto next = [&] { return x = x * 1664525u + 1013904223u; };
+    for (uint64_t t = 0; t < 60; ++t) {
+      size_t f = next() % paths.size();
+      auto id = test::StatFile(paths[f]);
+      b.Add({paths[f], id.dev, id.ino, next() % sizes[f], 1 + next() % (64 << 10), t * 1000 + next() % 500});
+    }
+    auto id = test::StatFile(paths[1]);
+    b.Add({paths[1], id.dev, id.ino, sizes[1] - 1, 1, 61000});  // the partial last page
+    auto out = b.Build();
+    EXPECT_TRUE(out.warnings.empty());
+    plan = std::move(out.plan);
+    EXPECT_EQ(plan.files.size(), paths.size());
+  }
+
+  std::string PlanPath() {
+    std::string p = dir.File("work.plan");
+    EXPECT_TRUE(WritePlan(plan, p).ok());
+    return p;
+  }
+
+  const PlanFile& Planned(const std::string& path) const {
+    for (const auto& f : plan.files)
+      if (f.path == path) return f;
+    ADD_FAILURE() << path << " is not in the plan";
+    return plan.files.front();
+  }
+
+  // Evicts every file and checks that nothing of them is cached any more.
+  void EvictAll() {
+    for (const auto& p : paths) {
+      Evict(p);
+      ASSERT_EQ(Count(Resident(p)), 0u) << "eviction of " << p << " did not work";
+    }
+  }
+
+  void ExpectNothingCached() {
+    for (const auto& p : paths) EXPECT_EQ(Count(Resident(p)), 0u) << p;
+  }
+
+  void ExpectExactlyPlanned(const std::string& path) {
+    auto want = PlannedPages(Planned(path)), got = Resident(path);
+    EXPECT_EQ(got, want) << path << ": pages resident (+) or missing (-) against the plan: " << Differences(want, got);
+  }
+};
+
+uint64_t ReadableBytes(const PlanFile& f) {
+  uint64_t n = 0;
+  for (const auto& e : f.extents) n += e.offset >= f.fingerprint.size ? 0 : std::min(e.length, f.fingerprint.size - e.offset);
+  return n;
+}
+
+TEST(Replay, PopulatesExactlyThePlannedPages) {
+  Workload w;
+  ASSERT_NO_FATAL_FAILURE(w.EvictAll());
+  std::vector<std::string> warnings;
+  PrefetchOptions o;
+  o.warn = [&](const std::string& m) { warnings.push_back(m); };
+  PrefetchStats s = Replay(w.plan, o);
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
+  EXPECT_EQ(s.files_read, w.paths.size());
+  EXPECT_EQ(s.files_changed + s.files_missing + s.files_failed + s.files_not_reached, 0u);
+  EXPECT_EQ(s.extents_read, w.plan.ExtentCount());
+  uint64_t readable = 0;
+  for (const auto& f : w.plan.files) readable += ReadableBytes(f);
+  EXPECT_EQ(s.bytes_read, readable);
+  EXPECT_EQ(s.threads, kPrefetchDefaultThreads);
+  for (const auto& p : w.paths) w.ExpectExactlyPlanned(p);
+  // Sanity of the fixture: the plan covers some of every file, not all of it.
+  for (const auto& f : w.plan.files) {
+    auto pages = PlannedPages(f);
+    EXPECT_GT(Count(pages), 0u) << f.path;
+    EXPECT_LT(Count(pages), pages.size()) << f.path;
+  }
+}
+
+TEST(Replay, TinyBudgetsCutReadsSmallerButReadTheSamePages) {
+  Workload w;
+  ASSERT_NO_FATAL_FAILURE(w.EvictAll());
+  PrefetchOptions o;
+  o.threads = 4;
+  o.budget_bytes = 2 * kPage;  // room for two one-page reads at a time
+  PrefetchStats s = Replay(w.plan, o);
+  EXPECT_EQ(s.threads, 2u);
+  EXPECT_EQ(s.chunk_bytes, kPage);
+  for (const auto& p : w.paths) w.ExpectExactlyPlanned(p);
+
+  o.threads = 3;
+  o.budget_bytes = 1 << 20;
+  s = Replay(w.plan, o);
+  EXPECT_EQ(s.threads, 3u);
+  EXPECT_EQ(s.chunk_bytes, (1u << 20) / 3 / kPage * kPage);
+}
+
+TEST(Replay, CheckingFingerprintsCachesNothing) {
+  Workload w;
+  ASSERT_NO_FATAL_FAILURE(w.EvictAll());
+  for (const auto& p : w.paths) ASSERT_TRUE(ComputeFingerprint(p).ok());
+  std::string listing;
+  PrefetchStats s = DryRun(w.plan, {}, &listing);
+  EXPECT_EQ(s.files_read, w.paths.size());
+  w.ExpectNothingCached();
+}
+
+TEST(Replay, ChangedAndMissingFilesAreSkippedAndReportedWhileTheOthersAreRead) {
+  Workload w;
+  const auto& p = w.paths;
+  // 0: rewritten with other contents of the same size; 1: grown;
+  // 2: removed; 3: a byte changed in a sampled block, size and mtime kept;
+  // 4: untouched.
+  WriteSynced(p[0], w.Planned(p[0]).fingerprint.size, 99);
+  WriteSynced(p[1], w.Planned(p[1]).fingerprint.size + 1, 2);
+  ASSERT_EQ(unlink(p[2].c_str()), 0);
+  {
+    struct stat st {};
+    ASSERT_EQ(stat(p[3].c_str(), &st), 0);
+    int fd = open(p[3].c_str(), O_WRONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    char c = 0x42;
+    ASSERT_EQ(pwrite(fd, &c, 1, 17), 1);  // block 0 is always sampled
+    ASSERT_EQ(fsync(fd), 0);
+    timespec times[2] = {st.st_atim, st.st_mtim};
+    ASSERT_EQ(futimens(fd, times), 0);
+    close(fd);
+  }
+  std::vector<std::string> kept = {p[0], p[1], p[3], p[4]};
+  for (const auto& k : kept) {
+    Evict(k);
+    ASSERT_EQ(Count(Resident(k)), 0u) << k;
+  }
+  std::vector<std::string> warnings;
+  PrefetchOptions o;
+  o.warn = [&](const std::string& m) { warnings.push_back(m); };
+  PrefetchStats s = Replay(w.plan, o);
+
+  EXPECT_EQ(s.files_read, 1u);
+  EXPECT_EQ(s.files_changed, 3u);
+  EXPECT_EQ(s.files_missing, 1u);
+  EXPECT_EQ(s.bytes_read, ReadableBytes(w.Planned(p[4])));
+  w.ExpectExactlyPlanned(p[4]);
+  for (const auto& k : {p[0], p[1], p[3]}) EXPECT_EQ(Count(Resident(k)), 0u) << k << " was read although it changed";
+
+  ASSERT_EQ(warnings.size(), 4u);
+  std::string all;
+  for (const auto& m : warnings) all += m + "\n";
+  EXPECT_NE(all.find("skipping " + p[0] + " (changed): changed since the plan was made: modification time changed, "
+                     "sampled contents changed"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("skipping " + p[1] + " (changed): changed since the plan was made: size"), std::string::npos)
+      << all;
+  EXPECT_NE(all.find("skipping " + p[2] + " (missing): it does not exist"), std::string::npos) << all;
+  EXPECT_NE(all.find("skipping " + p[3] + " (changed): changed since the plan was made: sampled contents changed\n"),
+            std::string::npos)
+      << all;
+}
+
+TEST(Replay, CancelledBeforeStartingReadsNothing) {
+  Workload w;
+  ASSERT_NO_FATAL_FAILURE(w.EvictAll());
+  std::atomic<bool> cancel{true};
+  PrefetchOptions o;
+  o.cancel = &cancel;
+  PrefetchStats s = Replay(w.plan, o);
+  EXPECT_EQ(s.files_not_reached, w.paths.size());
+  EXPECT_EQ(s.bytes_read, 0u);
+  w.ExpectNothingCached();
+}
+
+// ---- The command ------------------------------------------------------------
+
+TEST(PrefetchCommand, ReplaysAndPrintsASummary) {
+  Workload w;
+  std::string plan = w.PlanPath();
+  ASSERT_NO_FATAL_FAILURE(w.EvictAll());
+  auto r = test::RunCmd({test::SyspgoBin(), "prefetch", plan, "--threads", "2", "--budget=8"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_NE(r.out.find("prefetched  "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" extents of 5 files, "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(2 threads, "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("skipped     0 changed, 0 missing, 0 failed, 0 not reached"), std::string::npos) << r.out;
+  for (const auto& p : w.paths) w.ExpectExactlyPlanned(p);
+}
+
+TEST(PrefetchCommand, DryRunListsTheReadsAndReadsNothing) {
+  Workload w;
+  std::string plan = w.PlanPath();
+  ASSERT_EQ(unlink(w.paths[2].c_str()), 0);
+  w.paths.erase(w.paths.begin() + 2);
+  ASSERT_NO_FATAL_FAILURE(w.EvictAll());
+  auto r = test::RunCmd({test::SyspgoBin(), "prefetch", plan, "--dry-run"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  uint64_t bytes = 0;
+  size_t extents = 0;
+  for (const auto& f : w.plan.files) {
+    if (access(f.path.c_str(), F_OK) != 0) continue;
+    bytes += ReadableBytes(f);
+    extents += f.extents.size();
+    EXPECT_NE(r.out.find(f.path), std::string::npos) << f.path;
+  }
+  EXPECT_NE(r.out.find("would read " + std::to_string(bytes) + " bytes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("in " + std::to_string(extents) + " extents of 4 files; skip 1 files"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.rfind("order ", 0), 0u) << r.out;  // the listing's header
+  EXPECT_NE(r.out.find("first touch  file\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("warning: skipping " + w.dir.File("file2.bin") + " (missing)"), std::string::npos) << r.err;
+  w.ExpectNothingCached();
+}
+
+TEST(PrefetchCommand, TruncatedOrGarbagePlansAreRefusedAndReadNothing) {
+  Workload w;
+  std::string good = w.PlanPath();
+  std::ifstream in(good, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  std::string cut = w.dir.File("cut.plan"), junk = w.dir.File("junk.plan");
+  std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  std::ofstream(junk, std::ios::binary) << std::string(4096, 'Z');
+  ASSERT_NO_FATAL_FAILURE(w.EvictAll());
+
+  auto r = test::RunCmd({test::SyspgoBin(), "prefetch", cut});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("syspgo: " + cut + " is truncated: its header announces"), std::string::npos) << r.err;
+  r = test::RunCmd({test::SyspgoBin(), "prefetch", junk, "--dry-run"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("syspgo: " + junk + " is not a syspgo prefetch plan"), std::string::npos) << r.err;
+  // With a command the command still runs, without prefetching.
+  r = test::RunCmd({test::SyspgoBin(), "prefetch", junk, "--", "sh", "-c", "exit 7"});
+  EXPECT_EQ(r.status, 7);
+  EXPECT_NE(r.err.find("running sh -c 'exit 7' without prefetching"), std::string::npos) << r.err;
+  r = test::RunCmd({test::SyspgoBin(), "plan-show", cut});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("is truncated"), std::string::npos) << r.err;
+  w.ExpectNothingCached();
+}
+
+TEST(PrefetchCommand, ExitStatusIsTheCommandsAndBeforeFinishesTheReplayFirst) {
+  Workload w;
+  std::string plan = w.PlanPath();
+  auto r = test::RunCmd({test::SyspgoBin(), "prefetch", plan, "--", "sh", "-c", "exit 3"});
+  EXPECT_EQ(r.status, 3) << r.err;
+  r = test::RunCmd({test::SyspgoBin(), "prefetch", plan, "--", "/no/such/program"});
+  EXPECT_EQ(r.status, 127);
+  EXPECT_NE(r.err.find("cannot run /no/such/program"), std::string::npos) << r.err;
+
+  // With --before the command sees the replay complete: fincore(1) reports
+  // exactly the planned pages of the file as resident.
+  const std::string& target = w.paths[3];
+  ASSERT_NO_FATAL_FAILURE(w.EvictAll());
+  r = test::RunCmd({test::SyspgoBin(), "prefetch", plan, "--before", "-v", "--", "fincore", "--bytes", "--noheadings",
+                 "--output", "RES", target});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(std::stoull(r.out), Count(PlannedPages(w.Planned(target))) * kPage) << r.out;
+  EXPECT_NE(r.err.find("prefetched  "), std::string::npos) << r.err;  // -v: the summary goes to stderr
+}
+
+TEST(PlanShowCommand, PrintsFilesAndJson) {
+  Workload w;
+  std::string plan = w.PlanPath();
+  auto r = test::RunCmd({test::SyspgoBin(), "plan-show", plan, "-v"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("reads    "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(" + std::to_string(w.plan.Bytes()) + " bytes) in " +
+                       std::to_string(w.plan.ExtentCount()) + " extents of 5 files"),
+            std::string::npos)
+      << r.out;
+  for (const auto& p : w.paths) EXPECT_NE(r.out.find(p), std::string::npos) << p;
+  EXPECT_NE(r.out.find("first touch  file\n"), std::string::npos) << r.out;  // -v: the replay listing
+  r = test::RunCmd({test::SyspgoBin(), "plan-show", plan, "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, PlanJson(w.plan));
+}
+
+}  // namespace
+}  // namespace syspgo
