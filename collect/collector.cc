@@ -310,6 +310,12 @@ Result<CollectResult> Collect(const CollectRequest& req) {
         if (per_cpu[cpu]) writer.Row(drop_tbl).T(rep.name).I(cpu).I(per_cpu[cpu]);
       }
     }
+    for (auto* g : live) {
+      // Notes a group adds after loading (OnStart, Finish) count too.
+      if (rep.name != g->name() || g->note == rep.detail) continue;
+      rep.detail = g->note;
+      fprintf(stderr, "syspgo: note: %s: %s\n", g->name(), g->note.c_str());
+    }
     writer.Row(probe_tbl).T(rep.name).I(rep.attached).T(rep.detail).I(rep.events);
     res.events += rep.events;
     res.dropped += rep.dropped;

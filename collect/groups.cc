@@ -14,6 +14,10 @@ const Entry kGroups[] = {
     {"proc", &MakeProcGroup},
     {"fileio", &MakeFileioGroup},
     // @groups: one line per cross-layer group, e.g. {"faults", &MakeFaultsGroup},
+    {"block", &MakeBlockGroup},
+    {"irq", &MakeIrqGroup},
+    {"sched", &MakeSchedGroup},
+    {"cpu", &MakeCpuGroup},
 };
 
 }  // namespace

@@ -172,9 +172,174 @@ CREATE TABLE stack (
 -- @pagecache tables
 
 -- @block tables
+-- Block requests on every disk (not only the traced tree's: writeback and
+-- journal I/O done for it run in kworkers), one row per completion; a
+-- request completed in parts gives one row per part (flags bit 512). A
+-- data-less flush a task asked for (fsync) is done by the queue's own flush
+-- request: both appear, the task's as a 0-byte write with flags preflush and
+-- unissued (8 | 1024) and its pid, the one the device ran as op flush, pid 0.
+CREATE TABLE block_rq (
+  run_id INTEGER NOT NULL REFERENCES run(id),
+  ts INTEGER NOT NULL,               -- ns since run start when the request was issued to the driver
+                                     -- (when it was created, for flags bit 1024)
+  dur INTEGER NOT NULL,              -- ns from ts to this completion (the device latency, unless bit 1024)
+  queue_dur INTEGER,                 -- ns from the request's creation (block_io_start) to issue; NULL if not seen
+  dev INTEGER NOT NULL,              -- whole disk, st_dev encoding (makedev(major, minor))
+  part_dev INTEGER NOT NULL,         -- device the I/O was submitted to (a partition, or dev itself):
+                                     -- equals st_dev of a filesystem on it
+  sector INTEGER NOT NULL,           -- first sector, 512-byte units from the start of the whole disk (-1: flush)
+  bytes INTEGER NOT NULL,            -- bytes completed by this row (0 for a flush)
+  op INTEGER NOT NULL,               -- REQ_OP_* (-> block_op for this run)
+  flags INTEGER NOT NULL,            -- as submitted or completed: 1 sync, 2 meta, 4 fua, 8 preflush,
+                                     -- 16 readahead, 32 background,
+                                     -- 64 prio, 128 nowait, 512 partial (more of the request completes later),
+                                     -- 1024 unissued (completed without reaching the driver itself: see above)
+  cmd_flags INTEGER NOT NULL,        -- the kernel's raw cmd_flags at completion (bit numbers vary by kernel version)
+  error INTEGER NOT NULL,            -- blk_status_t: 0 ok, else the block layer's status code
+  pid INTEGER NOT NULL,              -- process that made the request from its bio (0 if not seen)
+  tid INTEGER NOT NULL,              -- its thread (0 if not seen)
+  comm TEXT NOT NULL,                -- its task name ('' if not seen)
+  target INTEGER NOT NULL,           -- 1 if pid belongs to the traced tree
+  issue_pid INTEGER NOT NULL,        -- process current at issue (a kworker, the submitter, or an interrupted task)
+  issue_tid INTEGER NOT NULL,        -- its thread
+  file_dev INTEGER NOT NULL,         -- st_dev of the file the first page belongs to (0: no file, e.g. O_DIRECT)
+  file_ino INTEGER NOT NULL,         -- its inode (a block device's own inode for filesystem metadata)
+  file_index INTEGER NOT NULL        -- page index of the first page in that file (pages of 4 KiB)
+);
+CREATE INDEX block_rq_by_time ON block_rq (run_id, ts);
+
+-- Names of the REQ_OP_* values, read from the running kernel's BTF (they vary by version).
+CREATE TABLE block_op (
+  run_id INTEGER NOT NULL REFERENCES run(id),
+  op INTEGER NOT NULL,               -- REQ_OP_* value in this kernel
+  name TEXT NOT NULL,                -- read, write, flush, discard, ...
+  PRIMARY KEY (run_id, op)
+);
+
+-- Issue-to-completion latency of whole requests, a log2 histogram kept in
+-- the kernel (as biolatency does) for every request the probes saw issued
+-- and completed (unissued and partial completions are not counted).
+CREATE TABLE block_latency_hist (
+  run_id INTEGER NOT NULL REFERENCES run(id),
+  dev INTEGER NOT NULL,              -- whole disk, st_dev encoding
+  part_dev INTEGER NOT NULL,         -- device submitted to, st_dev encoding
+  op INTEGER NOT NULL,               -- REQ_OP_* (-> block_op)
+  slot INTEGER NOT NULL,             -- floor(log2(latency in ns))
+  lo_ns INTEGER NOT NULL,            -- bucket lower bound, ns (2^slot; 0 for slot 0)
+  hi_ns INTEGER NOT NULL,            -- bucket upper bound, ns, exclusive (2^(slot+1))
+  count INTEGER NOT NULL,            -- requests in the bucket
+  sum_ns INTEGER NOT NULL,           -- their summed latency, ns
+  PRIMARY KEY (run_id, dev, part_dev, op, slot)
+);
 
 -- @irq tables
+-- Time in interrupt handlers, per CPU, kind and vector, as log2 histograms
+-- kept in the kernel over the whole system while the run lasted. Hard
+-- interrupts are those with a registered handler (devices); the local timer
+-- and IPIs are architecture vectors that the irq tracepoints do not see.
+CREATE TABLE irq_hist (
+  run_id INTEGER NOT NULL REFERENCES run(id),
+  cpu INTEGER NOT NULL,              -- CPU the handlers ran on
+  kind TEXT NOT NULL,                -- hard (an interrupt handler) | soft (a softirq vector)
+  vec INTEGER NOT NULL,              -- hard: irq number; soft: vector (0 HI ... 9 RCU)
+  name TEXT NOT NULL,                -- hard: the handler's name (first one seen on a shared line); soft: TIMER, NET_RX, ...
+  slot INTEGER NOT NULL,             -- floor(log2(handler time in ns))
+  lo_ns INTEGER NOT NULL,            -- bucket lower bound, ns (2^slot; 0 for slot 0)
+  hi_ns INTEGER NOT NULL,            -- bucket upper bound, ns, exclusive (2^(slot+1))
+  count INTEGER NOT NULL,            -- handler runs in the bucket
+  sum_ns INTEGER NOT NULL,           -- their summed time, ns (soft: without hard interrupts inside)
+  PRIMARY KEY (run_id, cpu, kind, vec, slot)
+);
+
+-- Single handler runs at or above the threshold (settings_json irq_min_ns).
+CREATE TABLE irq_run (
+  run_id INTEGER NOT NULL REFERENCES run(id),
+  ts INTEGER NOT NULL,               -- ns since run start at handler entry
+  dur INTEGER NOT NULL,              -- ns in the handler (soft: without hard interrupts inside)
+  cpu INTEGER NOT NULL,              -- CPU the handler ran on
+  kind TEXT NOT NULL,                -- hard | soft
+  vec INTEGER NOT NULL,              -- irq number or softirq vector
+  name TEXT NOT NULL,                -- handler or vector name
+  ret INTEGER NOT NULL,              -- hard: irqreturn_t (0 none, 1 handled, 2 wake thread); soft: 0
+  pid INTEGER NOT NULL,              -- process interrupted (0: the CPU was idle)
+  tid INTEGER NOT NULL,              -- thread interrupted
+  target INTEGER NOT NULL            -- 1 if the interrupted process belongs to the traced tree
+);
 
 -- @sched tables
+-- Off-CPU intervals of traced threads at least offcpu_min_ns long
+-- (settings_json), from sched_switch out to sched_switch back in.
+CREATE TABLE offcpu (
+  run_id INTEGER NOT NULL REFERENCES run(id),
+  ts INTEGER NOT NULL,               -- ns since run start when the thread left the CPU
+  dur INTEGER NOT NULL,              -- ns until it ran again (sleep plus run-queue wait)
+  pid INTEGER NOT NULL,
+  tid INTEGER NOT NULL,
+  cpu INTEGER NOT NULL,              -- CPU it left
+  state INTEGER NOT NULL,            -- task state bits when it left: 0 runnable (preempted or yielded),
+                                     -- 1 interruptible sleep (S), 2 uninterruptible (D), 0x402 idle wait (I),
+                                     -- 4 stopped, 8 traced
+  kernel_stack_id INTEGER NOT NULL,  -- kernel stack at switch-out (-> stack.id; 0 = none)
+  user_stack_id INTEGER NOT NULL,    -- user stack at switch-out (-> stack.id; needs frame pointers)
+  wake_ts INTEGER,                   -- ns since run start of the wakeup that made it runnable; NULL: none seen
+                                     -- (preempted, or woken before the interval began)
+  waker_pid INTEGER,                 -- process current at the wakeup (any process; 0 = idle CPU, e.g. a timer)
+  waker_tid INTEGER,                 -- thread current at the wakeup (0 = idle CPU)
+  waker_comm TEXT,                   -- its task name
+  waker_kernel_stack_id INTEGER,     -- kernel stack of the wakeup (-> stack.id); shows an interrupt if one woke it
+  waker_user_stack_id INTEGER        -- user stack of the waker when it is traced itself (-> stack.id; 0 otherwise)
+);
+CREATE INDEX offcpu_by_thread ON offcpu (run_id, tid, ts);
 
 -- @cpu tables
+-- Samples of traced threads on the software cpu-clock event at freq_hz
+-- (settings_json) per CPU.
+CREATE TABLE cpu_sample (
+  run_id INTEGER NOT NULL REFERENCES run(id),
+  ts INTEGER NOT NULL,               -- ns since run start
+  pid INTEGER NOT NULL,
+  tid INTEGER NOT NULL,
+  cpu INTEGER NOT NULL,              -- CPU the sample was taken on
+  kernel INTEGER NOT NULL,           -- 1 if the sample interrupted kernel code, 0 user code
+  ip INTEGER NOT NULL,               -- interrupted instruction pointer (a kernel address when kernel = 1)
+  user_stack_id INTEGER NOT NULL,    -- user stack, innermost first (-> stack.id); its first frame is the
+                                     -- user IP (where the thread entered the kernel when kernel = 1)
+  kernel_stack_id INTEGER NOT NULL   -- kernel stack (-> stack.id; 0 when kernel = 0)
+);
+CREATE INDEX cpu_sample_by_time ON cpu_sample (run_id, ts);
+
+-- Executable memory mappings of traced processes: every vma a sampled user
+-- frame fell in (taken in the kernel, so it exists even if the process
+-- exited at once), plus the executable mappings in /proc/PID/maps when the
+-- process was first sampled. A pid that execs again has mappings with
+-- later ts; resolve an address with the latest mapping whose ts is not after it.
+CREATE TABLE mapping (
+  run_id INTEGER NOT NULL REFERENCES run(id),
+  ts INTEGER NOT NULL,               -- ns since run start when first seen
+  pid INTEGER NOT NULL,
+  vm_start INTEGER NOT NULL,         -- first address, bytes
+  vm_end INTEGER NOT NULL,           -- one past the last address, bytes
+  file_off INTEGER NOT NULL,         -- file offset mapped at vm_start, bytes (address - vm_start + file_off)
+  dev INTEGER NOT NULL,              -- 0 for memory without a file
+  ino INTEGER NOT NULL,              -- 0 for memory without a file
+  path TEXT NOT NULL,                -- absolute path in the process's mount namespace; '[vdso]'; '' anonymous;
+                                     -- a leading '...' when it was too deep to walk whole
+  build_id TEXT,                     -- GNU build-id of the file, lowercase hex; NULL if none or unreadable
+  PRIMARY KEY (run_id, pid, vm_start, ino)
+);
+
+-- /proc/kallsyms, stored once per distinct content (it changes with each
+-- boot's KASLR offset and with module loads, not with each run).
+CREATE TABLE kallsyms (
+  hash TEXT PRIMARY KEY,             -- FNV-1a 64-bit hash of text, 16 hex digits
+  size INTEGER NOT NULL,             -- bytes of text
+  text TEXT NOT NULL                 -- "address type name[\t[module]]" lines as the file has them, without
+                                     -- JIT-ed BPF programs and ftrace trampolines ([bpf], [__builtin__ftrace])
+);
+
+-- The kernel symbols in force during a run.
+CREATE TABLE run_kallsyms (
+  run_id INTEGER NOT NULL REFERENCES run(id),
+  hash TEXT NOT NULL REFERENCES kallsyms(hash),  -- the kallsyms text in force (-> kallsyms.hash)
+  PRIMARY KEY (run_id)
+);

@@ -1,0 +1,41 @@
+//===- btf_hooks.h - switch off tp_btf programs this kernel lacks --------===//
+// A tp_btf program attaches to the tracepoint named in its section; the
+// kernel has it when vmlinux BTF has the typedef btf_trace_<name>. Checking
+// before load turns a missing tracepoint into a note instead of a failed
+// load of the whole group (STYLE.md #2).
+#pragma once
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include <string>
+#include <vector>
+
+namespace syspgo {
+
+// Sets autoload off for every tp_btf program of `obj` whose tracepoint is
+// missing and returns those tracepoint names. Call between open and load.
+inline std::vector<std::string> DisableMissingTracepoints(bpf_object* obj) {
+  std::vector<std::string> missing;
+  btf* vmlinux = btf__load_vmlinux_btf();
+  bpf_program* p;
+  bpf_object__for_each_program(p, obj) {
+    std::string sec = bpf_program__section_name(p);
+    const std::string prefix = "tp_btf/";
+    if (sec.compare(0, prefix.size(), prefix) != 0) continue;
+    std::string tp = sec.substr(prefix.size());
+    if (vmlinux && btf__find_by_name_kind(vmlinux, ("btf_trace_" + tp).c_str(), BTF_KIND_TYPEDEF) > 0) continue;
+    bpf_program__set_autoload(p, false);
+    missing.push_back(tp);
+  }
+  btf__free(vmlinux);
+  return missing;
+}
+
+// "a, b" for a note.
+inline std::string JoinNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+}  // namespace syspgo
