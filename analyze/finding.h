@@ -1,0 +1,35 @@
+//===- finding.h - a diagnosis, as every analysis reports it -------------===//
+// Analyses that diagnose (stalls, page-cache churn, ...) return Findings: a
+// root cause named across layers, how much it cost, and what to do. The CLI
+// prints them, the HTML report marks them on its timeline, and --json hands
+// them to machines; all three read this one type.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace syspgo {
+
+struct Occurrence {
+  int64_t ts = 0;    // ns since run start
+  int64_t dur = 0;   // ns
+  int64_t tid = 0;   // thread it happened on (0: not thread-specific)
+};
+
+struct Finding {
+  std::string kind;               // "stall", "pagecache-churn", ...
+  std::string title;              // one line for people, e.g. "main thread stalls in fsync of /data/ckpt (50 MB)"
+  // Who and what, named across layers: ordered (label, value) pairs, e.g.
+  // ("thread", "train (tid 1234)"), ("syscall", "fsync"), ("file", "/data/ckpt.bin").
+  std::vector<std::pair<std::string, std::string>> facts;
+  int64_t count = 0;              // occurrences
+  int64_t total_ns = 0;           // time lost, summed
+  int64_t worst_ns = 0;           // longest single occurrence
+  double share = 0;               // total_ns / the run's wall time (command_start_ts .. end_ts)
+  std::string period;             // "every 5th step, 180 ms" or "" if not periodic
+  std::string fix;                // what to do, in plain words, with the time it would save
+  std::vector<std::string> evidence;  // supporting lines (latency histogram, stacks), for -v and the report
+  std::vector<Occurrence> occurrences;
+};
+
+}  // namespace syspgo
