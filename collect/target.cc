@@ -69,10 +69,20 @@ Result<std::unique_ptr<HeldChild>> HeldChild::Spawn(const std::string& path, con
   pid_t pid = fork();
   if (pid < 0) return MakeError(std::string("cannot fork: ") + strerror(errno), errno);
   if (pid == 0) {
+    // Only the collector may hold the write end: if it dies before the
+    // release, we see end-of-file instead of waiting forever.
+    close(go[1]);
+    close(err[0]);
     // Wait with poll (not read): the probes are attached before we wake,
     // and poll is not a file-I/O syscall, so the record starts at exec.
     pollfd p{go[0], POLLIN, 0};
     while (poll(&p, 1, -1) < 0 && errno == EINTR) {
+    }
+    char go_byte = 0;
+    if (read(go[0], &go_byte, 1) != 1) {
+      static const char msg[] = "syspgo: the collector exited before starting the command; not running it\n";
+      (void)!write(2, msg, sizeof msg - 1);
+      _exit(125);
     }
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);

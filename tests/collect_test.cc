@@ -147,22 +147,6 @@ TEST(Collect, AppendsRunsAndKeepsEarlierOnes) {
             QueryInt(d, "SELECT COUNT(*) FROM run_probe WHERE run_id = 2"));
 }
 
-// Waits until the collector has attached (it commits run.command_start_ts
-// when its probes are live), so the test does not depend on timing.
-bool WaitAttached(const std::string& db) {
-  for (int i = 0; i < 300; ++i) {
-    if (access(db.c_str(), F_OK) == 0) {
-      auto d = Db::Open(db, SQLITE_OPEN_READONLY);
-      if (d.ok()) {
-        auto v = d->QueryInt("SELECT COUNT(*) FROM run WHERE command_start_ts IS NOT NULL");
-        if (v.ok() && *v > 0) return true;
-      }
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
-}
-
 TEST(Collect, AttachToARunningProcess) {
   TempDir dir;
   std::string db = dir.File("run.db"), f = dir.File("late"), go = dir.File("go");
@@ -212,7 +196,7 @@ TEST(Collect, SigtermFinalizesTheRunAndStopsTheCommand) {
   std::string bin = SyspgoBin();
   const char* argv[] = {bin.c_str(), "collect", "-o", db.c_str(), "--", "sleep", "30", nullptr};
   ASSERT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, const_cast<char**>(argv), environ), 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  ASSERT_TRUE(WaitAttached(db));
   kill(pid, SIGTERM);
   int st;
   waitpid(pid, &st, 0);

@@ -28,7 +28,8 @@ TEST(Robustness, SigkillOfTheCollectorLeavesAReadableIncompleteRun) {
   const char* argv[] = {bin.c_str(), "collect", "-o", db.c_str(), "--", "sh", "-c", script.c_str(), nullptr};
   pid_t pid;
   ASSERT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, const_cast<char**>(argv), environ), 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(1800));  // load (~0.7 s) + dd + a commit (200 ms)
+  ASSERT_TRUE(WaitAttached(db));
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));  // dd, then a commit (every 200 ms)
   kill(pid, SIGKILL);
   int st;
   waitpid(pid, &st, 0);
@@ -49,6 +50,27 @@ TEST(Robustness, SigkillOfTheCollectorLeavesAReadableIncompleteRun) {
   Db d2 = OpenDb(db);
   EXPECT_EQ(QueryRows(d2, "SELECT id, status, exit_reason FROM run ORDER BY id"),
             (std::vector<std::string>{"1\tincomplete\tcollector-died", "2\tcomplete\texited"}));
+}
+
+TEST(Robustness, CollectorKilledBeforeTheReleaseDoesNotLeaveTheCommandHanging) {
+  TempDir dir;
+  std::string db = dir.File("run.db"), ran = dir.File("ran");
+  std::string bin = SyspgoBin(), script = "touch " + ran;
+  const char* argv[] = {bin.c_str(), "collect", "-o", db.c_str(), "--", "sh", "-c", script.c_str(), nullptr};
+  pid_t pid;
+  ASSERT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, const_cast<char**>(argv), environ), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the child is forked, probes still loading
+  kill(pid, SIGKILL);
+  int st;
+  waitpid(pid, &st, 0);
+  // The held child sees the collector gone and exits instead of waiting.
+  bool gone = false;
+  for (int i = 0; i < 50 && !gone; ++i) {
+    gone = RunCmd({"pgrep", "-f", "^" + bin + " collect -o " + db}).status != 0;
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(gone) << "a held child outlived its collector";
+  EXPECT_NE(access(ran.c_str(), F_OK), 0) << "the command ran without being recorded";
 }
 
 TEST(Robustness, FullDiskStopsRecordingButNotTheCommand) {

@@ -10,7 +10,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 extern char** environ;
 
@@ -110,6 +112,20 @@ std::vector<std::string> QueryRows(Db& db, const std::string& sql) {
     rows.push_back(r);
   }
   return rows;
+}
+
+bool WaitAttached(const std::string& db) {
+  for (int i = 0; i < 600; ++i) {
+    if (access(db.c_str(), F_OK) == 0) {
+      auto d = Db::Open(db, SQLITE_OPEN_READONLY);
+      if (d.ok()) {
+        auto v = d->QueryInt("SELECT COUNT(*) FROM run WHERE command_start_ts IS NOT NULL");
+        if (v.ok() && *v > 0) return true;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
 }
 
 DevIno StatFile(const std::string& path) {

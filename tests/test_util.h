@@ -45,6 +45,11 @@ int64_t QueryInt(Db& db, const std::string& sql);
 // Runs a query and returns every row as tab-separated text.
 std::vector<std::string> QueryRows(Db& db, const std::string& sql);
 
+// Waits (up to 30 s) until a collector writing `db` has released its
+// command (it commits run.command_start_ts once every probe is attached), so
+// tests do not depend on how long loading takes.
+bool WaitAttached(const std::string& db);
+
 // stat() of a path: st_dev and st_ino, as the database stores them.
 struct DevIno {
   uint64_t dev = 0, ino = 0;
