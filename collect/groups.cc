@@ -14,6 +14,8 @@ const Entry kGroups[] = {
     {"proc", &MakeProcGroup},
     {"fileio", &MakeFileioGroup},
     // @groups: one line per cross-layer group, e.g. {"faults", &MakeFaultsGroup},
+    {"faults", &MakeFaultsGroup},
+    {"pagecache", &MakePagecacheGroup},
     {"block", &MakeBlockGroup},
     {"irq", &MakeIrqGroup},
     {"sched", &MakeSchedGroup},

@@ -168,8 +168,119 @@ CREATE TABLE stack (
 );
 
 -- @faults tables
+-- User page faults of the traced tree (exceptions:page_fault_user, x86), one
+-- row per fault. The tracepoint fires when the fault starts; there is no exit
+-- hook, so what happened inside comes from the same thread's events before
+-- it returns to user mode (matched in the kernel by its saved user
+-- registers): fault-around (filemap:mm_filemap_map_pages), the file's ->fault
+-- handler (filemap:mm_filemap_fault) and pages it added to the page cache.
+-- A major fault is one that added pages: the page was not cached and the
+-- fault read it (this is what the kernel counts as PGMAJFAULT). Faults on
+-- tmpfs/shmem and swap-ins are never marked major (they bypass filemap).
+-- Fault-around maps up to 16 cached pages around the faulting one, so one
+-- fault covers several pages and the next touches in that range do not fault.
+CREATE TABLE page_fault (
+  run_id INTEGER NOT NULL REFERENCES run(id),
+  ts INTEGER NOT NULL,               -- ns since run start, when the fault started
+  pid INTEGER NOT NULL,
+  tid INTEGER NOT NULL,
+  addr INTEGER NOT NULL,             -- faulting user address
+  ip INTEGER NOT NULL,               -- user instruction pointer of the faulting instruction
+  error_code INTEGER NOT NULL,       -- x86 X86_PF_* bits: 1 page present (protection fault), 2 write,
+                                     -- 4 user, 8 reserved bit, 16 instruction fetch, 32 pkey, 64 shadow stack
+  dev INTEGER NOT NULL,              -- mapped file, st_dev encoding; 0 for anonymous memory
+  ino INTEGER NOT NULL,              -- mapped file's inode; 0 for anonymous memory
+  pgoff INTEGER NOT NULL,            -- page index in the file (4 KiB pages) of addr; -1 if anonymous or no vma
+  vm_start INTEGER NOT NULL,         -- start address of the vma (0 if none)
+  vm_flags INTEGER NOT NULL,         -- VM_* bits: 1 read, 2 write, 4 exec, 8 shared, ...
+  major INTEGER NOT NULL,            -- 1 if the fault added pages to the page cache (waited for a read)
+  filemap INTEGER NOT NULL,          -- 1 if the file's ->fault handler ran: fault-around did not map the page
+  around_first INTEGER NOT NULL,     -- first page index fault-around tried to map; -1 if none
+  around_last INTEGER NOT NULL       -- last page index fault-around tried to map (inclusive); -1 if none
+);
+CREATE INDEX page_fault_by_file ON page_fault (run_id, dev, ino, pgoff);
 
 -- @pagecache tables
+-- Folios added to and deleted from the page cache (filemap tracepoints) on
+-- the whole system, kept when the current task is traced, the file is one
+-- the traced tree brought pages of into the cache or read, mapped or
+-- faulted, or the folio is charged to a memory cgroup the traced tree runs
+-- in that has a limit (its own or an ancestor's) (`why`). The collector's
+-- own writes are never kept. A deletion runs in the task that freed the
+-- page: kswapd, a task that hit its memory cgroup's limit (the stack then
+-- passes try_to_free_mem_cgroup_pages), or a truncate. A refault is an
+-- addition of a page deleted earlier in the run: see page_cache_refault.
+CREATE TABLE page_cache (
+  run_id INTEGER NOT NULL REFERENCES run(id),
+  ts INTEGER NOT NULL,               -- ns since run start
+  op INTEGER NOT NULL,               -- 1 added, 2 deleted
+  pid INTEGER NOT NULL,              -- current task's process (not necessarily traced)
+  tid INTEGER NOT NULL,
+  comm TEXT NOT NULL,                -- current task's name (kswapd0 for background reclaim)
+  dev INTEGER NOT NULL,              -- file, st_dev encoding
+  ino INTEGER NOT NULL,
+  idx INTEGER NOT NULL,              -- first page of the folio, page index in the file (4 KiB pages)
+  pages INTEGER NOT NULL,            -- pages in the folio (1, or 2^order for a large folio)
+  task_cgroup INTEGER NOT NULL,      -- current task's memory cgroup (-> memory_cgroup.id); 0 if unknown
+  page_cgroup INTEGER NOT NULL,      -- memory cgroup the folio is charged to (-> memory_cgroup.id); 0 if none
+  why INTEGER NOT NULL,              -- why kept (bits): 1 traced task, 2 file touched by the tree,
+                                     -- 4 charged to a limited memory cgroup of the tree
+  stack_id INTEGER NOT NULL          -- kernel stack of a deletion (-> stack.id); 0 for additions
+);
+CREATE INDEX page_cache_by_page ON page_cache (run_id, dev, ino, op, idx, ts);
+
+-- Additions of pages deleted earlier in the run, with the last such deletion.
+-- Page-cache folios are naturally aligned (a folio of 2^k pages starts at a
+-- multiple of 2^k), so a deleted folio overlapping an added one either holds
+-- its first page, and starts at idx rounded down to a power of two up to
+-- 512 pages (PMD order, the largest on x86_64), or starts inside it: two
+-- index lookups per addition instead of a range scan.
+CREATE VIEW page_cache_refault AS
+SELECT run_id, ts, pid, tid, comm, dev, ino, idx, pages,
+       deleted_ts,                    -- ns since run start of the last deletion of an overlapping folio
+       ts - deleted_ts AS refault_dur -- ns the page was out of the cache
+FROM (
+  SELECT a.run_id, a.ts, a.pid, a.tid, a.comm, a.dev, a.ino, a.idx, a.pages,
+         (SELECT MAX(t) FROM (
+            SELECT MAX(d.ts) AS t FROM page_cache AS d
+            WHERE d.run_id = a.run_id AND d.dev = a.dev AND d.ino = a.ino AND d.op = 2
+              AND d.idx IN (a.idx, a.idx & ~1, a.idx & ~3, a.idx & ~7, a.idx & ~15, a.idx & ~31,
+                            a.idx & ~63, a.idx & ~127, a.idx & ~255, a.idx & ~511)
+              AND d.idx + d.pages > a.idx AND d.ts < a.ts
+            UNION ALL
+            SELECT MAX(d.ts) FROM page_cache AS d
+            WHERE d.run_id = a.run_id AND d.dev = a.dev AND d.ino = a.ino AND d.op = 2
+              AND d.idx > a.idx AND d.idx < a.idx + a.pages AND d.ts < a.ts)) AS deleted_ts
+  FROM page_cache AS a
+  WHERE a.op = 1
+)
+WHERE deleted_ts IS NOT NULL;
+
+-- Readahead decisions of the traced tree (readahead tracepoints).
+CREATE TABLE readahead (
+  run_id INTEGER NOT NULL REFERENCES run(id),
+  ts INTEGER NOT NULL,               -- ns since run start
+  pid INTEGER NOT NULL,
+  tid INTEGER NOT NULL,
+  kind INTEGER NOT NULL,             -- 1 sync (a read missed the cache), 2 async (a read reached the
+                                     -- readahead mark), 3 window read (page_cache_ra_order),
+                                     -- 4 fixed range read (page_cache_ra_unbounded: mmap read-around, fadvise)
+  dev INTEGER NOT NULL,              -- st_dev encoding
+  ino INTEGER NOT NULL,
+  idx INTEGER NOT NULL,              -- first page index (4 KiB pages)
+  pages INTEGER NOT NULL,            -- kinds 1, 2: pages the read asked for; 3, 4: pages to read
+  async_pages INTEGER NOT NULL       -- kind 3: pages of the window's async tail; 4: lookahead; else 0
+);
+
+-- Memory cgroups (v1) named in page_cache, as they were when first seen in the run.
+CREATE TABLE memory_cgroup (
+  run_id INTEGER NOT NULL REFERENCES run(id),
+  id INTEGER NOT NULL,               -- kernfs id: the inode number of the cgroup's directory
+  path TEXT NOT NULL,                -- path under the memory hierarchy's mount ('/' for the root; '' if
+                                     -- it was removed before it could be looked up)
+  limit_bytes INTEGER,               -- memory.limit_in_bytes then (NULL if unreadable)
+  PRIMARY KEY (run_id, id)
+);
 
 -- @block tables
 -- Block requests on every disk (not only the traced tree's: writeback and

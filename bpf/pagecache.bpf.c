@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: GPL-2.0
+/* ===- pagecache.bpf.c - page-cache additions, deletions, readahead ---=== */
+/* A page of the traced program leaves the cache in whatever task happens to
+ * reclaim it: kswapd, or any task that hit its memory cgroup's limit. So
+ * additions and deletions are not filtered by the current task alone; an
+ * event is kept when any of these holds:
+ *  - the current task is traced (it read, wrote or faulted the page in);
+ *  - the file is one the traced tree has touched: the tree's reads
+ *    (mm_filemap_get_pages), fault-around (mm_filemap_map_pages), faults
+ *    (mm_filemap_fault), readahead and additions put (dev, ino) in `files`,
+ *    so pages of a mapped library already cached before the run are seen
+ *    when reclaim drops them and when they are read again;
+ *  - the folio is charged to a memory cgroup the traced tree runs in and
+ *    that has a limit (its own or an ancestor's): what else fills that
+ *    cgroup and pushes the program's pages out. The kernel side reports each
+ *    new cgroup of the tree once (PAGECACHE_CGROUP); the loader reads its
+ *    limits and puts it in `memcgs` only if it is limited, so a tree running
+ *    in a broad unlimited cgroup (a login session) does not record the page
+ *    cache of everything else in it.
+ * The collector's own page-cache traffic (writing the profile) is never kept.
+ * Memory cgroups are v1 here, so bpf_get_current_cgroup_id() says nothing;
+ * the task's memory cgroup comes from the kfunc bpf_task_get_cgroup1 with
+ * the memory hierarchy id the loader read from /proc/cgroups, the folio's
+ * from folio->memcg_data. Both are kernfs ids: the inode numbers of the
+ * cgroup directories, which the loader resolves to paths and limits.
+ * Deletions carry the kernel stack, so reclaim (shrink_folio_list under
+ * try_to_free_mem_cgroup_pages or kswapd) is told from truncation. */
+#include "common.bpf.h"
+#include "mm.bpf.h"
+#include "pagecache.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* The memory controller's hierarchy id (/proc/cgroups); 0: no v1 memory
+ * hierarchy, cgroups are not recorded. */
+const volatile __u32 memcg_hierarchy = 0;
+/* kernfs id of the memory hierarchy's root: never a filter key, or every
+ * uncontained page would match. */
+const volatile __u64 memcg_root_id = 0;
+/* The collector's process: its database writes would record themselves. */
+const volatile __u32 self_tgid = 0;
+
+extern struct cgroup *bpf_task_get_cgroup1(struct task_struct *task, int hierarchy_id) __ksym __weak;
+extern void bpf_cgroup_release(struct cgroup *cgrp) __ksym __weak;
+
+struct file_key {
+	__u64 dev;
+	__u64 ino;
+};
+
+/* Files the traced tree touched (LRU: the oldest go first when full). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct file_key);
+	__type(value, __u8);
+} files SEC(".maps");
+
+/* Memory cgroups the traced tree ran in, reported to the loader. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u64);
+	__type(value, __u8);
+} memcgs_seen SEC(".maps");
+
+/* Those of them with a limit: the filter. Written by the loader only. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u64);
+	__type(value, __u8);
+} memcgs SEC(".maps");
+
+/* Scratch for a deletion with its stack (too large for the BPF stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct pagecache_event);
+} scratch SEC(".maps");
+
+static __always_inline __u64 task_memcg(void)
+{
+	if (!memcg_hierarchy)
+		return 0;
+	struct cgroup *cg = bpf_task_get_cgroup1(bpf_get_current_task_btf(), memcg_hierarchy);
+	if (!cg)
+		return 0;
+	__u64 id = BPF_CORE_READ(cg, kn, id);
+	bpf_cgroup_release(cg);
+	return id;
+}
+
+/* The cgroup id of the memcg the folio is charged to. The low bits of
+ * memcg_data are flags (MEMCG_DATA_*); kmem and slab objects never reach the
+ * page cache, so the rest is a struct mem_cgroup. */
+static __always_inline __u64 folio_memcg(struct folio *folio)
+{
+	if (!bpf_core_field_exists(folio->memcg_data))
+		return 0;
+	__u64 data = BPF_CORE_READ(folio, memcg_data);
+	if (!data || (data & 3))
+		return 0;
+	struct mem_cgroup *mc = (struct mem_cgroup *)(data & ~7ULL);
+	return BPF_CORE_READ(mc, css.cgroup, kn, id);
+}
+
+/* The traced tree touched this file; once per file, a lookup before the
+ * insert keeps the hot read path off the hash bucket lock. */
+static __always_inline void note_file(__u64 dev, __u64 ino)
+{
+	struct file_key k = {dev, ino};
+	if (bpf_map_lookup_elem(&files, &k))
+		return;
+	__u8 one = 1;
+	bpf_map_update_elem(&files, &k, &one, BPF_ANY);
+}
+
+static __always_inline void note_memcg(__u64 id)
+{
+	if (!id || id == memcg_root_id || bpf_map_lookup_elem(&memcgs_seen, &id))
+		return;
+	__u8 one = 1;
+	if (bpf_map_update_elem(&memcgs_seen, &id, &one, BPF_NOEXIST))
+		return; /* another CPU reported it first */
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct pagecache_cgroup_event *e = reserve_event(PAGECACHE_CGROUP, sizeof(*e), bpf_ktime_get_ns(),
+							 pid_tgid >> 32, (__u32)pid_tgid);
+	if (!e)
+		return;
+	e->id = id;
+	submit_event(e);
+}
+
+static __always_inline int page_event(void *ctx, struct folio *folio, __u32 type)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 pid = pid_tgid >> 32;
+	if (pid == self_tgid)
+		return 0;
+	struct file_key k;
+	mapping_file(BPF_CORE_READ(folio, mapping), &k.dev, &k.ino);
+	__u64 page_cg = folio_memcg(folio);
+
+	__u32 why = 0;
+	if (is_target(pid))
+		why |= PAGECACHE_WHY_TARGET;
+	if (bpf_map_lookup_elem(&files, &k))
+		why |= PAGECACHE_WHY_FILE;
+	if (page_cg && bpf_map_lookup_elem(&memcgs, &page_cg))
+		why |= PAGECACHE_WHY_MEMCG;
+	if (!why)
+		return 0;
+
+	__u64 task_cg = task_memcg();
+	/* Only what the tree brings in marks a file as its own: a deletion by
+	 * the tree (truncate, drop_caches) may name every file in the cache. */
+	if ((why & PAGECACHE_WHY_TARGET) && type == PAGECACHE_ADD) {
+		note_file(k.dev, k.ino);
+		note_memcg(task_cg);
+	}
+
+	__u32 zero = 0;
+	struct pagecache_event *e = bpf_map_lookup_elem(&scratch, &zero);
+	if (!e)
+		return 0;
+	e->hdr.type = type;
+	e->hdr.ts = bpf_ktime_get_ns();
+	e->hdr.pid = pid;
+	e->hdr.tid = (__u32)pid_tgid;
+	e->dev = k.dev;
+	e->ino = k.ino;
+	e->index = BPF_CORE_READ(folio, index);
+	e->pages = folio_pages(folio);
+	e->task_cgroup = task_cg;
+	e->page_cgroup = page_cg;
+	e->why = why;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	e->stack_len = 0;
+	if (type == PAGECACHE_DELETE) {
+		long n = bpf_get_stack(ctx, e->stack, sizeof(e->stack), 0);
+		if (n > 0)
+			e->stack_len = n;
+	}
+	__u64 size = __builtin_offsetof(struct pagecache_event, stack) + e->stack_len;
+	if (size > sizeof(*e))
+		size = sizeof(*e);
+	e->hdr.size = size;
+	output_event(e, size);
+	return 0;
+}
+
+SEC("tp_btf/mm_filemap_add_to_page_cache")
+int BPF_PROG(pagecache_add, struct folio *folio)
+{
+	return page_event(ctx, folio, PAGECACHE_ADD);
+}
+
+SEC("tp_btf/mm_filemap_delete_from_page_cache")
+int BPF_PROG(pagecache_delete, struct folio *folio)
+{
+	return page_event(ctx, folio, PAGECACHE_DELETE);
+}
+
+/* Where the traced tree touches cached pages without adding any. Returns
+ * whether the current task is traced. */
+static __always_inline int touched(struct address_space *mapping)
+{
+	if (!is_target(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	__u64 dev, ino;
+	mapping_file(mapping, &dev, &ino);
+	note_file(dev, ino);
+	return 1;
+}
+
+SEC("tp_btf/mm_filemap_get_pages")
+int BPF_PROG(pagecache_get_pages, struct address_space *mapping, unsigned long first,
+	     unsigned long last)
+{
+	touched(mapping);
+	return 0;
+}
+
+/* Faults also record the task's memory cgroup: a program whose files are
+ * all cached already maps them at start-up and never adds a page, yet its
+ * cgroup's reclaim is what the run must show. Read syscalls, far more
+ * frequent, skip the kfunc. */
+SEC("tp_btf/mm_filemap_map_pages")
+int BPF_PROG(pagecache_map_pages, struct address_space *mapping, unsigned long first,
+	     unsigned long last)
+{
+	if (touched(mapping))
+		note_memcg(task_memcg());
+	return 0;
+}
+
+SEC("tp_btf/mm_filemap_fault")
+int BPF_PROG(pagecache_fault, struct address_space *mapping, unsigned long index)
+{
+	if (touched(mapping))
+		note_memcg(task_memcg());
+	return 0;
+}
+
+static __always_inline void ra_event(struct inode *inode, __u32 kind, __u64 index, __u64 pages,
+				     __u64 async_pages)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	if (!is_target(pid_tgid >> 32))
+		return;
+	struct pagecache_ra_event *e = reserve_event(PAGECACHE_READAHEAD, sizeof(*e),
+						     bpf_ktime_get_ns(), pid_tgid >> 32,
+						     (__u32)pid_tgid);
+	if (!e)
+		return;
+	e->dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	e->ino = BPF_CORE_READ(inode, i_ino);
+	e->index = index;
+	e->pages = pages;
+	e->async_pages = async_pages;
+	e->kind = kind;
+	e->pad = 0;
+	submit_event(e);
+}
+
+SEC("tp_btf/page_cache_sync_ra")
+int BPF_PROG(pagecache_sync_ra, struct inode *inode, unsigned long index,
+	     struct file_ra_state *ra, unsigned long req_count)
+{
+	ra_event(inode, PAGECACHE_RA_SYNC, index, req_count, 0);
+	return 0;
+}
+
+SEC("tp_btf/page_cache_async_ra")
+int BPF_PROG(pagecache_async_ra, struct inode *inode, unsigned long index,
+	     struct file_ra_state *ra, unsigned long req_count)
+{
+	ra_event(inode, PAGECACHE_RA_ASYNC, index, req_count, 0);
+	return 0;
+}
+
+SEC("tp_btf/page_cache_ra_order")
+int BPF_PROG(pagecache_ra_order, struct inode *inode, unsigned long index,
+	     struct file_ra_state *ra)
+{
+	ra_event(inode, PAGECACHE_RA_WINDOW, index, BPF_CORE_READ(ra, size),
+		 BPF_CORE_READ(ra, async_size));
+	return 0;
+}
+
+SEC("tp_btf/page_cache_ra_unbounded")
+int BPF_PROG(pagecache_ra_unbounded, struct inode *inode, unsigned long index,
+	     unsigned long nr_to_read, unsigned long lookahead)
+{
+	ra_event(inode, PAGECACHE_RA_UNBOUNDED, index, nr_to_read, lookahead);
+	return 0;
+}

@@ -1,0 +1,127 @@
+//===- faults_group.cc - loader for bpf/faults.bpf.c: user page faults ---===//
+// The kernel sends a fault when it starts and, separately, what the same
+// thread did inside it (fault-around range, ->fault handler, pages read in).
+// Events of one thread arrive in order, so each thread's latest fault is
+// held here until its next fault (or the end of the run) and then written
+// as one page_fault row with those outcomes folded in.
+#include <algorithm>
+#include <unordered_map>
+#include <vector>
+
+#include "bpf/faults.h"
+#include "collect/btf_hooks.h"
+#include "collect/skeleton.h"
+#include "faults.skel.h"
+
+namespace syspgo {
+namespace {
+
+// Threads with a fault held back; past this the oldest are written early.
+constexpr size_t kMaxPending = 65536;
+
+struct PendingFault {
+  uint64_t ts;  // kernel ns (event's hdr.ts)
+  uint32_t pid, tid;
+  uint64_t addr, ip, error_code, dev, ino, vm_start, vm_flags;
+  int64_t pgoff;
+  bool major = false, filemap = false;
+  int64_t around_first = -1, around_last = -1;
+};
+
+class FaultsGroup : public SkelGroup<faults> {
+ public:
+  FaultsGroup() : SkelGroup(SYSPGO_SKEL_OPS(faults)) {}
+  const char* name() const override { return "faults"; }
+  syspgo_group id() const override { return SYSPGO_GROUP_FAULTS; }
+
+  void DeclareTables(Writer& w) override {
+    fault_ = w.Table("page_fault", {"ts", "pid", "tid", "addr", "ip", "error_code", "dev", "ino", "pgoff",
+                                    "vm_start", "vm_flags", "major", "filemap", "around_first", "around_last"});
+  }
+
+  Status Load(const GroupContext& ctx) override {
+    start_ns_ = ctx.start_ns;
+    return SkelGroup::Load(ctx);
+  }
+
+  void Handle(const void* data, size_t size, Writer& w) override {
+    auto* h = static_cast<const syspgo_hdr*>(data);
+    if (h->type == FAULTS_FAULT) {
+      if (size < sizeof(faults_fault_event)) return;
+      auto* e = static_cast<const faults_fault_event*>(data);
+      auto it = pending_.find(h->tid);
+      if (it != pending_.end()) Write(w, it->second);
+      if (pending_.size() >= kMaxPending) FlushAll(w);
+      pending_[h->tid] = PendingFault{h->ts, h->pid, h->tid, e->addr, e->ip, e->error_code, e->dev, e->ino,
+                                      e->vm_start, e->vm_flags, e->pgoff};
+      return;
+    }
+    if (size < sizeof(faults_follow_event)) return;
+    auto* e = static_cast<const faults_follow_event*>(data);
+    auto it = pending_.find(h->tid);
+    if (it == pending_.end() || it->second.ts != e->fault_ts) return;  // its fault was already written
+    PendingFault& f = it->second;
+    switch (h->type) {
+      case FAULTS_FILEMAP:
+        f.filemap = true;
+        if (f.pgoff < 0) {  // bpf_find_vma could not take mmap_lock: the hook knows the page
+          f.dev = e->dev;
+          f.ino = e->ino;
+          f.pgoff = static_cast<int64_t>(e->first);
+        }
+        break;
+      case FAULTS_MAP_PAGES:
+        // A retried fault maps around twice; keep the union.
+        f.around_first = f.around_first < 0 ? e->first : std::min<int64_t>(f.around_first, e->first);
+        f.around_last = std::max<int64_t>(f.around_last, e->last);
+        break;
+      case FAULTS_ADDED:
+        f.major = true;
+        break;
+    }
+  }
+
+  void Finish(Writer& w) override { FlushAll(w); }
+
+ protected:
+  Status Configure(faults* skel, const GroupContext&) override {
+    std::vector<std::string> missing = DisableMissingTracepoints(skel->obj);
+    if (std::find(missing.begin(), missing.end(), "page_fault_user") != missing.end())
+      return MakeError("probe group 'faults': this kernel has no exceptions:page_fault_user tracepoint (x86 only).");
+    if (!missing.empty())
+      note = "missing tracepoints " + JoinNames(missing) +
+             ": faults are recorded without fault-around ranges / major-minor classification";
+    return {};
+  }
+
+ private:
+  void Write(Writer& w, const PendingFault& f) {
+    bool file = f.ino != 0;
+    w.Row(fault_)
+        .I(static_cast<int64_t>(f.ts - start_ns_)).I(f.pid).I(f.tid)
+        .I(static_cast<int64_t>(f.addr)).I(static_cast<int64_t>(f.ip)).I(f.error_code)
+        .I(file ? KernelDevToUser(f.dev) : 0).I(f.ino).I(f.pgoff)
+        .I(static_cast<int64_t>(f.vm_start)).I(static_cast<int64_t>(f.vm_flags))
+        .I(f.major).I(f.filemap).I(f.around_first).I(f.around_last);
+  }
+
+  // In time order, so a run's rows do not depend on hash order.
+  void FlushAll(Writer& w) {
+    std::vector<const PendingFault*> all;
+    all.reserve(pending_.size());
+    for (auto& [tid, f] : pending_) all.push_back(&f);
+    std::sort(all.begin(), all.end(), [](auto* a, auto* b) { return a->ts < b->ts; });
+    for (auto* f : all) Write(w, *f);
+    pending_.clear();
+  }
+
+  uint64_t start_ns_ = 0;
+  int fault_ = -1;
+  std::unordered_map<uint32_t, PendingFault> pending_;
+};
+
+}  // namespace
+
+std::unique_ptr<ProbeGroup> MakeFaultsGroup() { return std::make_unique<FaultsGroup>(); }
+
+}  // namespace syspgo

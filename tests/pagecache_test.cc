@@ -1,0 +1,235 @@
+//===- pagecache_test.cc - the pagecache group on the real kernel --------===//
+// Cold reads of a file under /var/tmp: first with memory to spare (every
+// page read is added once), then inside a small v1 memory cgroup, made as a
+// child of this process's own and removed afterwards, with a file three
+// times its limit read twice: the cgroup's reclaim deletes pages (stacks
+// through try_to_free_mem_cgroup_pages) and the second read adds them again.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/test_util.h"
+
+namespace syspgo::test {
+namespace {
+
+constexpr int64_t kMiB = 1 << 20;
+constexpr int64_t kPage = 4096;
+
+// Writes `bytes` of random data, makes it durable and drops the clean page
+// cache, so the run's reads start cold and charge the reader's cgroup.
+void MakeColdFile(const std::string& path, int64_t bytes) {
+  ASSERT_EQ(Sh("head -c " + std::to_string(bytes) + " /dev/urandom > " + path + " && sync " + path +
+               " && echo 1 > /proc/sys/vm/drop_caches")
+                .status,
+            0);
+}
+
+// Page ranges [idx, idx + pages) of the file's additions, in time order.
+struct Folio {
+  int64_t ts, op, idx, pages;
+};
+std::vector<Folio> FolioEvents(Db& db, const DevIno& f) {
+  std::vector<Folio> out;
+  for (auto& row : QueryRows(db, "SELECT ts, op, idx, pages FROM page_cache WHERE dev = " + std::to_string(f.dev) +
+                                     " AND ino = " + std::to_string(f.ino) + " ORDER BY ts, op")) {
+    Folio e{};
+    std::istringstream(row) >> e.ts >> e.op >> e.idx >> e.pages;
+    out.push_back(e);
+  }
+  return out;
+}
+
+TEST(PagecacheGroup, ColdReadAddsEveryPageRead) {
+  TempDir dir;
+  std::string data = dir.File("cold");
+  constexpr int64_t kBytes = 8 * kMiB;
+  MakeColdFile(data, kBytes);
+  DevIno f = StatFile(data);
+  std::string db_path = dir.File("run.db");
+  CmdResult r = RunCmd({SyspgoBin(), "collect", "-o", db_path, "--probes", "pagecache", "--", "/bin/sh", "-c",
+                     "cat " + data + " > /dev/null"});
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+
+  Db db = OpenDb(db_path);
+  EXPECT_EQ(QueryRows(db, "SELECT attached FROM run_probe WHERE probe_group = 'pagecache'"),
+            std::vector<std::string>{"1"});
+  std::set<int64_t> added;
+  int deleted = 0;
+  for (auto& e : FolioEvents(db, f)) {
+    if (e.op == 2) ++deleted;
+    for (int64_t p = e.idx; e.op == 1 && p < e.idx + e.pages; ++p) EXPECT_TRUE(added.insert(p).second) << p;
+  }
+  EXPECT_EQ(deleted, 0);
+  ASSERT_FALSE(added.empty());
+  EXPECT_EQ(*added.begin(), 0);
+  EXPECT_GE(*added.rbegin(), kBytes / kPage - 1);
+  EXPECT_EQ(static_cast<int64_t>(added.size()), kBytes / kPage);
+  // Added by the traced cat, for itself.
+  std::string of_file = " FROM page_cache WHERE dev = " + std::to_string(f.dev) + " AND ino = " + std::to_string(f.ino);
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*)" + of_file + " AND (why & 1 = 0 OR comm != 'cat' OR stack_id != 0"
+                         " OR pid NOT IN (SELECT pid FROM process))"),
+            0);
+  // The read went through readahead: a sync trigger at page 0 and windows.
+  std::string ra = " FROM readahead WHERE dev = " + std::to_string(f.dev) + " AND ino = " + std::to_string(f.ino);
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*)" + ra + " AND kind = 1 AND idx = 0"), 1);
+  EXPECT_GT(QueryInt(db, "SELECT COUNT(*)" + ra + " AND kind = 3"), 0);
+}
+
+// The kernel's text symbols, to name the frames of a stored stack.
+class Kallsyms {
+ public:
+  Kallsyms() {
+    std::ifstream f("/proc/kallsyms");
+    std::string line, type, name;
+    uint64_t addr;
+    while (std::getline(f, line)) {
+      std::istringstream is(line);
+      is >> std::hex >> addr >> type >> name;
+      if (addr && (type == "t" || type == "T")) syms_[addr] = name;
+    }
+  }
+  std::string Name(uint64_t ip) const {
+    auto it = syms_.upper_bound(ip);
+    return it == syms_.begin() ? "" : std::prev(it)->second;
+  }
+  bool empty() const { return syms_.empty(); }
+
+ private:
+  std::map<uint64_t, std::string> syms_;
+};
+
+std::vector<std::string> StackNames(Db& db, int64_t id, const Kallsyms& ks) {
+  std::vector<std::string> names;
+  auto st = db.Prepare("SELECT frames FROM stack WHERE id = " + std::to_string(id));
+  EXPECT_TRUE(st.ok());
+  if (!st.ok() || !st->Step()) return names;
+  auto* p = static_cast<const uint8_t*>(sqlite3_column_blob(st->raw(), 0));
+  int n = sqlite3_column_bytes(st->raw(), 0);
+  for (int i = 0; i + 8 <= n; i += 8) {
+    uint64_t ip;
+    memcpy(&ip, p + i, 8);  // little-endian on x86_64
+    names.push_back(ks.Name(ip));
+  }
+  return names;
+}
+
+// A child of this process's v1 memory cgroup, removed at destruction.
+class ChildMemcg {
+ public:
+  explicit ChildMemcg(int64_t limit) {
+    std::string mount, rel, line;
+    std::ifstream mounts("/proc/mounts");
+    while (std::getline(mounts, line)) {
+      std::istringstream is(line);
+      std::string dev, dir, type, opts;
+      is >> dev >> dir >> type >> opts;
+      if (type == "cgroup" && ("," + opts + ",").find(",memory,") != std::string::npos) mount = dir;
+    }
+    std::ifstream self("/proc/self/cgroup");
+    while (std::getline(self, line)) {
+      size_t c1 = line.find(':'), c2 = line.find(':', c1 + 1);
+      std::string ctl = "," + line.substr(c1 + 1, c2 - c1 - 1) + ",";
+      if (ctl.find(",memory,") != std::string::npos) rel = line.substr(c2 + 1);
+    }
+    if (mount.empty()) return;
+    name_ = "syspgo-test-" + std::to_string(getpid());
+    rel_ = (rel == "/" ? "" : rel) + "/" + name_;
+    path_ = mount + rel_;
+    if (mkdir(path_.c_str(), 0755) != 0) {
+      path_.clear();
+      return;
+    }
+    std::ofstream(path_ + "/memory.limit_in_bytes") << limit;
+  }
+  ~ChildMemcg() {
+    if (!path_.empty()) rmdir(path_.c_str());
+  }
+  const std::string& path() const { return path_; }  // "" if it could not be made
+  const std::string& rel() const { return rel_; }     // path under the hierarchy's mount
+
+ private:
+  std::string name_, rel_, path_;
+};
+
+TEST(PagecacheGroup, MemcgReclaimDeletesWithStacksAndRefaults) {
+  constexpr int64_t kLimit = 32 * kMiB;
+  constexpr int64_t kBytes = 3 * kLimit;
+  TempDir dir;
+  std::string data = dir.File("big");
+  MakeColdFile(data, kBytes);
+  DevIno f = StatFile(data);
+  ChildMemcg cg(kLimit);
+  ASSERT_FALSE(cg.path().empty()) << "cannot make a child of this process's v1 memory cgroup";
+  struct stat cgst {};
+  ASSERT_EQ(stat(cg.path().c_str(), &cgst), 0);
+  std::string cg_id = std::to_string(cgst.st_ino);
+
+  std::string db_path = dir.File("run.db");
+  CmdResult r = RunCmd({SyspgoBin(), "collect", "-o", db_path, "--probes", "pagecache", "--", "/bin/sh", "-c",
+                     "echo $$ > " + cg.path() + "/cgroup.procs && cat " + data + " > /dev/null && cat " + data +
+                         " > /dev/null"});
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  Db db = OpenDb(db_path);
+  std::string of_file = " FROM page_cache WHERE dev = " + std::to_string(f.dev) + " AND ino = " + std::to_string(f.ino);
+
+  // The cgroup, as it was during the run.
+  EXPECT_EQ(QueryRows(db, "SELECT path, limit_bytes FROM memory_cgroup WHERE id = " + cg_id),
+            std::vector<std::string>{cg.rel() + "\t" + std::to_string(kLimit)});
+  // cat ran in it and its pages were charged to it.
+  EXPECT_GT(QueryInt(db, "SELECT COUNT(*)" + of_file + " AND op = 1 AND comm = 'cat' AND task_cgroup = " + cg_id +
+                         " AND page_cgroup = " + cg_id),
+            0);
+
+  // Deletions: the cgroup's own reclaim, run by cat as it hit the limit.
+  int64_t deleted = QueryInt(db, "SELECT SUM(pages)" + of_file + " AND op = 2 AND page_cgroup = " + cg_id);
+  EXPECT_GE(deleted, (kBytes - kLimit) / kPage);
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*)" + of_file + " AND op = 2 AND stack_id = 0"), 0);
+  Kallsyms ks;
+  ASSERT_FALSE(ks.empty());
+  int reclaim_stacks = 0;
+  auto ids = QueryRows(db, "SELECT DISTINCT stack_id" + of_file + " AND op = 2 ORDER BY stack_id");
+  for (auto& id : ids) {
+    auto names = StackNames(db, std::stoll(id), ks);
+    bool memcg = std::count(names.begin(), names.end(), "try_to_free_mem_cgroup_pages") > 0;
+    bool shrink = std::count(names.begin(), names.end(), "shrink_folio_list") > 0;
+    reclaim_stacks += memcg && shrink;
+  }
+  EXPECT_GT(reclaim_stacks, 0) << ids.size() << " deletion stacks, none through memcg reclaim";
+
+  // Refaults: replay the file's events page by page and count the additions
+  // that bring back a page deleted before; the schema's view must agree.
+  std::set<int64_t> was_deleted;
+  int64_t refault_folios = 0, refault_pages = 0;
+  for (auto& e : FolioEvents(db, f)) {
+    bool refault = false;
+    for (int64_t p = e.idx; p < e.idx + e.pages; ++p) {
+      if (e.op == 2) {
+        was_deleted.insert(p);
+      } else if (was_deleted.count(p)) {
+        refault = true;
+      }
+    }
+    refault_folios += refault;
+    refault_pages += refault ? e.pages : 0;
+  }
+  // The second read finds at most the last limit's worth still cached.
+  EXPECT_GE(refault_pages, (kBytes - kLimit) / kPage);
+  std::string view = " FROM page_cache_refault WHERE dev = " + std::to_string(f.dev) + " AND ino = " +
+                     std::to_string(f.ino);
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*)" + view), refault_folios);
+  EXPECT_EQ(QueryInt(db, "SELECT SUM(pages)" + view), refault_pages);
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*)" + view + " AND (refault_dur <= 0 OR deleted_ts IS NULL)"), 0);
+}
+
+}  // namespace
+}  // namespace syspgo::test
