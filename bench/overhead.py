@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""overhead.py - what collecting costs the program, beside perf and bpftrace.
+
+Three workloads (CPU-bound, syscall-heavy, page-cache-heavy), each run
+plain, under `syspgo collect` (all probe groups, defaults), under
+`perf record -F 999 -g`, and under a bpftrace script on the same
+tracepoints (syscalls, sched_switch, user page faults, page-cache add and
+delete, block issue/complete, 999 Hz stack sampling; it aggregates in maps
+and so does less work per event than syspgo, which records every event).
+Variants are interleaved, --runs rounds. The command's wall time is measured
+inside each variant by bench/timeit.c (the tools' start-up is not counted);
+its CPU time (user + sys, from wait4) is reported too, since it is less
+noisy on this shared machine. The page-cache workload drops the page cache
+before every run of every variant. Writes its section of bench/RESULTS.md.
+
+usage: sudo bench/overhead.py [--runs 7]
+"""
+import argparse
+import os
+import sqlite3
+import subprocess
+import tempfile
+
+import benchlib as B
+
+BPFTRACE = r"""
+tracepoint:raw_syscalls:sys_enter /comm == "%(comm)s"/ { @start[tid] = nsecs; }
+tracepoint:raw_syscalls:sys_exit /@start[tid]/ { @lat[args->id] = hist(nsecs - @start[tid]); delete(@start[tid]); }
+tracepoint:sched:sched_switch /args->prev_comm == "%(comm)s"/ { @off[kstack, ustack] = count(); }
+tracepoint:exceptions:page_fault_user /comm == "%(comm)s"/ { @faults[args->error_code] = count(); }
+tracepoint:filemap:mm_filemap_add_to_page_cache /comm == "%(comm)s"/ { @added[args->i_ino] = count(); }
+tracepoint:filemap:mm_filemap_delete_from_page_cache { @deleted[args->i_ino] = count(); }
+tracepoint:block:block_rq_issue { @issue[args->sector] = nsecs; }
+tracepoint:block:block_rq_complete /@issue[args->sector]/ { @blk = hist(nsecs - @issue[args->sector]); delete(@issue[args->sector]); }
+profile:hz:999 /comm == "%(comm)s"/ { @cpu[kstack, ustack] = count(); }
+"""
+
+
+def drop_caches():
+    subprocess.run(["sync"], check=True)
+    open("/proc/sys/vm/drop_caches", "w").write("3\n")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=7)
+    a = ap.parse_args()
+    if a.runs < 5:
+        raise SystemExit("bench: at least 5 runs, for a median")
+    work = tempfile.mkdtemp(prefix="syspgo-overhead-", dir="/var/tmp")
+    timeit = B.build_timeit(work)
+    bins = {}
+    for w in ("cpu_bound", "pc_touch"):
+        bins[w] = os.path.join(work, w)
+        subprocess.run(["cc", "-O2", "-fno-omit-frame-pointer", "-o", bins[w],
+                        os.path.join(B.ROOT, "bench", "workloads", w + ".c")], check=True)
+    big = os.path.join(work, "big.bin")
+    subprocess.run(["dd", "if=/dev/urandom", f"of={big}", "bs=1M", "count=512", "status=none"], check=True)
+    workloads = [
+        ("CPU-bound (4e8 iterations of a multiply-xor loop)", "cpu_bound", [bins["cpu_bound"], "400000000"], False),
+        ("syscall-heavy (dd bs=512, 200k blocks to a file)", "dd",
+         ["dd", "if=/dev/zero", f"of={os.path.join(work, 'out.bin')}", "bs=512", "count=200000", "status=none"], False),
+        ("page-cache-heavy (cold mmap touch of 512 MiB)", "pc_touch", [bins["pc_touch"], big], True),
+    ]
+    variants = ["plain", "syspgo", "perf", "bpftrace"]
+    rows = []
+    for title, comm, cmd, cold in workloads:
+        wall = {v: [] for v in variants}
+        cpu = {v: [] for v in variants}
+        drops, events = [], []
+        script = os.path.join(work, "trace.bt")
+        open(script, "w").write(BPFTRACE % {"comm": comm[:15]})
+        for i in range(a.runs):
+            for v in variants:
+                if cold:
+                    drop_caches()
+                db = os.path.join(work, f"run.db")
+                prefix = {
+                    "plain": None,
+                    "syspgo": [B.SYSPGO, "collect", "-o", db, "--"],
+                    "perf": ["perf", "record", "-F", "999", "-g", "-q", "--no-bpf-event", "-o",
+                             os.path.join(work, "perf.data"), "--"],
+                    "bpftrace": None,
+                }[v]
+                if v == "bpftrace":
+                    # bpftrace -c starts the command once its probes are attached.
+                    out = os.path.join(work, "timeit.out")
+                    full = ["bpftrace", "-q", "-c", " ".join([timeit] + cmd), script]
+                    p = subprocess.run(full, env=dict(os.environ, TIMEIT_OUT=out), stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.PIPE, text=True)
+                    if p.returncode != 0:
+                        raise SystemExit(f"bench: bpftrace failed: {p.stderr[-2000:]}")
+                    w_, u_, s_, _ = (int(x) for x in open(out).read().split())
+                else:
+                    w_, u_, s_, _, _ = B.timed(timeit, cmd, work, prefix=prefix)
+                wall[v].append(w_)
+                cpu[v].append(u_ + s_)
+                if v == "syspgo":
+                    con = sqlite3.connect(db)
+                    ev, dr = con.execute("SELECT events_recorded, events_dropped FROM run").fetchone()
+                    con.close()
+                    os.unlink(db)
+                    events.append(ev)
+                    drops.append(dr)
+        base = B.med(wall["plain"])
+        cells = [title, B.fmt_range(wall["plain"])]
+        for v in variants[1:]:
+            over = (B.med(wall[v]) - base) / base * 100
+            cells.append(f"{B.fmt_range(wall[v])}, {over:+.1f}%")
+        cells.append(" / ".join(f"{B.med(cpu[v]) / 1e6:.0f}" for v in variants))
+        cells.append(f"{B.med(events):,.0f} / {max(drops)}")
+        rows.append(cells)
+    body = (f"Command wall time, medians of {a.runs} interleaved rounds (min–max), and the change against plain.\n\n"
+            "| workload | plain | syspgo (all groups) | perf record -F 999 -g | bpftrace (same tracepoints) | "
+            "command CPU ms: plain / syspgo / perf / bpftrace | syspgo events / max dropped |\n"
+            "|---|---|---|---|---|---|---|\n" + "\n".join("| " + " | ".join(r) + " |" for r in rows) +
+            "\n\nThe bpftrace script aggregates in maps (counts, histograms) where syspgo writes every event to its "
+            "database, so it does less per event; perf records only the stack samples.\n")
+    B.write_section("overhead", f"sudo bench/overhead.py --runs {a.runs}", body)
+    print(body)
+
+
+if __name__ == "__main__":
+    main()
