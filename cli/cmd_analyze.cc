@@ -4,8 +4,13 @@
 #include <functional>
 #include <map>
 
+#include "analyze/blockhist.h"
 #include "analyze/files.h"
+#include "analyze/hot.h"
+#include "analyze/io.h"
+#include "analyze/offcpu.h"
 #include "analyze/run.h"
+#include "analyze/stalls.h"
 #include "cli/command.h"
 #include "common/profile_db.h"
 #include "common/util.h"
@@ -20,16 +25,33 @@ Reports over one run of a profile database (the newest unless --run).
 WHAT:
   files        per file: reads and writes (ops, bytes), syncs, total and worst
                syscall latency, most latency first
+  hot          CPU samples: top functions by self and total samples, call
+               edges, hottest paths (needs a run with --probes cpu)
+  stalls       findings: why threads were off-CPU for --threshold or more, named
+               across layers (syscall, file, bytes, block I/O, stacks, waker),
+               same causes grouped, with period and a fix (-v: the evidence)
+  io           file reads, writes and syncs slower than --slower, one per line
+  block        block I/O latency histograms per disk and direction
+  offcpu       off-CPU time as folded stacks for flamegraph.pl / speedscope
 
 Options:
   --run N      the run to read (default: the newest)
   --json       JSON for machines instead of a table
-  --all        files: include pipes, sockets and devices, not only regular files
-  --limit N    at most N rows (default: all)
+  --all        files, io: include pipes, sockets and devices, not only regular files
+  --threshold MS  stalls: shortest off-CPU time that is a stall (default 10)
+  --slower MS  io: shortest operation listed (default 10)
+  -v           stalls: show each finding's evidence (histogram, stacks, times)
+  --limit N    at most N rows (default: all; hot: 20 per table)
+  --binary PATH  hot: only samples through this binary, and its functions
+  --pid N      hot: only this process
+  --debug-dir DIR  hot: also look for debug files under DIR/.build-id (repeatable)
 
 Examples:
   syspgo analyze run.db files
   syspgo analyze run.db files --json --run 2
+  syspgo analyze run.db hot --binary ./my_program --limit 10
+  syspgo analyze run.db stalls -v --threshold 20
+  syspgo analyze run.db offcpu > offcpu.folded && flamegraph.pl offcpu.folded > offcpu.svg
 )";
 
 struct AnalyzeArgs {
@@ -37,6 +59,12 @@ struct AnalyzeArgs {
   int64_t run = 0;
   bool json = false, all = false;
   size_t limit = 0;
+  std::string binary;                   // hot: --binary
+  int64_t pid = 0;                      // hot: --pid
+  std::vector<std::string> debug_dirs;  // hot: --debug-dir
+  int64_t threshold_ns = kDefaultStallThresholdNs;  // stalls: --threshold
+  int64_t slower_ns = kDefaultSlowerNs;             // io: --slower
+  bool verbose = false;                             // stalls: -v
 };
 
 int Files(Db& db, const RunInfo& run, const AnalyzeArgs& a) {
@@ -72,9 +100,28 @@ int Files(Db& db, const RunInfo& run, const AnalyzeArgs& a) {
   return 0;
 }
 
+int Hot(Db& db, const RunInfo& run, const AnalyzeArgs& a) {
+  auto r = AnalyzeHot(db, {run.id, a.binary, static_cast<uint32_t>(a.pid), a.limit ? a.limit : 20, a.debug_dirs});
+  if (!r) return Fail(r.error().message);
+  if (a.json) {
+    printf("%s", HotJson(*r).c_str());
+    return 0;
+  }
+  printf("run %lld: %s\n%s", static_cast<long long>(run.id), run.command.c_str(), HotText(*r).c_str());
+  return 0;
+}
+
+// Prints what an analysis rendered, or its error.
+int Print(const Result<std::string>& r) { return r.ok() ? (printf("%s", r.value().c_str()), 0) : Fail(r.error().message); }
+
 const std::map<std::string, std::function<int(Db&, const RunInfo&, const AnalyzeArgs&)>>& Analyses() {
   static const std::map<std::string, std::function<int(Db&, const RunInfo&, const AnalyzeArgs&)>> m = {
       {"files", Files},
+      {"hot", Hot},
+      {"stalls", [](Db& db, const RunInfo& r, const AnalyzeArgs& a) { return Print(StallsReportText(db, r, {r.id, a.threshold_ns}, a.json, a.verbose)); }},
+      {"io", [](Db& db, const RunInfo& r, const AnalyzeArgs& a) { return Print(IoReport(db, r, {r.id, a.slower_ns, a.all, a.limit}, a.json)); }},
+      {"block", [](Db& db, const RunInfo& r, const AnalyzeArgs& a) { return Print(BlockReport(db, r, a.json)); }},
+      {"offcpu", [](Db& db, const RunInfo& r, const AnalyzeArgs& a) { return Print(OffCpuReport(db, r, a.limit, a.json)); }},
   };
   return m;
 }
@@ -91,12 +138,26 @@ int Analyze(const std::vector<std::string>& args) {
       a.json = true;
     } else if (s == "--all") {
       a.all = true;
-    } else if (s == "--run" || s == "--limit") {
+    } else if (s == "-v" || s == "--verbose") {
+      a.verbose = true;
+    } else if (s == "--threshold" || s == "--slower") {
+      char* end = nullptr;
+      double ms = i + 1 < args.size() ? strtod(args[i + 1].c_str(), &end) : 0;
+      if (i + 1 >= args.size() || *end || !(ms > 0 && ms <= 3.6e6))
+        return UsageError(s + " needs milliseconds from 0.001 to 3600000, e.g. " + s + " 10");
+      (s == "--threshold" ? a.threshold_ns : a.slower_ns) = static_cast<int64_t>(ms * 1e6);
+      ++i;
+    } else if (s == "--binary" || s == "--debug-dir") {
+      if (i + 1 >= args.size()) return UsageError(s + " needs a path");
+      if (s == "--binary") a.binary = args[++i];
+      else a.debug_dirs.push_back(args[++i]);
+    } else if (s == "--run" || s == "--limit" || s == "--pid") {
       if (i + 1 >= args.size()) return UsageError(s + " needs a number");
       char* end;
       long long v = strtoll(args[++i].c_str(), &end, 10);
       if (*end || v <= 0) return UsageError(s + " needs a number > 0, got '" + args[i] + "'");
       if (s == "--run") a.run = v;
+      else if (s == "--pid") a.pid = v;
       else a.limit = static_cast<size_t>(v);
     } else if (!s.empty() && s[0] == '-') {
       return UsageError("unknown option '" + s + "'; see 'syspgo analyze --help'");

@@ -26,6 +26,8 @@ Output:
 Target:
   -p, --pid PID          attach to a running process and its future children
   --duration SECONDS     stop recording after SECONDS (a spawned command keeps running)
+  --cold                 drop the page cache just before COMMAND starts (a cold start, for
+                         prefetch plans; affects the whole machine)
 
 Probes:
   --probes LIST          comma-separated probe groups (default: all). Groups: %s
@@ -112,6 +114,8 @@ int Collect(const std::vector<std::string>& args) {
     } else if (a == "--irq-min-us") {
       if (!value(a, &v) || !ParseNum(v, 0, 1e9, &d)) return UsageError("--irq-min-us needs microseconds >= 0");
       req.opts.irq_min_ns = static_cast<uint64_t>(d * 1000);
+    } else if (a == "--cold") {
+      req.cold = true;
     } else if (a == "--as-root") {
       as_root = true;
     } else if (a == "-v" || a == "-vv" || a == "-vvv") {
@@ -135,6 +139,9 @@ int Collect(const std::vector<std::string>& args) {
     req.run_uid = atoi(su);
     req.run_gid = atoi(sg);
   }
+
+  if (req.cold)
+    fprintf(stderr, "syspgo: --cold: dropping the page cache of the whole machine before the command starts\n");
 
   struct sigaction sa {};
   sa.sa_handler = OnSignal;  // no SA_RESTART: poll returns EINTR and the loop ends cleanly

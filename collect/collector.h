@@ -23,6 +23,7 @@ struct CollectRequest {
   double duration_s = 0;          // 0 = until the command exits
   CollectOptions opts;
   int run_uid = -1, run_gid = -1; // drop the command to this user (sudo's invoker)
+  bool cold = false;              // drop the page cache just before the command starts
 };
 
 struct GroupReport {

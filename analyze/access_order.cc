@@ -1,0 +1,67 @@
+//===- access_order.cc - which bytes of which files a run touched, and when ===//
+#include "analyze/access_order.h"
+
+#include <algorithm>
+
+namespace syspgo {
+namespace {
+
+// Paths: opens (file) first, then the mappings the cpu group saw.
+constexpr char kTouchesSql[] = R"sql(
+WITH start AS (SELECT COALESCE(command_start_ts, 0) AS t0 FROM run WHERE id = ?1),
+paths AS (
+  SELECT dev, ino, MIN(path) AS path FROM (
+    SELECT dev, ino, path FROM file WHERE run_id = ?1
+    UNION ALL
+    SELECT dev, ino, path FROM mapping WHERE run_id = ?1 AND ino != 0 AND path LIKE '/%'
+  ) GROUP BY dev, ino
+),
+touches AS (
+  SELECT ts, dev, ino, pos AS off, ret AS len, 'r' AS source FROM file_io
+   WHERE run_id = ?1 AND nr IN (0, 17, 19, 295, 327) AND kind = 32768 AND ret > 0 AND pos >= 0
+  UNION ALL
+  SELECT ts, dev, ino, pgoff * 4096, 4096, 'f' FROM page_fault
+   WHERE run_id = ?1 AND ino != 0 AND pgoff >= 0
+  UNION ALL
+  SELECT ts, dev, ino, idx * 4096, pages * 4096, 'p' FROM page_cache
+   WHERE run_id = ?1 AND op = 1 AND (why & 1) != 0
+)
+SELECT MAX(t.ts - s.t0, 0), t.dev, t.ino, t.off, t.len, t.source, COALESCE(p.path, '')
+FROM touches t CROSS JOIN start s LEFT JOIN paths p ON p.dev = t.dev AND p.ino = t.ino
+WHERE t.ts >= s.t0
+ORDER BY t.ts, t.dev, t.ino, t.off
+)sql";
+
+}  // namespace
+
+Result<AccessOrder> FileAccessOrder(Db& db, int64_t run_id) {
+  auto st = db.Prepare(kTouchesSql);
+  if (!st) return st.error();
+  st->Bind(1, run_id);
+  AccessOrder out;
+  std::vector<std::string> unnamed;
+  Status err;
+  while (st->Step(&err)) {
+    FileTouch t;
+    t.ts_ns = st->Int(0);
+    t.dev = st->Int(1);
+    t.ino = st->Int(2);
+    t.offset = st->Int(3);
+    t.length = st->Int(4);
+    t.source = st->Text(5)[0];
+    t.path = st->Text(6);
+    (t.source == 'r' ? out.reads : t.source == 'f' ? out.faults : out.additions)++;
+    if (t.path.empty()) {
+      unnamed.push_back(std::to_string(t.dev) + ":" + std::to_string(t.ino));
+      continue;
+    }
+    out.touches.push_back(std::move(t));
+  }
+  if (!err.ok()) return err.error();
+  std::sort(unnamed.begin(), unnamed.end());
+  unnamed.erase(std::unique(unnamed.begin(), unnamed.end()), unnamed.end());
+  out.unnamed = std::move(unnamed);
+  return out;
+}
+
+}  // namespace syspgo

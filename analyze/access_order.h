@@ -1,0 +1,37 @@
+//===- access_order.h - which bytes of which files a run touched, and when ===//
+// The file-access order of a run, the input of prefetch plans: every byte
+// range of a file the traced tree touched, with the time of the touch
+// relative to the command's start. Three layers say it, and a plan wants
+// their union: read syscalls (file_io), file-backed page faults
+// (page_fault: the faulting page; fault-around maps more but mapping is not
+// needing), and page-cache additions made by the traced tree (page_cache:
+// what the kernel read for it, readahead included, so a plan reads no less
+// than the cold run did).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "common/sqlite.h"
+
+namespace syspgo {
+
+struct FileTouch {
+  std::string path;      // absolute path (from opens, or the mapping of the file)
+  uint64_t dev = 0, ino = 0;
+  uint64_t offset = 0, length = 0;  // bytes
+  uint64_t ts_ns = 0;    // ns since the command started (run.command_start_ts)
+  char source = 'r';     // r read, f fault, p page-cache addition
+};
+
+struct AccessOrder {
+  std::vector<FileTouch> touches;  // ascending ts_ns
+  std::vector<std::string> unnamed;  // "dev:ino" of files touched whose path the run never saw
+  // How many touches each layer gave.
+  uint64_t reads = 0, faults = 0, additions = 0;
+};
+
+Result<AccessOrder> FileAccessOrder(Db& db, int64_t run_id);
+
+}  // namespace syspgo

@@ -1,0 +1,96 @@
+//===- finding_print.cc - Findings as text for people and JSON for tools -===//
+// Long values (a fix, a list of files) are wrapped under their label so a
+// finding stays readable in an 100-column terminal.
+#include "analyze/finding_print.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "common/util.h"
+
+namespace syspgo {
+namespace {
+
+constexpr size_t kWidth = 100;     // wrap long values here
+constexpr size_t kIndent = 4;      // facts under the headline
+
+// `value` wrapped at word boundaries; lines after the first start at `col`.
+std::string Wrap(const std::string& value, size_t col) {
+  std::string out, line;
+  for (const std::string& word : Split(value, ' ')) {
+    if (!line.empty() && col + line.size() + 1 + word.size() > kWidth) {
+      out += line + "\n" + std::string(col, ' ');
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+  }
+  return out + line;
+}
+
+std::string JsonString(const std::string& s) { return "\"" + JsonEscape(s) + "\""; }
+
+}  // namespace
+
+std::string Ordinal(int64_t n) {
+  const char* suffix = "th";
+  if (n % 100 < 11 || n % 100 > 13) {
+    if (n % 10 == 1) suffix = "st";
+    else if (n % 10 == 2) suffix = "nd";
+    else if (n % 10 == 3) suffix = "rd";
+  }
+  return std::to_string(n) + suffix;
+}
+
+std::string FormatShare(double share) {
+  if (share > 0 && share < 0.001) return "<0.1%";
+  char buf[32];
+  snprintf(buf, sizeof buf, "%.1f%%", share * 100);
+  return buf;
+}
+
+std::string FindingText(const Finding& f, size_t number, bool verbose) {
+  std::vector<std::pair<std::string, std::string>> rows;
+  rows.emplace_back("count", std::to_string(f.count));
+  rows.emplace_back("total", FormatNs(static_cast<uint64_t>(f.total_ns)) + ", " + FormatShare(f.share) +
+                                 " of the run's wall time");
+  rows.emplace_back("worst", FormatNs(static_cast<uint64_t>(f.worst_ns)));
+  for (const auto& fact : f.facts) rows.push_back(fact);
+  if (!f.period.empty()) rows.emplace_back("period", f.period);
+  if (!f.fix.empty()) rows.emplace_back("fix", f.fix);
+
+  size_t label = 0;
+  for (const auto& [k, v] : rows) label = std::max(label, k.size());
+  std::string out = std::to_string(number) + ". " + f.title + "\n";
+  for (const auto& [k, v] : rows) {
+    size_t col = kIndent + label + 2;
+    out += std::string(kIndent, ' ') + k + std::string(label - k.size() + 2, ' ') + Wrap(v, col) + "\n";
+  }
+  if (verbose && !f.evidence.empty()) {
+    out += std::string(kIndent, ' ') + "evidence:\n";
+    for (const std::string& e : f.evidence) out += std::string(kIndent + 2, ' ') + e + "\n";
+  }
+  return out;
+}
+
+std::string FindingJson(const Finding& f, const std::string& extra) {
+  std::string out = "{\"kind\": " + JsonString(f.kind) + ", \"title\": " + JsonString(f.title) + ",\n  \"facts\": {";
+  for (size_t i = 0; i < f.facts.size(); ++i)
+    out += (i ? ", " : "") + JsonString(f.facts[i].first) + ": " + JsonString(f.facts[i].second);
+  char share[32];
+  snprintf(share, sizeof share, "%.6f", f.share);
+  out += "},\n  \"count\": " + std::to_string(f.count) + ", \"total_ns\": " + std::to_string(f.total_ns) +
+         ", \"worst_ns\": " + std::to_string(f.worst_ns) + ", \"share\": " + share +
+         ",\n  \"period\": " + JsonString(f.period) + ",\n  \"fix\": " + JsonString(f.fix) + ",\n  \"evidence\": [";
+  for (size_t i = 0; i < f.evidence.size(); ++i) out += (i ? ", " : "") + JsonString(f.evidence[i]);
+  out += "],\n  \"occurrences\": [";
+  for (size_t i = 0; i < f.occurrences.size(); ++i) {
+    const Occurrence& o = f.occurrences[i];
+    out += std::string(i ? ", " : "") + "{\"ts\": " + std::to_string(o.ts) + ", \"dur\": " + std::to_string(o.dur) +
+           ", \"tid\": " + std::to_string(o.tid) + "}";
+  }
+  out += "]";
+  if (!extra.empty()) out += ",\n  " + extra;
+  return out + "}";
+}
+
+}  // namespace syspgo

@@ -1,0 +1,116 @@
+//===- io.cc - synchronous file operations slower than a threshold -------===//
+// The slow calls are selected in SQL (few rows); the thread's name is the
+// one it had at the call (threads rename themselves), else its process's.
+#include "analyze/io.h"
+
+#include <cstdio>
+
+#include "analyze/file_paths.h"
+#include "common/util.h"
+
+namespace syspgo {
+namespace {
+
+// Reads, writes and syncs by x86_64 number; kind is the file's i_mode type
+// bits (S_IFREG 0100000, S_IFBLK 0060000).
+constexpr char kSlowSql[] = R"sql(
+SELECT io.ts, io.ts - COALESCE(r.command_start_ts, 0), io.pid, io.tid, io.nr, COALESCE(n.name, 'syscall ' || io.nr),
+       io.dev, io.ino, io.kind, io.pos, io.ret, io.dur,
+       COALESCE((SELECT t.comm FROM thread AS t WHERE t.run_id = io.run_id AND t.tid = io.tid AND t.start_ts <= io.ts
+                 ORDER BY t.start_ts DESC LIMIT 1),
+                (SELECT p.comm FROM process AS p WHERE p.run_id = io.run_id AND p.pid = io.pid
+                 ORDER BY p.start_ts DESC LIMIT 1), '')
+FROM file_io AS io
+JOIN run AS r ON r.id = io.run_id
+LEFT JOIN syscall_name AS n ON n.nr = io.nr
+WHERE io.run_id = ?1 AND io.dur >= ?2
+  AND io.nr IN (0, 17, 19, 295, 327, 1, 18, 20, 296, 328, 74, 75, 277)
+  AND (?3 OR (io.kind & 61440) IN (32768, 24576))
+ORDER BY io.ts, io.tid
+)sql";
+
+char Direction(int64_t nr) {
+  switch (nr) {
+    case 0: case 17: case 19: case 295: case 327: return 'R';
+    case 74: case 75: case 277: return 'S';
+  }
+  return 'W';
+}
+
+std::string KindLabel(int64_t kind, uint64_t ino) {
+  switch (kind & 0170000) {
+    case 0010000: return "pipe:[" + std::to_string(ino) + "]";
+    case 0140000: return "socket:[" + std::to_string(ino) + "]";
+    case 0020000: return "device:[" + std::to_string(ino) + "]";
+  }
+  return "inode " + std::to_string(ino);
+}
+
+}  // namespace
+
+Result<std::vector<SlowOp>> SlowOps(Db& db, const IoQuery& q) {
+  auto paths = FilePaths::Load(db, q.run_id);
+  if (!paths) return paths.error();
+  auto st = db.Prepare(kSlowSql);
+  if (!st) return st.error();
+  st->Bind(1, q.run_id).Bind(2, q.slower_ns).Bind(3, int64_t{q.all_kinds});
+  std::vector<SlowOp> out;
+  Status err;
+  while (st->Step(&err)) {
+    SlowOp op;
+    op.ts = st->Int(0);
+    op.since_start = st->Int(1);
+    op.pid = st->Int(2);
+    op.tid = st->Int(3);
+    op.dir = Direction(st->Int(4));
+    op.syscall = st->Text(5);
+    uint64_t dev = st->Int(6), ino = st->Int(7);
+    op.file = dev ? paths->At(dev, ino, op.ts) : "";
+    if (op.file.empty()) op.file = dev ? KindLabel(st->Int(8), ino) : "(fd not open)";
+    op.offset = st->Int(9);
+    op.bytes = st->Int(10);
+    op.latency_ns = st->Int(11);
+    op.comm = st->Text(12);
+    out.push_back(std::move(op));
+    if (q.limit && out.size() >= q.limit) break;
+  }
+  if (!err.ok()) return err.error();
+  return out;
+}
+
+Result<std::string> IoReport(Db& db, const RunInfo& run, const IoQuery& q, bool json) {
+  auto ops = SlowOps(db, q);
+  if (!ops) return ops.error();
+  Table t({{"time(s)", "time_ns", Table::Align::kRight, true},
+           {"comm", "comm", Table::Align::kLeft},
+           {"pid", "pid", Table::Align::kRight, true},
+           {"tid", "tid", Table::Align::kRight, true},
+           {"D", "dir", Table::Align::kLeft},
+           {"syscall", "syscall", Table::Align::kLeft},
+           {"bytes", "bytes", Table::Align::kRight, true},
+           {"offset", "offset", Table::Align::kRight, true},
+           {"latency", "latency_ns", Table::Align::kRight, true},
+           {"file", "file", Table::Align::kLeft}});
+  for (const SlowOp& op : *ops) {
+    char when[32];
+    snprintf(when, sizeof when, "%.6f", op.since_start / 1e9);
+    std::string bytes = op.bytes < 0 ? "error " + std::to_string(-op.bytes)
+                        : op.dir == 'S' ? "-"
+                                        : FormatBytes(static_cast<uint64_t>(op.bytes));
+    t.AddRow({when, op.comm, std::to_string(op.pid), std::to_string(op.tid), std::string(1, op.dir), op.syscall,
+              bytes, op.offset < 0 ? "-" : std::to_string(op.offset), FormatNs(static_cast<uint64_t>(op.latency_ns)),
+              op.file},
+             {std::to_string(op.since_start), op.comm, std::to_string(op.pid), std::to_string(op.tid),
+              std::string(1, op.dir), op.syscall, std::to_string(op.bytes), std::to_string(op.offset),
+              std::to_string(op.latency_ns), op.file});
+  }
+  if (json) return t.Json();
+  std::string out = "run " + std::to_string(run.id) + ": " + run.command + "\n";
+  out += "file reads, writes and syncs of " + FormatNs(static_cast<uint64_t>(q.slower_ns)) +
+         " or more (--slower); time is since the command started\n";
+  if (t.size() == 0)
+    return out + "none" + (q.all_kinds ? "" : " on regular files (--all adds pipes, sockets and devices)") + ".\n";
+  return out + t.Text();
+}
+
+}  // namespace syspgo

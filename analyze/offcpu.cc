@@ -1,0 +1,90 @@
+//===- offcpu.cc - off-CPU time as folded stacks for flame graphs --------===//
+// Intervals are summed per (thread, stack ids) in SQL; naming then works
+// per distinct stack, and lines that name alike (two threads of one name)
+// are added together.
+#include "analyze/offcpu.h"
+
+#include <algorithm>
+#include <map>
+
+#include "analyze/stack_names.h"
+#include "common/util.h"
+
+namespace syspgo {
+namespace {
+
+constexpr char kFoldSql[] = R"sql(
+SELECT o.tid, o.pid, o.user_stack_id, o.kernel_stack_id, o.state = 0, SUM(o.dur), MAX(o.ts),
+       COALESCE((SELECT t.comm FROM thread AS t WHERE t.run_id = o.run_id AND t.tid = o.tid
+                 ORDER BY t.start_ts DESC LIMIT 1), '')
+FROM offcpu AS o
+WHERE o.run_id = ?1
+GROUP BY o.tid, o.pid, o.user_stack_id, o.kernel_stack_id, o.state = 0
+ORDER BY o.tid, o.pid, o.user_stack_id, o.kernel_stack_id, o.state = 0
+)sql";
+constexpr char kProbeSql[] =
+    "SELECT attached, detail FROM run_probe WHERE run_id = ?1 AND probe_group = 'sched'";
+
+// A frame as folded text: ';' separates frames and a trailing number is
+// the weight, so neither may appear inside one.
+std::string Clean(std::string f) {
+  std::replace(f.begin(), f.end(), ';', ':');
+  std::replace(f.begin(), f.end(), '\n', ' ');
+  return f.empty() ? "[unknown]" : f;
+}
+
+}  // namespace
+
+Result<std::vector<FoldedStack>> FoldedOffCpu(Db& db, int64_t run_id) {
+  auto probe = db.Prepare(kProbeSql);
+  if (!probe) return probe.error();
+  probe->Bind(1, run_id);
+  if (!probe->Step() || !probe->Int(0))
+    return MakeError("run " + std::to_string(run_id) + " of '" + db.path() +
+                     "' has no off-CPU data: the sched probe group was not recorded or did not attach. Record "
+                     "one with: syspgo collect --probes sched,cpu -o " + db.path() + " -- COMMAND");
+  auto names = StackNames::Load(db, run_id);
+  if (!names) return names.error();
+  auto st = db.Prepare(kFoldSql);
+  if (!st) return st.error();
+  st->Bind(1, run_id);
+  std::map<std::string, int64_t> ns;  // folded stack -> off-CPU ns
+  Status err;
+  while (st->Step(&err)) {
+    int64_t tid = st->Int(0), pid = st->Int(1);
+    std::string comm = st->Text(7);
+    std::string line = Clean(comm.empty() ? "tid " + std::to_string(tid) : comm);
+    std::vector<std::string> user = (*names)->User(st->Int(2), pid, st->Int(6));
+    for (auto it = user.rbegin(); it != user.rend(); ++it) line += ";" + Clean(*it);
+    std::vector<std::string> kernel = (*names)->Kernel(st->Int(3));
+    for (auto it = kernel.rbegin(); it != kernel.rend(); ++it) line += ";" + Clean(*it);
+    if (st->Int(4)) line += ";[runnable]";
+    ns[line] += st->Int(5);
+  }
+  if (!err.ok()) return err.error();
+  std::vector<FoldedStack> out;
+  for (auto& [stack, total] : ns) {
+    int64_t us = (total + 500) / 1000;
+    if (us > 0) out.push_back({stack, us});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const FoldedStack& a, const FoldedStack& b) { return a.us != b.us ? a.us > b.us : a.stack < b.stack; });
+  return out;
+}
+
+Result<std::string> OffCpuReport(Db& db, const RunInfo& run, size_t limit, bool json) {
+  auto folded = FoldedOffCpu(db, run.id);
+  if (!folded) return folded.error();
+  if (limit && folded->size() > limit) folded->resize(limit);
+  if (json) {
+    Table t({{"stack", "stack", Table::Align::kLeft}, {"us", "us", Table::Align::kRight, true}});
+    for (const FoldedStack& f : *folded) t.AddRow({f.stack, std::to_string(f.us)});
+    return t.Json();
+  }
+  // Nothing but folded lines: the output goes straight to flamegraph.pl.
+  std::string out;
+  for (const FoldedStack& f : *folded) out += f.stack + " " + std::to_string(f.us) + "\n";
+  return out;
+}
+
+}  // namespace syspgo

@@ -1,0 +1,187 @@
+//===- sample_db.cc - CPU samples of a run, from the profile database ----===//
+// Samples are folded in SQL (GROUP BY stack ids), so a million samples
+// cost one row per distinct stack here. A user address is turned into a
+// file offset with the mapping that covered it at the sample's time: a
+// process that execs again reuses addresses, and the schema keeps each
+// mapping with the time it was first seen.
+#include "analyze/sample_db.h"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cstring>
+#include <unordered_map>
+
+namespace syspgo {
+namespace {
+
+constexpr char kProbeSql[] =
+    "SELECT attached, detail FROM run_probe WHERE run_id = ?1 AND probe_group = 'cpu'";
+constexpr char kSettingsSql[] = "SELECT settings_json FROM run WHERE id = ?1";
+constexpr char kSamplesSql[] =
+    "SELECT pid, kernel, ip, user_stack_id, kernel_stack_id, MAX(ts), COUNT(*) FROM cpu_sample "
+    "WHERE run_id = ?1 GROUP BY pid, kernel, ip, user_stack_id, kernel_stack_id "
+    "ORDER BY pid, kernel, ip, user_stack_id, kernel_stack_id";
+constexpr char kStacksSql[] =
+    "SELECT id, frames FROM stack WHERE run_id = ?1 AND id IN "
+    "(SELECT user_stack_id FROM cpu_sample WHERE run_id = ?1 UNION SELECT kernel_stack_id FROM cpu_sample "
+    "WHERE run_id = ?1) ORDER BY id";
+constexpr char kMappingsSql[] =
+    "SELECT pid, ts, vm_start, vm_end, file_off, path, IFNULL(build_id, '') FROM mapping WHERE run_id = ?1 "
+    "ORDER BY pid, vm_start, ts";
+constexpr char kCommSql[] = "SELECT pid, comm FROM process WHERE run_id = ?1 ORDER BY start_ts";
+constexpr char kCpuRunsSql[] = "SELECT DISTINCT run_id FROM cpu_sample ORDER BY run_id";
+constexpr char kKallsymsSql[] =
+    "SELECT k.text FROM run_kallsyms r JOIN kallsyms k ON k.hash = r.hash WHERE r.run_id = ?1";
+
+struct Mapping {
+  int64_t ts;
+  uint64_t start, end, off;
+  uint32_t binary;
+};
+
+Error DbError(Db& db, const std::string& what) {
+  return MakeError("cannot read " + what + " from '" + db.path() + "': " + db.ErrorText() + ".");
+}
+
+std::vector<uint64_t> Frames(Stmt& st, int col) {
+  std::vector<uint64_t> out;
+  const void* p = sqlite3_column_blob(st.raw(), col);
+  int n = sqlite3_column_bytes(st.raw(), col);
+  out.resize(static_cast<size_t>(n) / 8);
+  if (p && !out.empty()) memcpy(out.data(), p, out.size() * 8);  // little-endian, as x86 stores it
+  return out;
+}
+
+}  // namespace
+
+Result<SampleSet> LoadCpuSamples(Db& db, int64_t run_id) {
+  SampleSet set;
+  set.runs.push_back(run_id);
+  std::string run_name = "run " + std::to_string(run_id) + " of '" + db.path() + "'";
+  auto need = [&](const char* what) {
+    return "record them with: syspgo collect --probes cpu -o " + db.path() + " -- COMMAND (" + what + ")";
+  };
+
+  // Period from the collector's settings ("freq_hz": N).
+  if (auto st = db.Prepare(kSettingsSql)) {
+    st->Bind(1, run_id);
+    if (st->Step()) {
+      std::string s = st->Text(0);
+      size_t at = s.find("\"freq_hz\":");
+      if (at != std::string::npos) {
+        long long hz = atoll(s.c_str() + at + 10);
+        if (hz > 0) set.period_ns = 1000000000ull / static_cast<uint64_t>(hz);
+      }
+    }
+  }
+
+  // Mappings, per pid, each user file once in `binaries`.
+  std::unordered_map<uint32_t, std::vector<Mapping>> maps;
+  {
+    auto st = db.Prepare(kMappingsSql);
+    if (!st) return MakeError("run " + std::to_string(run_id) + " of '" + db.path() +
+                              "' has no CPU sample tables (mapping): the database was written by a syspgo without "
+                              "the cpu probe group; " + need("with a current syspgo"));
+    st->Bind(1, run_id);
+    Status err;
+    while (st->Step(&err)) {
+      std::string path = st->Text(5);
+      uint32_t b = kNoBinary;
+      if (!path.empty()) b = set.InternBinary({path, st->Text(6)});
+      maps[static_cast<uint32_t>(st->Int(0))].push_back(
+          {st->Int(1), static_cast<uint64_t>(st->Int(2)), static_cast<uint64_t>(st->Int(3)),
+           static_cast<uint64_t>(st->Int(4)), b});
+    }
+    if (!err.ok()) return err.error();
+  }
+
+  std::unordered_map<int64_t, std::vector<uint64_t>> stacks;
+  {
+    auto st = db.Prepare(kStacksSql);
+    if (!st) return DbError(db, "stacks");
+    st->Bind(1, run_id);
+    Status err;
+    while (st->Step(&err)) stacks[st->Int(0)] = Frames(*st, 1);
+    if (!err.ok()) return err.error();
+  }
+
+  // The mapping that covered `a` in `pid` at `ts`: the latest one seen by then.
+  auto resolve = [&](uint32_t pid, uint64_t a, int64_t ts) -> UserFrame {
+    auto it = maps.find(pid);
+    if (it == maps.end()) return {kNoBinary, a};
+    const Mapping *before = nullptr, *after = nullptr;  // latest seen by ts; else the first seen after
+    for (const Mapping& m : it->second) {
+      if (m.start > a) break;
+      if (a >= m.end) continue;
+      if (m.ts <= ts) {
+        if (!before || m.ts > before->ts) before = &m;
+      } else if (!after || m.ts < after->ts) {
+        after = &m;
+      }
+    }
+    const Mapping* best = before ? before : after;
+    if (!best || best->binary == kNoBinary) return {kNoBinary, a};
+    return {best->binary, a - best->start + best->off};
+  };
+
+  {
+    auto st = db.Prepare(kSamplesSql);
+    if (!st) return MakeError(run_name + " has no CPU sample table: " + need("the cpu probe group"));
+    st->Bind(1, run_id);
+    Status err;
+    while (st->Step(&err)) {
+      StackSample s;
+      s.pid = static_cast<uint32_t>(st->Int(0));
+      s.kernel_mode = st->Int(1) != 0;
+      int64_t ts = st->Int(5);
+      s.count = static_cast<uint64_t>(st->Int(6));
+      auto u = stacks.find(st->Int(3));
+      if (u != stacks.end()) {
+        for (uint64_t a : u->second) s.user.push_back(resolve(s.pid, a, ts));
+      } else if (!s.kernel_mode) {
+        s.user.push_back(resolve(s.pid, static_cast<uint64_t>(st->Int(2)), ts));
+      }
+      auto k = stacks.find(st->Int(4));
+      if (k != stacks.end()) s.kernel = k->second;
+      else if (s.kernel_mode) s.kernel.push_back(static_cast<uint64_t>(st->Int(2)));
+      set.samples.push_back(std::move(s));
+    }
+    if (!err.ok()) return err.error();
+  }
+  if (set.samples.empty()) {
+    std::string why = "the cpu probe group was not enabled";
+    if (auto st = db.Prepare(kProbeSql)) {
+      st->Bind(1, run_id);
+      if (st->Step()) {
+        why = st->Int(0) ? "the cpu probe group was attached, but the command ended before a sample was taken "
+                           "(run it longer, or raise --freq)"
+                         : "the cpu probe group failed to attach: " + st->Text(1);
+      }
+    }
+    return MakeError(run_name + " has no CPU samples: " + why + "; " + need("sampled stacks need frame pointers"));
+  }
+
+  if (auto st = db.Prepare(kCommSql)) {
+    st->Bind(1, run_id);
+    while (st->Step()) set.comm[static_cast<uint32_t>(st->Int(0))] = st->Text(1);
+  }
+  if (auto st = db.Prepare(kKallsymsSql)) {
+    st->Bind(1, run_id);
+    if (st->Step()) set.kallsyms = st->Text(0);
+  }
+  set.Normalize();
+  return set;
+}
+
+Result<std::vector<int64_t>> CpuRuns(Db& db) {
+  auto st = db.Prepare(kCpuRunsSql);
+  if (!st) return DbError(db, "the runs with CPU samples");
+  std::vector<int64_t> out;
+  Status err;
+  while (st->Step(&err)) out.push_back(st->Int(0));
+  if (!err.ok()) return err.error();
+  return out;
+}
+
+}  // namespace syspgo

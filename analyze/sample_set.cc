@@ -1,0 +1,154 @@
+//===- sample_set.cc - merging, folding and naming CPU samples -----------===//
+// The operations on the sample model that do not need symbols: merging
+// runs (binaries matched by build-id, never by path, so a rebuilt binary is
+// never mixed with its predecessor), folding identical stacks, and finding
+// the binary a user asks about.
+#include "analyze/sample_set.h"
+
+#include <elfutils/libdwelf.h>
+#include <fcntl.h>
+#include <libelf.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <tuple>
+
+namespace syspgo {
+
+uint64_t SampleSet::Total() const {
+  uint64_t n = 0;
+  for (const auto& s : samples) n += s.count;
+  return n;
+}
+
+uint32_t SampleSet::InternBinary(const BinaryRef& b) {
+  for (uint32_t i = 0; i < binaries.size(); ++i) {
+    const BinaryRef& o = binaries[i];
+    if (!b.build_id.empty() ? o.build_id == b.build_id : (o.build_id.empty() && o.path == b.path)) return i;
+  }
+  binaries.push_back(b);
+  return static_cast<uint32_t>(binaries.size() - 1);
+}
+
+void SampleSet::Merge(const SampleSet& other, uint64_t weight) {
+  std::vector<uint32_t> remap(other.binaries.size());
+  for (size_t i = 0; i < other.binaries.size(); ++i) remap[i] = InternBinary(other.binaries[i]);
+  samples.reserve(samples.size() + other.samples.size());
+  for (const StackSample& s : other.samples) {
+    StackSample c = s;
+    c.count *= weight;
+    for (UserFrame& f : c.user)
+      if (f.binary != kNoBinary) f.binary = remap[f.binary];
+    samples.push_back(std::move(c));
+  }
+  for (const auto& [pid, name] : other.comm) comm.emplace(pid, name);
+  if (kallsyms.empty()) kallsyms = other.kallsyms;
+  if (!period_ns) period_ns = other.period_ns;
+  runs.insert(runs.end(), other.runs.begin(), other.runs.end());
+  Normalize();
+}
+
+void SampleSet::Normalize() {
+  auto key = [](const StackSample& s) { return std::tie(s.pid, s.kernel_mode, s.user, s.kernel); };
+  std::sort(samples.begin(), samples.end(), [&](const StackSample& a, const StackSample& b) { return key(a) < key(b); });
+  std::vector<StackSample> out;
+  out.reserve(samples.size());
+  for (StackSample& s : samples) {
+    if (!out.empty() && key(out.back()) == key(s)) out.back().count += s.count;
+    else out.push_back(std::move(s));
+  }
+  samples = std::move(out);
+}
+
+void SampleSet::KeepPid(uint32_t pid) {
+  std::erase_if(samples, [&](const StackSample& s) { return s.pid != pid; });
+}
+
+Result<std::string> ReadBuildId(const std::string& path) {
+  static const bool init = elf_version(EV_CURRENT) != EV_NONE;
+  if (!init) return MakeError("libelf could not be initialized.");
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return MakeError("cannot open '" + path + "': " + strerror(errno) + ".", errno);
+  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+  if (!elf || elf_kind(elf) != ELF_K_ELF) {
+    if (elf) elf_end(elf);
+    close(fd);
+    return MakeError("'" + path + "' is not an ELF file.");
+  }
+  const void* bits = nullptr;
+  ssize_t n = dwelf_elf_gnu_build_id(elf, &bits);
+  std::string hex;
+  static const char kDigits[] = "0123456789abcdef";
+  for (ssize_t i = 0; i < n; ++i) {
+    unsigned char c = static_cast<const unsigned char*>(bits)[i];
+    hex += kDigits[c >> 4];
+    hex += kDigits[c & 15];
+  }
+  elf_end(elf);
+  close(fd);
+  return hex;
+}
+
+Result<uint32_t> FindBinary(const SampleSet& set, const std::string& path) {
+  auto id = ReadBuildId(path);
+  if (!id) return id.error();
+  std::error_code ec;
+  std::string real = std::filesystem::weakly_canonical(path, ec).string();
+  if (ec) real = path;
+  std::string base = std::filesystem::path(path).filename().string();
+  for (uint32_t i = 0; i < set.binaries.size(); ++i)
+    if (!id->empty() && set.binaries[i].build_id == *id) return i;
+  // No build-id match: the same file by path (rebuilt since?), or a
+  // binary without a build-id, which can only be matched by path.
+  for (uint32_t i = 0; i < set.binaries.size(); ++i) {
+    const BinaryRef& b = set.binaries[i];
+    if (b.path != real && b.path != path) continue;
+    if (b.build_id.empty() && id->empty()) return i;
+    return MakeError("'" + path + "' has build-id " + (id->empty() ? "(none)" : *id) + ", but the run recorded " +
+                     b.path + " with build-id " + (b.build_id.empty() ? "(none)" : b.build_id) +
+                     ": the binary was rebuilt or replaced after the run, and a profile of another build would "
+                     "be attributed to the wrong code. Pass the binary that ran, or record a new run of this one "
+                     "(syspgo collect --probes cpu -- " + path + " ...).");
+  }
+  std::string seen;
+  size_t listed = 0;
+  for (const BinaryRef& b : set.binaries) {
+    if (listed++ == 8) {
+      seen += ", ...";
+      break;
+    }
+    seen += (seen.empty() ? "" : ", ") + b.path;
+  }
+  std::string also;
+  for (const BinaryRef& b : set.binaries)
+    if (std::filesystem::path(b.path).filename().string() == base) also = " (" + b.path + " has the same name but build-id " + b.build_id + ")";
+  return MakeError("the run has no CPU samples in '" + path + "' (build-id " + (id->empty() ? "(none)" : *id) +
+                   "): it was never mapped by a sampled process" + also + ". Binaries with samples: " +
+                   (seen.empty() ? "none" : seen) + ". Record one that runs it: syspgo collect --probes cpu -- " +
+                   path + " ...");
+}
+
+const Function* Profile::Outermost(const Location& l) const {
+  if (!l.frames.empty()) return &functions[l.frames.back().function];
+  return nullptr;
+}
+
+std::string Profile::BinaryName(uint32_t binary) const {
+  if (binary == kKernelBinary) return "[kernel]";
+  if (binary == kNoBinary || binary >= binaries.size()) return "[unknown]";
+  return binaries[binary].ref.path;
+}
+
+std::string Profile::DisplayName(const Location& l) const {
+  if (!l.frames.empty()) return functions[l.frames[0].function].display;
+  if (l.symbol >= 0) return symbols[l.symbol].name;
+  char off[32];
+  snprintf(off, sizeof off, "+0x%llx", static_cast<unsigned long long>(l.address));
+  std::string b = BinaryName(l.binary);
+  return std::filesystem::path(b).filename().string() + off;
+}
+
+}  // namespace syspgo

@@ -1,0 +1,155 @@
+//===- stack_names.cc - recorded stacks as function names ----------------===//
+// Stacks are read one id at a time and cached: a stall report names a few
+// dozen stacks, a folded off-CPU profile a few thousand, never the whole
+// stack table. A user address is resolved with the mapping its process had
+// at the time (the latest one first seen by then, else the first seen
+// after: the cpu group records a mapping when it first samples it, which
+// can be after an off-CPU interval in it).
+#include "analyze/stack_names.h"
+
+#include <sqlite3.h>
+
+#include <cstring>
+
+#include "analyze/symbolize.h"
+
+namespace syspgo {
+namespace {
+
+constexpr char kKallsymsSql[] =
+    "SELECT k.text FROM run_kallsyms AS r JOIN kallsyms AS k ON k.hash = r.hash WHERE r.run_id = ?1";
+constexpr char kMappingsSql[] =
+    "SELECT pid, ts, vm_start, vm_end, file_off, path, COALESCE(build_id, '') FROM mapping "
+    "WHERE run_id = ?1 ORDER BY pid, vm_start, ts";
+constexpr char kStackSql[] = "SELECT frames FROM stack WHERE run_id = ?1 AND id = ?2";
+
+// Frames the sched_switch probe adds above the thread's own: the JIT-ed
+// program (which kallsyms does not list, so it resolves to whatever symbol
+// precedes it), the tracepoint dispatcher and the tracepoint iterator.
+bool ProbeFrame(const std::string& name) {
+  return name.starts_with("bpf_trace_run") || name.starts_with("__traceiter_") || name.starts_with("__bpf_trace_") ||
+         name.starts_with("perf_trace_");
+}
+constexpr size_t kProbeFramesMax = 6;  // the probe's frames are always among the first few
+
+std::string Hex(uint64_t v) {
+  char buf[24];
+  snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+std::string Basename(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+std::string ShortFunctionName(const std::string& demangled) {
+  std::string s = demangled;
+  for (const char* q : {" const", " volatile", " &&", " &", " noexcept"}) {
+    if (s.size() > strlen(q) && s.ends_with(q)) s.resize(s.size() - strlen(q));
+  }
+  if (!s.ends_with(")")) return s;
+  int depth = 0;
+  for (size_t i = s.size(); i-- > 0;) {
+    if (s[i] == ')') ++depth;
+    else if (s[i] == '(' && --depth == 0) return i ? s.substr(0, i) : s;
+  }
+  return s;
+}
+
+StackNames::StackNames(Db& db, int64_t run_id) : db_(db), run_id_(run_id), sym_(std::make_unique<Symbolizer>()) {}
+StackNames::~StackNames() = default;
+
+Result<std::unique_ptr<StackNames>> StackNames::Load(Db& db, int64_t run_id) {
+  std::unique_ptr<StackNames> n(new StackNames(db, run_id));
+  auto ks = db.Prepare(kKallsymsSql);
+  if (!ks) return ks.error();
+  ks->Bind(1, run_id);
+  Status err;
+  if (ks->Step(&err)) {
+    n->sym_->SetKallsyms(ks->Text(0));
+    n->has_kallsyms_ = true;
+  }
+  if (!err.ok()) return err.error();
+
+  auto maps = db.Prepare(kMappingsSql);
+  if (!maps) return maps.error();
+  maps->Bind(1, run_id);
+  while (maps->Step(&err)) {
+    n->maps_[maps->Int(0)].push_back({maps->Int(1), static_cast<uint64_t>(maps->Int(2)),
+                                      static_cast<uint64_t>(maps->Int(3)), static_cast<uint64_t>(maps->Int(4)),
+                                      maps->Text(5), maps->Text(6)});
+  }
+  if (!err.ok()) return err.error();
+  return n;
+}
+
+const std::vector<uint64_t>& StackNames::Frames(int64_t id) {
+  auto [it, fresh] = frames_.try_emplace(id);
+  if (!fresh || id == 0) return it->second;
+  auto st = db_.Prepare(kStackSql);
+  if (!st) return it->second;  // an unreadable stack shows as an empty one
+  st->Bind(1, run_id_).Bind(2, id);
+  if (st->Step()) {
+    const void* p = sqlite3_column_blob(st->raw(), 0);
+    size_t n = static_cast<size_t>(sqlite3_column_bytes(st->raw(), 0)) / 8;
+    it->second.resize(n);
+    if (p && n) memcpy(it->second.data(), p, n * 8);  // 8-byte little-endian, as x86 stores them
+  }
+  return it->second;
+}
+
+std::vector<std::string> StackNames::Kernel(int64_t id) {
+  std::vector<std::string> out;
+  for (uint64_t a : Frames(id)) {
+    std::string name = sym_->KernelName(a);
+    out.push_back(name.empty() ? Hex(a) : name);
+  }
+  size_t skip = 0;
+  for (size_t i = 0; i < out.size() && i < kProbeFramesMax; ++i)
+    if (ProbeFrame(out[i])) skip = i + 1;
+  out.erase(out.begin(), out.begin() + static_cast<long>(skip));
+  return out;
+}
+
+std::vector<std::string> StackNames::User(int64_t id, int64_t pid, int64_t ts) {
+  std::vector<std::string> out;
+  const std::vector<uint64_t>& frames = Frames(id);
+  for (size_t i = 0; i < frames.size(); ++i) {
+    // Every frame but the first is a return address: the call is the
+    // instruction before it, which may belong to another (inlined) function.
+    for (std::string& f : UserFrame(frames[i], i > 0, pid, ts)) out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::vector<std::string> StackNames::UserFrame(uint64_t addr, bool return_address, int64_t pid, int64_t ts) {
+  const Mapping* best = nullptr;
+  auto it = maps_.find(pid);
+  if (it != maps_.end()) {
+    for (const Mapping& m : it->second) {
+      if (m.start > addr) break;
+      if (addr >= m.end) continue;
+      bool better = !best || (m.ts <= ts ? (best->ts > ts || m.ts > best->ts) : (best->ts > ts && m.ts < best->ts));
+      if (better) best = &m;
+    }
+  }
+  if (!best) return {Hex(addr)};
+  uint64_t off = addr - best->start + best->file_off;
+  std::string fallback = (best->path.empty() ? "[anon]" : Basename(best->path)) + "+" + Hex(off);
+  if (best->path.empty() || best->path[0] != '/') return {fallback};
+  BinaryRef ref{best->path, best->build_id};
+  uint64_t vaddr = 0;
+  if (!sym_->Open(ref).problem.empty() || !sym_->ToVaddr(ref, off, &vaddr)) return {fallback};
+  const AddressInfo* info = sym_->Lookup(ref, return_address ? vaddr - 1 : vaddr);
+  if (!info || info->frames.empty()) return {fallback};
+  std::vector<std::string> names;
+  for (const AddressInfo::Frame& f : info->frames)
+    if (!f.function.empty()) names.push_back(ShortFunctionName(Demangle(f.function)));
+  if (names.empty()) return {fallback};
+  return names;
+}
+
+}  // namespace syspgo

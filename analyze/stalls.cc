@@ -1,0 +1,1222 @@
+//===- stalls.cc - why the program's threads stopped, named across layers -===//
+// How it works, in four steps:
+//  1. Every off-CPU interval of a traced thread is read (they are few:
+//     only intervals of at least the collector's offcpu_min_ns exist).
+//  2. One pass over the recorded file syscalls in time order tracks, per
+//     file, the bytes written since its last sync, and groups each
+//     thread's syscalls into operations: consecutive syscalls on the same
+//     regular file with little on-CPU time between them (write, write, ...,
+//     fsync, close). Time the thread spent off-CPU between two of them
+//     does not count as a gap: preemption must not split an operation. An
+//     operation during which the thread went off-CPU becomes an episode;
+//     a syscall on a pipe, socket or device is an episode by itself.
+//  3. Off-CPU intervals inside an episode belong to it. A wait right after
+//     a file operation in a syscall fileio does not record (unlink, rename,
+//     ftruncate: named from the kernel stack) continues it: deleting a
+//     checkpoint is part of writing it. An episode whose waits (not
+//     counting preemption) reach the threshold is one stall; an interval
+//     outside a stalling episode is a stall by itself if it is long enough.
+//  4. Stalls with the same cause become one Finding; the block requests
+//     of the I/O ones are read for their time windows only (through the
+//     block_rq time index), and the period is searched in their start
+//     times and in the thread's own syscalls between them.
+#include "analyze/stalls.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+#include "analyze/blockhist.h"
+#include "analyze/file_paths.h"
+#include "analyze/finding_print.h"
+#include "analyze/stack_names.h"
+#include "common/util.h"
+
+namespace syspgo {
+namespace {
+
+constexpr char kRunSql[] =
+    "SELECT COALESCE(command_start_ts, 0), COALESCE(end_ts, 0) FROM run WHERE id = ?1";
+constexpr char kSchedProbeSql[] =
+    "SELECT attached, detail FROM run_probe WHERE run_id = ?1 AND probe_group = 'sched'";
+constexpr char kOffcpuSql[] =
+    "SELECT ts, dur, pid, tid, state, kernel_stack_id, user_stack_id, wake_ts IS NOT NULL, COALESCE(waker_pid, 0), "
+    "COALESCE(waker_tid, 0), COALESCE(waker_comm, ''), COALESCE(waker_kernel_stack_id, 0) "
+    "FROM offcpu WHERE run_id = ?1 ORDER BY tid, ts";
+constexpr char kThreadsSql[] = "SELECT tid, pid, comm, start_ts FROM thread WHERE run_id = ?1 ORDER BY tid, start_ts";
+constexpr char kProcessesSql[] = "SELECT pid, comm FROM process WHERE run_id = ?1 ORDER BY pid, start_ts";
+constexpr char kSyscallNamesSql[] = "SELECT nr, name FROM syscall_name ORDER BY nr";
+// Every recorded file syscall, in the order they began; for an open the
+// fd column is its result.
+constexpr char kCallsSql[] = R"sql(
+SELECT ts, dur, pid, tid, nr, fd, dev, ino, kind, pos, ret, 0 AS flags FROM file_io WHERE run_id = ?1
+UNION ALL
+SELECT ts, dur, pid, tid, nr, ret, dev, ino, 0, -1, ret, flags FROM file_open WHERE run_id = ?1
+ORDER BY ts, tid
+)sql";
+// One thread's syscalls between two stalls: where its steps show.
+constexpr char kThreadCallsSql[] =
+    "SELECT ts, nr, fd, dev, ino, kind FROM file_io WHERE run_id = ?1 AND tid = ?2 AND ts >= ?3 AND ts < ?4 "
+    "ORDER BY ts";
+// Block requests in flight during [?4, ?3) issued by thread ?5 or carrying
+// pages of file (?6, ?7): the I/O a stall waited for. ?2 bounds how early a
+// request may have been issued, so the time index is used.
+constexpr char kBlockSql[] = R"sql(
+SELECT b.ts, b.dur, b.bytes, COALESCE(o.name, 'op ' || b.op), b.flags, b.tid, b.comm
+FROM block_rq AS b LEFT JOIN block_op AS o ON o.run_id = b.run_id AND o.op = b.op
+WHERE b.run_id = ?1 AND b.ts >= ?2 AND b.ts < ?3 AND b.ts + b.dur > ?4
+  AND (b.tid = ?5 OR (?7 != 0 AND b.file_dev = ?6 AND b.file_ino = ?7))
+ORDER BY b.ts, b.sector
+)sql";
+// What the cpu group sampled of a thread in user mode in [?2, ?3): time
+// it spent running its own code (the sampling period is in settings_json).
+constexpr char kUserSamplesSql[] =
+    "SELECT COUNT(*) FROM cpu_sample WHERE run_id = ?1 AND ts >= ?2 AND ts < ?3 AND tid = ?4 AND kernel = 0";
+constexpr char kCpuProbeSql[] =
+    "SELECT r.settings_json FROM run_probe AS p JOIN run AS r ON r.id = p.run_id "
+    "WHERE p.run_id = ?1 AND p.probe_group = 'cpu' AND p.attached = 1";
+// The page fault a thread waits in: the last one it began before sleeping.
+constexpr char kFaultSql[] =
+    "SELECT dev, ino FROM page_fault WHERE run_id = ?1 AND tid = ?2 AND ts <= ?3 AND ts >= ?4 "
+    "ORDER BY ts DESC LIMIT 1";
+
+constexpr int64_t kBurstGapNs = 2'000'000;            // on-CPU time between syscalls of one operation
+constexpr int64_t kBlockLookbackNs = 10'000'000'000;  // requests issued this much earlier can end in a stall
+constexpr int64_t kFaultLookbackNs = 1'000'000'000;   // a fault begins at most this long before its wait
+constexpr int64_t kMarkMergeNs = 1'000'000;           // on-CPU time within one step mark written in pieces
+constexpr double kPeriodTolerance = 0.25;             // gaps within 25% of their median are regular
+constexpr double kStepTolerance = 0.35;               // step lengths within 35% of their median ...
+constexpr double kStepsEven = 0.75;                   // ... for at least 3 steps in 4
+constexpr int64_t kBlockFlagUnissued = 1024;          // block_rq.flags: completed without reaching the driver
+constexpr int64_t kOTrunc = 01000;                    // O_TRUNC
+
+// x86_64 syscall numbers (names come from syscall_name).
+bool IsRead(int64_t nr) { return nr == 0 || nr == 17 || nr == 19 || nr == 295 || nr == 327; }
+bool IsWrite(int64_t nr) { return nr == 1 || nr == 18 || nr == 20 || nr == 296 || nr == 328; }
+bool IsSync(int64_t nr) { return nr == 74 || nr == 75 || nr == 277; }
+bool IsOpen(int64_t nr) { return nr == 2 || nr == 257 || nr == 437; }
+
+constexpr int64_t kFmt = 0170000, kReg = 0100000, kBlk = 0060000, kFifo = 0010000, kSock = 0140000, kChr = 0020000;
+
+std::string KindName(int64_t kind) {
+  switch (kind & kFmt) {
+    case kReg: return "file";
+    case kFifo: return "pipe";
+    case kSock: return "socket";
+    case kChr: return "device";
+    case kBlk: return "block device";
+  }
+  return "anonymous inode";
+}
+
+// Syscalls fileio does not record that act on a file just written or
+// read: a wait in one of them right after such an operation continues it.
+const std::set<std::string>& FileFollowUps() {
+  static const std::set<std::string> s = {"unlink", "unlinkat", "rename", "renameat", "renameat2", "truncate",
+                                          "ftruncate", "fallocate", "close", "close_range", "msync", "fadvise64",
+                                          "syncfs", "sync"};
+  return s;
+}
+
+// Frames that only say "the thread slept", not what for.
+const std::set<std::string>& SchedulerFrames() {
+  static const std::set<std::string> s = {
+      "__schedule", "schedule", "schedule_timeout", "io_schedule", "io_schedule_timeout", "schedule_preempt_disabled",
+      "schedule_hrtimeout_range", "schedule_hrtimeout_range_clock", "preempt_schedule", "preempt_schedule_common",
+      "__cond_resched", "bit_wait_io", "bit_wait", "__wait_on_bit", "out_of_line_wait_on_bit", "__wait_on_bit_lock",
+      "folio_wait_bit_common", "folio_wait_bit", "wait_for_completion_io_timeout", "wait_for_completion_io",
+      "wait_for_completion", "wait_for_completion_timeout", "__wait_for_common", "wait_woken", "io_schedule_prepare"};
+  return s;
+}
+
+// Frames of the wakeup itself, above what caused it.
+const std::set<std::string>& WakeFrames() {
+  static const std::set<std::string> s = {
+      "try_to_wake_up", "wake_up_process", "wake_up_q", "__wake_up", "__wake_up_common", "__wake_up_common_lock",
+      "__wake_up_sync_key", "__wake_up_locked_key", "autoremove_wake_function", "default_wake_function",
+      "woken_wake_function", "wake_up_bit", "__wake_up_bit", "wake_bit_function", "wake_page_function",
+      "folio_wake_bit", "wake_up_var", "complete", "ttwu_do_activate", "pollwake", "ep_poll_callback",
+      "hrtimer_wakeup"};
+  return s;
+}
+
+bool HasFrame(const std::vector<std::string>& k, std::initializer_list<const char*> prefixes) {
+  for (const std::string& f : k)
+    for (const char* p : prefixes)
+      if (f.starts_with(p)) return true;
+  return false;
+}
+
+// The first frame below the scheduler's: the function that decided to wait.
+std::string Waiter(const std::vector<std::string>& k) {
+  for (const std::string& f : k)
+    if (!SchedulerFrames().count(f)) return f;
+  return "";
+}
+
+// The syscall a kernel stack is in ("" if none): its outermost sys_ frame.
+std::string StackSyscall(const std::vector<std::string>& k) {
+  for (size_t i = k.size(); i-- > 0;) {
+    for (const char* p : {"__x64_sys_", "__ia32_sys_", "__se_sys_", "__do_sys_"}) {
+      if (k[i].starts_with(p)) return k[i].substr(strlen(p));
+    }
+  }
+  return "";
+}
+
+struct Interval {
+  int64_t ts = 0, dur = 0, pid = 0, tid = 0, state = 0, kstack = 0, ustack = 0;
+  bool woken = false;
+  int64_t waker_pid = 0, waker_tid = 0, waker_kstack = 0;
+  std::string waker_comm;
+  std::string call;       // the recorded syscall in progress, "" if none
+  int64_t call_kind = 0;  // the type bits of its file
+  int episode = -1;       // -> episodes
+  bool blocked() const { return state != 0; }  // asleep, not merely preempted
+  int64_t end() const { return ts + dur; }
+};
+using Intervals = std::vector<Interval>;  // one thread's, by time
+
+// On-CPU (or at least not off-CPU-recorded) time of a thread in [a, b).
+int64_t OnCpu(const Intervals& ivs, int64_t a, int64_t b) {
+  if (b <= a) return 0;
+  auto it = std::lower_bound(ivs.begin(), ivs.end(), a, [](const Interval& iv, int64_t t) { return iv.end() <= t; });
+  int64_t off = 0;
+  for (; it != ivs.end() && it->ts < b; ++it) off += std::min(b, it->end()) - std::max(a, it->ts);
+  return b - a - off;
+}
+
+struct Episode {
+  int64_t tid = 0, pid = 0, start = 0, end = 0;
+  uint64_t dev = 0, ino = 0;
+  int64_t kind = 0;
+  bool regular = false;                      // a regular file (or block device): syscalls may join it
+  std::vector<std::string> order;            // recorded syscalls, in order of first use
+  std::map<std::string, std::pair<int64_t, int64_t>> calls;  // name -> (count, ns in them)
+  std::vector<std::string> inferred;         // syscalls seen only on kernel stacks
+  std::map<std::string, int64_t> inferred_ns;  // their off-CPU time
+  int64_t written = 0, read = 0, off_lo = -1, off_hi = -1;
+  int64_t synced = -1;                       // bytes written since the previous sync, at a sync; -1: no sync
+  std::vector<size_t> ivs;                   // -> its thread's intervals
+};
+
+struct CallRow {
+  int64_t ts, dur, pid, tid, nr, fd;
+  uint64_t dev, ino;
+  int64_t kind, pos, ret, flags;
+};
+
+void AddCall(Episode& ep, const CallRow& r, const std::string& name, int64_t dirty_before) {
+  if (!ep.calls.count(name)) ep.order.push_back(name);
+  auto& c = ep.calls[name];
+  ++c.first;
+  c.second += r.dur;
+  ep.end = std::max(ep.end, r.ts + r.dur);
+  if (r.ret > 0 && (IsWrite(r.nr) || IsRead(r.nr))) {
+    (IsWrite(r.nr) ? ep.written : ep.read) += r.ret;
+    if (r.pos >= 0) {
+      ep.off_lo = ep.off_lo < 0 ? r.pos : std::min(ep.off_lo, r.pos);
+      ep.off_hi = std::max(ep.off_hi, r.pos + r.ret);
+    }
+  }
+  if (dirty_before >= 0) ep.synced = std::max(ep.synced, dirty_before);
+}
+
+struct Wait {
+  std::string cls;   // StallDetail::cause
+  std::string what;  // in words
+};
+
+std::string IoWhat(const std::vector<std::string>& k) {
+  if (HasFrame(k, {"balance_dirty_pages"}))
+    return "dirty-page throttling: the kernel held the writer until writeback caught up (balance_dirty_pages)";
+  if (HasFrame(k, {"folio_wait_writeback", "__filemap_fdatawait_range", "filemap_fdatawait", "wait_on_page_writeback"}))
+    return "writeback of the file's dirty pages to disk";
+  if (HasFrame(k, {"blkdev_issue_flush"})) return "the disk to flush its write cache";
+  if (HasFrame(k, {"blkdev_issue_discard", "__blkdev_issue_discard"})) return "discard (TRIM) of the freed blocks";
+  if (HasFrame(k, {"jbd2_"})) return "the filesystem journal";
+  if (HasFrame(k, {"filemap_fault", "do_read_fault"})) return "a page of a mapped file read from disk, in a page fault";
+  if (HasFrame(k, {"filemap_read", "filemap_get_pages", "filemap_update_page"})) return "file data read from disk";
+  std::string w = Waiter(k);
+  if (HasFrame(k, {"ext4_read_bh", "__ext4_get_inode_loc", "ext4_bread", "__sync_dirty_buffer", "ext4_wait_block_bitmap",
+                   "__ext4_find_entry", "__bread"}))
+    return "filesystem metadata I/O in " + w;
+  return w.empty() ? "block I/O" : "block I/O in " + w;
+}
+
+// What an interval waited for, from its state, kernel stack and syscall.
+Wait Classify(const Interval& iv, const std::vector<std::string>& k, const std::string& syscall) {
+  if (!iv.blocked()) return {"cpu", "a CPU: the thread was runnable, but other tasks had the CPUs"};
+  if (HasFrame(k, {"io_schedule", "balance_dirty_pages", "submit_bio_wait", "blk_mq_get_tag", "jbd2_"}))
+    return {"io", IoWhat(k)};
+  if (HasFrame(k, {"futex_"})) return {"lock", "a futex: a mutex, condition variable or thread join"};
+  if (HasFrame(k, {"hrtimer_nanosleep", "do_nanosleep", "common_nsleep"})) return {"sleep", "a timer: the thread slept"};
+  // anon_pipe_*: pipes got their own file operations in 6.15.
+  if (HasFrame(k, {"pipe_read", "anon_pipe_read"})) return {"pipe", "data in a pipe: its writer had not written yet"};
+  if (HasFrame(k, {"pipe_write", "anon_pipe_write"})) return {"pipe", "room in a full pipe: its reader was behind"};
+  if (HasFrame(k, {"do_sys_poll", "do_select", "core_sys_select", "ep_poll", "do_epoll_wait"}))
+    return {"poll", "an event on file descriptors (poll, select or epoll)"};
+  if (HasFrame(k, {"sock_", "tcp_", "udp_", "unix_stream", "unix_dgram", "inet_", "sk_wait", "__skb_wait"}))
+    return {"socket", "a socket: data to receive or room to send"};
+  if (HasFrame(k, {"do_wait", "kernel_wait4"})) return {"child", "a child process to exit"};
+  if (HasFrame(k, {"n_tty_read", "tty_"})) return {"device", "terminal input"};
+  if (HasFrame(k, {"__mutex_lock", "mutex_lock", "rwsem_down", "down_read", "down_write", "__down"}))
+    return {"kernel-lock", "a kernel lock held by another task, in " + Waiter(k)};
+  if (HasFrame(k, {"asm_exc_page_fault", "exc_page_fault"})) return {"page-fault", "a page fault, in " + Waiter(k)};
+  // No telling frames (no kallsyms, or an unusual path): the syscall and
+  // the kind of file say what it is.
+  if (syscall == "nanosleep" || syscall == "clock_nanosleep") return {"sleep", "a timer: the thread slept"};
+  if (syscall == "futex") return {"lock", "a futex: a mutex, condition variable or thread join"};
+  if (syscall.starts_with("epoll") || syscall == "poll" || syscall == "ppoll" || syscall.starts_with("select") ||
+      syscall == "pselect6")
+    return {"poll", "an event on file descriptors (poll, select or epoll)"};
+  if (syscall == "wait4" || syscall == "waitid") return {"child", "a child process to exit"};
+  int64_t fmt = iv.call_kind & kFmt;
+  if (fmt == kFifo) return {"pipe", "a pipe"};
+  if (fmt == kSock) return {"socket", "a socket: data to receive or room to send"};
+  if (fmt == kChr) return {"device", "a device"};
+  if (fmt == kReg || fmt == kBlk) return {"io", "file I/O"};
+  std::string w = Waiter(k);
+  return {"other", w.empty() ? "an event the recorded stacks do not show" : "an event in " + w};
+}
+
+struct ThreadName {
+  int64_t start_ts;
+  int64_t pid;
+  std::string comm;
+};
+
+// One stall: an episode that waited long enough, or one long interval.
+struct Stall {
+  int64_t tid = 0, pid = 0, start = 0, end = 0;
+  int64_t blocked = 0, runnable = 0;
+  Wait wait;
+  std::map<std::string, int64_t> waits;  // what -> blocked ns
+  std::string syscall;                   // standalone: the syscall in progress
+  const Episode* ep = nullptr;
+  const Interval* rep = nullptr;         // the longest wait (blocked if any)
+  std::string path;                      // the file, if known
+  uint64_t dev = 0, ino = 0;
+  // Block requests waited on: op -> (requests, bytes); issued latencies; issuers.
+  std::map<std::string, std::pair<int64_t, int64_t>> block_ops;
+  std::vector<int64_t> block_lat;
+  std::set<std::string> issuers;
+  std::string key;
+};
+
+int64_t Median(std::vector<int64_t> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+std::string Seconds(int64_t ns) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%.3f s", ns / 1e9);
+  return buf;
+}
+
+std::string Join(const std::vector<std::string>& v, const std::string& sep, size_t most = SIZE_MAX) {
+  std::string out;
+  for (size_t i = 0; i < v.size() && i < most; ++i) out += (i ? sep : "") + v[i];
+  if (v.size() > most) out += sep + "...";
+  return out;
+}
+
+struct Period {
+  int64_t ns = 0, steps = 0, step_ns = 0;
+  std::string marker;  // what marks a step
+  std::string text;
+};
+
+// Everything one analysis needs, loaded once.
+class Analysis {
+ public:
+  Analysis(Db& db, const StallsQuery& q) : db_(db), q_(q) {}
+  Result<StallsReport> Run();
+
+ private:
+  Status LoadRun();
+  Status LoadIntervals();
+  Status LoadNames();
+  Status ScanCalls();
+  void Assign();
+  void MakeStalls();
+  void Describe(Stall& s);
+  Status AddBlock(Stall& s);
+  Period FindPeriod(const std::vector<const Stall*>& occ);
+  Finding MakeFinding(const std::vector<const Stall*>& occ, StallDetail* d);
+  const ThreadName* Thread(int64_t tid, int64_t ts) const;
+  std::string Comm(int64_t tid, int64_t pid, int64_t ts) const;
+  std::string WakerText(const Interval& iv);
+  int64_t UserTime(const Intervals& ivs, int64_t tid, int64_t a, int64_t b);
+  std::string CallName(int64_t nr) const;
+  const std::vector<std::string>& Kernel(int64_t stack) {
+    auto [it, fresh] = kernel_.try_emplace(stack);
+    if (fresh) it->second = names_->Kernel(stack);
+    return it->second;
+  }
+
+  Db& db_;
+  StallsQuery q_;
+  StallsReport report_;
+  int64_t command_start_ = 0;
+  int64_t sample_period_ns_ = 0;                // 0: the cpu group did not sample this run
+  std::map<int64_t, Intervals> threads_;       // tid -> its intervals
+  std::map<int64_t, std::vector<ThreadName>> thread_names_;
+  std::map<int64_t, std::string> process_names_;
+  std::map<int64_t, std::string> syscall_names_;
+  std::vector<Episode> episodes_;
+  std::vector<Stall> stalls_;
+  std::unique_ptr<StackNames> names_;
+  std::unique_ptr<FilePaths> paths_;
+  std::map<int64_t, std::vector<std::string>> kernel_;
+};
+
+Status Analysis::LoadRun() {
+  auto st = db_.Prepare(kRunSql);
+  if (!st) return st.error();
+  st->Bind(1, q_.run_id);
+  if (!st->Step()) return MakeError("profile database '" + db_.path() + "' has no run " + std::to_string(q_.run_id) + ".");
+  command_start_ = st->Int(0);
+  int64_t end = st->Int(1);
+  report_.wall_ns = std::max<int64_t>(0, end - command_start_);
+
+  auto cpu = db_.Prepare(kCpuProbeSql);
+  if (!cpu) return cpu.error();
+  cpu->Bind(1, q_.run_id);
+  if (cpu->Step()) {
+    std::string settings = cpu->Text(0);
+    size_t at = settings.find("\"freq_hz\":");
+    long long hz = at == std::string::npos ? 0 : atoll(settings.c_str() + at + 10);
+    if (hz > 0) sample_period_ns_ = 1'000'000'000 / hz;
+  }
+
+  auto probe = db_.Prepare(kSchedProbeSql);
+  if (!probe) return probe.error();
+  probe->Bind(1, q_.run_id);
+  std::string run = "run " + std::to_string(q_.run_id) + " of '" + db_.path() + "'";
+  std::string how = "Record one with: syspgo collect --probes sched,fileio,block,cpu -o " + db_.path() + " -- COMMAND";
+  if (!probe->Step())
+    return MakeError(run + " has no off-CPU data: the sched probe group was not recorded, and stalls are found "
+                     "from it. " + how);
+  if (!probe->Int(0))
+    return MakeError(run + " has no off-CPU data: the sched probe group did not attach (" + probe->Text(1) + "). " +
+                     how + " on a kernel with the sched_switch tracepoint.");
+  return {};
+}
+
+Status Analysis::LoadIntervals() {
+  auto st = db_.Prepare(kOffcpuSql);
+  if (!st) return st.error();
+  st->Bind(1, q_.run_id);
+  Status err;
+  while (st->Step(&err)) {
+    Interval iv;
+    iv.ts = st->Int(0);
+    iv.dur = st->Int(1);
+    iv.pid = st->Int(2);
+    iv.tid = st->Int(3);
+    iv.state = st->Int(4);
+    iv.kstack = st->Int(5);
+    iv.ustack = st->Int(6);
+    iv.woken = st->Int(7) != 0;
+    iv.waker_pid = st->Int(8);
+    iv.waker_tid = st->Int(9);
+    iv.waker_comm = st->Text(10);
+    iv.waker_kstack = st->Int(11);
+    ++report_.intervals;
+    report_.longest_ns = std::max(report_.longest_ns, iv.dur);
+    threads_[iv.tid].push_back(std::move(iv));
+  }
+  return err;
+}
+
+Status Analysis::LoadNames() {
+  Status err;
+  auto th = db_.Prepare(kThreadsSql);
+  if (!th) return th.error();
+  th->Bind(1, q_.run_id);
+  while (th->Step(&err)) thread_names_[th->Int(0)].push_back({th->Int(3), th->Int(1), th->Text(2)});
+  if (!err.ok()) return err;
+  auto pr = db_.Prepare(kProcessesSql);
+  if (!pr) return pr.error();
+  pr->Bind(1, q_.run_id);
+  while (pr->Step(&err)) process_names_[pr->Int(0)] = pr->Text(1);
+  if (!err.ok()) return err;
+  auto sc = db_.Prepare(kSyscallNamesSql);
+  if (!sc) return sc.error();
+  while (sc->Step(&err)) syscall_names_[sc->Int(0)] = sc->Text(1);
+  if (!err.ok()) return err;
+  auto names = StackNames::Load(db_, q_.run_id);
+  if (!names) return names.error();
+  names_ = std::move(*names);
+  auto paths = FilePaths::Load(db_, q_.run_id);
+  if (!paths) return paths.error();
+  paths_ = std::make_unique<FilePaths>(std::move(*paths));
+  return {};
+}
+
+std::string Analysis::CallName(int64_t nr) const {
+  auto it = syscall_names_.find(nr);
+  return it == syscall_names_.end() ? "syscall " + std::to_string(nr) : it->second;
+}
+
+const ThreadName* Analysis::Thread(int64_t tid, int64_t ts) const {
+  auto it = thread_names_.find(tid);
+  if (it == thread_names_.end() || it->second.empty()) return nullptr;
+  const ThreadName* best = &it->second.front();
+  for (const ThreadName& t : it->second)
+    if (t.start_ts <= ts) best = &t;
+  return best;
+}
+
+std::string Analysis::Comm(int64_t tid, int64_t pid, int64_t ts) const {
+  if (const ThreadName* t = Thread(tid, ts)) return t->comm;
+  auto p = process_names_.find(pid);
+  return p == process_names_.end() ? "tid " + std::to_string(tid) : p->second;
+}
+
+Status Analysis::ScanCalls() {
+  auto st = db_.Prepare(kCallsSql);
+  if (!st) return st.error();
+  st->Bind(1, q_.run_id);
+  struct Open {
+    Episode ep;
+    bool active = false;
+  };
+  std::unordered_map<int64_t, Open> current;                  // tid -> the operation under way
+  std::map<std::pair<uint64_t, uint64_t>, int64_t> dirty;     // file -> bytes written since its last sync
+
+  auto close = [&](Open& o) {
+    if (!o.active) return;
+    o.active = false;
+    const Intervals& ivs = threads_.at(o.ep.tid);
+    auto it = std::lower_bound(ivs.begin(), ivs.end(), o.ep.start,
+                               [](const Interval& iv, int64_t t) { return iv.ts < t; });
+    if (it != ivs.end() && it->ts < o.ep.end) episodes_.push_back(std::move(o.ep));
+  };
+
+  Status err;
+  while (st->Step(&err)) {
+    CallRow r{st->Int(0), st->Int(1), st->Int(2), st->Int(3), st->Int(4), st->Int(5),
+              static_cast<uint64_t>(st->Int(6)), static_cast<uint64_t>(st->Int(7)), st->Int(8), st->Int(9),
+              st->Int(10), st->Int(11)};
+    std::pair<uint64_t, uint64_t> file{r.dev, r.ino};
+    bool opened = IsOpen(r.nr) && r.ret >= 0 && r.ino != 0;
+    int64_t dirty_before = -1;
+    if (r.dev != 0 && IsWrite(r.nr) && r.ret > 0) {
+      dirty[file] += r.ret;
+    } else if (r.dev != 0 && IsSync(r.nr)) {
+      dirty_before = dirty[file];
+      dirty[file] = 0;
+    } else if (opened && (r.flags & kOTrunc)) {
+      dirty[file] = 0;
+    }
+
+    auto t = threads_.find(r.tid);
+    if (t == threads_.end()) continue;  // a thread that never went off-CPU for long cannot stall
+    std::string name = CallName(r.nr);
+    for (auto it = std::lower_bound(t->second.begin(), t->second.end(), r.ts,
+                                    [](const Interval& iv, int64_t ts) { return iv.ts < ts; });
+         it != t->second.end() && it->ts < r.ts + r.dur; ++it) {
+      it->call = name;
+      it->call_kind = r.kind;
+    }
+    int64_t fmt = r.kind & kFmt;
+    bool regular = fmt == kReg || fmt == kBlk || opened;
+    Open& o = current[r.tid];
+    bool joins = o.active && regular && o.ep.regular && o.ep.dev == r.dev && o.ep.ino == r.ino &&
+                 OnCpu(t->second, o.ep.end, r.ts) < kBurstGapNs;
+    if (!joins) {
+      close(o);
+      o.ep = Episode{};
+      o.ep.tid = r.tid;
+      o.ep.pid = r.pid;
+      o.ep.start = r.ts;
+      o.ep.end = r.ts + r.dur;
+      o.ep.dev = r.dev;
+      o.ep.ino = r.ino;
+      o.ep.kind = IsOpen(r.nr) ? kReg : r.kind;
+      o.ep.regular = regular;
+      o.active = true;
+    }
+    AddCall(o.ep, r, name, dirty_before);
+  }
+  if (!err.ok()) return err;
+  for (auto& [tid, o] : current) close(o);
+  std::sort(episodes_.begin(), episodes_.end(),
+            [](const Episode& a, const Episode& b) { return std::tie(a.tid, a.start) < std::tie(b.tid, b.start); });
+  return {};
+}
+
+void Analysis::Assign() {
+  size_t e = 0;
+  for (auto& [tid, ivs] : threads_) {
+    while (e < episodes_.size() && episodes_[e].tid < tid) ++e;
+    int last = -1;  // the latest episode of this thread begun before the interval
+    for (size_t i = 0; i < ivs.size(); ++i) {
+      Interval& iv = ivs[i];
+      for (; e < episodes_.size() && episodes_[e].tid == tid && episodes_[e].start <= iv.ts; ++e)
+        last = static_cast<int>(e);
+      if (last < 0) continue;
+      Episode& ep = episodes_[static_cast<size_t>(last)];
+      if (iv.ts < ep.end) {
+        iv.episode = last;
+        ep.ivs.push_back(i);
+        continue;
+      }
+      // A wait in an unrecorded syscall on the file just used (unlink of
+      // the checkpoint just written) continues the operation. Such a
+      // syscall can run long on-CPU before it waits (unlink frees the
+      // file's cached pages first): only the thread's own code in between
+      // counts as a gap.
+      std::string sc = iv.call.empty() ? StackSyscall(Kernel(iv.kstack)) : "";
+      if (ep.regular && FileFollowUps().count(sc) && UserTime(ivs, tid, ep.end, iv.ts) < kBurstGapNs) {
+        iv.episode = last;
+        ep.ivs.push_back(i);
+        ep.end = iv.end();
+        if (!ep.inferred_ns.count(sc)) ep.inferred.push_back(sc);
+        ep.inferred_ns[sc] += iv.dur;
+      }
+    }
+  }
+}
+
+void Analysis::MakeStalls() {
+  // Episodes first: their waits add up.
+  std::set<std::pair<int64_t, size_t>> taken;  // (tid, interval index) in a stalling episode
+  for (const Episode& ep : episodes_) {
+    const Intervals& ivs = threads_[ep.tid];
+    Stall s;
+    for (size_t i : ep.ivs) {
+      const Interval& iv = ivs[i];
+      (iv.blocked() ? s.blocked : s.runnable) += iv.dur;
+    }
+    if (s.blocked < q_.threshold_ns || s.blocked == 0) continue;
+    s.tid = ep.tid;
+    s.pid = ep.pid;
+    s.start = ep.start;
+    s.end = ep.end;
+    s.ep = &ep;
+    s.dev = ep.dev;
+    s.ino = ep.ino;
+    std::map<std::string, int64_t> by_cls;
+    for (size_t i : ep.ivs) {
+      const Interval& iv = ivs[i];
+      taken.insert({ep.tid, i});
+      if (!iv.blocked()) continue;
+      std::string sc = iv.call.empty() ? StackSyscall(Kernel(iv.kstack)) : iv.call;
+      Wait w = Classify(iv, Kernel(iv.kstack), sc);
+      by_cls[w.cls] += iv.dur;
+      s.waits[w.what] += iv.dur;
+    }
+    std::string cls = std::max_element(by_cls.begin(), by_cls.end(),
+                                       [](auto& a, auto& b) { return a.second < b.second; })->first;
+    // The representative wait: the longest of the dominant kind.
+    for (size_t i : ep.ivs) {
+      const Interval& iv = ivs[i];
+      if (!iv.blocked()) continue;
+      std::string sc = iv.call.empty() ? StackSyscall(Kernel(iv.kstack)) : iv.call;
+      Wait w = Classify(iv, Kernel(iv.kstack), sc);
+      if (w.cls == cls && (!s.rep || iv.dur > s.rep->dur)) {
+        s.rep = &iv;
+        s.wait = w;
+      }
+    }
+    stalls_.push_back(std::move(s));
+  }
+  // Then single intervals outside them.
+  for (auto& [tid, ivs] : threads_) {
+    for (size_t i = 0; i < ivs.size(); ++i) {
+      const Interval& iv = ivs[i];
+      if (iv.dur < q_.threshold_ns || taken.count({tid, i})) continue;
+      Stall s;
+      s.tid = tid;
+      s.pid = iv.pid;
+      s.start = iv.ts;
+      s.end = iv.end();
+      (iv.blocked() ? s.blocked : s.runnable) = iv.dur;
+      s.syscall = iv.call.empty() ? StackSyscall(Kernel(iv.kstack)) : iv.call;
+      s.wait = Classify(iv, Kernel(iv.kstack), s.syscall);
+      if (iv.blocked()) s.waits[s.wait.what] = iv.dur;
+      s.rep = &iv;
+      stalls_.push_back(std::move(s));
+    }
+  }
+}
+
+// The file of a stall, and the key that groups stalls with the same cause.
+void Analysis::Describe(Stall& s) {
+  std::string comm = Comm(s.tid, s.pid, s.start);
+  std::string who = comm + "|" + (s.tid == s.pid ? "main" : "thread") + "|" + s.wait.cls;
+  if (s.wait.cls == "cpu") {
+    s.key = who;  // preemption is one cause, whatever the thread was doing
+    return;
+  }
+  if (s.ep) {
+    if (s.ep->regular) {
+      s.path = paths_->At(s.dev, s.ino, s.start);
+      if (s.path.empty()) s.path = "inode " + std::to_string(s.ino);
+    } else {
+      s.path = KindName(s.ep->kind) + ":[" + std::to_string(s.ino) + "]";
+    }
+    s.key = who + "|" + Join(s.ep->order, "+") + "|" + (s.ep->regular ? PathShape(s.path) : KindName(s.ep->kind));
+    return;
+  }
+  bool fault = HasFrame(Kernel(s.rep->kstack), {"asm_exc_page_fault", "exc_page_fault"});
+  if (s.wait.cls == "page-fault" || (s.wait.cls == "io" && fault)) {
+    if (auto st = db_.Prepare(kFaultSql)) {  // the faults group may not have been recorded
+      st->Bind(1, q_.run_id).Bind(2, s.tid).Bind(3, s.start).Bind(4, s.start - kFaultLookbackNs);
+      if (st->Step() && st->Int(1) != 0) {
+        s.dev = static_cast<uint64_t>(st->Int(0));
+        s.ino = static_cast<uint64_t>(st->Int(1));
+        s.path = paths_->At(s.dev, s.ino, s.start);
+        if (s.path.empty()) s.path = "inode " + std::to_string(s.ino);
+      }
+    }
+    s.key = who + "|fault|" + PathShape(s.path);
+    return;
+  }
+  s.key = who + "|" + s.syscall;
+}
+
+Status Analysis::AddBlock(Stall& s) {
+  if (s.wait.cls != "io" && s.wait.cls != "page-fault") return {};  // never blame I/O for other waits
+  auto st = db_.Prepare(kBlockSql);
+  if (!st) return st.error();
+  st->Bind(1, q_.run_id).Bind(2, s.start - kBlockLookbackNs).Bind(3, s.end).Bind(4, s.start).Bind(5, s.tid);
+  st->Bind(6, static_cast<int64_t>(s.dev)).Bind(7, static_cast<int64_t>(s.ino));
+  Status err;
+  while (st->Step(&err)) {
+    auto& op = s.block_ops[st->Text(3)];
+    ++op.first;
+    op.second += st->Int(2);
+    if (!(st->Int(4) & kBlockFlagUnissued)) s.block_lat.push_back(st->Int(1));
+    s.issuers.insert(st->Int(5) == s.tid ? "" : st->Text(6).empty() ? "the kernel" : st->Text(6));
+  }
+  return err;
+}
+
+// Time the thread ran its own code in [a, b): from user-mode CPU samples
+// when the run has them, else all the time it was not off-CPU.
+int64_t Analysis::UserTime(const Intervals& ivs, int64_t tid, int64_t a, int64_t b) {
+  if (sample_period_ns_ > 0) {
+    auto st = db_.Prepare(kUserSamplesSql);
+    if (st) {
+      st->Bind(1, q_.run_id).Bind(2, a).Bind(3, b).Bind(4, tid);
+      if (st->Step()) return st->Int(0) * sample_period_ns_;
+    }
+  }
+  return OnCpu(ivs, a, b);
+}
+
+std::string Analysis::WakerText(const Interval& iv) {
+  if (!iv.blocked()) return "none: it was preempted, not woken";
+  if (!iv.woken) return "not seen (the wakeup came before the wait was recorded)";
+  const std::vector<std::string>& k = Kernel(iv.waker_kstack);
+  bool irq = HasFrame(k, {"asm_common_interrupt", "common_interrupt", "__sysvec_", "asm_sysvec", "handle_irq",
+                          "__handle_irq", "irq_exit", "handle_softirqs", "__do_softirq"});
+  std::string who = iv.waker_pid == 0 ? "an interrupt on an idle CPU"
+                    : irq ? "an interrupt while " + iv.waker_comm + " (pid " + std::to_string(iv.waker_pid) + ") ran"
+                          : iv.waker_comm + " (pid " + std::to_string(iv.waker_pid) +
+                                (iv.waker_tid != iv.waker_pid ? ", tid " + std::to_string(iv.waker_tid) : "") + ")";
+  std::string how;
+  if (HasFrame(k, {"blk_mq_end_request", "blk_update_request", "bio_endio", "blk_mq_complete_request",
+                   "end_buffer_", "folio_end_writeback", "end_page_writeback"}))
+    how = "completing block I/O";
+  else if (HasFrame(k, {"hrtimer_wakeup"})) how = "a timer expiring";
+  else if (HasFrame(k, {"futex_wake"})) how = "futex_wake (unlocking or signalling)";
+  else if (HasFrame(k, {"pipe_write", "anon_pipe_write"})) how = "writing to the pipe";
+  else if (HasFrame(k, {"pipe_read", "anon_pipe_read"})) how = "reading from the pipe";
+  else if (HasFrame(k, {"do_exit", "do_notify_parent"})) how = "exiting";
+  else {
+    for (const std::string& f : k) {
+      if (!WakeFrames().count(f)) {
+        how = "in " + f;
+        break;
+      }
+    }
+  }
+  return how.empty() ? who : who + ", " + how;
+}
+
+Period Analysis::FindPeriod(const std::vector<const Stall*>& all) {
+  Period p;
+  // The thread with the most occurrences: a period is one thread's rhythm.
+  std::map<int64_t, std::vector<const Stall*>> by_tid;
+  for (const Stall* s : all) by_tid[s->tid].push_back(s);
+  auto& occ = std::max_element(by_tid.begin(), by_tid.end(),
+                               [](auto& a, auto& b) { return a.second.size() < b.second.size(); })->second;
+  if (occ.size() < 3) return p;
+  // The period is start to start; whether it is regular is judged on the
+  // time between occurrences, which a long occurrence does not stretch.
+  std::vector<int64_t> gaps, free;
+  for (size_t i = 1; i < occ.size(); ++i) {
+    gaps.push_back(occ[i]->start - occ[i - 1]->start);
+    free.push_back(occ[i]->start - occ[i - 1]->end);
+  }
+  int64_t med = Median(gaps), free_med = Median(free);
+  bool regular = free_med > 0;
+  for (int64_t g : free)
+    regular = regular && std::abs(g - free_med) <= kPeriodTolerance * static_cast<double>(free_med);
+
+  // Steps: a syscall the thread makes the same number of times (k) between
+  // every two occurrences, at an even pace, marks a loop that stalls every
+  // k-th time round (a progress line per training step, say).
+  std::set<std::pair<uint64_t, uint64_t>> own;  // the stalls' own files are not markers
+  for (const Stall* s : occ) own.insert({s->dev, s->ino});
+  struct Key {
+    int64_t nr, fd;
+    uint64_t dev, ino;
+    int64_t kind;
+    auto operator<=>(const Key&) const = default;
+  };
+  std::map<Key, std::vector<std::vector<int64_t>>> marks;  // key -> per gap, the mark times
+  auto st = db_.Prepare(kThreadCallsSql);
+  if (st) {
+    st->Bind(1, q_.run_id).Bind(2, occ.front()->tid).Bind(3, occ.front()->end).Bind(4, occ.back()->start);
+    size_t gap = 0;
+    while (st->Step()) {
+      int64_t ts = st->Int(0);
+      while (gap + 1 < occ.size() && ts >= occ[gap + 1]->start) ++gap;
+      if (ts < occ[gap]->end || gap + 1 >= occ.size()) continue;  // inside an occurrence
+      Key k{st->Int(1), st->Int(2), static_cast<uint64_t>(st->Int(3)), static_cast<uint64_t>(st->Int(4)), st->Int(5)};
+      if (own.count({k.dev, k.ino})) continue;
+      auto& per_gap = marks[k];
+      per_gap.resize(occ.size() - 1);
+      auto& m = per_gap[gap];
+      // Pieces of one mark (a line and its newline) are close in on-CPU
+      // time, however long the thread was preempted between them.
+      if (m.empty() || OnCpu(threads_.at(occ.front()->tid), m.back(), ts) >= kMarkMergeNs) m.push_back(ts);
+      else m.back() = ts;
+    }
+  }
+  // A marker's step is the median time between its marks; the stall
+  // recurs every k-th step, k being the median number of marks between
+  // two occurrences, which must agree with the stall-free time over a
+  // step. A mark lost or added here and there (a dropped event, a second
+  // line) must not hide the rhythm, so most steps (not all) must be even
+  // and each gap may hold one mark more or fewer than k.
+  double best_even = 0;
+  for (auto& [k, per_gap] : marks) {
+    std::vector<int64_t> steps, counts;
+    for (auto& m : per_gap) {
+      counts.push_back(static_cast<int64_t>(m.size()));
+      for (size_t i = 1; i < m.size(); ++i) steps.push_back(m[i] - m[i - 1]);
+    }
+    if (steps.size() < 2) continue;
+    int64_t step = Median(steps);
+    if (step <= 0) continue;
+    size_t even = 0;
+    for (int64_t s : steps) even += std::abs(s - step) <= kStepTolerance * static_cast<double>(step);
+    double share = static_cast<double>(even) / static_cast<double>(steps.size());
+    int64_t every = Median(counts);
+    double by_time = static_cast<double>(free_med) / static_cast<double>(step);
+    bool fits = share >= kStepsEven && every >= 2 && std::abs(by_time - static_cast<double>(every)) <= 1.5;
+    for (auto& m : per_gap) fits = fits && std::abs(static_cast<int64_t>(m.size()) - every) <= 1;
+    if (!fits || share < best_even || (share == best_even && p.steps && every >= p.steps)) continue;
+    best_even = share;
+    p.steps = every;
+    p.step_ns = step;
+    std::string target = (k.kind & kFmt) == kReg ? paths_->At(k.dev, k.ino, occ.front()->end)
+                                                 : KindName(k.kind);
+    std::string name = CallName(k.nr);
+    p.marker = name + (IsWrite(k.nr) ? " to" : IsRead(k.nr) ? " from" : " on") + " fd " + std::to_string(k.fd) +
+               " (" + target + ")";
+  }
+  if (regular) p.ns = med;
+  if (p.steps) {
+    p.text = "every " + Ordinal(p.steps) + " step" +
+             (regular ? ", every " + Seconds(med) : ", about every " + Seconds(med) + " (unevenly)") + ": " +
+             std::to_string(p.steps - 1) + " steps without it in between; a step takes " +
+             FormatNs(static_cast<uint64_t>(p.step_ns)) + " and is marked by one " + p.marker;
+  } else if (regular) {
+    p.text = "every " + Seconds(med) + " (" + std::to_string(occ.size()) + " occurrences, evenly spaced)";
+  }
+  return p;
+}
+
+// `waker` names the task that ended the wait ("train (pid 100)").
+std::string Fix(const Stall& s, const std::string& who, const std::string& ops, const std::string& file,
+                const std::string& saves, const std::string& waker) {
+  const std::string& c = s.wait.cls;
+  if (c == "io" && s.ep && s.ep->regular) {
+    bool writes = s.ep->written > 0 || s.ep->synced >= 0;
+    if (writes)
+      return "Take the " + ops + " of " + file + " off " + who +
+             ": hand the data to a background writer thread (or write it asynchronously, e.g. with io_uring, or "
+             "buffer it and write it later), or write to faster storage. " + saves;
+    return "Read " + file + " before " + who + " needs it: in a background thread, with posix_fadvise(WILLNEED) or "
+           "readahead(2), or with a syspgo prefetch plan at deploy; keep it in memory if it is read again. " + saves;
+  }
+  if (c == "io" || c == "page-fault") {
+    if (c == "page-fault" || s.wait.what.starts_with("a page of a mapped file"))
+      return "The thread waits for pages of " + (file.empty() ? "a mapped file" : file) +
+             " to be read from disk as it touches them: prefetch them (madvise(MADV_WILLNEED), a syspgo prefetch "
+             "plan) or keep the file resident. " + saves;
+    return "Move the " + (ops.empty() ? "I/O" : ops) + (file.empty() ? "" : " of " + file) + " off " + who +
+           " (a background thread), or use faster storage. " + saves;
+  }
+  const std::string not_io = " This is not I/O: no disk is involved.";
+  if (c == "lock")
+    return "The thread waits on a futex that " + waker + " released: shorten the work done under the lock, split "
+           "the lock, or hand work over without waiting for it." + not_io;
+  if (c == "sleep")
+    return "The thread sleeps on purpose (" + ops + "): remove or shorten the sleep, or wait for the event itself "
+           "instead of a timer." + not_io;
+  if (c == "pipe")
+    return "The thread waits for the other end of a pipe (" + waker + "): the producer is slower than this "
+           "consumer; speed it up, or do other work while the data is not there." + not_io;
+  if (c == "socket")
+    return "The thread waits on a socket (" + waker + "): the peer is slower than this thread; overlap the wait "
+           "with other work or speed up the peer." + not_io;
+  if (c == "poll")
+    return "The thread waits for events in " + ops + ": idle time of an event loop. If events should have come "
+           "sooner, look at their source (" + waker + ")." + not_io;
+  if (c == "child") return "The thread waits for a child process to finish (" + waker + ")." + not_io;
+  if (c == "kernel-lock")
+    return "The thread waits for a kernel lock another task held (" + waker + "): look at what that task does "
+           "with the same file or object at the same time.";
+  if (c == "cpu")
+    return "The thread was ready to run, but other tasks had the CPUs: run less beside it, give it more CPUs, or "
+           "raise its priority (nice, cgroup cpu.weight). " + saves + " This is not I/O.";
+  return "The thread waits for " + s.wait.what + " (woken by " + waker + "): look at what that task does first.";
+}
+
+Finding Analysis::MakeFinding(const std::vector<const Stall*>& occ, StallDetail* d) {
+  const Stall& first = *occ.front();
+  // The stall whose wait is longest speaks for all.
+  const Stall& rep = **std::max_element(occ.begin(), occ.end(),
+                                        [](const Stall* a, const Stall* b) { return a->rep->dur < b->rep->dur; });
+  Finding f;
+  f.kind = "stall";
+  std::set<int64_t> pids, tids;
+  std::vector<int64_t> written, read, synced, spans;
+  std::set<std::string> path_set;
+  std::vector<std::string> paths;
+  std::map<std::string, int64_t> waits;
+  std::map<std::string, std::pair<int64_t, int64_t>> block_ops;
+  std::map<int, int64_t> lat_slots;
+  std::vector<int64_t> lat;
+  std::set<std::string> issuers;
+  std::map<std::string, int64_t> call_ns, inferred_ns;
+  for (const Stall* s : occ) {
+    pids.insert(s->pid);
+    tids.insert(s->tid);
+    f.occurrences.push_back({s->start, s->end - s->start, s->tid});
+    f.total_ns += s->end - s->start;
+    f.worst_ns = std::max(f.worst_ns, s->end - s->start);
+    d->blocked_ns += s->blocked;
+    d->runnable_ns += s->runnable;
+    if (s->ep) {
+      written.push_back(s->ep->written);
+      read.push_back(s->ep->read);
+      if (s->ep->synced >= 0) synced.push_back(s->ep->synced);
+      for (auto& [n, c] : s->ep->calls) call_ns[n] += c.second;
+      for (auto& [n, ns] : s->ep->inferred_ns) inferred_ns[n] += ns;
+    }
+    if (!s->path.empty() && path_set.insert(s->path).second) paths.push_back(s->path);
+    for (auto& [w, ns] : s->waits) waits[w] += ns;
+    for (auto& [op, v] : s->block_ops) {
+      block_ops[op].first += v.first;
+      block_ops[op].second += v.second;
+      d->block_requests += v.first;
+      d->block_bytes += v.second;
+      d->block_bytes_by_op[op] += v.second;
+    }
+    for (int64_t l : s->block_lat) {
+      lat.push_back(l);
+      ++lat_slots[Log2Slot(l)];
+    }
+    issuers.insert(s->issuers.begin(), s->issuers.end());
+  }
+  int64_t n = static_cast<int64_t>(occ.size());
+  f.count = n;
+  f.share = report_.wall_ns > 0 ? static_cast<double>(f.total_ns) / static_cast<double>(report_.wall_ns) : 0;
+  d->offcpu_ns = d->blocked_ns + d->runnable_ns;
+  d->cause = first.wait.cls;
+  d->comm = Comm(first.tid, first.pid, first.start);
+  d->main_thread = first.tid == first.pid;
+  d->pids.assign(pids.begin(), pids.end());
+  d->tids.assign(tids.begin(), tids.end());
+  d->paths = paths;
+  d->file = CommonShape(paths);
+  d->bytes_written = Median(written);
+  d->bytes_read = Median(read);
+  d->synced_bytes = Median(synced);
+  d->wait = rep.wait.what;
+  d->waker = WakerText(*rep.rep);
+  if (first.ep) {
+    d->syscalls = first.ep->order;
+    for (const Stall* s : occ)
+      for (const std::string& i : s->ep ? s->ep->inferred : std::vector<std::string>{})
+        if (std::find(d->inferred_syscalls.begin(), d->inferred_syscalls.end(), i) == d->inferred_syscalls.end())
+          d->inferred_syscalls.push_back(i);
+  } else if (!first.syscall.empty()) {
+    d->syscalls = {first.syscall};
+  }
+
+  // Who: "train (main thread)" / "worker (thread)".
+  std::string who = d->comm + (d->main_thread ? " (main thread)" : " (thread)");
+  std::string thread = d->comm + (d->main_thread ? ", the main thread" : "");
+  if (tids.size() == 1) {
+    thread += " (pid " + std::to_string(first.pid) + ", tid " + std::to_string(first.tid) + ")";
+  } else {
+    std::vector<std::string> t;
+    for (int64_t x : tids) t.push_back(std::to_string(x));
+    thread += " (" + std::to_string(tids.size()) + " threads: tids " + Join(t, ", ", 8) + ")";
+  }
+  f.facts.emplace_back("thread", thread);
+
+  // The syscalls, with the mean time per occurrence in each.
+  std::string ops = Join(d->syscalls, "+");
+  if (first.ep) {
+    std::vector<std::string> parts;
+    for (const std::string& c : first.ep->order) {
+      int64_t count = first.ep->calls.at(c).first;
+      parts.push_back(c + (count > 1 ? " x" + std::to_string(count) : "") + " (" +
+                      FormatNs(static_cast<uint64_t>(call_ns[c] / n)) + ")");
+    }
+    for (const std::string& c : d->inferred_syscalls)
+      parts.push_back("then " + c + " (off-CPU " + FormatNs(static_cast<uint64_t>(inferred_ns[c] / n)) +
+                      "; named from the kernel stack, fileio does not record it)");
+    f.facts.emplace_back("syscalls", Join(parts, ", ") + (n > 1 ? ", per occurrence" : ""));
+  } else if (d->cause == "cpu") {
+    if (!first.syscall.empty()) f.facts.emplace_back("syscall", "in " + first.syscall + " when preempted (first one)");
+  } else {
+    f.facts.emplace_back("syscall", first.syscall.empty() ? "none (in user code)" : first.syscall);
+  }
+
+  if (!paths.empty()) {
+    std::string file = paths.size() == 1 ? paths.front()
+                                         : d->file + " (" + std::to_string(paths.size()) + " names: " +
+                                               Join(paths, ", ", 3) + ")";
+    f.facts.emplace_back("file", file);
+  }
+  if (first.ep && first.ep->regular) {
+    std::vector<std::string> data;
+    if (d->bytes_written) {
+      std::string w = FormatBytes(static_cast<uint64_t>(d->bytes_written)) + " written" + (n > 1 ? " each time" : "");
+      if (first.ep->off_lo >= 0 && first.ep->written)
+        w += " at offsets " + FormatBytes(static_cast<uint64_t>(first.ep->off_lo)) + " to " +
+             FormatBytes(static_cast<uint64_t>(first.ep->off_hi));
+      data.push_back(w);
+    }
+    if (d->bytes_read) data.push_back(FormatBytes(static_cast<uint64_t>(d->bytes_read)) + " read" + (n > 1 ? " each time" : ""));
+    if (!synced.empty())
+      data.push_back("the sync waited for " + FormatBytes(static_cast<uint64_t>(d->synced_bytes)) +
+                     " written since the file's previous sync");
+    if (!data.empty()) f.facts.emplace_back("data", Join(data, "; "));
+  }
+  f.facts.emplace_back("off-CPU", FormatNs(static_cast<uint64_t>(d->offcpu_ns)) + ": " +
+                                      FormatNs(static_cast<uint64_t>(d->blocked_ns)) + " waiting, " +
+                                      FormatNs(static_cast<uint64_t>(d->runnable_ns)) +
+                                      " runnable without a CPU");
+  if (d->cause != "cpu") {
+    std::vector<std::pair<std::string, int64_t>> w(waits.begin(), waits.end());
+    std::sort(w.begin(), w.end(), [](auto& a, auto& b) { return a.second > b.second || (a.second == b.second && a.first < b.first); });
+    std::vector<std::string> parts;
+    for (auto& [what, ns] : w) parts.push_back(what + " (" + FormatNs(static_cast<uint64_t>(ns)) + ")");
+    f.facts.emplace_back("waited for", Join(parts, "; ", 3));
+  }
+  if (!block_ops.empty()) {
+    std::vector<std::string> parts;
+    for (auto& [op, v] : block_ops)
+    {
+      int64_t reqs = (v.first + n - 1) / n;
+      parts.push_back(FormatBytes(static_cast<uint64_t>(v.second / n)) + " " + op + " in " + std::to_string(reqs) +
+                      (reqs == 1 ? " request" : " requests"));
+    }
+    std::vector<std::string> by;
+    for (const std::string& i : issuers) by.push_back(i.empty() ? "the thread itself" : i);
+    std::string b = Join(parts, ", ") + (n > 1 ? " per occurrence" : "") + ", issued by " + Join(by, ", ");
+    if (!lat.empty())
+      b += "; latency median " + FormatNs(static_cast<uint64_t>(Median(lat))) + ", worst " +
+           FormatNs(static_cast<uint64_t>(*std::max_element(lat.begin(), lat.end())));
+    f.facts.emplace_back("block I/O", b);
+  } else if (d->cause == "io" || d->cause == "page-fault") {
+    f.facts.emplace_back("block I/O", "none recorded for this thread or file in the window (was the block group on?)");
+  }
+  f.facts.emplace_back("woken by", d->waker);
+  std::vector<std::string> user = names_->User(rep.rep->ustack, rep.pid, rep.rep->ts);
+  if (!user.empty()) f.facts.emplace_back("user stack", Join(user, " < ", 6));
+
+  Period p = d->cause == "cpu" ? Period{} : FindPeriod(occ);
+  f.period = p.text;
+  d->period_ns = p.ns;
+  d->period_steps = p.steps;
+  d->step_ns = p.step_ns;
+  if (occ.size() == 2)
+    f.facts.emplace_back("apart", Seconds(occ[1]->start - occ[0]->start) + " (two occurrences: too few for a period)");
+
+  std::string file = d->file;
+  std::string saves = "That saves up to " + FormatNs(static_cast<uint64_t>(f.total_ns)) + " on this thread (" +
+                      FormatShare(f.share) + " of the run" +
+                      (n > 1 ? ", " + FormatNs(static_cast<uint64_t>(f.total_ns / n)) + " each time" : "") + ").";
+  const Interval& w = *rep.rep;
+  std::string waker = !w.woken ? "another task"
+                      : w.waker_pid == 0 ? "an interrupt"
+                                         : w.waker_comm + " (pid " + std::to_string(w.waker_pid) + ")";
+  f.fix = Fix(rep, who, ops, file, saves, waker);
+
+  // The headline.
+  const std::string& c = d->cause;
+  std::string sc = ops.empty() ? "" : " in " + ops;
+  if ((c == "io" && first.ep) || (c == "kernel-lock" && first.ep)) {
+    f.title = who + " stalls" + sc + " of " + file;
+    if (d->bytes_written) f.title += ", " + FormatBytes(static_cast<uint64_t>(d->bytes_written)) + " each time";
+    else if (d->bytes_read) f.title += ", " + FormatBytes(static_cast<uint64_t>(d->bytes_read)) + " each time";
+  } else if (c == "io" || c == "page-fault") {
+    f.title = who + " stalls" + sc + " waiting for " + d->wait + (file.empty() ? "" : ": " + file);
+  } else if (c == "lock") {
+    f.title = who + " waits on a lock or condition (futex)";
+  } else if (c == "sleep") {
+    f.title = who + " sleeps" + sc;
+  } else if (c == "pipe") {
+    f.title = who + " waits on a pipe" + sc;
+  } else if (c == "socket") {
+    f.title = who + " waits on a socket" + sc;
+  } else if (c == "poll") {
+    f.title = who + " waits for events" + sc;
+  } else if (c == "child") {
+    f.title = who + " waits for a child process" + sc;
+  } else if (c == "kernel-lock") {
+    f.title = who + " waits for a kernel lock" + sc;
+  } else if (c == "cpu") {
+    f.title = who + " is runnable but waits for a CPU (preempted)";
+  } else {
+    f.title = who + " waits" + sc + " for " + d->wait;
+  }
+
+  // Evidence, for -v and the report.
+  f.evidence.push_back("occurrences (seconds since the command started):");
+  for (const Stall* s : occ) {
+    f.evidence.push_back("  at " + Seconds(s->start - command_start_) + ": " +
+                         FormatNs(static_cast<uint64_t>(s->end - s->start)) + ", off-CPU " +
+                         FormatNs(static_cast<uint64_t>(s->blocked + s->runnable)) + ", tid " +
+                         std::to_string(s->tid) + (s->path.empty() ? "" : ", " + s->path));
+  }
+  std::vector<std::string> bars = Log2Bars(lat_slots);
+  if (!bars.empty()) {
+    f.evidence.push_back("latency of the block requests waited on:");
+    for (const std::string& b : bars) f.evidence.push_back("  " + b);
+  }
+  f.evidence.push_back("kernel stack of the longest wait (" + FormatNs(static_cast<uint64_t>(rep.rep->dur)) +
+                       " at " + Seconds(rep.rep->ts - command_start_) + "):");
+  for (const std::string& k : Kernel(rep.rep->kstack)) f.evidence.push_back("  " + k);
+  if (!user.empty()) {
+    f.evidence.push_back("user stack:");
+    for (const std::string& u : user) f.evidence.push_back("  " + u);
+  }
+  if (rep.rep->woken && rep.rep->waker_kstack) {
+    f.evidence.push_back("kernel stack of the wakeup:");
+    for (const std::string& k : Kernel(rep.rep->waker_kstack)) f.evidence.push_back("  " + k);
+  }
+  return f;
+}
+
+Result<StallsReport> Analysis::Run() {
+  report_.run_id = q_.run_id;
+  report_.threshold_ns = q_.threshold_ns;
+  SYSPGO_TRY(LoadRun());
+  SYSPGO_TRY(LoadIntervals());
+  SYSPGO_TRY(LoadNames());
+  SYSPGO_TRY(ScanCalls());
+  Assign();
+  MakeStalls();
+  std::map<std::string, std::vector<const Stall*>> groups;
+  for (Stall& s : stalls_) {
+    Describe(s);
+    SYSPGO_TRY(AddBlock(s));
+  }
+  for (const Stall& s : stalls_) groups[s.key].push_back(&s);
+  std::vector<std::pair<Finding, StallDetail>> found;
+  for (auto& [key, occ] : groups) {
+    std::sort(occ.begin(), occ.end(), [](const Stall* a, const Stall* b) {
+      return std::tie(a->start, a->tid) < std::tie(b->start, b->tid);
+    });
+    StallDetail d;
+    Finding f = MakeFinding(occ, &d);
+    found.emplace_back(std::move(f), std::move(d));
+  }
+  std::sort(found.begin(), found.end(), [](auto& a, auto& b) {
+    return a.first.total_ns != b.first.total_ns ? a.first.total_ns > b.first.total_ns : a.first.title < b.first.title;
+  });
+  for (auto& [f, d] : found) {
+    report_.findings.push_back(std::move(f));
+    report_.details.push_back(std::move(d));
+  }
+  return std::move(report_);
+}
+
+std::string JsonList(const std::vector<std::string>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", \"" : "\"") + JsonEscape(v[i]) + "\"";
+  return out + "]";
+}
+
+std::string JsonList(const std::vector<int64_t>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+  return out + "]";
+}
+
+std::string JsonCounts(const std::map<std::string, int64_t>& m) {
+  std::string out = "{";
+  for (auto& [k, v] : m) out += (out.size() > 1 ? ", \"" : "\"") + JsonEscape(k) + "\": " + std::to_string(v);
+  return out + "}";
+}
+
+std::string DetailJson(const StallDetail& d) {
+  auto str = [](const std::string& s) { return "\"" + JsonEscape(s) + "\""; };
+  return "\"detail\": {\"cause\": " + str(d.cause) + ", \"comm\": " + str(d.comm) +
+         ", \"main_thread\": " + (d.main_thread ? "true" : "false") + ", \"pids\": " + JsonList(d.pids) +
+         ", \"tids\": " + JsonList(d.tids) + ",\n    \"syscalls\": " + JsonList(d.syscalls) +
+         ", \"inferred_syscalls\": " + JsonList(d.inferred_syscalls) + ", \"file\": " + str(d.file) +
+         ", \"paths\": " + JsonList(d.paths) + ",\n    \"bytes_written\": " + std::to_string(d.bytes_written) +
+         ", \"bytes_read\": " + std::to_string(d.bytes_read) + ", \"synced_bytes\": " + std::to_string(d.synced_bytes) +
+         ", \"offcpu_ns\": " + std::to_string(d.offcpu_ns) + ", \"blocked_ns\": " + std::to_string(d.blocked_ns) +
+         ", \"runnable_ns\": " + std::to_string(d.runnable_ns) + ",\n    \"block_requests\": " +
+         std::to_string(d.block_requests) + ", \"block_bytes\": " + std::to_string(d.block_bytes) +
+         ", \"block_bytes_by_op\": " + JsonCounts(d.block_bytes_by_op) +
+         ", \"wait\": " + str(d.wait) + ", \"waker\": " + str(d.waker) + ",\n    \"period_ns\": " +
+         std::to_string(d.period_ns) + ", \"period_steps\": " + std::to_string(d.period_steps) +
+         ", \"step_ns\": " + std::to_string(d.step_ns) + "}";
+}
+
+}  // namespace
+
+Result<StallsReport> FindStalls(Db& db, const StallsQuery& q) { return Analysis(db, q).Run(); }
+
+Result<std::string> StallsReportText(Db& db, const RunInfo& run, const StallsQuery& q, bool json, bool verbose) {
+  auto r = FindStalls(db, q);
+  if (!r) return r.error();
+  if (json) {
+    std::string out = "{\"run\": " + std::to_string(r->run_id) + ", \"wall_ns\": " + std::to_string(r->wall_ns) +
+                      ", \"threshold_ns\": " + std::to_string(r->threshold_ns) + ", \"offcpu_intervals\": " +
+                      std::to_string(r->intervals) + ",\n \"findings\": [";
+    for (size_t i = 0; i < r->findings.size(); ++i)
+      out += (i ? ",\n " : "\n ") + FindingJson(r->findings[i], DetailJson(r->details[i]));
+    return out + (r->findings.empty() ? "]}\n" : "\n]}\n");
+  }
+  int64_t stalls = 0;
+  for (const Finding& f : r->findings) stalls += f.count;
+  std::string out = "run " + std::to_string(run.id) + ": " + run.command + "\n";
+  out += "stalls: periods a traced thread was off-CPU for " + FormatNs(static_cast<uint64_t>(q.threshold_ns)) +
+         " or more (--threshold); wall time " + Seconds(r->wall_ns) + "\n";
+  if (r->findings.empty())
+    return out + "none: " + std::to_string(r->intervals) + " off-CPU intervals were recorded, the longest " +
+           FormatNs(static_cast<uint64_t>(r->longest_ns)) + ".\n";
+  out += std::to_string(r->findings.size()) + (r->findings.size() == 1 ? " finding" : " findings") + " from " +
+         std::to_string(stalls) + (stalls == 1 ? " stall" : " stalls") + ", most time first" +
+         (verbose ? "" : " (-v shows the evidence)") + ":\n";
+  for (size_t i = 0; i < r->findings.size(); ++i) out += "\n" + FindingText(r->findings[i], i + 1, verbose);
+  return out;
+}
+
+}  // namespace syspgo

@@ -1,0 +1,485 @@
+//===- symbolize.cc - addresses to functions, inline chains and lines ----===//
+// One libdwfl session per binary, with the binary reported at its own ELF
+// addresses (base 0), so an address needs no knowledge of where a process
+// loaded it. libdwfl's standard debuginfo search does the .gnu_debuglink
+// and .build-id lookups, with the user's debug roots put in front of
+// /usr/lib/debug. Results are cached per (build-id, address): a run with a
+// million samples has a few thousand distinct addresses.
+#include "analyze/symbolize.h"
+
+#include <cxxabi.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <sstream>
+#include <unordered_map>
+
+namespace syspgo {
+
+namespace {
+
+// LLVM puts a call site's discriminator on its inlined_subroutine DIE with
+// this GNU extension; elfutils' dwarf.h does not name it.
+constexpr unsigned kAtGnuDiscriminator = 0x2136;
+
+struct Load {
+  uint64_t offset, vaddr, filesz;
+};
+
+std::string AttrString(Dwarf_Die* die, unsigned name) {
+  Dwarf_Attribute a;
+  if (!dwarf_attr_integrate(die, name, &a)) return "";
+  const char* s = dwarf_formstring(&a);
+  return s ? s : "";
+}
+
+uint32_t AttrUnsigned(Dwarf_Die* die, unsigned name) {
+  Dwarf_Attribute a;
+  Dwarf_Word w = 0;
+  if (!dwarf_attr(die, name, &a) || dwarf_formudata(&a, &w) != 0) return 0;
+  return static_cast<uint32_t>(w);
+}
+
+std::string FunctionName(Dwarf_Die* die) {
+  std::string n = AttrString(die, DW_AT_linkage_name);
+  if (n.empty()) n = AttrString(die, DW_AT_MIPS_linkage_name);
+  if (n.empty()) n = AttrString(die, DW_AT_name);
+  return n;
+}
+
+std::string Hex(uint64_t v) {
+  char b[24];
+  snprintf(b, sizeof b, "0x%" PRIx64, v);
+  return b;
+}
+
+}  // namespace
+
+uint32_t BaseDiscriminator(uint32_t d, bool fs) {
+  // Flow-sensitive discriminators keep the base in the low 8 bits.
+  if (fs) return d & 0xff;
+  // Otherwise a prefix encoding: bit 0 set means an empty base; else the
+  // base is 5 bits, or 12 bits when bit 6 flags the long form.
+  if (d & 1) return 0;
+  d >>= 1;
+  return (d & 0x20) ? (((d >> 1) & 0xfe0) | (d & 0x1f)) : (d & 0x1f);
+}
+
+std::string Demangle(const std::string& name) {
+  if (name.compare(0, 2, "_Z") != 0) return name;
+  int status = 0;
+  char* d = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
+  if (!d || status != 0) return name;
+  std::string out = d;
+  free(d);
+  return out;
+}
+
+struct Symbolizer::Module {
+  Dwfl_Callbacks callbacks{};      // libdwfl keeps pointers to these: they live as long as dwfl
+  char* debuginfo_path = nullptr;
+  Dwfl* dwfl = nullptr;
+  Dwfl_Module* mod = nullptr;
+  GElf_Addr bias = 0;  // module address = ELF vaddr + bias
+  BinaryStatus status;
+  std::vector<Load> loads;
+  bool fs_discriminators = false;
+  std::unordered_map<uint64_t, AddressInfo> cache;
+  std::map<std::pair<uint64_t, std::string>, std::string> bolt_names;  // (vaddr, name) -> BOLT name
+  // Address ranges of the compile units (DWARF addresses), sorted by start.
+  // libdw 0.188 finds CUs only through .debug_aranges, which clang does
+  // not emit; this index comes from each CU's own ranges instead.
+  struct CuRange {
+    Dwarf_Addr lo, hi;
+    Dwarf_Die die;
+  };
+  std::vector<CuRange> cus;
+  Dwarf_Addr dwarf_bias = 0;  // DWARF address = module address - dwarf_bias
+
+  Dwarf_Die* CuAt(Dwarf_Addr a) {
+    auto it = std::upper_bound(cus.begin(), cus.end(), a, [](Dwarf_Addr x, const CuRange& r) { return x < r.lo; });
+    while (it != cus.begin()) {
+      --it;
+      if (a < it->hi) return &it->die;
+      if (cus.begin() == it || std::prev(it)->hi <= a) break;  // ranges may nest only by overlap
+    }
+    return nullptr;
+  }
+  ~Module() {
+    if (dwfl) dwfl_end(dwfl);
+    free(debuginfo_path);
+  }
+};
+
+Symbolizer::Symbolizer(SymbolizerOptions opts) : opts_(std::move(opts)) {
+  // libdwfl's search path: "" (the binary's dir), ".debug" (below it), then
+  // absolute roots, each for <root>/.build-id/ and <root>/<binary dir>/.
+  debuginfo_path_ = ":.debug";
+  for (const std::string& d : opts_.debug_dirs) debuginfo_path_ += ":" + d;
+  debuginfo_path_ += ":/usr/lib/debug";
+}
+
+Symbolizer::~Symbolizer() = default;
+
+Symbolizer::Module* Symbolizer::Get(const BinaryRef& b) {
+  std::string key = b.build_id.empty() ? "path:" + b.path : b.build_id;
+  auto it = modules_.find(key);
+  if (it != modules_.end()) return it->second.get();
+  auto m = std::make_unique<Module>();
+  Module* mp = m.get();
+  modules_[key] = std::move(m);
+  BinaryStatus& st = mp->status;
+
+  if (!b.path.empty() && b.path[0] == '[') {
+    st.problem = b.path + " has no file to read symbols from";
+    return mp;
+  }
+  // The file to read: the caller's choice for this build-id, else the recorded path.
+  std::string file = b.path;
+  auto f = opts_.files.find(b.build_id);
+  if (f != opts_.files.end()) file = f->second;
+  auto id = ReadBuildId(file);
+  std::string why;
+  if (!id) why = id.error().message;
+  else if (!b.build_id.empty() && *id != b.build_id)
+    why = file + " now has build-id " + (id->empty() ? "(none)" : *id) + ", but the run recorded build-id " +
+          b.build_id + " (rebuilt or replaced since the run)";
+  if (!why.empty()) {
+    // A separate debug file of the recorded build carries symbols and
+    // lines for it even when the binary itself is gone or rebuilt.
+    std::string found;
+    if (b.build_id.size() > 2) {
+      std::vector<std::string> roots = opts_.debug_dirs;
+      roots.push_back("/usr/lib/debug");
+      for (const std::string& r : roots) {
+        std::string p = r + "/.build-id/" + b.build_id.substr(0, 2) + "/" + b.build_id.substr(2) + ".debug";
+        auto did = ReadBuildId(p);
+        if (did && *did == b.build_id) {
+          found = p;
+          break;
+        }
+      }
+    }
+    if (found.empty()) {
+      st.problem = why + "; its samples stay unsymbolized. Restore the binary that ran, or put its debug file "
+                   "at <dir>/.build-id/" + (b.build_id.size() > 2 ? b.build_id.substr(0, 2) + "/" + b.build_id.substr(2) : std::string("xx/yyyy")) +
+                   ".debug and pass --debug-dir <dir>";
+      return mp;
+    }
+    file = found;
+    st.debug_file = found;
+  }
+  st.file = file;
+
+  mp->debuginfo_path = strdup(debuginfo_path_.c_str());
+  mp->callbacks.find_elf = dwfl_build_id_find_elf;
+  mp->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+  mp->callbacks.debuginfo_path = &mp->debuginfo_path;
+  mp->dwfl = dwfl_begin(&mp->callbacks);
+  if (!mp->dwfl) {
+    st.problem = std::string("libdwfl failed to start: ") + dwfl_errmsg(-1);
+    return mp;
+  }
+  dwfl_report_begin(mp->dwfl);
+  mp->mod = dwfl_report_elf(mp->dwfl, std::filesystem::path(b.path).filename().c_str(), file.c_str(), -1, 0, false);
+  dwfl_report_end(mp->dwfl, nullptr, nullptr);
+  if (!mp->mod) {
+    st.problem = "cannot read " + file + " as ELF: " + dwfl_errmsg(-1);
+    return mp;
+  }
+  Elf* elf = dwfl_module_getelf(mp->mod, &mp->bias);
+  size_t n = 0;
+  if (elf && elf_getphdrnum(elf, &n) == 0) {
+    for (size_t i = 0; i < n; ++i) {
+      GElf_Phdr ph;
+      if (gelf_getphdr(elf, static_cast<int>(i), &ph) && ph.p_type == PT_LOAD)
+        mp->loads.push_back({ph.p_offset, ph.p_vaddr, ph.p_filesz});
+    }
+  }
+  for (Elf_Scn* scn = elf ? elf_nextscn(elf, nullptr) : nullptr; scn; scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr sh;
+    if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB) st.has_symtab = st.debug_file.empty();
+  }
+  Dwarf_Addr dbias;
+  Dwarf* dw = dwfl_module_getdwarf(mp->mod, &dbias);
+  if (dw) {
+    Dwarf_Addr cbias = 0;
+    for (Dwarf_Die* cu = dwfl_module_nextcu(mp->mod, nullptr, &cbias); cu;
+         cu = dwfl_module_nextcu(mp->mod, cu, &cbias)) {
+      mp->dwarf_bias = cbias;
+      Dwarf_Addr base, lo, hi;
+      for (ptrdiff_t o = dwarf_ranges(cu, 0, &base, &lo, &hi); o > 0; o = dwarf_ranges(cu, o, &base, &lo, &hi))
+        if (hi > lo) mp->cus.push_back({lo, hi, *cu});
+    }
+    std::sort(mp->cus.begin(), mp->cus.end(), [](const auto& a, const auto& b) { return a.lo < b.lo; });
+    st.has_lines = !mp->cus.empty();
+    const char *mainfile = nullptr, *debugfile = nullptr;
+    dwfl_module_info(mp->mod, nullptr, nullptr, nullptr, nullptr, nullptr, &mainfile, &debugfile);
+    if (debugfile && (!mainfile || strcmp(debugfile, mainfile) != 0)) st.debug_file = debugfile;
+  }
+
+  // BOLT's names for local symbols: in address order (functions before
+  // other symbols at one address), the Nth local symbol called `foo` in
+  // an allocated section is "foo/N" (RewriteInstance::discoverFileObjects).
+  struct Sym {
+    uint64_t addr;
+    std::string name;
+    int type, bind;
+    int order;
+  };
+  std::vector<Sym> syms;
+  int nsym = dwfl_module_getsymtab(mp->mod);
+  for (int i = 0; i < nsym; ++i) {
+    GElf_Sym s;
+    GElf_Addr addr;
+    GElf_Word shndx;
+    Elf* selff = nullptr;
+    const char* name = dwfl_module_getsym_info(mp->mod, i, &s, &addr, &shndx, &selff, nullptr);
+    if (!name) continue;
+    if (!strcmp(name, "__llvm_fs_discriminator__")) mp->fs_discriminators = true;
+    int type = GELF_ST_TYPE(s.st_info);
+    if (!*name || type == STT_FILE || type == STT_SECTION || s.st_shndx == SHN_UNDEF) continue;
+    if (s.st_shndx != SHN_ABS && selff) {
+      Elf_Scn* scn = elf_getscn(selff, shndx);
+      GElf_Shdr sh;
+      if (!scn || !gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC)) continue;
+    }
+    syms.push_back({addr - mp->bias, name, type, GELF_ST_BIND(s.st_info), i});
+  }
+  std::stable_sort(syms.begin(), syms.end(), [](const Sym& a, const Sym& b) {
+    if (a.addr != b.addr) return a.addr < b.addr;
+    return a.type == STT_FUNC && b.type != STT_FUNC;
+  });
+  std::unordered_map<std::string, int> counters;
+  for (const Sym& s : syms) {
+    if (s.addr == 0 || s.name == "__hot_start" || s.name == "__hot_end") continue;
+    std::string bolt = s.name;
+    if (s.bind == STB_LOCAL) bolt += "/" + std::to_string(++counters[s.name]);
+    mp->bolt_names[{s.addr, s.name}] = bolt;
+  }
+  return mp;
+}
+
+const BinaryStatus& Symbolizer::Open(const BinaryRef& b) { return Get(b)->status; }
+
+bool Symbolizer::ToVaddr(const BinaryRef& b, uint64_t off, uint64_t* vaddr) {
+  Module* m = Get(b);
+  for (const Load& l : m->loads) {
+    if (off >= l.offset && off < l.offset + l.filesz) {
+      *vaddr = off - l.offset + l.vaddr;
+      return true;
+    }
+  }
+  return false;
+}
+
+const AddressInfo* Symbolizer::Lookup(const BinaryRef& b, uint64_t vaddr) {
+  Module* m = Get(b);
+  if (!m->mod) return nullptr;
+  auto it = m->cache.find(vaddr);
+  if (it != m->cache.end()) return &it->second;
+  AddressInfo& info = m->cache[vaddr];
+  GElf_Addr maddr = vaddr + m->bias;
+
+  GElf_Off off = 0;
+  GElf_Sym sym;
+  const char* sname = dwfl_module_addrinfo(m->mod, maddr, &off, &sym, nullptr, nullptr, nullptr);
+  if (sname && GELF_ST_TYPE(sym.st_info) != STT_OBJECT) {
+    info.symbol = sname;
+    info.symbol_start = vaddr - off;
+    info.symbol_size = sym.st_size;
+    auto bn = m->bolt_names.find({info.symbol_start, info.symbol});
+    info.bolt_name = bn != m->bolt_names.end() ? bn->second : info.symbol;
+  }
+
+  Dwarf_Addr a = maddr - m->dwarf_bias;
+  if (Dwarf_Die* cu = m->CuAt(a)) {
+    int lineno = 0;
+    unsigned disc = 0;
+    if (Dwarf_Line* line = dwarf_getsrc_die(cu, a)) {
+      dwarf_lineno(line, &lineno);
+      dwarf_linediscriminator(line, &disc);
+    }
+    uint32_t cur_line = lineno > 0 ? static_cast<uint32_t>(lineno) : 0;
+    uint32_t cur_disc = BaseDiscriminator(disc, m->fs_discriminators);
+    // dwarf_getscopes continues past an inlined instance into its abstract
+    // definition's scopes, not its caller: dwarf_getscopes_die on the
+    // instance gives the concrete chain it sits in.
+    Dwarf_Die* scopes = nullptr;
+    int n = dwarf_getscopes(cu, a, &scopes);
+    int i = 0;
+    while (i < n) {
+      int tag = dwarf_tag(&scopes[i]);
+      if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine) {
+        ++i;
+        continue;
+      }
+      AddressInfo::Frame fr;
+      fr.function = FunctionName(&scopes[i]);
+      if (fr.function.empty()) fr.function = info.symbol;
+      int decl = 0;
+      if (dwarf_decl_line(&scopes[i], &decl) == 0 && decl > 0) fr.decl_line = static_cast<uint32_t>(decl);
+      if (const char* file = dwarf_decl_file(&scopes[i])) fr.file = file;
+      fr.line = cur_line;
+      fr.discriminator = cur_disc;
+      info.frames.push_back(std::move(fr));
+      if (tag == DW_TAG_subprogram) break;
+      // The frame outside an inlined call is at the call's line.
+      cur_line = AttrUnsigned(&scopes[i], DW_AT_call_line);
+      cur_disc = BaseDiscriminator(AttrUnsigned(&scopes[i], kAtGnuDiscriminator), m->fs_discriminators);
+      Dwarf_Die inst = scopes[i];
+      free(scopes);
+      scopes = nullptr;
+      n = dwarf_getscopes_die(&inst, &scopes);
+      i = 1;  // scopes[0] is the instance itself
+    }
+    free(scopes);
+  }
+  if (info.frames.empty() && !info.symbol.empty()) {
+    AddressInfo::Frame fr;
+    fr.function = info.symbol;
+    info.frames.push_back(std::move(fr));
+  }
+  return &info;
+}
+
+void Symbolizer::SetKallsyms(const std::string& text) {
+  ksyms_.clear();
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    char* end = nullptr;
+    uint64_t addr = strtoull(line.c_str(), &end, 16);
+    if (!end || *end != ' ' || end[1] == 0) continue;
+    char type = end[1];
+    if (type != 't' && type != 'T' && type != 'w' && type != 'W') continue;
+    std::string name = end + 3 <= line.c_str() + line.size() ? std::string(end + 3) : "";
+    size_t tab = name.find('\t');
+    if (tab != std::string::npos) name = name.substr(0, tab) + " " + name.substr(tab + 1);
+    if (addr && !name.empty()) ksyms_.emplace_back(addr, std::move(name));
+  }
+  std::stable_sort(ksyms_.begin(), ksyms_.end(), [](auto& a, auto& b) { return a.first < b.first; });
+}
+
+std::string Symbolizer::KernelName(uint64_t addr) const {
+  auto it = std::upper_bound(ksyms_.begin(), ksyms_.end(), addr, [](uint64_t a, auto& s) { return a < s.first; });
+  if (it == ksyms_.begin()) return "";
+  return std::prev(it)->second;
+}
+
+Profile Symbolize(const SampleSet& set, Symbolizer& sym) {
+  Profile p;
+  p.comm = set.comm;
+  p.period_ns = set.period_ns;
+  p.binaries.resize(set.binaries.size());
+  for (size_t i = 0; i < set.binaries.size(); ++i) {
+    const BinaryStatus& st = sym.Open(set.binaries[i]);
+    ProfileBinary& b = p.binaries[i];
+    b.ref = set.binaries[i];
+    b.problem = st.problem;
+    b.has_lines = st.has_lines;
+    b.has_symtab = st.has_symtab;
+    b.debug_file = st.debug_file;
+  }
+  if (!set.kallsyms.empty()) sym.SetKallsyms(set.kallsyms);
+
+  std::map<std::pair<uint32_t, std::string>, uint32_t> fn_ids;
+  auto function = [&](uint32_t binary, const std::string& name, const std::string& file) {
+    auto [it, fresh] = fn_ids.try_emplace({binary, name}, static_cast<uint32_t>(p.functions.size()));
+    if (fresh) p.functions.push_back({name, Demangle(name), file, binary});
+    return it->second;
+  };
+  std::map<std::tuple<uint32_t, uint64_t, std::string>, int32_t> sym_ids;
+  struct Key {
+    uint32_t binary;
+    uint64_t addr;
+    bool ret;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const { return std::hash<uint64_t>()(k.addr * 31 + k.binary * 2 + k.ret); }
+  };
+  std::unordered_map<Key, uint32_t, KeyHash> loc_ids;
+
+  auto user_location = [&](const UserFrame& f, bool ret) -> uint32_t {
+    Key k{f.binary, f.offset, ret};
+    auto it = loc_ids.find(k);
+    if (it != loc_ids.end()) return it->second;
+    Location l;
+    l.binary = f.binary;
+    l.address = f.offset;
+    l.return_address = ret;
+    uint64_t vaddr;
+    if (f.binary != kNoBinary && p.binaries[f.binary].problem.empty() &&
+        sym.ToVaddr(set.binaries[f.binary], f.offset, &vaddr)) {
+      l.address = vaddr;
+      if (const AddressInfo* ai = sym.Lookup(set.binaries[f.binary], ret ? vaddr - 1 : vaddr)) {
+        if (!ai->symbol.empty()) {
+          auto [sit, fresh] = sym_ids.try_emplace({f.binary, ai->symbol_start, ai->symbol},
+                                                  static_cast<int32_t>(p.symbols.size()));
+          if (fresh) p.symbols.push_back({ai->symbol, ai->bolt_name, ai->symbol_start, ai->symbol_size, f.binary});
+          l.symbol = sit->second;
+        }
+        for (const AddressInfo::Frame& fr : ai->frames) {
+          SourceFrame sf;
+          sf.function = function(f.binary, fr.function, fr.file);
+          sf.line = fr.line;
+          sf.line_offset = fr.line ? ((fr.line - fr.decl_line) & 0xffff) : 0;
+          sf.discriminator = fr.discriminator;
+          l.frames.push_back(sf);
+        }
+      }
+    }
+    p.locations.push_back(std::move(l));
+    return loc_ids[k] = static_cast<uint32_t>(p.locations.size() - 1);
+  };
+  auto kernel_location = [&](uint64_t addr, bool ret) -> uint32_t {
+    Key k{kKernelBinary, addr, ret};
+    auto it = loc_ids.find(k);
+    if (it != loc_ids.end()) return it->second;
+    Location l;
+    l.binary = kKernelBinary;
+    l.address = addr;
+    l.return_address = ret;
+    std::string name = sym.KernelName(ret ? addr - 1 : addr);
+    if (name.empty()) name = "[kernel " + Hex(addr) + "]";
+    SourceFrame sf;
+    sf.function = function(kKernelBinary, name, "");
+    l.frames.push_back(sf);
+    p.locations.push_back(std::move(l));
+    return loc_ids[k] = static_cast<uint32_t>(p.locations.size() - 1);
+  };
+
+  p.samples.reserve(set.samples.size());
+  for (const StackSample& s : set.samples) {
+    ProfileSample ps;
+    ps.pid = s.pid;
+    ps.count = s.count;
+    for (size_t i = 0; i < s.kernel.size(); ++i) ps.stack.push_back(kernel_location(s.kernel[i], i > 0));
+    ps.first_user = static_cast<uint32_t>(ps.stack.size());
+    for (size_t i = 0; i < s.user.size(); ++i)
+      ps.stack.push_back(user_location(s.user[i], i > 0 || s.kernel_mode));
+    p.total += s.count;
+    if (ps.first_user < ps.stack.size() && p.locations[ps.stack[ps.first_user]].has_line()) p.user_with_line += s.count;
+    std::vector<uint32_t> seen;
+    for (size_t i = ps.first_user; i < ps.stack.size(); ++i) {
+      uint32_t b = p.locations[ps.stack[i]].binary;
+      if (b < p.binaries.size() && std::find(seen.begin(), seen.end(), b) == seen.end()) {
+        seen.push_back(b);
+        p.binaries[b].samples += s.count;
+      }
+    }
+    p.samples.push_back(std::move(ps));
+  }
+  return p;
+}
+
+}  // namespace syspgo

@@ -1,0 +1,84 @@
+//===- cmd_merge.cc - `syspgo merge INPUT... --emit KIND -o FILE` --------===//
+// One artifact from several runs or databases: the samples are merged
+// (binaries matched by build-id) with each input's counts multiplied by its
+// weight, optionally after scaling every run to the same total.
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "cli/command.h"
+#include "optimize/profile_artifacts.h"
+
+namespace syspgo::cli {
+namespace {
+
+const char kHelp[] = R"(usage: syspgo merge INPUT... --emit KIND -o FILE [--binary PATH] [OPTIONS]
+
+Merges the CPU samples of several runs into one artifact.
+
+INPUT:
+  DB             the newest run of a profile database
+  DB:N           run N
+  DB:all         every run of it that has CPU samples
+  ...@W          counts of that input multiplied by W (a whole number, default 1)
+
+Options:
+  --emit KIND    sample-profile, sample-profile-binary, fdata, order, pprof, folded
+  -o FILE        where to write it
+  --binary PATH  the binary the artifact is for (matched by build-id in every run)
+  --normalize    scale every run to the same number of samples before the weights,
+                 so a long run does not drown a short one
+  --pid N        only samples of processes with this pid
+  --debug-dir DIR  look for debug files under DIR/.build-id/ (repeatable)
+
+Examples:
+  syspgo merge small.db large.db:all --binary ./app --emit sample-profile -o app.prof
+  syspgo merge run.db:1@3 run.db:2 --normalize --binary ./app --emit fdata -o app.fdata
+)";
+
+int Merge(const std::vector<std::string>& args) {
+  ArtifactRequest r;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& s = args[i];
+    if (s == "-h" || s == "--help") {
+      printf("%s", kHelp);
+      return 0;
+    } else if (s == "--normalize") {
+      r.normalize = true;
+    } else if (s == "--emit" || s == "-o" || s == "--binary" || s == "--debug-dir" || s == "--pid") {
+      if (i + 1 >= args.size()) return UsageError(s + " needs a value; see 'syspgo merge --help'");
+      const std::string& v = args[++i];
+      if (s == "--emit") r.kind = v;
+      else if (s == "-o") r.output = v;
+      else if (s == "--binary") r.binary = v;
+      else if (s == "--debug-dir") r.debug_dirs.push_back(v);
+      else {
+        char* end;
+        long long n = strtoll(v.c_str(), &end, 10);
+        if (*end || n <= 0) return UsageError("--pid needs a number > 0, got '" + v + "'");
+        r.pid = static_cast<uint32_t>(n);
+      }
+    } else if (!s.empty() && s[0] == '-') {
+      return UsageError("unknown option '" + s + "'; see 'syspgo merge --help'");
+    } else {
+      auto in = ParseProfileInput(s);
+      if (!in) return UsageError(in.error().message);
+      r.inputs.push_back(*in);
+    }
+  }
+  if (r.inputs.empty()) return UsageError("no INPUT given; see 'syspgo merge --help'");
+  if (r.kind.empty()) return UsageError("--emit KIND is needed; see 'syspgo merge --help'");
+  if (r.output.empty()) return UsageError("-o FILE is needed: where to write the artifact");
+  auto s = WriteProfileArtifact(r);
+  if (!s) return Fail(s.error().message);
+  for (const std::string& w : s->warnings) fprintf(stderr, "syspgo: warning: %s\n", w.c_str());
+  fprintf(stderr, "syspgo: wrote %s (%s) from %llu runs, %llu weighted samples\n", r.output.c_str(), r.kind.c_str(),
+          static_cast<unsigned long long>(s->runs), static_cast<unsigned long long>(s->samples));
+  return 0;
+}
+
+const Command kMerge("merge", "merge the CPU samples of several runs into one profile artifact", &Merge);
+
+}  // namespace
+}  // namespace syspgo::cli

@@ -1,0 +1,206 @@
+//===- cmd_optimize.cc - `syspgo optimize DB --emit KIND -o FILE` --------===//
+// Turns a recorded run into an artifact for a compiler, linker, binary
+// rewriter or viewer. Each kind is one row of kEmitKinds: its name, a line
+// of help, and the function that writes it, so a new artifact is one line
+// here and its code in optimize/.
+#include <cstdio>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cli/command.h"
+#include "common/profile_db.h"
+#include "analyze/run.h"
+#include "optimize/deploy_lists.h"
+#include "optimize/plan_from_run.h"
+#include "optimize/profile_artifacts.h"
+
+namespace syspgo::cli {
+namespace {
+
+struct OptimizeArgs {
+  std::string db, binary, emit, output, format = "text";
+  std::string source_dir = "/";  // squashfs-sort: the directory mksquashfs packs
+  std::string image_root = "/";  // prefetch-list: where the image is mounted when the trace was taken
+  int64_t run = 0, pid = 0;
+  std::vector<std::string> debug_dirs;
+  int verbose = 0;
+};
+
+// CPU-sample artifacts: every kind goes through optimize/emitter.h.
+int EmitProfile(const OptimizeArgs& a) {
+  ArtifactRequest r;
+  ProfileInput in;
+  in.db = a.db;
+  if (a.run) in.runs.push_back(a.run);
+  r.inputs.push_back(in);
+  r.kind = a.emit == "sample-profile" && a.format == "binary" ? "sample-profile-binary" : a.emit;
+  r.binary = a.binary;
+  r.output = a.output;
+  r.pid = static_cast<uint32_t>(a.pid);
+  r.debug_dirs = a.debug_dirs;
+  auto s = WriteProfileArtifact(r);
+  if (!s) return Fail(s.error().message);
+  for (const std::string& w : s->warnings) fprintf(stderr, "syspgo: warning: %s\n", w.c_str());
+  if (!a.binary.empty()) {
+    double line_pct =
+        s->binary_leaf ? 100.0 * static_cast<double>(s->binary_with_line) / static_cast<double>(s->binary_leaf) : 0;
+    fprintf(stderr,
+            "syspgo: wrote %s (%s): %llu of %llu samples pass through %s, %llu have their IP in it, %.1f%% of "
+            "those at a source line\n",
+            a.output.c_str(), r.kind.c_str(), static_cast<unsigned long long>(s->binary_samples),
+            static_cast<unsigned long long>(s->samples), a.binary.c_str(),
+            static_cast<unsigned long long>(s->binary_leaf), line_pct);
+  } else if (a.verbose) {
+    fprintf(stderr, "syspgo: wrote %s (%s) from %llu samples\n", a.output.c_str(), r.kind.c_str(),
+            static_cast<unsigned long long>(s->samples));
+  }
+  return 0;
+}
+
+// Cold-start artifacts: the plan, and the deploy lists made from it.
+int EmitFromPlan(const OptimizeArgs& a) {
+  auto db = OpenProfileDb(a.db, DbMode::kReadOnly);
+  if (!db) return Fail(db.error().message);
+  auto run = ResolveRun(*db, a.run);
+  if (!run) return Fail(run.error().message);
+  auto p = PlanFromRun(*db, run->id);
+  if (!p) return Fail(p.error().message);
+  for (const std::string& w : p->warnings) fprintf(stderr, "syspgo: warning: %s\n", w.c_str());
+  uint64_t bytes = 0, extents = 0;
+  for (const PlanFile& f : p->plan.files)
+    for (const PlanExtent& e : f.extents) bytes += e.length, ++extents;
+  if (a.emit == "plan") {
+    if (Status s = WritePlan(p->plan, a.output); !s.ok()) return Fail(s.error().message);
+    fprintf(stderr, "syspgo: wrote %s: %zu files, %llu extents, %.1f MiB, from %llu touches of run %lld\n",
+            a.output.c_str(), p->plan.files.size(), static_cast<unsigned long long>(extents), bytes / 1048576.0,
+            static_cast<unsigned long long>(p->touches), static_cast<long long>(run->id));
+    return 0;
+  }
+  auto list = a.emit == "squashfs-sort" ? SquashfsSortList(p->plan, a.source_dir)
+                                        : PrefetchPathList(p->plan, a.image_root);
+  if (!list) return Fail(list.error().message);
+  for (const std::string& w : list->left_out) fprintf(stderr, "syspgo: left out: %s\n", w.c_str());
+  FILE* f = fopen(a.output.c_str(), "w");
+  if (!f || fwrite(list->text.data(), 1, list->text.size(), f) != list->text.size() || fclose(f) != 0)
+    return Fail("cannot write '" + a.output + "': " + strerror(errno));
+  fprintf(stderr, "syspgo: wrote %s: %zu paths in first-touch order\n", a.output.c_str(), list->listed);
+  return 0;
+}
+
+struct EmitKind {
+  const char* name;
+  const char* help;
+  int (*run)(const OptimizeArgs&);
+};
+
+const EmitKind kEmitKinds[] = {
+    {"sample-profile", "LLVM sample profile for clang -fprofile-sample-use (text; --format binary: extbinary)",
+     EmitProfile},
+    {"sample-profile-binary", "LLVM sample profile, extensible binary form", EmitProfile},
+    {"fdata", "BOLT profile, no_lbr form: llvm-bolt BIN -o OUT -data FILE", EmitProfile},
+    {"order", "symbol ordering file: ld.lld --symbol-ordering-file=FILE (compile with -ffunction-sections)",
+     EmitProfile},
+    {"pprof", "gzipped pprof profile.proto (pprof, speedscope); --binary optional", EmitProfile},
+    {"folded", "folded stacks for flame graphs; --binary optional", EmitProfile},
+    {"plan", "prefetch plan for syspgo prefetch, from a cold start (collect --cold)", EmitFromPlan},
+    {"squashfs-sort", "mksquashfs -sort file, first-touched first (--source-dir DIR, default /)", EmitFromPlan},
+    {"prefetch-list", "ordered absolute paths, as Nydus/eStargz prefetch lists take (--image-root DIR)",
+     EmitFromPlan},
+};
+
+std::string Help() {
+  std::string kinds;
+  for (const EmitKind& k : kEmitKinds) {
+    char line[256];
+    snprintf(line, sizeof line, "  %-22s %s\n", k.name, k.help);
+    kinds += line;
+  }
+  return "usage: syspgo optimize DB --emit KIND -o FILE [--binary PATH] [OPTIONS]\n\n"
+         "Writes an artifact from one run of a profile database (the newest unless --run).\n\nKIND:\n" +
+         kinds +
+         "\nWhat to read:\n"
+         "  --binary PATH     the binary the artifact is for, matched to the run by build-id\n"
+         "                    (needed by sample-profile, fdata, order)\n"
+         "  --run N           the run (default: the newest)\n"
+         "  --pid N           only samples of this process\n"
+         "  --debug-dir DIR   look for debug files under DIR/.build-id/ and DIR/<path> (repeatable;\n"
+         "                    /usr/lib/debug and .gnu_debuglink are always searched)\n"
+         "Output:\n"
+         "  --emit KIND       what to write (above)\n"
+         "  -o FILE           where\n"
+         "  --format text|binary  sample-profile: text (default) or extensible binary\n"
+         "  --source-dir DIR  squashfs-sort: paths relative to the directory mksquashfs packs\n"
+         "  --image-root DIR  prefetch-list: where the image was mounted in the traced run\n"
+         "  -v                say what was written even without --binary\n"
+         "\nSeveral runs or databases: syspgo merge. How counts are made: docs/profiles.md.\n\n"
+         "Examples:\n"
+         "  syspgo collect --probes cpu -o run.db -- ./app input\n"
+         "  syspgo optimize run.db --binary ./app --emit sample-profile -o app.prof\n"
+         "  clang -O2 -g -fprofile-sample-use=app.prof app.c -o app\n"
+         "  syspgo optimize run.db --binary ./app --emit fdata -o app.fdata\n"
+         "  llvm-bolt ./app -o app.bolt -data app.fdata -reorder-blocks=ext-tsp\n"
+         "  syspgo optimize run.db --binary ./app --emit order -o app.order\n"
+         "  syspgo optimize run.db --emit pprof -o run.pb.gz\n"
+         "  syspgo collect --cold -o cold.db -- ./app        # drops the page cache first\n"
+         "  syspgo optimize cold.db --emit plan -o app.plan && syspgo prefetch app.plan -- ./app\n"
+         "  syspgo optimize cold.db --emit squashfs-sort --source-dir rootfs -o sort.txt\n";
+}
+
+int Optimize(const std::vector<std::string>& args) {
+  OptimizeArgs a;
+  std::vector<std::string> pos;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& s = args[i];
+    auto value = [&](std::string* out) {
+      if (i + 1 >= args.size()) return false;
+      *out = args[++i];
+      return true;
+    };
+    if (s == "-h" || s == "--help") {
+      printf("%s", Help().c_str());
+      return 0;
+    } else if (s == "-v") {
+      ++a.verbose;
+    } else if (s == "--binary" || s == "--emit" || s == "-o" || s == "--format" || s == "--debug-dir" ||
+               s == "--source-dir" || s == "--image-root") {
+      std::string v;
+      if (!value(&v)) return UsageError(s + " needs a value; see 'syspgo optimize --help'");
+      if (s == "--binary") a.binary = v;
+      else if (s == "--emit") a.emit = v;
+      else if (s == "-o") a.output = v;
+      else if (s == "--format") a.format = v;
+      else if (s == "--source-dir") a.source_dir = v;
+      else if (s == "--image-root") a.image_root = v;
+      else a.debug_dirs.push_back(v);
+    } else if (s == "--run" || s == "--pid") {
+      std::string v;
+      if (!value(&v)) return UsageError(s + " needs a number");
+      char* end;
+      long long n = strtoll(v.c_str(), &end, 10);
+      if (*end || n <= 0) return UsageError(s + " needs a number > 0, got '" + v + "'");
+      (s == "--run" ? a.run : a.pid) = n;
+    } else if (!s.empty() && s[0] == '-') {
+      return UsageError("unknown option '" + s + "'; see 'syspgo optimize --help'");
+    } else {
+      pos.push_back(s);
+    }
+  }
+  if (pos.size() != 1) return UsageError("usage: syspgo optimize DB --emit KIND -o FILE; see --help");
+  a.db = pos[0];
+  if (a.format != "text" && a.format != "binary") return UsageError("--format is text or binary, got '" + a.format + "'");
+  if (a.output.empty()) return UsageError("-o FILE is needed: where to write the artifact");
+  for (const EmitKind& k : kEmitKinds)
+    if (a.emit == k.name) return k.run(a);
+  std::string names;
+  for (const EmitKind& k : kEmitKinds) names += (names.empty() ? "" : ", ") + std::string(k.name);
+  return UsageError((a.emit.empty() ? std::string("--emit KIND is needed") : "unknown --emit '" + a.emit + "'") +
+                    "; choose one of: " + names);
+}
+
+const Command kOptimize("optimize", "write a profile artifact for a compiler, linker or viewer", &Optimize);
+
+}  // namespace
+}  // namespace syspgo::cli

@@ -1,0 +1,54 @@
+//===- emitter.h - one interface for every profile artifact --------------===//
+// Each artifact built from CPU samples (LLVM sample profile, BOLT fdata,
+// linker symbol order, pprof, folded stacks) is a small ProfileEmitter in
+// its own file, made by kind name through Create(), as LLVM's
+// SampleProfileWriter::create does for its formats. An emitter reads only
+// the symbolized Profile, and its output is sorted: the same samples give
+// the same bytes.
+#pragma once
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analyze/sample_set.h"
+#include "common/result.h"
+
+namespace syspgo {
+
+class ProfileEmitter {
+ public:
+  struct Kind {
+    const char* name;
+    const char* help;
+    bool needs_binary;  // the artifact is for one binary (--binary); else the whole profile, or one binary's share
+  };
+  virtual ~ProfileEmitter() = default;
+  // Every kind, in the order --help lists them.
+  static const std::vector<Kind>& Kinds();
+  static Result<std::unique_ptr<ProfileEmitter>> Create(std::string_view kind);
+
+  // Writes the artifact for binary `binary` (an index into p.binaries, or
+  // kNoBinary for the whole profile where the kind allows it) to `path`.
+  // Errors say what the binary lacks and how to get it.
+  virtual Status Write(const Profile& p, uint32_t binary, const std::string& path) const = 0;
+};
+
+// The emitters, one per file.
+std::unique_ptr<ProfileEmitter> MakeSampleProfileEmitter(bool extbinary);
+std::unique_ptr<ProfileEmitter> MakeBoltFdataEmitter();
+std::unique_ptr<ProfileEmitter> MakeSymbolOrderEmitter();
+std::unique_ptr<ProfileEmitter> MakePprofEmitter();
+std::unique_ptr<ProfileEmitter> MakeFoldedEmitter();
+
+// Writes `bytes` to `path` (replacing it), with an error that names the file.
+Status WriteArtifact(const std::string& path, const std::string& bytes);
+
+// The checks every per-binary emitter starts with: a binary was chosen
+// (`what` names the artifact in the message) and it could be read.
+Status CheckBinary(const Profile& p, uint32_t binary, const char* what);
+
+// True if some user frame of `s` is in `binary` (always, for kNoBinary).
+bool SampleTouches(const Profile& p, const ProfileSample& s, uint32_t binary);
+
+}  // namespace syspgo

@@ -1,0 +1,134 @@
+//===- profile_artifacts.cc - runs in, one profile artifact out ----------===//
+#include "optimize/profile_artifacts.h"
+
+#include <cmath>
+#include <filesystem>
+
+#include "analyze/run.h"
+#include "analyze/sample_db.h"
+#include "analyze/symbolize.h"
+#include "common/profile_db.h"
+#include "optimize/emitter.h"
+
+namespace syspgo {
+
+Result<ProfileInput> ParseProfileInput(const std::string& spec) {
+  ProfileInput in;
+  std::string rest = spec;
+  std::error_code ec;
+  if (!std::filesystem::exists(spec, ec)) {
+    size_t at = rest.rfind('@');
+    if (at != std::string::npos && at > 0) {
+      char* end = nullptr;
+      unsigned long long w = strtoull(rest.c_str() + at + 1, &end, 10);
+      if (*end || w == 0) return MakeError("bad weight in '" + spec + "': expected DB[:RUN|:all][@WEIGHT], WEIGHT a whole number >= 1.");
+      in.weight = w;
+      rest = rest.substr(0, at);
+    }
+    size_t colon = rest.rfind(':');
+    if (colon != std::string::npos && colon > 0 && !std::filesystem::exists(rest, ec)) {
+      std::string run = rest.substr(colon + 1);
+      rest = rest.substr(0, colon);
+      if (run == "all") {
+        in.all_runs = true;
+      } else {
+        char* end = nullptr;
+        long long r = strtoll(run.c_str(), &end, 10);
+        if (*end || r <= 0) return MakeError("bad run in '" + spec + "': expected DB[:RUN|:all][@WEIGHT], RUN a run id.");
+        in.runs.push_back(r);
+      }
+    }
+  }
+  in.db = rest;
+  return in;
+}
+
+Result<ArtifactSummary> WriteProfileArtifact(const ArtifactRequest& r) {
+  auto emitter = ProfileEmitter::Create(r.kind);
+  if (!emitter) return emitter.error();
+  bool needs_binary = false;
+  for (const auto& k : ProfileEmitter::Kinds())
+    if (r.kind == k.name) needs_binary = k.needs_binary;
+  if (needs_binary && r.binary.empty())
+    return MakeError("--emit " + r.kind + " makes a profile for one binary: pass --binary PATH (the file to rebuild, "
+                     "relink or rewrite).");
+  if (r.inputs.empty()) return MakeError("no profile database given.");
+
+  ArtifactSummary sum;
+  std::vector<std::pair<SampleSet, uint64_t>> loaded;
+  for (const ProfileInput& in : r.inputs) {
+    auto db = OpenProfileDb(in.db, DbMode::kReadOnly);
+    if (!db) return db.error();
+    std::vector<int64_t> runs = in.runs;
+    if (in.all_runs) {
+      auto all = CpuRuns(*db);
+      if (!all) return all.error();
+      if (all->empty())
+        return MakeError("'" + in.db + "' has no run with CPU samples; record one with: syspgo collect --probes cpu -o " +
+                         in.db + " -- COMMAND");
+      runs = *all;
+    }
+    if (runs.empty()) {
+      auto newest = ResolveRun(*db, 0);
+      if (!newest) return newest.error();
+      runs.push_back(newest->id);
+    }
+    for (int64_t run : runs) {
+      auto info = ResolveRun(*db, run);
+      if (!info) return info.error();
+      if (info->events_dropped)
+        sum.warnings.push_back("run " + std::to_string(run) + " of " + in.db + " lost " +
+                               std::to_string(info->events_dropped) + " events; its counts are lower bounds.");
+      auto set = LoadCpuSamples(*db, run);
+      if (!set) return set.error();
+      if (r.pid) set->KeepPid(r.pid);
+      loaded.emplace_back(std::move(*set), in.weight);
+    }
+  }
+  uint64_t largest = 0;
+  for (auto& [set, w] : loaded) largest = std::max(largest, set.Total());
+  SampleSet merged;
+  for (auto& [set, w] : loaded) {
+    uint64_t total = set.Total();
+    if (r.normalize && total && total != largest) {
+      double f = static_cast<double>(largest) / static_cast<double>(total);
+      for (StackSample& s : set.samples) s.count = static_cast<uint64_t>(std::llround(static_cast<double>(s.count) * f));
+    }
+    merged.Merge(set, w);
+    ++sum.runs;
+  }
+  sum.samples = merged.Total();
+  if (sum.samples == 0)
+    return MakeError(r.pid ? "no CPU samples of process " + std::to_string(r.pid) + " in the given runs."
+                           : "the given runs have no CPU samples.");
+
+  SymbolizerOptions opts{r.debug_dirs, {}};
+  uint32_t binary = kNoBinary;
+  if (!r.binary.empty()) {
+    auto b = FindBinary(merged, r.binary);
+    if (!b) return b.error();
+    binary = *b;
+    // Read the file the user named: it is the one that will be rebuilt or rewritten.
+    opts.files[merged.binaries[binary].build_id] = r.binary;
+  }
+  Symbolizer sym(opts);
+  Profile p = Symbolize(merged, sym);
+  for (const ProfileBinary& b : p.binaries)
+    if (!b.problem.empty() && b.samples && !b.ref.path.starts_with("["))
+      sum.warnings.push_back(b.ref.path + " (" + std::to_string(b.samples) + " samples): " + b.problem);
+  if (binary != kNoBinary) {
+    sum.binary_samples = p.binaries[binary].samples;
+    for (const ProfileSample& s : p.samples) {
+      if (s.first_user >= s.stack.size()) continue;
+      const Location& l = p.locations[s.stack[s.first_user]];
+      if (l.binary != binary) continue;
+      sum.binary_leaf += s.count;
+      if (l.has_line()) sum.binary_with_line += s.count;
+    }
+  }
+  Status st = (*emitter)->Write(p, binary, r.output);
+  if (!st.ok()) return st.error();
+  return sum;
+}
+
+}  // namespace syspgo

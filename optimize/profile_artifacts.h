@@ -1,0 +1,47 @@
+//===- profile_artifacts.h - runs in, one profile artifact out -----------===//
+// What `syspgo optimize` and `syspgo merge` do, kept out of the CLI so the
+// tests can call it: load the CPU samples of one or more runs (of one or
+// more databases), weight and merge them, symbolize, pick the binary, and
+// hand the profile to the emitter of the requested kind.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace syspgo {
+
+struct ProfileInput {
+  std::string db;
+  std::vector<int64_t> runs;  // empty: the newest run (or every run with samples if all_runs)
+  bool all_runs = false;
+  uint64_t weight = 1;        // counts are multiplied by this
+};
+
+// Parses "DB", "DB:RUN", "DB:all", each optionally followed by "@WEIGHT".
+// A path that exists as given is taken whole, even with ':' or '@' in it.
+Result<ProfileInput> ParseProfileInput(const std::string& spec);
+
+struct ArtifactRequest {
+  std::vector<ProfileInput> inputs;
+  std::string kind;       // a ProfileEmitter kind
+  std::string binary;     // the binary to optimize ("" = the whole profile, for pprof and folded)
+  std::string output;
+  uint32_t pid = 0;       // only this process (0 = all)
+  bool normalize = false; // scale every run to the same total before the weights, so long runs do not dominate
+  std::vector<std::string> debug_dirs;
+};
+
+struct ArtifactSummary {
+  uint64_t runs = 0;
+  uint64_t samples = 0;          // all samples merged (after weights)
+  uint64_t binary_samples = 0;   // of them, with a frame in --binary
+  uint64_t binary_leaf = 0;      // samples with their IP (innermost user frame) in --binary
+  uint64_t binary_with_line = 0; // of those, at a source line
+  std::vector<std::string> warnings;
+};
+
+Result<ArtifactSummary> WriteProfileArtifact(const ArtifactRequest& r);
+
+}  // namespace syspgo

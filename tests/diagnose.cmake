@@ -1,0 +1,16 @@
+#===- tests/diagnose.cmake - the diagnosing analyses (stalls, io, block, offcpu) ===#
+# One suite: the passes on a fixture database with their expected outputs
+# (analyze_diagnose_test.cc), and the stalls pass on real runs of
+# examples/checkpoint_stall and of the wait_kinds workload (diagnose_test.cc).
+# The Python scenario needs python3-numpy installed.
+set(_diagnose_wl ${CMAKE_BINARY_DIR}/tests/workloads)
+add_executable(wait_kinds ${CMAKE_CURRENT_SOURCE_DIR}/workloads/wait_kinds.cc)
+target_link_libraries(wait_kinds PRIVATE Threads::Threads)
+set_target_properties(wait_kinds PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${_diagnose_wl})
+
+syspgo_test(diagnose_test SOURCES
+  ${CMAKE_CURRENT_SOURCE_DIR}/diagnose_test.cc
+  ${CMAKE_CURRENT_SOURCE_DIR}/analyze_diagnose_test.cc
+  ${CMAKE_CURRENT_SOURCE_DIR}/findings_json.cc)
+target_compile_definitions(diagnose_test PRIVATE SYSPGO_WORKLOADS_BIN="${_diagnose_wl}")
+add_dependencies(diagnose_test checkpoint_stall wait_kinds)

@@ -1,0 +1,122 @@
+//===- diagnose_test.cc - the stalls analysis on real runs of the scenarios -===//
+// Story 1 of issue 4 end to end: `syspgo collect` records
+// examples/checkpoint_stall (C++, then the Python version with Debian's
+// numpy) on this kernel, and `syspgo analyze DB stalls --json` must name
+// the main thread, the write and fsync of the checkpoint file, about
+// 50 MiB, the latency and a period of 5 steps. Then a program whose
+// threads wait on a timer, a pipe and a lock while another thread keeps
+// the disk busy: those waits must be named for what they are and never
+// blamed on the I/O. Checkpoints go to a TempDir on /var/tmp: on tmpfs
+// fsync waits for nothing.
+#include <gtest/gtest.h>
+
+#include <iostream>
+
+#include "tests/findings_json.h"
+#include "tests/test_util.h"
+
+namespace syspgo::test {
+namespace {
+
+constexpr int64_t kMiB = 1 << 20;
+constexpr int kSteps = 15, kPeriod = 5, kMb = 50, kStepMs = 200;
+
+// Records `command` into DIR/run.db and returns the stall findings.
+std::vector<FindingFields> CollectStalls(const TempDir& dir, const std::vector<std::string>& command) {
+  std::string db = dir.File("run.db");
+  std::vector<std::string> argv = {SyspgoBin(), "collect", "-o", db, "--"};
+  argv.insert(argv.end(), command.begin(), command.end());
+  CmdResult c = RunCmd(argv);
+  EXPECT_EQ(c.status, 0) << c.err << c.out;
+  std::string error;
+  std::vector<FindingFields> all = AnalyzeStalls(db, dir.File("stalls.json"), &error);
+  EXPECT_TRUE(error.empty()) << error;
+  CmdResult text = RunCmd({SyspgoBin(), "analyze", db, "stalls"});
+  std::cout << text.out;  // the finding as people read it, in the test log
+  return all;
+}
+
+std::vector<std::string> CheckpointArgs(const TempDir& dir) {
+  return {"--steps", std::to_string(kSteps), "--period", std::to_string(kPeriod), "--mb", std::to_string(kMb),
+          "--step-ms", std::to_string(kStepMs), dir.path()};
+}
+
+// What both versions of checkpoint_stall must be diagnosed with.
+void ExpectCheckpointFinding(const std::vector<FindingFields>& all, const TempDir& dir) {
+  std::vector<FindingFields> found;
+  for (const FindingFields& f : ForThread(all, "checkpoint_stal"))
+    if (f.at("file").find("checkpoint-step") != std::string::npos) found.push_back(f);
+  ASSERT_EQ(found.size(), 1u) << "not exactly one stall finding names the checkpoint files";
+  const FindingFields& f = found[0];
+  // The main thread, a synchronous write of the checkpoint file.
+  EXPECT_EQ(f.at("main_thread"), "true");
+  EXPECT_EQ(f.at("cause"), "io");
+  EXPECT_EQ(f.at("file"), dir.path() + "/checkpoint-step<N>.bin");
+  EXPECT_NE(f.at("syscalls").find("\"write\""), std::string::npos) << f.at("syscalls");
+  EXPECT_NE(f.at("syscalls").find("\"fsync\""), std::string::npos) << f.at("syscalls");
+  EXPECT_NE(f.at("title").find("write"), std::string::npos) << f.at("title");
+  // One finding for all checkpoints (steps 5, 10, 15), each 50 MiB.
+  EXPECT_EQ(f.at("count"), std::to_string(kSteps / kPeriod));
+  EXPECT_EQ(std::stoll(f.at("bytes_written")), kMb * kMiB);
+  EXPECT_EQ(std::stoll(f.at("synced_bytes")), kMb * kMiB);
+  // The disk wrote them while the thread waited (by it or by writeback).
+  EXPECT_GE(std::stoll(f.at("block_bytes")), 9 * kSteps / kPeriod * kMb * kMiB / 10) << f.at("block_bytes_by_op");
+  // Its latency: each checkpoint costs at least its off-CPU wait (>= 10 ms,
+  // the threshold) and well under a step on this machine.
+  int64_t count = std::stoll(f.at("count")), worst = std::stoll(f.at("worst_ns"));
+  EXPECT_GE(std::stoll(f.at("blocked_ns")) / count, 10'000'000);
+  EXPECT_GE(worst, 10'000'000);
+  EXPECT_LE(worst, 2'000'000'000);
+  EXPECT_GE(std::stoll(f.at("total_ns")), std::stoll(f.at("blocked_ns")));
+  EXPECT_GT(std::stod(f.at("share")), 0.0);
+  // Every 5th step, found from the progress line each step prints.
+  EXPECT_EQ(f.at("period_steps"), std::to_string(kPeriod)) << f.at("period");
+  EXPECT_NE(f.at("period").find("every 5th step"), std::string::npos) << f.at("period");
+  int64_t step = std::stoll(f.at("step_ns"));
+  EXPECT_GE(step, kStepMs * 1'000'000 * 9 / 10);
+  EXPECT_LE(step, kStepMs * 1'000'000 * 2);
+  EXPECT_NE(f.at("fix").find("background writer"), std::string::npos) << f.at("fix");
+}
+
+TEST(Diagnose, CheckpointStallCpp) {
+  TempDir dir;
+  std::vector<std::string> cmd = {ExampleBin("checkpoint_stall")};
+  for (const std::string& a : CheckpointArgs(dir)) cmd.push_back(a);
+  ExpectCheckpointFinding(CollectStalls(dir, cmd), dir);
+}
+
+TEST(Diagnose, CheckpointStallPython) {
+  TempDir dir;
+  // Started through its shebang (/usr/bin/python3), as the README runs it.
+  std::vector<std::string> cmd = {std::string(SYSPGO_SOURCE_DIR) + "/examples/checkpoint_stall/checkpoint_stall.py"};
+  for (const std::string& a : CheckpointArgs(dir)) cmd.push_back(a);
+  ExpectCheckpointFinding(CollectStalls(dir, cmd), dir);
+}
+
+TEST(Diagnose, WaitsThatAreNotIoAreNamedAsSuch) {
+  TempDir dir;
+  std::vector<FindingFields> all = CollectStalls(dir, {std::string(SYSPGO_WORKLOADS_BIN) + "/wait_kinds", dir.path()});
+  std::vector<std::pair<std::string, std::string>> waits = {
+      {"sleeper", "sleep"}, {"pipe-reader", "pipe"}, {"locker", "lock"}};
+  for (auto& [comm, cause] : waits) {
+    std::vector<FindingFields> f = ForThread(all, comm);
+    ASSERT_FALSE(f.empty()) << comm << " was not found stalled";
+    for (const FindingFields& x : f) {
+      if (x.at("cause") == "cpu") continue;  // it may also have been preempted on this busy machine
+      EXPECT_EQ(x.at("cause"), cause) << comm << ": " << x.at("title");
+      EXPECT_EQ(x.at("block_requests"), "0") << comm << " was blamed for block I/O: " << x.at("title");
+      EXPECT_NE(x.at("fix").find("This is not I/O"), std::string::npos) << x.at("fix");
+      EXPECT_GE(std::stoll(x.at("worst_ns")), 250'000'000) << comm;
+    }
+  }
+  EXPECT_NE(ForThread(all, "pipe-reader")[0].at("waker").find("wait_kinds"), std::string::npos)
+      << "the main thread wrote to the pipe";
+  // The I/O did happen, on the thread that did it.
+  bool syncer_io = false;
+  for (const FindingFields& x : ForThread(all, "syncer"))
+    syncer_io = syncer_io || (x.at("cause") == "io" && x.at("file") == dir.File("wait_kinds.dat"));
+  EXPECT_TRUE(syncer_io) << "the syncer's fsync of wait_kinds.dat was not found";
+}
+
+}  // namespace
+}  // namespace syspgo::test

@@ -1,0 +1,490 @@
+//===- emit_test.cc - every profile artifact, checked by its consumer ----===//
+// A fixture database holds a known sample set over the clang-built
+// workload (a PIE and its shared library): 600 + 200 samples in
+// hot_kernel (one set inside its inlined rotate_mix), 300 in warm_local,
+// 100 in lib_mix, all called from run_rounds from main. Each artifact that
+// `syspgo optimize` writes from it goes to its real consumer:
+// llvm-profdata (counts), clang -fprofile-sample-use with LLVM's own
+// coverage checks as errors (line offsets and discriminators must match
+// the compiler's view), llvm-bolt, ld.lld + nm, and the pprof proto parser.
+// `syspgo merge` must double counts. Bad inputs must fail with a message
+// that says what is missing. The last test samples the real workload on
+// the real kernel and feeds the result to the same consumers.
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "analyze/sample_set.h"
+#include "common/profile_db.h"
+#include "common/util.h"
+#include "optimize/symbol_order.h"
+#include "schemas/pprof_profile.pb.h"
+#include "tests/pgo_workload.h"
+#include "tests/test_util.h"
+
+namespace syspgo::test {
+namespace {
+
+const char kFlags[] = " -O2 -g -fdebug-info-for-profiling -fno-omit-frame-pointer -fno-optimize-sibling-calls "
+                      "-ffunction-sections ";
+
+std::map<std::string, uint64_t> NmStarts(const std::string& bin) {
+  std::map<std::string, uint64_t> out;
+  std::istringstream in(Sh("nm --defined-only " + bin).out);
+  std::string line;
+  while (std::getline(in, line)) {
+    unsigned long long a;
+    char type, name[256];
+    if (sscanf(line.c_str(), "%llx %c %255s", &a, &type, name) == 3) out[name] = a;
+  }
+  return out;
+}
+
+// First address in [fn, fn+0x100) whose innermost frame (llvm-symbolizer)
+// is function `inner` at source line `line`: a sample there is one a
+// compiler can attribute (not a prologue).
+uint64_t AddressIn(const std::string& bin, uint64_t fn, const std::string& inner, uint32_t line) {
+  for (uint64_t a = fn; a < fn + 0x100; ++a) {
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "llvm-symbolizer-19 --obj=%s 0x%llx | head -2", bin.c_str(),
+             static_cast<unsigned long long>(a));
+    auto out = Split(Sh(cmd).out, '\n');
+    if (out.size() >= 2 && out[0] == inner && out[1].find(":" + std::to_string(line) + ":") != std::string::npos) return a;
+  }
+  return 0;
+}
+
+using Counts = std::pair<uint64_t, uint64_t>;  // a function's total and head samples
+
+constexpr uint64_t kAppBase = 0x555555554000, kLibBase = 0x7f0000000000;
+
+// Where the fixture's stacks point: ELF addresses, placed at kAppBase and
+// kLibBase at run time (both are position-independent).
+struct Workload {
+  std::string app = Pgo("pgo_app"), lib = Pgo("libpgo_lib.so");
+  uint64_t hot_ip = 0, rotate_ip = 0, warm_ip = 0, lib_ip = 0;
+  uint64_t ret_hot = 0, ret_warm = 0, ret_lib = 0, ret_run = 0;
+
+  Workload() {
+    auto a = NmStarts(app), l = NmStarts(lib);
+    rotate_ip = AddressIn(app, a["hot_kernel"], "rotate_mix", SourceLine("return x * 0x9E3779B97F4A7C15ull"));
+    hot_ip = AddressIn(app, a["hot_kernel"], "hot_kernel", SourceLine("if ((a ^ i) & 1)"));
+    warm_ip = AddressIn(app, a["warm_local"], "warm_local", SourceLine("x = x * 2862933555777941757ull"));
+    lib_ip = l["lib_mix"] + 0x10;
+    ret_hot = ReturnAddressOfCall(app, "run_rounds", "hot_kernel");
+    ret_warm = ReturnAddressOfCall(app, "run_rounds", "warm_local");
+    ret_lib = ReturnAddressOfCall(app, "run_rounds", "lib_mix");
+    ret_run = ReturnAddressOfCall(app, "main", "run_rounds");
+  }
+  bool ok() const { return hot_ip && rotate_ip && warm_ip && ret_hot && ret_warm && ret_lib && ret_run; }
+};
+
+std::string Frames(const std::vector<uint64_t>& f) {
+  std::string hex = "X'";
+  char b[3];
+  for (uint64_t v : f)
+    for (int i = 0; i < 8; ++i) {
+      snprintf(b, sizeof b, "%02x", static_cast<unsigned>((v >> (8 * i)) & 0xff));
+      hex += b;
+    }
+  return hex + "'";
+}
+
+// The mappings a process would have for `bin` loaded at `base`: one per
+// PT_LOAD, page-aligned, as the mapping table stores them.
+std::string Mappings(const std::string& bin, uint64_t base, const std::string& path, const std::string& id, int ino) {
+  std::string rows;
+  std::istringstream in(Sh("llvm-readelf-19 -lW " + bin + " | awk '$1 == \"LOAD\" {print $2, $3, $6}'").out);
+  for (std::string line; std::getline(in, line);) {
+    unsigned long long off, vaddr, memsz;
+    if (sscanf(line.c_str(), "%llx %llx %llx", &off, &vaddr, &memsz) != 3) continue;
+    uint64_t start = base + (vaddr & ~0xfffull), end = (base + vaddr + memsz + 0xfff) & ~0xfffull;
+    rows += std::string(rows.empty() ? "" : ", ") + "(1, 0, 100, " + std::to_string(start) + ", " +
+            std::to_string(end) + ", " + std::to_string(off & ~0xfffull) + ", 1, " + std::to_string(ino) + ", '" +
+            path + "', '" + id + "')";
+  }
+  return rows;
+}
+
+// A profile database with one run of the known samples (`app_path`
+// recorded with `app_build_id`). `with_samples` false: the run has none.
+void MakeFixture(const std::string& db_path, const Workload& w, const std::string& app_path,
+                 const std::string& app_build_id, bool with_samples = true) {
+  auto db = OpenProfileDb(db_path, DbMode::kCreateOrAppend);
+  ASSERT_TRUE(db.ok()) << db.error().message;
+  std::string lib_id = *ReadBuildId(w.lib);
+  std::string sql =
+      "INSERT INTO run (id, command, argv_json, target_pid, attached, host, kernel_release, syspgo_version, "
+      "start_realtime_ns, start_monotonic_ns, end_ts, status, settings_json) VALUES (1, 'pgo_app', '[]', 100, 0, "
+      "'h', 'k', 't', 0, 0, 1000, 'complete', '{\"freq_hz\": 1000}');"
+      "INSERT INTO process (run_id, pid, ppid, comm, start_ts) VALUES (1, 100, 1, 'pgo_app', 0);"
+      "INSERT INTO run_probe (run_id, probe_group, attached, detail) VALUES (1, 'cpu', 1, '');";
+  if (with_samples) {
+    sql += "INSERT INTO mapping (run_id, ts, pid, vm_start, vm_end, file_off, dev, ino, path, build_id) VALUES " +
+           Mappings(w.app, kAppBase, app_path, app_build_id, 1) + ", " + Mappings(w.lib, kLibBase, w.lib, lib_id, 2) +
+           ";";
+    auto A = [](uint64_t a) { return a + kAppBase; };
+    auto L = [](uint64_t a) { return a + kLibBase; };
+    std::vector<std::pair<std::vector<uint64_t>, int>> stacks = {
+        {{A(w.rotate_ip), A(w.ret_hot), A(w.ret_run)}, 600},
+        {{A(w.hot_ip), A(w.ret_hot), A(w.ret_run)}, 200},
+        {{A(w.warm_ip), A(w.ret_warm), A(w.ret_run)}, 300},
+        {{L(w.lib_ip), A(w.ret_lib), A(w.ret_run)}, 100},
+    };
+    for (size_t i = 0; i < stacks.size(); ++i) {
+      std::string id = std::to_string(i + 1);
+      sql += "INSERT INTO stack (run_id, id, frames) VALUES (1, " + id + ", " + Frames(stacks[i].first) + ");";
+      sql += "WITH RECURSIVE n(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM n WHERE k < " +
+             std::to_string(stacks[i].second) +
+             ") INSERT INTO cpu_sample (run_id, ts, pid, tid, cpu, kernel, ip, user_stack_id, kernel_stack_id) "
+             "SELECT 1, k, 100, 100, 0, 0, " + std::to_string(stacks[i].first[0]) + ", " + id + ", 0 FROM n;";
+    }
+  }
+  Status st = db->Exec(sql);
+  ASSERT_TRUE(st.ok()) << st.error().message;
+}
+
+class Emit : public testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(w_.ok()) << "could not find the workload's known addresses";
+    app_id_ = *ReadBuildId(w_.app);
+    db_ = dir_.File("run.db");
+    MakeFixture(db_, w_, w_.app, app_id_);
+  }
+  CmdResult Optimize(const std::string& kind, const std::string& out, const std::string& binary) {
+    std::vector<std::string> argv = {SyspgoBin(), "optimize", db_, "--emit", kind, "-o", out};
+    if (!binary.empty()) argv.insert(argv.end(), {"--binary", binary});
+    return RunCmd(argv);
+  }
+  // "Function: NAME: TOTAL, HEAD, ..." lines of llvm-profdata show.
+  static std::map<std::string, Counts> ProfdataShow(const std::string& file) {
+    std::map<std::string, Counts> out;
+    std::istringstream in(Sh("llvm-profdata-19 show --sample " + file).out);
+    std::string line;
+    while (std::getline(in, line)) {
+      char name[256];
+      unsigned long long total, head;
+      if (sscanf(line.c_str(), "Function: %255[^:]: %llu, %llu", name, &total, &head) == 3) out[name] = {total, head};
+    }
+    return out;
+  }
+  Workload w_;
+  TempDir dir_;
+  std::string db_, app_id_;
+};
+
+TEST_F(Emit, SampleProfileCountsReadBackByLlvmProfdata) {
+  std::string prof = dir_.File("app.prof");
+  auto r = Optimize("sample-profile", prof, w_.app);
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto fns = ProfdataShow(prof);
+  // Totals: own samples plus the time below each call site; heads: calls in from sampled callers.
+  EXPECT_EQ(fns["hot_kernel"], Counts(800, 800)) << Sh("cat " + prof).out;
+  EXPECT_EQ(fns["warm_local"], Counts(300, 300));
+  EXPECT_EQ(fns["run_rounds"], Counts(1200, 1200));
+  EXPECT_EQ(fns["main"], Counts(1200, 0));
+  EXPECT_EQ(fns.count("lib_mix"), 0u) << "another binary's function in this binary's profile";
+  std::string text = Sh("cat " + prof).out;
+  EXPECT_NE(text.find(": rotate_mix:600"), std::string::npos) << "inlined call site\n" << text;
+  EXPECT_NE(text.find("lib_mix:100"), std::string::npos) << "call target into the shared library\n" << text;
+
+  // The extensible binary form reads back to the same profile.
+  std::string ext = dir_.File("app.extbin");
+  ASSERT_EQ(Optimize("sample-profile-binary", ext, w_.app).status, 0);
+  EXPECT_NE(Sh("tr -d '\\000' < " + ext + " | wc -c").out, Sh("wc -c < " + ext).out) << "not a binary profile";
+  EXPECT_EQ(Sh("llvm-profdata-19 show --sample " + ext).out, Sh("llvm-profdata-19 show --sample " + prof).out);
+  std::string back = dir_.File("back.txt");
+  ASSERT_EQ(Sh("llvm-profdata-19 merge --sample --text " + ext + " -o " + back).status, 0);
+  EXPECT_EQ(ProfdataShow(back), fns);
+
+  // Same samples, same bytes.
+  std::string again = dir_.File("again.prof");
+  ASSERT_EQ(Optimize("sample-profile", again, w_.app).status, 0);
+  EXPECT_EQ(Sh("cmp " + prof + " " + again).status, 0);
+  ASSERT_EQ(Optimize("sample-profile-binary", again, w_.app).status, 0);
+  EXPECT_EQ(Sh("cmp " + ext + " " + again).status, 0);
+}
+
+TEST_F(Emit, ClangUsesTheSampleProfileWithoutComplaint) {
+  std::string prof = dir_.File("app.prof");
+  ASSERT_EQ(Optimize("sample-profile", prof, w_.app).status, 0);
+  // LLVM's own coverage checks: every record and every sample of the
+  // profile must land on the compiled code, or clang warns (here: fails).
+  std::string cc = std::string("clang-19") + kFlags + "-Werror -mllvm -sample-profile-check-record-coverage=100 "
+                   "-mllvm -sample-profile-check-sample-coverage=100 -c " SYSPGO_PGO_SRC "/pgo_app.c -o " +
+                   dir_.File("app.o") + " -fprofile-sample-use=";
+  auto r = Sh(cc + prof + " 2>&1");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out, "");
+  auto ext = dir_.File("app.extbin");
+  ASSERT_EQ(Optimize("sample-profile-binary", ext, w_.app).status, 0);
+  r = Sh(cc + ext + " 2>&1");
+  EXPECT_EQ(r.status, 0) << r.out;
+  // The checks bite: a profile whose hot_kernel lines are shifted by 40 fails them.
+  std::string bad = dir_.File("bad.prof");
+  ASSERT_EQ(Sh("awk '/^hot_kernel/{h=1;print;next} /^[^ ]/{h=0} h && /^ [0-9]/{sub(/^ /,\" 4\")} {print}' " + prof +
+               " > " + bad).status, 0);
+  ASSERT_NE(Sh("cat " + bad).out, Sh("cat " + prof).out);
+  r = Sh(cc + bad + " 2>&1");
+  EXPECT_NE(r.status, 0) << "clang accepted a profile with wrong line offsets";
+  EXPECT_NE(r.out.find("profile"), std::string::npos) << r.out;
+}
+
+TEST_F(Emit, BoltMatchesTheFdataToTheSampledFunctions) {
+  std::string fdata = dir_.File("app.fdata");
+  auto r = Optimize("fdata", fdata, w_.app);
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string text = Sh("cat " + fdata).out;
+  EXPECT_EQ(text.substr(0, 18), "no_lbr cpu-clock:\n");
+  EXPECT_NE(text.find("1 warm_local/1 "), std::string::npos) << "local symbols are name/N to BOLT\n" << text;
+  auto starts = NmStarts(w_.app);
+  char want[64];
+  snprintf(want, sizeof want, "1 hot_kernel %llx 600\n",
+           static_cast<unsigned long long>(w_.rotate_ip - starts["hot_kernel"]));
+  EXPECT_NE(text.find(want), std::string::npos) << want << text;
+  auto b = Sh("/usr/lib/llvm-19/bin/llvm-bolt " + w_.app + " -o " + dir_.File("app.bolt") + " -data " + fdata +
+              " 2>&1");
+  ASSERT_EQ(b.status, 0) << b.out;
+  // hot_kernel, warm_local, run_rounds, main: the sampled functions of this binary.
+  EXPECT_NE(b.out.find("BOLT-INFO: 4 out of "), std::string::npos) << b.out;
+  EXPECT_EQ(b.out.find("BOLT-ERROR"), std::string::npos) << b.out;
+  EXPECT_EQ(b.out.find("stale"), std::string::npos) << b.out;
+}
+
+TEST_F(Emit, LinkerPlacesTheOrderedFunctionsTogether) {
+  std::string order = dir_.File("app.order");
+  ASSERT_EQ(Optimize("order", order, w_.app).status, 0);
+  std::vector<std::string> listed = Split(Trim(Sh("cat " + order).out), '\n');
+  // main calls run_rounds, which calls the hot pair: one chain, never_called left out.
+  EXPECT_EQ(listed, (std::vector<std::string>{"main", "run_rounds", "hot_kernel", "warm_local"}));
+  std::string out = dir_.File("app.ordered");
+  auto r = Sh("clang-19" + std::string(kFlags) + "-fPIE -pie -fuse-ld=lld -o " + out + " " SYSPGO_PGO_SRC
+              "/pgo_app.c -L" + std::string(SYSPGO_PGO_BIN) + " -lpgo_lib -Wl,--symbol-ordering-file=" + order +
+              " 2>&1");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out, "") << "the linker warned about the order file";
+  // In address order, the listed functions come one after another, as listed.
+  std::vector<std::string> text_syms;
+  std::istringstream in(Sh("nm -n " + out + " | awk '$2 ~ /^[tT]$/ {print $3}'").out);
+  for (std::string s; std::getline(in, s);) text_syms.push_back(s);
+  auto first = std::find(text_syms.begin(), text_syms.end(), listed[0]);
+  ASSERT_NE(first, text_syms.end());
+  ASSERT_LE(static_cast<size_t>(text_syms.end() - first), text_syms.size());
+  std::vector<std::string> placed(first, first + std::min<size_t>(listed.size(), text_syms.end() - first));
+  EXPECT_EQ(placed, listed);
+  // Without the order file, source order: never_called sits between them.
+  auto plain = Sh("nm -n " + w_.app + " | awk '$2 ~ /^[tT]$/ {print $3}' | grep -n never_called").out;
+  EXPECT_NE(plain, "");
+}
+
+TEST(CallChainOrder, HeaviestCallerChainsAndDensity) {
+  // a calls b (heavy) and c (light); d is alone and dense; e is huge and cold.
+  std::vector<OrderNode> n = {{"a", 100, 10}, {"b", 100, 500}, {"c", 100, 5}, {"d", 10, 50}, {"e", 2 << 20, 1}};
+  std::vector<OrderEdge> e = {{0, 1, 500}, {0, 2, 5}, {0, 4, 1}};
+  std::vector<std::string> names;
+  for (uint32_t i : CallChainOrder(n, e)) names.push_back(n[i].name);
+  EXPECT_EQ(names, (std::vector<std::string>{"d", "a", "b", "c", "e"}));
+}
+
+TEST_F(Emit, PprofParsesBackThroughTheProto) {
+  std::string out = dir_.File("run.pb.gz");
+  auto r = Optimize("pprof", out, "");
+  ASSERT_EQ(r.status, 0) << r.err;
+  gzFile gz = gzopen(out.c_str(), "rb");
+  ASSERT_NE(gz, nullptr);
+  std::string bytes;
+  char buf[65536];
+  for (int n; (n = gzread(gz, buf, sizeof buf)) > 0;) bytes.append(buf, n);
+  gzclose(gz);
+  perftools::profiles::Profile p;
+  ASSERT_TRUE(p.ParseFromString(bytes));
+  ASSERT_EQ(p.string_table(0), "");
+  ASSERT_EQ(p.sample_type_size(), 2);
+  EXPECT_EQ(p.string_table(p.sample_type(1).type()), "cpu");
+  EXPECT_EQ(p.period(), 1000000);
+  std::map<uint64_t, const perftools::profiles::Location*> locs;
+  for (const auto& l : p.location()) locs[l.id()] = &l;
+  std::map<uint64_t, std::string> fns;
+  for (const auto& f : p.function()) fns[f.id()] = p.string_table(f.name());
+  std::map<std::string, int64_t> leaf, inlined_leaf;
+  int64_t total = 0;
+  for (const auto& s : p.sample()) {
+    total += s.value(0);
+    EXPECT_EQ(s.value(1), s.value(0) * 1000000);
+    const auto* l = locs.at(s.location_id(0));
+    leaf[fns[l->line(l->line_size() - 1).function_id()]] += s.value(0);
+    inlined_leaf[fns[l->line(0).function_id()]] += s.value(0);
+    EXPECT_EQ(fns[locs.at(s.location_id(s.location_id_size() - 1))->line(0).function_id()], "main");
+  }
+  EXPECT_EQ(total, 1200);
+  EXPECT_EQ(leaf["hot_kernel"], 800);
+  EXPECT_EQ(inlined_leaf["rotate_mix"], 600);
+  EXPECT_EQ(leaf["lib_mix"], 100);
+  bool lib_mapping = false;
+  for (const auto& m : p.mapping())
+    if (p.string_table(m.filename()) == w_.lib) {
+      lib_mapping = true;
+      EXPECT_EQ(p.string_table(m.build_id()), *ReadBuildId(w_.lib));
+      EXPECT_TRUE(m.has_inline_frames());
+    }
+  EXPECT_TRUE(lib_mapping);
+}
+
+TEST_F(Emit, FoldedStacks) {
+  std::string out = dir_.File("run.folded");
+  ASSERT_EQ(Optimize("folded", out, "").status, 0);
+  std::string text = Sh("cat " + out).out;
+  EXPECT_NE(text.find("pgo_app;main;run_rounds;hot_kernel;rotate_mix 600\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("pgo_app;main;run_rounds;lib_mix 100\n"), std::string::npos) << text;
+  EXPECT_EQ(Split(Trim(text), '\n').size(), 4u);
+}
+
+TEST_F(Emit, MergeWeighsRuns) {
+  std::string one = dir_.File("one.prof"), two = dir_.File("two.prof"), three = dir_.File("three.prof");
+  ASSERT_EQ(Optimize("sample-profile", one, w_.app).status, 0);
+  auto r = RunCmd({SyspgoBin(), "merge", db_, db_ + ":1", "--binary", w_.app, "--emit", "sample-profile", "-o", two});
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = RunCmd({SyspgoBin(), "merge", db_ + ":1@3", "--binary", w_.app, "--emit", "sample-profile", "-o", three});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto a = ProfdataShow(one), b = ProfdataShow(two), c = ProfdataShow(three);
+  ASSERT_FALSE(a.empty());
+  for (const auto& [fn, counts] : a) {
+    EXPECT_EQ(b[fn], Counts(counts.first * 2, counts.second * 2)) << fn;
+    EXPECT_EQ(c[fn], Counts(counts.first * 3, counts.second * 3)) << fn;
+  }
+  // --normalize: a run of twice the samples counts the same as the other.
+  std::string big = dir_.File("big.db"), norm = dir_.File("norm.prof");
+  MakeFixture(big, w_, w_.app, app_id_);
+  {
+    Db db = OpenDb(big);
+    db = Db();
+    auto rw = OpenProfileDb(big, DbMode::kReadWrite);
+    ASSERT_TRUE(rw.ok());
+    ASSERT_TRUE(rw->Exec("INSERT INTO cpu_sample (run_id, ts, pid, tid, cpu, kernel, ip, user_stack_id, kernel_stack_id) "
+                         "SELECT run_id, ts + 100000, pid, tid, cpu, kernel, ip, user_stack_id, kernel_stack_id "
+                         "FROM cpu_sample").ok());
+  }
+  r = RunCmd({SyspgoBin(), "merge", db_, big, "--normalize", "--binary", w_.app, "--emit", "sample-profile", "-o", norm});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto n = ProfdataShow(norm);
+  EXPECT_EQ(n["hot_kernel"].first, 800u * 4) << "each run scaled to the larger one's 2400 samples";
+}
+
+TEST_F(Emit, AnalyzeHotListsFunctionsEdgesAndPaths) {
+  auto r = RunCmd({SyspgoBin(), "analyze", db_, "hot", "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("\"samples\":1200"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"name\": \"hot_kernel\", \"binary\": \"pgo_app\", \"self\": 200, \"total\": 800"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"caller\": \"run_rounds\", \"callee\": \"hot_kernel\", \"samples\": 800"), std::string::npos);
+  EXPECT_NE(r.out.find("{\"samples\":600,\"frames\":[\"main\",\"run_rounds\",\"hot_kernel\",\"rotate_mix\"]}"),
+            std::string::npos) << r.out;
+  r = RunCmd({SyspgoBin(), "analyze", db_, "hot", "--binary", w_.lib});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("100 samples"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("warm_local"), std::string::npos) << "samples not through the library\n" << r.out;
+  r = RunCmd({SyspgoBin(), "analyze", db_, "hot", "--pid", "999"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("no CPU samples of process 999"), std::string::npos) << r.err;
+}
+
+TEST_F(Emit, BadInputsSayWhatIsMissing) {
+  // A run without CPU samples.
+  std::string empty = dir_.File("empty.db");
+  MakeFixture(empty, w_, w_.app, app_id_, false);
+  auto r = RunCmd({SyspgoBin(), "optimize", empty, "--binary", w_.app, "--emit", "sample-profile", "-o", dir_.File("x")});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("has no CPU samples"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--probes cpu"), std::string::npos) << r.err;
+
+  // A binary the run never mapped.
+  r = Optimize("fdata", dir_.File("x"), "/bin/true");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("never mapped"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(w_.app), std::string::npos) << "lists what was sampled: " << r.err;
+
+  // A binary without debug info: symbols are enough for BOLT, not for a sample profile.
+  std::string nodebug_db = dir_.File("nodebug.db");
+  MakeFixture(nodebug_db, w_, Pgo("pgo_app_nodebug"), *ReadBuildId(Pgo("pgo_app_nodebug")));
+  r = RunCmd({SyspgoBin(), "optimize", nodebug_db, "--binary", Pgo("pgo_app_nodebug"), "--emit", "sample-profile",
+              "-o", dir_.File("x")});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("Build with -g or -gline-tables-only"), std::string::npos) << r.err;
+  // A stripped binary has nothing for BOLT to match names against.
+  std::string stripped_db = dir_.File("stripped.db");
+  MakeFixture(stripped_db, w_, Pgo("pgo_app.stripped"), app_id_);
+  r = RunCmd({SyspgoBin(), "optimize", stripped_db, "--binary", Pgo("pgo_app.stripped"), "--emit", "fdata", "-o",
+              dir_.File("x")});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("no symbol table"), std::string::npos) << r.err;
+
+  // A profile for a different build-id: the path now holds another build.
+  std::string moved = dir_.File("pgo_app");
+  ASSERT_EQ(Sh("cp " + w_.app + " " + moved).status, 0);
+  std::string stale_db = dir_.File("stale.db");
+  MakeFixture(stale_db, w_, moved, app_id_);
+  ASSERT_EQ(Sh("cp " + Pgo("pgo_app_nodebug") + " " + moved).status, 0);
+  r = RunCmd({SyspgoBin(), "optimize", stale_db, "--binary", moved, "--emit", "sample-profile", "-o", dir_.File("x")});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("rebuilt or replaced"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(app_id_), std::string::npos) << r.err;
+
+  // Missing options.
+  r = RunCmd({SyspgoBin(), "optimize", db_, "--emit", "order", "-o", dir_.File("x")});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("--binary PATH"), std::string::npos) << r.err;
+  r = RunCmd({SyspgoBin(), "optimize", db_, "--emit", "bogus", "-o", dir_.File("x")});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("sample-profile"), std::string::npos) << r.err;
+}
+
+// The whole path on the real kernel: sample the workload, then every consumer.
+TEST(EmitEndToEnd, CollectOptimizeConsume) {
+  TempDir dir;
+  std::string db = dir.File("run.db"), app = Pgo("pgo_app");
+  auto r = RunCmd({SyspgoBin(), "collect", "--probes", "cpu", "--freq", "999", "-o", db, "--", app, "1500"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string prof = dir.File("app.prof");
+  r = RunCmd({SyspgoBin(), "optimize", db, "--binary", app, "--emit", "sample-profile", "-o", prof});
+  ASSERT_EQ(r.status, 0) << r.err;
+  // hot_kernel (with its inlined rotate_mix) and warm_local take most of the
+  // time (about 40% and 35% here; lib_mix the rest, outside this binary).
+  std::string shown = Sh("llvm-profdata-19 show --sample " + prof).out;
+  char name[256];
+  unsigned long long total, head;
+  std::map<std::string, uint64_t> totals;
+  std::istringstream in(shown);
+  for (std::string line; std::getline(in, line);)
+    if (sscanf(line.c_str(), "Function: %255[^:]: %llu, %llu", name, &total, &head) == 3) totals[name] = total;
+  EXPECT_GT(totals["hot_kernel"], 1500u * 25 / 100) << shown;
+  EXPECT_GT(totals["warm_local"], 1500u * 15 / 100) << shown;
+  EXPECT_GT(totals["hot_kernel"] + totals["warm_local"], 1500u * 6 / 10) << shown;
+  EXPECT_GE(totals["run_rounds"], totals["hot_kernel"] + totals["warm_local"]);
+  auto c = Sh(std::string("clang-19") + kFlags + "-Werror -fprofile-sample-use=" + prof + " -c " SYSPGO_PGO_SRC
+              "/pgo_app.c -o " + dir.File("app.o") + " 2>&1");
+  EXPECT_EQ(c.status, 0) << c.out;
+
+  std::string fdata = dir.File("app.fdata");
+  ASSERT_EQ(RunCmd({SyspgoBin(), "optimize", db, "--binary", app, "--emit", "fdata", "-o", fdata}).status, 0);
+  auto b = Sh("/usr/lib/llvm-19/bin/llvm-bolt " + app + " -o " + dir.File("app.bolt") + " -data " + fdata + " 2>&1");
+  EXPECT_EQ(b.status, 0) << b.out;
+  EXPECT_NE(b.out.find("BOLT-INFO: 4 out of "), std::string::npos) << b.out;
+
+  std::string order = dir.File("app.order");
+  ASSERT_EQ(RunCmd({SyspgoBin(), "optimize", db, "--binary", app, "--emit", "order", "-o", order}).status, 0);
+  auto listed = Split(Trim(Sh("cat " + order).out), '\n');
+  EXPECT_EQ(listed, (std::vector<std::string>{"main", "run_rounds", "hot_kernel", "warm_local"}));
+
+  auto hot = RunCmd({SyspgoBin(), "analyze", db, "hot", "--binary", Pgo("libpgo_lib.so")});
+  ASSERT_EQ(hot.status, 0) << hot.err;
+  EXPECT_NE(hot.out.find("lib_mix"), std::string::npos) << "shared library frames resolve\n" << hot.out;
+}
+
+}  // namespace
+}  // namespace syspgo::test

@@ -1,0 +1,29 @@
+//===- findings_json.h - stall findings from --json, for assertions ------===//
+// The diagnose tests check single fields of single findings. Python's json
+// module (python3 is on every machine these tests run on: the Python
+// scenario needs it anyway) reads the output, so a malformed document fails
+// the test instead of being half-parsed, and flattens each finding to
+// field -> text: strings as they are, numbers and lists as JSON.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+namespace syspgo::test {
+
+using FindingFields = std::map<std::string, std::string>;
+
+// Reads `syspgo analyze DB stalls --json` output saved at `path`: per
+// finding its title, count, total_ns, worst_ns, share, period, fix and
+// every member of its "detail". On a parse error returns nothing and sets
+// *error.
+std::vector<FindingFields> ReadStallFindings(const std::string& path, std::string* error);
+
+// Runs `syspgo analyze DB stalls --json`, keeps its output in `json_path`
+// and reads it; on any failure returns nothing and sets *error.
+std::vector<FindingFields> AnalyzeStalls(const std::string& db, const std::string& json_path, std::string* error);
+
+// The findings whose detail.comm is `comm`.
+std::vector<FindingFields> ForThread(const std::vector<FindingFields>& all, const std::string& comm);
+
+}  // namespace syspgo::test
