@@ -1,0 +1,342 @@
+#!/usr/bin/env python3
+"""pgo.py - `syspgo pgo` against instrumented PGO and today's perf-based tools.
+
+Fetches Lua 5.4 and SQLite 3 with `apt-get source` into a work directory
+(nothing vendored), builds each with clang-19 -O2 and the same profiling and
+section flags for every variant (a relink alone moves timings, see
+FORMATS.md), trains on bench/workloads/*_train.* and measures on the
+different bench/workloads/*_eval.* workloads. Variants:
+
+  base           the plain build (syspgo pgo's first stage)
+  instr          instrumented PGO: -fprofile-generate, train, -fprofile-use
+  sample         syspgo sample profile            (syspgo pgo)
+  sample+order   + symbol ordering file           (syspgo pgo)
+  full           + BOLT with syspgo's fdata       (syspgo pgo)
+  bolt-only      BOLT with syspgo's fdata on the plain build
+  profgen        perf record + llvm-profgen --leading-ip-only, -fprofile-sample-use
+  perf2bolt      perf record + perf2bolt -nl, BOLT on the plain build
+
+Every variant is timed interleaved (--runs rounds, each round every variant
+once, starting one further each round); medians, min-max and the ratio of
+the baseline's median to each variant's median (speedup). Deterministic
+counts come from cachegrind on a smaller input. Build and collection costs
+are wall times of each step. Writes its section of bench/RESULTS.md.
+
+usage: sudo bench/pgo.py [--runs 10] [--programs lua,sqlite] [--work DIR]
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import benchlib as B
+
+WORKLOADS = os.path.join(B.ROOT, "bench", "workloads")
+BOLT = "/usr/lib/llvm-19/bin/llvm-bolt"
+PERF2BOLT = "/usr/lib/llvm-19/bin/perf2bolt"  # perf2bolt-19 runs as llvm-bolt (FORMATS.md)
+BOLT_OPTS = ["-reorder-blocks=ext-tsp", "-reorder-functions=hfsort", "-split-functions", "-split-all-cold", "-dyno-stats"]
+# What `syspgo pgo` adds to every build (optimize/pgo.cc PgoCompileFlags,
+# PgoLinkFlags): the variants built here without it get the same.
+PROFILING_FLAGS = ["-fno-omit-frame-pointer", "-mno-omit-leaf-frame-pointer", "-gline-tables-only",
+                   "-fdebug-info-for-profiling", "-ffunction-sections", "-fuse-ld=lld", "-Wl,--emit-relocs"]
+VARIANTS = ["base", "instr", "sample", "sample+order", "full", "bolt-only", "profgen", "perf2bolt"]
+
+
+def sh(cmd, cwd=None, env=None, what=None, capture=False):
+    """Runs a shell command; exits the bench with its output if it fails."""
+    p = subprocess.run(cmd, shell=isinstance(cmd, str), cwd=cwd, env=dict(os.environ, **(env or {})),
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if p.returncode != 0:
+        sys.exit(f"bench: {what or 'command'} failed ({p.returncode}): "
+                 f"{cmd if isinstance(cmd, str) else shlex.join(cmd)}\n{p.stdout[-3000:]}")
+    return p.stdout if capture else None
+
+
+def timed_step(costs, name, fn):
+    t0 = time.monotonic()
+    out = fn()
+    costs[name] = time.monotonic() - t0
+    return out
+
+
+class Program:
+    """One program: how to fetch, build and run it."""
+
+    def __init__(self, name, work):
+        self.name = name
+        self.dir = os.path.join(work, name)
+        os.makedirs(self.dir, exist_ok=True)
+
+    def instantiate(self, template, scale):
+        """A workload file with {{N}} replaced (SQL) or as is (Lua)."""
+        src = os.path.join(WORKLOADS, template)
+        text = open(src).read().replace("{{N}}", str(scale))
+        out = os.path.join(self.dir, f"{os.path.splitext(template)[0]}_{scale}{os.path.splitext(template)[1]}")
+        open(out, "w").write(text)
+        return out
+
+
+class Lua(Program):
+    binary = "lua"
+    train_scale, eval_scale, cg_scale = 6, 3, 1
+
+    def fetch(self, srcroot):
+        self.src = glob.glob(os.path.join(srcroot, "lua5.4-*", "src"))[0]
+        # Debian's luaconf.h includes a header its debian/rules generates.
+        self.inc = os.path.join(self.dir, "include")
+        os.makedirs(self.inc, exist_ok=True)
+        with open(os.path.join(self.inc, "lua5.4-deb-multiarch.h"), "w") as f:
+            f.write(f'#define DEB_HOST_MULTIARCH "{os.uname().machine}-linux-gnu"\n')
+
+    def build_cmd(self, cc, extra=()):
+        # Non-PIE: BOLT 19 cannot rewrite the computed-goto dispatch of
+        # luaV_execute in a PIE (FORMATS.md).
+        srcs = sorted(f for f in glob.glob(os.path.join(self.src, "*.c")) if not f.endswith(("luac.c", "onelua.c")))
+        # `cc` stays unquoted: "$CC" is for the shell of syspgo pgo's --build.
+        return cc + " " + shlex.join(["-O2", "-std=gnu99", "-DLUA_COMPAT_5_3", "-DLUA_USE_LINUX", "-I", self.inc, "-no-pie", *extra,
+                           "-o", self.binary, *srcs, "-lm", "-ldl"])
+
+    def cmd(self, binary, which, scale):
+        return [binary, os.path.join(WORKLOADS, f"lua_{which}.lua"), str(scale)]
+
+
+class Sqlite(Program):
+    binary = "sqlite3"
+    train_scale, eval_scale, cg_scale = 600000, 200000, 20000
+
+    def fetch(self, srcroot):
+        # Debian ships the full tree; the amalgamation is made once, with
+        # tclsh, and every variant compiles the same two files.
+        top = glob.glob(os.path.join(srcroot, "sqlite3-3*"))[0]
+        self.src = os.path.join(self.dir, "amalgamation")
+        if not os.path.exists(os.path.join(self.src, "sqlite3.c")):
+            os.makedirs(self.src, exist_ok=True)
+            sh(f"{shlex.quote(top)}/configure --disable-tcl >/dev/null && make -j2 sqlite3.c shell.c", cwd=self.src,
+               what="making the SQLite amalgamation (needs tclsh)")
+
+    def build_cmd(self, cc, extra=()):
+        return cc + " " + shlex.join(["-O2", "-DSQLITE_THREADSAFE=0", "-DSQLITE_OMIT_LOAD_EXTENSION", "-DSQLITE_DEFAULT_MEMSTATUS=0",
+                           "-I", self.src, *extra, "-o", self.binary, os.path.join(self.src, "shell.c"),
+                           os.path.join(self.src, "sqlite3.c"), "-lm"])
+
+    def cmd(self, binary, which, scale):
+        return [binary, ":memory:", ".read " + self.instantiate(f"sql_{which}.sql", scale)]
+
+
+def variant_build(prog, name, extra, costs):
+    """A build outside `syspgo pgo`, with the same profiling flags."""
+    d = os.path.join(prog.dir, name)
+    os.makedirs(d, exist_ok=True)
+    timed_step(costs, f"{name}: build", lambda: sh(prog.build_cmd("clang-19", PROFILING_FLAGS + list(extra)), cwd=d,
+                                                   what=f"{prog.name} {name} build"))
+    return os.path.join(d, prog.binary)
+
+
+def bolt(binary, fdata, out, costs, step):
+    log = out + ".log"
+    timed_step(costs, step, lambda: open(log, "w").write(
+        sh([BOLT, binary, "-o", out, "-data", fdata] + BOLT_OPTS, what="llvm-bolt", capture=True)))
+    m = re.search(r"(\d+) out of (\d+) functions in the binary \(([0-9.]+)%\) have non-empty execution profile", open(log).read())
+    return out, (int(m.group(1)) if m else None)
+
+
+def prepare(prog, a, timeit):
+    """Builds every variant; returns ({variant: binary}, costs, notes)."""
+    costs, notes, v = {}, {}, {}
+    train = shlex.join(prog.cmd("./" + prog.binary, "train", prog.train_scale))
+    evalc = shlex.join(prog.cmd("./" + prog.binary, "eval", prog.cg_scale))
+    pgo_dir = os.path.join(prog.dir, "pgo")
+    build_dir = os.path.join(prog.dir, "pgo-build")
+    os.makedirs(build_dir, exist_ok=True)
+    # syspgo pgo drives base, sample, sample+order and full; its --eval at a
+    # small scale makes it keep each intermediate build (and checks that
+    # every variant prints what the plain build prints).
+    pgo = [B.SYSPGO, "pgo", "--build", prog.build_cmd("$CC"), "--binary", "./" + prog.binary, "--train", train,
+           "--eval", evalc, "--runs", "1", "--dir", pgo_dir, "-q"]
+    timed_step(costs, "syspgo pgo (all stages)", lambda: sh(pgo, cwd=build_dir, what=f"syspgo pgo on {prog.name}"))
+    man = json.load(open(os.path.join(pgo_dir, "manifest.json")))
+    for s in man["stages"]:
+        costs[f"syspgo pgo: {s['name']}"] = s["seconds"]
+        if s["name"] == "train":
+            notes["syspgo training run, under collect (s)"] = s.get("train_seconds")
+        if s["name"] == "order":
+            notes["sample profile match"] = s.get("profile_match", {}).get("match_share")
+        if s["name"] == "bolt":
+            notes["BOLT functions with profile (syspgo, full)"] = s["bolt"].get("functions_with_profile")
+    v["base"] = os.path.join(pgo_dir, "base", prog.binary)
+    v["sample"] = os.path.join(pgo_dir, "sample", prog.binary)
+    v["sample+order"] = os.path.join(pgo_dir, "order", prog.binary)
+    v["full"] = os.path.join(pgo_dir, "bolt", prog.binary)
+
+    # BOLT alone on the plain build, from the same training run.
+    fd = os.path.join(prog.dir, "bolt-only.fdata")
+    timed_step(costs, "bolt-only: syspgo optimize --emit fdata", lambda: sh(
+        [B.SYSPGO, "optimize", os.path.join(pgo_dir, "train", "train.db"), "--binary", v["base"], "--emit", "fdata", "-o", fd],
+        what="syspgo optimize --emit fdata"))
+    v["bolt-only"], notes["BOLT functions with profile (syspgo, bolt-only)"] = bolt(
+        v["base"], fd, os.path.join(prog.dir, "bolt-only." + prog.binary), costs, "bolt-only: llvm-bolt")
+
+    # Instrumented PGO.
+    raw = os.path.join(prog.dir, "instr-raw")
+    shutil.rmtree(raw, ignore_errors=True)
+    gen = variant_build(prog, "instr-gen", [f"-fprofile-generate={raw}"], costs)
+    timed_step(costs, "instr: training run (instrumented)", lambda: sh(prog.cmd(gen, "train", prog.train_scale),
+                                                                      what="instrumented training run"))
+    prof = os.path.join(prog.dir, "instr.profdata")
+    timed_step(costs, "instr: llvm-profdata merge", lambda: sh(["llvm-profdata-19", "merge", "-o", prof] +
+                                                               glob.glob(os.path.join(raw, "*.profraw")), what="llvm-profdata merge"))
+    v["instr"] = variant_build(prog, "instr", [f"-fprofile-use={prof}", "-Wno-profile-instr-unprofiled"], costs)
+
+    # The tools a user has today: perf record on cpu-clock (no PMU here),
+    # then llvm-profgen (IP samples given a dummy branch, FORMATS.md) and
+    # perf2bolt -nl, on a copy of the plain build.
+    pd = os.path.join(prog.dir, "perf")
+    os.makedirs(pd, exist_ok=True)
+    pbase = os.path.join(pd, prog.binary)
+    shutil.copy2(v["base"], pbase)
+    data = os.path.join(pd, "perf.data")
+    timed_step(costs, "perf: training run under perf record", lambda: sh(
+        ["perf", "record", "-e", "cpu-clock", "-F", "999", "--no-bpf-event", "-o", data, "--"] +
+        prog.cmd(pbase, "train", prog.train_scale), what="perf record"))
+    script = os.path.join(pd, "perf.script")
+
+    def to_script():
+        text = sh(["perf", "script", "-i", data, "-F", "ip", "--show-mmap-events"], what="perf script", capture=True)
+        with open(script, "w") as f:
+            for line in text.splitlines():
+                f.write(line + "\n" if "PERF_RECORD" in line else f" {line.strip()} 0x0/0x0/P/-/-/0\n")
+    timed_step(costs, "profgen: perf script", to_script)
+    pg = os.path.join(pd, "profgen.prof")
+    timed_step(costs, "profgen: llvm-profgen", lambda: sh(
+        ["llvm-profgen-19", f"--perfscript={script}", f"--binary={pbase}", f"--output={pg}", "--leading-ip-only",
+         "--format=text"], what="llvm-profgen"))
+    v["profgen"] = variant_build(prog, "profgen", [f"-fprofile-sample-use={pg}"], costs)
+    pfd = os.path.join(pd, "perf2bolt.fdata")
+    timed_step(costs, "perf2bolt: perf2bolt -nl", lambda: sh([PERF2BOLT, "-nl", "-p", data, "-o", pfd, pbase],
+                                                            what="perf2bolt -nl"))
+    v["perf2bolt"], notes["BOLT functions with profile (perf2bolt)"] = bolt(
+        pbase, pfd, os.path.join(pd, "perf2bolt." + prog.binary), costs, "perf2bolt: llvm-bolt")
+
+    # Collection overhead during training: the plain build's training run
+    # plain, under syspgo collect, under perf record; interleaved.
+    over = {"plain": [], "syspgo collect --probes cpu": [], "perf record -e cpu-clock": []}
+    cmd = prog.cmd(pbase, "train", prog.train_scale)
+    for i in range(a.overhead_runs):
+        over["plain"].append(B.timed(timeit, cmd, pd)[0])
+        db = os.path.join(pd, f"ov{i}.db")
+        over["syspgo collect --probes cpu"].append(B.timed(timeit, cmd, pd, prefix=[B.SYSPGO, "collect", "-o", db, "--probes", "cpu", "--"])[0])
+        os.unlink(db)
+        over["perf record -e cpu-clock"].append(B.timed(timeit, cmd, pd, prefix=[
+            "perf", "record", "-q", "-e", "cpu-clock", "-F", "999", "--no-bpf-event", "-o", os.path.join(pd, "ov.data"), "--"])[0])
+    return v, costs, notes, over
+
+
+def measure(prog, v, a, timeit):
+    names = [n for n in VARIANTS if n in v]
+    times = {n: [] for n in names}
+    outs = {}
+    for r in range(a.runs):
+        for k in range(len(names)):
+            n = names[(k + r) % len(names)]
+            times[n].append(B.timed(timeit, prog.cmd(v[n], "eval", prog.eval_scale), prog.dir)[0])
+    for n in names:  # what each variant prints, against the plain build
+        outs[n] = sh(prog.cmd(v[n], "eval", prog.cg_scale), what=f"{n} output", capture=True)
+    counts = {}
+    for n in names:
+        nodbg = v[n] + ".nodebug"
+        # Valgrind 3.19 cannot read clang-19's DWARF 5; the code is the same without it.
+        sh(["llvm-objcopy-19", "--strip-debug", v[n], nodbg], what="llvm-objcopy --strip-debug")
+        text = sh(["valgrind", "--tool=cachegrind", "--branch-sim=yes", "--cache-sim=yes", "--cachegrind-out-file=/dev/null"] +
+                  prog.cmd(nodbg, "eval", prog.cg_scale), what=f"cachegrind on {n}", capture=True)
+        get = lambda key: int(re.search(rf"{key}:\s+([\d,]+)", text).group(1).replace(",", ""))
+        counts[n] = (get(r"I\s+refs"), get(r"I1\s+misses"), get(r"Mispredicts"))
+    return names, times, outs, counts
+
+
+def report(prog, names, times, outs, counts, costs, notes, over, a):
+    base = B.med(times["base"])
+    sp = {n: base / B.med(times[n]) for n in names}
+    ci, c1, cm = counts["base"]
+    rows = []
+    for n in names:
+        i, m1, mp = counts[n]
+        rows.append(f"| {n} | {B.fmt_range(times[n])} | {sp[n]:.3f}× | {i:,} ({i / ci:.3f}) | {m1:,} ({m1 / c1:.2f}) | "
+                    f"{mp:,} ({mp / cm:.3f}) | {'same' if outs[n] == outs['base'] else '**differs**'} |")
+    gain = {n: sp[n] - 1 for n in names}
+    gi = gain["instr"]
+
+    def verdict(ok):
+        return "met" if ok else "**not met**"
+    targets = [
+        f"- syspgo full pipeline ({gain['full'] * 100:+.1f}%) at least matches instrumented PGO ({gi * 100:+.1f}%): {verdict(gain['full'] >= gi)}",
+        f"- syspgo sample profile alone ({gain['sample'] * 100:+.1f}%) reaches 85% of the instrumented gain "
+        f"({0.85 * gi * 100:+.1f}%): {verdict(gi > 0 and gain['sample'] >= 0.85 * gi)}",
+        f"- syspgo sample profile beats perf + llvm-profgen ({gain['profgen'] * 100:+.1f}%): {verdict(gain['sample'] > gain['profgen'])}",
+        f"- syspgo BOLT alone beats perf2bolt -nl + BOLT ({gain['bolt-only'] * 100:+.1f}% vs {gain['perf2bolt'] * 100:+.1f}%): "
+        f"{verdict(gain['bolt-only'] > gain['perf2bolt'])}",
+    ]
+    cost_rows = "\n".join(f"| {k} | {v_:.1f} s |" for k, v_ in costs.items())
+    ob = B.med(over["plain"])
+    over_rows = "\n".join(f"| {k} | {B.fmt_range(xs)} | {(B.med(xs) / ob - 1) * 100:+.1f}% |" for k, xs in over.items())
+    note_rows = "\n".join(f"- {k}: {v_ if not isinstance(v_, float) else round(v_, 3)}" for k, v_ in notes.items())
+    return (f"### {prog.name}\n\n"
+            f"Evaluation: `{shlex.join(prog.cmd(prog.binary, 'eval', prog.eval_scale))}`, training: "
+            f"`{shlex.join(prog.cmd(prog.binary, 'train', prog.train_scale))}`; cachegrind on scale {prog.cg_scale}.\n\n"
+            "| variant | eval wall, median (min–max) | speedup | instructions (÷ base) | I1 misses (÷ base) | mispredicted branches (÷ base) | output |\n"
+            "|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n\nTargets (from the medians above):\n\n" + "\n".join(targets) +
+            "\n\nBuild and profiling steps, wall time:\n\n| step | wall |\n|---|---|\n" + cost_rows +
+            f"\n\nCollection overhead on the training run ({a.overhead_runs} interleaved runs):\n\n"
+            "| training run | wall, median (min–max) | vs plain |\n|---|---|---|\n" + over_rows +
+            "\n\nProfile figures:\n\n" + note_rows + "\n")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--overhead-runs", type=int, default=5)
+    ap.add_argument("--programs", default="lua,sqlite")
+    ap.add_argument("--work", default=None, help="work directory (default: a new one under /var/tmp)")
+    a = ap.parse_args()
+    if a.runs < 10:
+        raise SystemExit("bench: at least 10 runs per variant")
+    if a.overhead_runs < 3:
+        raise SystemExit("bench: at least 3 overhead runs")
+    work = a.work or tempfile.mkdtemp(prefix="syspgo-bench-pgo-", dir="/var/tmp")
+    os.makedirs(work, exist_ok=True)
+    timeit = B.build_timeit(work)
+    srcroot = os.path.join(work, "src")
+    os.makedirs(srcroot, exist_ok=True)
+    if not glob.glob(os.path.join(srcroot, "lua5.4-*")) or not glob.glob(os.path.join(srcroot, "sqlite3-3*")):
+        p = subprocess.run(["apt-get", "source", "lua5.4", "sqlite3"], cwd=srcroot, capture_output=True, text=True)
+        if p.returncode != 0:
+            sys.exit("bench: apt-get source lua5.4 sqlite3 failed; enable deb-src with scripts/setup.sh:\n" + p.stderr[-2000:])
+    progs = {"lua": Lua, "sqlite": Sqlite}
+    body = ("Variants: base (plain build, clang-19 -O2 with the flags profiling needs: frame pointers, "
+            "`-gline-tables-only -fdebug-info-for-profiling -ffunction-sections`, lld, `--emit-relocs`, the same for all); "
+            "instr (`-fprofile-generate`/`-fprofile-use`); sample, sample+order, full (+ BOLT): the stages of `syspgo pgo`; "
+            "bolt-only (syspgo fdata on base); profgen (`perf record -e cpu-clock` + `llvm-profgen --leading-ip-only`); "
+            "perf2bolt (`perf2bolt -nl` + the same BOLT options). Speedup = base median ÷ variant median; "
+            f"{a.runs} interleaved runs each. Sources: `apt-get source lua5.4 sqlite3` (Debian bookworm). "
+            f"BOLT options: `{' '.join(BOLT_OPTS)}`.\n\n")
+    for name in a.programs.split(","):
+        prog = progs[name](name, work)
+        prog.fetch(srcroot)
+        print(f"bench: {name}: building the variants", file=sys.stderr)
+        v, costs, notes, over = prepare(prog, a, timeit)
+        print(f"bench: {name}: timing", file=sys.stderr)
+        names, times, outs, counts = measure(prog, v, a, timeit)
+        section = report(prog, names, times, outs, counts, costs, notes, over, a)
+        print(section)
+        body += section + "\n"
+    B.write_section("pgo", f"sudo bench/pgo.py --runs {a.runs} --programs {a.programs}", body)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,989 @@
+//===- pgo.cc - `syspgo pgo`: the profile-guided rebuild pipeline ---------===//
+// Stages, in order: build (the plain build, with the flags profiling needs:
+// every later variant is compared against it), train (the training command
+// under `syspgo collect`), profile (`syspgo optimize`/`merge` emit the
+// sample profile and symbol order), sample and order (rebuilds that use
+// them), retrain (collect again on the rebuilt binary, since BOLT's profile
+// must address that binary's code), bolt (llvm-bolt with the syspgo fdata),
+// eval (every variant timed, interleaved). Each stage is a subprocess whose
+// command line and output are kept in DIR; the statistics in the manifest
+// come from the artifacts and the consumers' own reports (clang's profile
+// coverage check, BOLT's "functions have non-empty execution profile").
+#include "optimize/pgo.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdarg>
+#include <cstring>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <variant>
+
+#include "analyze/sample_set.h"
+#include "common/util.h"
+
+extern char** environ;
+
+namespace syspgo {
+namespace {
+
+namespace fs = std::filesystem;
+
+// ===--- A small ordered JSON value, for the manifest and summary ------=== //
+
+class Json {
+ public:
+  using Members = std::vector<std::pair<std::string, Json>>;
+  Json() = default;
+  Json(bool b) : v_(b) {}
+  Json(int v) : v_(static_cast<int64_t>(v)) {}
+  Json(int64_t v) : v_(v) {}
+  Json(uint64_t v) : v_(static_cast<int64_t>(v)) {}
+  Json(double v) : v_(v) {}
+  Json(const char* s) : v_(std::string(s)) {}
+  Json(std::string s) : v_(std::move(s)) {}
+  static Json Object() { Json j; j.v_ = Members{}; return j; }
+  static Json Array() { Json j; j.v_ = std::vector<Json>{}; return j; }
+  static Json Strings(const std::vector<std::string>& v) {
+    Json j = Array();
+    for (auto& s : v) j.Push(s);
+    return j;
+  }
+  // Object: sets `key` (replacing it where present, else appending, so
+  // the output keeps the order the pipeline wrote things in).
+  Json& Set(const std::string& key, Json v) {
+    auto& m = std::get<Members>(v_);
+    for (auto& kv : m)
+      if (kv.first == key) return kv.second = std::move(v);
+    m.emplace_back(key, std::move(v));
+    return m.back().second;
+  }
+  Json& Push(Json v) {
+    auto& a = std::get<std::vector<Json>>(v_);
+    a.push_back(std::move(v));
+    return a.back();
+  }
+  std::string Dump(int indent = 0) const {
+    std::string pad(indent + 2, ' '), end(indent, ' ');
+    if (std::holds_alternative<std::monostate>(v_)) return "null";
+    if (auto* b = std::get_if<bool>(&v_)) return *b ? "true" : "false";
+    if (auto* i = std::get_if<int64_t>(&v_)) return std::to_string(*i);
+    if (auto* d = std::get_if<double>(&v_)) {
+      if (!std::isfinite(*d)) return "null";
+      char buf[32];
+      snprintf(buf, sizeof buf, "%.6g", *d);
+      return buf;
+    }
+    if (auto* s = std::get_if<std::string>(&v_)) return "\"" + JsonEscape(*s) + "\"";
+    if (auto* a = std::get_if<std::vector<Json>>(&v_)) {
+      if (a->empty()) return "[]";
+      std::string out = "[\n";
+      for (size_t k = 0; k < a->size(); ++k) out += pad + (*a)[k].Dump(indent + 2) + (k + 1 < a->size() ? ",\n" : "\n");
+      return out + end + "]";
+    }
+    auto& m = std::get<Members>(v_);
+    if (m.empty()) return "{}";
+    std::string out = "{\n";
+    for (size_t k = 0; k < m.size(); ++k)
+      out += pad + "\"" + JsonEscape(m[k].first) + "\": " + m[k].second.Dump(indent + 2) + (k + 1 < m.size() ? ",\n" : "\n");
+    return out + end + "}";
+  }
+
+ private:
+  std::variant<std::monostate, bool, int64_t, double, std::string, std::vector<Json>, Members> v_;
+};
+
+// ===--- Files and processes ------------------------------------------=== //
+
+std::string ReadText(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+Status WriteText(const std::string& path, const std::string& text, mode_t mode = 0644) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    f << text;
+    if (!f) return MakeError("cannot write " + tmp + ": " + strerror(errno) + "; check that the directory is writable");
+  }
+  chmod(tmp.c_str(), mode);
+  if (rename(tmp.c_str(), path.c_str()) != 0)
+    return MakeError("cannot rename " + tmp + " to " + path + ": " + strerror(errno), errno);
+  return {};
+}
+
+// Copies `from` over `to` through a temporary and a rename, so a program
+// running from `to` keeps its old inode and a reader never sees half a file.
+Status InstallFile(const std::string& from, const std::string& to) {
+  std::string tmp = to + ".syspgo-tmp";
+  std::error_code ec;
+  fs::copy_file(from, tmp, fs::copy_options::overwrite_existing, ec);
+  if (ec) return MakeError("cannot copy " + from + " to " + tmp + ": " + ec.message());
+  chmod(tmp.c_str(), 0755);
+  if (rename(tmp.c_str(), to.c_str()) != 0)
+    return MakeError("cannot replace " + to + ": " + strerror(errno) + "; is its directory writable?", errno);
+  return {};
+}
+
+std::string Tail(const std::string& text, size_t lines) {
+  size_t pos = text.size();
+  if (pos && text[pos - 1] == '\n') --pos;
+  for (size_t n = 0; n < lines && pos > 0; ++n) {
+    pos = text.rfind('\n', pos - 1);
+    if (pos == std::string::npos) return text;
+  }
+  return text.substr(pos + 1);
+}
+
+// The absolute path of program `name` on PATH, "" if none.
+std::string Which(const std::string& name) {
+  if (name.find('/') != std::string::npos) return access(name.c_str(), X_OK) == 0 ? fs::absolute(name).string() : "";
+  const char* path = getenv("PATH");
+  for (const std::string& d : Split(path ? path : "/usr/bin:/bin", ':')) {
+    std::string p = (d.empty() ? "." : d) + "/" + name;
+    if (access(p.c_str(), X_OK) == 0) return fs::absolute(p).string();
+  }
+  return "";
+}
+
+struct ProcResult {
+  int status = -1;  // exit status, 128+N for signal N, -1 if it could not start
+  double seconds = 0;
+  std::string spawn_error;
+};
+
+// Runs argv with `env` added to ours (a key with an empty value is
+// removed), stdout to `out_path` and stderr to `err_path` (the same file
+// when equal; appended to, so one log can hold several commands).
+ProcResult RunProc(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+                   const std::string& out_path, const std::string& err_path) {
+  ProcResult r;
+  std::vector<std::string> envs;
+  for (char** e = environ; *e; ++e) {
+    std::string kv = *e;
+    if (!env.count(kv.substr(0, kv.find('=')))) envs.push_back(kv);
+  }
+  for (auto& [k, v] : env)
+    if (!v.empty()) envs.push_back(k + "=" + v);
+  std::vector<char*> args, envp;
+  for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  for (auto& e : envs) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  if (err_path == out_path) posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  else posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  auto t0 = std::chrono::steady_clock::now();
+  pid_t pid;
+  int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) {
+    r.spawn_error = "cannot start " + argv[0] + ": " + strerror(rc);
+    return r;
+  }
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return r;
+}
+
+// ===--- Reading the artifacts and the consumers' reports -------------=== //
+
+// Top-level records of a text sample profile: "name:total:head" at column 0.
+std::map<std::string, uint64_t> SampleProfileFunctions(const std::string& path) {
+  std::map<std::string, uint64_t> out;
+  std::istringstream in(ReadText(path));
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == ' ' || line[0] == '\t') continue;
+    size_t head = line.rfind(':');
+    if (head == std::string::npos || head == 0) continue;
+    size_t total = line.rfind(':', head - 1);
+    if (total == std::string::npos) continue;
+    out[line.substr(0, total)] += strtoull(line.c_str() + total + 1, nullptr, 10);
+  }
+  return out;
+}
+
+std::vector<std::string> NonEmptyLines(const std::string& path) {
+  std::vector<std::string> out;
+  std::istringstream in(ReadText(path));
+  for (std::string line; std::getline(in, line);)
+    if (!Trim(line).empty()) out.push_back(Trim(line));
+  return out;
+}
+
+// Defined symbols of a binary and their addresses (`nm --defined-only`).
+std::map<std::string, uint64_t> Symbols(const std::string& binary, const std::string& scratch) {
+  std::map<std::string, uint64_t> out;
+  unlink(scratch.c_str());
+  auto r = RunProc({"nm", "--defined-only", binary}, {}, scratch, "/dev/null");
+  if (r.status != 0) return out;
+  std::istringstream in(ReadText(scratch));
+  for (std::string line; std::getline(in, line);) {
+    auto f = Split(line, ' ');
+    if (f.size() == 3) out.emplace(f[2], strtoull(f[0].c_str(), nullptr, 16));
+  }
+  unlink(scratch.c_str());
+  return out;
+}
+
+// "N of M samples ... P% of those at a source line" from `syspgo
+// optimize`/`merge`: the share of the run that concerns the binary, and how
+// much of that the symbolizer placed on a line.
+void ParseOptimizeSummary(const std::string& log, Json& into) {
+  static const std::regex samples(R"((\d+) of (\d+) samples)");
+  static const std::regex line(R"(([0-9.]+)% of those at a source line)");
+  std::smatch m;
+  if (std::regex_search(log, m, samples)) {
+    into.Set("binary_samples", static_cast<uint64_t>(std::stoull(m[1])));
+    into.Set("samples", static_cast<uint64_t>(std::stoull(m[2])));
+  }
+  if (std::regex_search(log, m, line)) into.Set("line_share", std::stod(m[1]) / 100);
+}
+
+struct Coverage {
+  uint64_t available = 0, applied = 0;
+  int functions = 0;  // functions clang reported below full coverage
+};
+
+// clang's -sample-profile-check-sample-coverage warnings, one per function
+// whose profile did not fully apply (lines that no longer exist there).
+Coverage ParseCoverage(const std::string& build_log) {
+  static const std::regex re(R"((\d+) of (\d+) available profile samples \((\d+)%\) were applied)");
+  Coverage c;
+  for (auto it = std::sregex_iterator(build_log.begin(), build_log.end(), re); it != std::sregex_iterator(); ++it) {
+    c.applied += std::stoull((*it)[1]);
+    c.available += std::stoull((*it)[2]);
+    ++c.functions;
+  }
+  return c;
+}
+
+struct Stage {
+  std::string name;
+  Json j = Json::Object();
+  Json commands = Json::Array();
+  std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+};
+
+class Pipeline {
+ public:
+  explicit Pipeline(const PgoOptions& o) : o_(o) {}
+  PgoReport Run();
+
+ private:
+  void Say(const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+  Stage& Begin(const std::string& name, const std::string& what);
+  void End(Stage& s, const Status& st);
+  Status Setup();
+  Status Build(Stage& s, const std::string& variant, const std::string& profile, const std::string& order);
+  Status Collect(Stage& s, const std::string& db, const std::string& subdir);
+  Status Emit(Stage& s, const std::string& db, const std::string& kind, const std::string& out);
+  Status SampleMatch(Stage& s, const std::string& binary);
+  Status OrderCheck(Stage& s, const std::string& binary);
+  Status Bolt(Stage& s, const std::string& input, const std::string& fdata);
+  Status Eval(Stage& s);
+  Status Shell(Stage& s, const std::string& cmd, const std::map<std::string, std::string>& env, const std::string& log,
+               const std::string& what);
+  Status Tool(Stage& s, const std::vector<std::string>& argv, const std::string& log, const std::string& what);
+  void Finish();
+  std::string Sub(const std::string& d) {
+    std::string p = dir_ + "/" + d;
+    fs::create_directories(p);
+    return p;
+  }
+
+  const PgoOptions& o_;
+  PgoReport rep_;
+  Json manifest_ = Json::Object();
+  Json stages_ = Json::Array();
+  Json profile_summary_ = Json::Object();  // the profile figures CI watches, copied from the stages
+  std::vector<Stage> done_;
+  std::string dir_, binary_, name_, cc_, cxx_, bolt_, syspgo_, db_;
+  std::string sample_prof_, order_file_, fdata_;
+  std::string last_build_id_;
+  std::vector<std::pair<std::string, std::string>> variants_;  // name, binary copy in DIR
+  int step_ = 0, steps_ = 0;
+};
+
+void Pipeline::Say(const char* fmt, ...) {
+  if (!o_.progress) return;
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(o_.progress, "syspgo pgo: ");
+  vfprintf(o_.progress, fmt, ap);
+  fprintf(o_.progress, "\n");
+  fflush(o_.progress);
+  va_end(ap);
+}
+
+Stage& Pipeline::Begin(const std::string& name, const std::string& what) {
+  done_.emplace_back();
+  Stage& s = done_.back();
+  s.name = name;
+  s.j.Set("name", name);
+  Say("[%d/%d] %s: %s", ++step_, steps_, name.c_str(), what.c_str());
+  return s;
+}
+
+void Pipeline::End(Stage& s, const Status& st) {
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - s.t0).count();
+  s.j.Set("status", st.ok() ? "ok" : "failed");
+  s.j.Set("seconds", secs);
+  s.j.Set("commands", s.commands);
+  if (!st.ok()) {
+    s.j.Set("error", st.error().message);
+    rep_.failed_stage = s.name;
+    rep_.error = st.error().message;
+    Say("stage '%s' FAILED after %.1f s: %s", s.name.c_str(), secs, st.error().message.c_str());
+  } else {
+    Say("      %s done in %.1f s", s.name.c_str(), secs);
+  }
+  stages_.Push(s.j);
+}
+
+Status Pipeline::Shell(Stage& s, const std::string& cmd, const std::map<std::string, std::string>& env,
+                       const std::string& log, const std::string& what) {
+  s.commands.Push(cmd);
+  auto r = RunProc({"/bin/sh", "-c", cmd}, env, log, log);
+  if (!r.spawn_error.empty()) return MakeError(r.spawn_error);
+  if (r.status != 0) {
+    std::string tail = Tail(ReadText(log), 15);
+    return MakeError(what + " '" + cmd + "' exited with status " + std::to_string(r.status) + " (full output in " + log +
+                     "); its last lines:\n" + tail);
+  }
+  return {};
+}
+
+Status Pipeline::Tool(Stage& s, const std::vector<std::string>& argv, const std::string& log, const std::string& what) {
+  s.commands.Push(JoinShell(argv));
+  auto r = RunProc(argv, {}, log, log);
+  if (!r.spawn_error.empty()) return MakeError(r.spawn_error);
+  if (r.status != 0)
+    return MakeError(what + " failed with status " + std::to_string(r.status) + ": " + JoinShell(argv) + "\n" +
+                     Tail(ReadText(log), 15) + "\n(full output in " + log + ")");
+  return {};
+}
+
+Status Pipeline::Setup() {
+  if (o_.build_cmd.empty()) return MakeError("--build 'CMD' is needed: the command that builds the program");
+  if (o_.binary.empty()) return MakeError("--binary PATH is needed: the program the build produces");
+  if (o_.train_cmd.empty() && o_.use_profile.empty())
+    return MakeError("--train 'CMD' is needed (the command that exercises the program while it is profiled), "
+                     "unless --use-profile DIR reuses the profiles of an earlier run");
+  if (!o_.sample && !o_.order && !o_.bolt) return MakeError("--stages is empty: give one or more of sample, order, bolt");
+  if (o_.runs < 1) return MakeError("--runs must be at least 1");
+  std::error_code ec;
+  fs::create_directories(o_.dir, ec);
+  if (ec) return MakeError("cannot create the pgo directory " + o_.dir + ": " + ec.message());
+  dir_ = fs::canonical(o_.dir).string();
+  binary_ = fs::absolute(o_.binary).lexically_normal().string();
+  name_ = fs::path(binary_).filename().string();
+  cc_ = Which(o_.cc);
+  cxx_ = Which(o_.cxx);
+  if (cc_.empty() || cxx_.empty())
+    return MakeError("cannot find " + (cc_.empty() ? o_.cc : o_.cxx) + " on PATH; install clang-19 (apt-get install clang-19 lld-19)");
+  if (o_.bolt && access(o_.llvm_bolt.c_str(), X_OK) != 0)
+    return MakeError("cannot run " + o_.llvm_bolt + "; install bolt-19 (apt-get install bolt-19) or leave bolt out of --stages");
+  bolt_ = o_.llvm_bolt;
+  syspgo_ = o_.syspgo;
+  if (!o_.use_profile.empty()) {
+    std::string up = o_.use_profile + "/profile";
+    if (o_.sample && access((up + "/sample.prof").c_str(), R_OK) != 0)
+      return MakeError("--use-profile " + o_.use_profile + " has no profile/sample.prof; give a directory an earlier "
+                       "'syspgo pgo --dir' wrote, or leave sample out of --stages");
+  }
+  fs::create_directories(dir_ + "/bin");
+  return {};
+}
+
+Status Pipeline::Build(Stage& s, const std::string& variant, const std::string& profile, const std::string& order) {
+  std::string sub = Sub(variant);
+  std::string log = sub + "/build.log", calls = sub + "/compiler-calls.log";
+  unlink(log.c_str());
+  unlink(calls.c_str());
+  auto cflags = PgoCompileFlags(profile);
+  auto lflags = PgoLinkFlags(order);
+  SYSPGO_TRY(WriteCompilerWrappers(dir_ + "/bin", variant, cc_, cxx_, cflags, lflags, calls));
+  const char* path = getenv("PATH");
+  std::map<std::string, std::string> env = {
+      {"CC", dir_ + "/bin/cc"},
+      {"CXX", dir_ + "/bin/c++"},
+      {"PATH", dir_ + "/bin:" + (path ? path : "/usr/bin:/bin")},
+      {"SYSPGO_STAGE", variant},
+      {"SYSPGO_CFLAGS", JoinShell(cflags)},
+      {"SYSPGO_LDFLAGS", JoinShell(lflags)},
+  };
+  s.j.Set("compile_flags", Json::Strings(cflags));
+  s.j.Set("link_flags", Json::Strings(lflags));
+  if (!o_.clean_cmd.empty()) SYSPGO_TRY(Shell(s, o_.clean_cmd, env, log, "the clean command"));
+  SYSPGO_TRY(Shell(s, o_.build_cmd, env, log, "the build command"));
+  if (access(binary_.c_str(), X_OK) != 0)
+    return MakeError("the build finished but " + binary_ + " does not exist or is not executable; check --binary "
+                     "(relative paths are from the directory syspgo pgo runs in)");
+  auto lines = NonEmptyLines(calls);
+  int with_profile = 0, links = 0;
+  for (auto& l : lines) {
+    with_profile += !profile.empty() && l.find("-fprofile-sample-use=") != std::string::npos;
+    links += l.rfind("link ", 0) == 0;
+  }
+  s.j.Set("compiler_calls", static_cast<int64_t>(lines.size()));
+  s.j.Set("link_calls", links);
+  if (!profile.empty()) s.j.Set("compiler_calls_with_profile", with_profile);
+  if (lines.empty())
+    return MakeError("the build ran no compiler through syspgo's wrappers (" + dir_ + "/bin/cc, on PATH as cc, gcc, "
+                     "clang, c++, g++, clang++): it used a compiler of its own choosing, or did not recompile. "
+                     "Make --build rebuild from scratch with $CC/$CXX (a CMake build directory keeps the compiler "
+                     "of its first configure: use a fresh one, e.g. -B build-$SYSPGO_STAGE), or add --clean 'CMD'");
+  std::string copy = sub + "/" + name_;
+  SYSPGO_TRY(InstallFile(binary_, copy));
+  auto id = ReadBuildId(copy);
+  if (!id) return id.error();
+  s.j.Set("binary", copy);
+  s.j.Set("build_id", *id);
+  s.j.Set("log", log);
+  if (!last_build_id_.empty() && *id == last_build_id_)
+    return MakeError("the " + variant + " build produced the same binary (build-id " + *id + ") as the stage before: "
+                     "the build did not recompile and relink with the new flags. Make --build rebuild from scratch "
+                     "(e.g. 'make clean all', or a fresh CMake build directory per $SYSPGO_STAGE) or add --clean 'CMD'");
+  last_build_id_ = *id;
+  variants_.emplace_back(variant, copy);
+  return {};
+}
+
+Status Pipeline::Collect(Stage& s, const std::string& db, const std::string& subdir) {
+  std::string log = Sub(subdir) + "/collect.log";
+  unlink(log.c_str());
+  std::vector<std::string> argv = {syspgo_, "collect", "-o", db, "--probes", o_.probes};
+  if (o_.freq_hz) argv.insert(argv.end(), {"--freq", std::to_string(o_.freq_hz)});
+  argv.insert(argv.end(), {"--", "/bin/sh", "-c", o_.train_cmd});
+  s.commands.Push(JoinShell(argv));
+  auto r = RunProc(argv, {}, log, log);
+  if (!r.spawn_error.empty()) return MakeError(r.spawn_error);
+  std::string text = ReadText(log);
+  if (r.status != 0)
+    return MakeError("the training command under 'syspgo collect' exited with status " + std::to_string(r.status) +
+                     " (output in " + log + "):\n" + Tail(text, 15));
+  s.j.Set("db", db);
+  s.j.Set("log", log);
+  s.j.Set("train_seconds", r.seconds);
+  static const std::regex re(R"(run (\d+) recorded into .*?: (\d+) events in ([0-9.]+) s)");
+  std::smatch m;
+  if (std::regex_search(text, m, re)) {
+    s.j.Set("run", static_cast<int64_t>(std::stoll(m[1])));
+    s.j.Set("events", static_cast<uint64_t>(std::stoull(m[2])));
+  }
+  if (text.find("LOST") != std::string::npos)
+    rep_.warnings.push_back("the " + subdir + " collection lost events (see " + log + "); the profile is thinner than it could be");
+  return {};
+}
+
+// One artifact of `kind` for the binary at --binary, from `db` (every run of
+// it through `syspgo merge` when runs accumulate there, else its newest).
+Status Pipeline::Emit(Stage& s, const std::string& db, const std::string& kind, const std::string& out) {
+  std::string log = dir_ + "/profile/" + kind + ".log";
+  unlink(log.c_str());
+  std::vector<std::string> argv;
+  if (!o_.profile_db.empty())
+    argv = {syspgo_, "merge", db + ":all", "--normalize", "--binary", binary_, "--emit", kind, "-o", out};
+  else
+    argv = {syspgo_, "optimize", db, "--binary", binary_, "--emit", kind, "-o", out};
+  SYSPGO_TRY(Tool(s, argv, log, "emitting the " + kind + " profile"));
+  Json stats = Json::Object();
+  stats.Set("file", out);
+  ParseOptimizeSummary(ReadText(log), stats);
+  // The run's figures, from the first artifact made from it.
+  if (kind == "sample-profile" || (kind == "fdata" && !o_.sample)) ParseOptimizeSummary(ReadText(log), profile_summary_);
+  if (kind == "sample-profile") {
+    auto fns = SampleProfileFunctions(out);
+    uint64_t total = 0;
+    for (auto& [n, c] : fns) total += c;
+    stats.Set("functions", static_cast<uint64_t>(fns.size()));
+    stats.Set("total_samples", total);
+  } else if (kind == "order") {
+    stats.Set("symbols", static_cast<uint64_t>(NonEmptyLines(out).size()));
+  }
+  s.j.Set(kind, stats);
+  return {};
+}
+
+// How much of the sample profile the rebuild used: functions still defined
+// in the binary, minus the samples clang's coverage check says it could not
+// apply (lines that moved or vanished).
+Status Pipeline::SampleMatch(Stage& s, const std::string& binary) {
+  auto fns = SampleProfileFunctions(sample_prof_);
+  auto syms = Symbols(binary, dir_ + "/nm.tmp");
+  uint64_t total = 0, present = 0;
+  size_t present_fns = 0;
+  for (auto& [n, c] : fns) {
+    total += c;
+    if (syms.count(n)) present += c, ++present_fns;
+  }
+  Coverage cov = ParseCoverage(ReadText(dir_ + "/" + s.name + "/build.log"));
+  uint64_t lost = cov.available - cov.applied;
+  double share = total ? std::max(0.0, static_cast<double>(present) - static_cast<double>(lost)) / static_cast<double>(total) : 0;
+  Json m = Json::Object();
+  m.Set("profile_functions", static_cast<uint64_t>(fns.size()));
+  m.Set("functions_in_binary", static_cast<uint64_t>(present_fns));
+  m.Set("profile_samples", total);
+  m.Set("samples_in_functions_found", present);
+  m.Set("samples_not_applied", lost);
+  m.Set("partially_applied_functions", cov.functions);
+  m.Set("match_share", share);
+  s.j.Set("profile_match", m);
+  profile_summary_.Set("profile_functions", static_cast<uint64_t>(fns.size()));
+  profile_summary_.Set("functions_in_binary", static_cast<uint64_t>(present_fns));
+  profile_summary_.Set("match_share", share);
+  Say("      sample profile: %zu of %zu functions found, %.1f%% of its samples match the code", present_fns, fns.size(),
+      100 * share);
+  if (total && share < 0.5)
+    rep_.warnings.push_back("only " + std::to_string(static_cast<int>(100 * share)) +
+                            "% of the sample profile still matches the code (functions renamed or removed, lines "
+                            "moved): it no longer helps much; profile the current sources again");
+  return {};
+}
+
+// Whether the linker honoured the order: symbols found, and the share of
+// neighbouring pairs in the file that are also in increasing address order.
+Status Pipeline::OrderCheck(Stage& s, const std::string& binary) {
+  auto order = NonEmptyLines(order_file_);
+  auto syms = Symbols(binary, dir_ + "/nm.tmp");
+  std::vector<uint64_t> addrs;
+  for (auto& n : order)
+    if (syms.count(n)) addrs.push_back(syms[n]);
+  size_t increasing = 0;
+  for (size_t k = 1; k < addrs.size(); ++k) increasing += addrs[k] > addrs[k - 1];
+  Json m = Json::Object();
+  m.Set("symbols", static_cast<uint64_t>(order.size()));
+  m.Set("symbols_in_binary", static_cast<uint64_t>(addrs.size()));
+  m.Set("in_order_share", addrs.size() > 1 ? static_cast<double>(increasing) / static_cast<double>(addrs.size() - 1) : 1.0);
+  s.j.Set("order_match", m);
+  profile_summary_.Set("order_symbols_in_binary", static_cast<uint64_t>(addrs.size()));
+  if (!order.empty() && addrs.size() * 2 < order.size())
+    rep_.warnings.push_back("only " + std::to_string(addrs.size()) + " of the " + std::to_string(order.size()) +
+                            " symbols in the ordering file are in the binary: the order no longer fits the code; profile again");
+  return {};
+}
+
+Status Pipeline::Bolt(Stage& s, const std::string& input, const std::string& fdata) {
+  std::string sub = Sub("bolt");
+  std::string out = sub + "/" + name_, log = sub + "/bolt.log";
+  unlink(log.c_str());
+  std::vector<std::string> argv = {bolt_, input, "-o", out, "-data", fdata};
+  std::vector<std::string> opts = o_.bolt_args.empty()
+                                      ? std::vector<std::string>{"-reorder-blocks=ext-tsp", "-reorder-functions=hfsort",
+                                                                 "-split-functions", "-split-all-cold", "-dyno-stats"}
+                                      : o_.bolt_args;
+  argv.insert(argv.end(), opts.begin(), opts.end());
+  argv.insert(argv.end(), o_.bolt_extra.begin(), o_.bolt_extra.end());
+  Status st = Tool(s, argv, log, "llvm-bolt");
+  if (!st.ok()) {
+    std::string msg = st.error().message;
+    if (msg.find("unable to get new address") != std::string::npos)
+      msg += "\nBOLT 19 cannot rewrite computed-goto dispatch in a PIE: build the program with -no-pie, or skip the "
+             "function with --bolt-arg -skip-funcs=NAME/1";
+    return MakeError(msg);
+  }
+  std::string text = ReadText(log);
+  std::set<std::string> fns;
+  uint64_t samples = 0;
+  std::istringstream in(ReadText(fdata));
+  for (std::string line; std::getline(in, line);) {
+    auto f = Split(line, ' ');
+    if (f.size() == 4 && f[0] != "0" && f[0] != "no_lbr") fns.insert(f[1]), samples += strtoull(f[3].c_str(), nullptr, 10);
+  }
+  Json b = Json::Object();
+  b.Set("fdata", fdata);
+  b.Set("profile_functions", static_cast<uint64_t>(fns.size()));
+  b.Set("profile_samples", samples);
+  static const std::regex prof(R"((\d+) out of (\d+) functions in the binary \(([0-9.]+)%\) have non-empty execution profile)");
+  static const std::regex stale(R"((\d+) \(([0-9.]+)%\) functions? ha(?:ve|s) invalid \(possibly stale\) profile)");
+  std::smatch m;
+  if (std::regex_search(text, m, prof)) {
+    uint64_t with = std::stoull(m[1]);
+    b.Set("functions_with_profile", with);
+    b.Set("functions_in_binary", static_cast<uint64_t>(std::stoull(m[2])));
+    double share = fns.empty() ? 0 : std::min(1.0, static_cast<double>(with) / static_cast<double>(fns.size()));
+    b.Set("matched_share", share);
+    profile_summary_.Set("bolt_matched_share", share);
+    Say("      BOLT matched %llu of the %zu profiled functions (%.1f%%)", static_cast<unsigned long long>(with), fns.size(),
+        100 * share);
+    if (!fns.empty() && share < 0.5)
+      rep_.warnings.push_back("BOLT found only " + std::to_string(static_cast<int>(100 * share)) +
+                              "% of the fdata profile's functions in the binary: the profile is for other code");
+  } else {
+    rep_.warnings.push_back("BOLT's output (" + log + ") did not say how many functions have a profile");
+  }
+  uint64_t stale_fns = 0;
+  double stale_share = 0;
+  if (std::regex_search(text, m, stale)) stale_fns = std::stoull(m[1]), stale_share = std::stod(m[2]) / 100;
+  b.Set("stale_functions", stale_fns);
+  b.Set("stale_share", stale_share);
+  s.j.Set("bolt", b);
+  profile_summary_.Set("bolt_profile_functions", static_cast<uint64_t>(fns.size()));
+  profile_summary_.Set("bolt_stale_share", stale_share);
+  s.j.Set("binary", out);
+  s.j.Set("log", log);
+  auto id = ReadBuildId(out);
+  if (id) s.j.Set("build_id", *id);
+  variants_.emplace_back("bolt", out);
+  return {};
+}
+
+Status Pipeline::Eval(Stage& s) {
+  std::string sub = Sub("eval");
+  std::string out = sub + "/stdout.tmp", log = sub + "/eval.log";
+  unlink(log.c_str());
+  size_t n = variants_.size();
+  std::vector<PgoEvalVariant> v(n);
+  std::vector<std::string> first_out(n);
+  std::vector<bool> stable(n, true);
+  s.commands.Push(o_.eval_cmd);
+  for (int round = 0; round < o_.runs; ++round) {
+    // Interleaved, starting one further each round, so drift on a noisy
+    // machine and the cost of going first fall on every variant alike.
+    for (size_t k = 0; k < n; ++k) {
+      size_t i = (k + static_cast<size_t>(round)) % n;
+      SYSPGO_TRY(InstallFile(variants_[i].second, binary_));
+      unlink(out.c_str());
+      auto r = RunProc({"/bin/sh", "-c", o_.eval_cmd}, {}, out, log);
+      if (!r.spawn_error.empty()) return MakeError(r.spawn_error);
+      if (r.status != 0)
+        return MakeError("the evaluation command '" + o_.eval_cmd + "' exited with status " + std::to_string(r.status) +
+                         " on the " + variants_[i].first + " binary (stderr in " + log + ")");
+      v[i].seconds.push_back(r.seconds);
+      std::string text = ReadText(out);
+      if (round == 0) first_out[i] = text;
+      else if (text != first_out[i]) stable[i] = false;
+    }
+    Say("      eval round %d/%d", round + 1, o_.runs);
+  }
+  unlink(out.c_str());
+  Json arr = Json::Array();
+  for (size_t i = 0; i < n; ++i) {
+    v[i].name = variants_[i].first;
+    auto xs = v[i].seconds;
+    std::sort(xs.begin(), xs.end());
+    v[i].median = xs.size() % 2 ? xs[xs.size() / 2] : (xs[xs.size() / 2 - 1] + xs[xs.size() / 2]) / 2;
+    v[i].min = xs.front();
+    v[i].max = xs.back();
+  }
+  for (size_t i = 0; i < n; ++i) {
+    v[i].speedup = v[i].median > 0 ? v[0].median / v[i].median : 0;
+    // Only a program whose plain build prints the same every time can be
+    // held to the same output.
+    v[i].output_differs = stable[0] && stable[i] && first_out[i] != first_out[0];
+    Json e = Json::Object();
+    e.Set("name", v[i].name);
+    e.Set("median_s", v[i].median);
+    e.Set("min_s", v[i].min);
+    e.Set("max_s", v[i].max);
+    e.Set("speedup", v[i].speedup);
+    e.Set("output_differs", static_cast<bool>(v[i].output_differs));
+    Json runs = Json::Array();
+    for (double x : v[i].seconds) runs.Push(x);
+    e.Set("runs_s", runs);
+    arr.Push(e);
+    Say("      %-7s %8.3f s (%.3f-%.3f)  speedup %.3fx%s", v[i].name.c_str(), v[i].median, v[i].min, v[i].max,
+        v[i].speedup, v[i].output_differs ? "  OUTPUT DIFFERS from the plain build" : "");
+    if (v[i].output_differs)
+      rep_.warnings.push_back("the " + v[i].name + " binary printed something else than the plain build for the "
+                              "evaluation command: check it before using it");
+    if (i > 0 && v[i].speedup < 1.01)
+      rep_.warnings.push_back("the " + v[i].name + " stage did not help on the evaluation command (speedup " +
+                              std::to_string(v[i].speedup).substr(0, 5) + "x, " + std::to_string(o_.runs) +
+                              " runs): " + (v[i].speedup < 0.99 ? "it is slower than the plain build" : "no gain beyond noise"));
+  }
+  s.j.Set("runs", o_.runs);
+  s.j.Set("variants", arr);
+  rep_.eval = v;
+  return {};
+}
+
+void Pipeline::Finish() {
+  rep_.ok = rep_.failed_stage.empty();
+  manifest_.Set("status", rep_.ok ? "ok" : "failed");
+  manifest_.Set("failed_stage", rep_.ok ? Json() : Json(rep_.failed_stage));
+  manifest_.Set("error", rep_.ok ? Json() : Json(rep_.error));
+  manifest_.Set("stages", stages_);
+  manifest_.Set("final_binary", rep_.final_binary.empty() ? Json() : Json(rep_.final_binary));
+  manifest_.Set("warnings", Json::Strings(rep_.warnings));
+  if (dir_.empty()) return;  // nowhere to write: the options were refused before a directory existed
+  rep_.manifest = dir_ + "/manifest.json";
+  rep_.summary = dir_ + "/summary.json";
+
+  // The summary: what CI checks, flat, without the logs and command lines.
+  Json sum = Json::Object();
+  sum.Set("status", rep_.ok ? "ok" : "failed");
+  sum.Set("failed_stage", rep_.ok ? Json() : Json(rep_.failed_stage));
+  sum.Set("error", rep_.ok ? Json() : Json(rep_.error));
+  sum.Set("final_binary", rep_.final_binary.empty() ? Json() : Json(rep_.final_binary));
+  sum.Set("manifest", rep_.manifest);
+  Json st = Json::Object();
+  for (auto& s : done_) st.Set(s.name, s.name == rep_.failed_stage ? "failed" : "ok");
+  sum.Set("stages", st);
+  sum.Set("profile", profile_summary_);
+  Json ev = Json::Object();
+  for (auto& v : rep_.eval) {
+    Json e = Json::Object();
+    e.Set("median_s", v.median);
+    e.Set("speedup", v.speedup);
+    e.Set("output_differs", static_cast<bool>(v.output_differs));
+    ev.Set(v.name, e);
+  }
+  sum.Set("eval", ev);
+  sum.Set("warnings", Json::Strings(rep_.warnings));
+  Status a = WriteText(rep_.manifest, manifest_.Dump() + "\n");
+  Status b = WriteText(rep_.summary, sum.Dump() + "\n");
+  if (!a.ok() || !b.ok()) rep_.warnings.push_back((a.ok() ? b : a).error().message);
+}
+
+}  // namespace
+
+std::vector<std::string> PgoCompileFlags(const std::string& sample_profile) {
+  // Frame pointers: syspgo's user stacks are walked through them. Line
+  // tables with discriminators: what the sample profile is keyed by.
+  // Function sections: so the symbol order and BOLT can move functions.
+  std::vector<std::string> f = {"-fno-omit-frame-pointer", "-mno-omit-leaf-frame-pointer", "-gline-tables-only",
+                                "-fdebug-info-for-profiling", "-ffunction-sections"};
+  if (!sample_profile.empty()) {
+    f.push_back("-fprofile-sample-use=" + sample_profile);
+    // clang's own account of how much of the profile fits the sources: a
+    // warning per function below full coverage, read back from the build
+    // log. Never fatal, even in a -Werror build.
+    f.insert(f.end(), {"-Wno-error=backend-plugin", "-mllvm", "-sample-profile-check-sample-coverage=100"});
+  }
+  return f;
+}
+
+std::vector<std::string> PgoLinkFlags(const std::string& order_file) {
+  // lld: the ordering file is lld's; relocations kept: BOLT's full layout.
+  std::vector<std::string> f = {"-fuse-ld=lld", "-Wl,--emit-relocs"};
+  if (!order_file.empty())
+    f.insert(f.end(), {"-Wl,--symbol-ordering-file=" + order_file, "-Wl,--no-warn-symbol-ordering"});
+  return f;
+}
+
+Status WriteCompilerWrappers(const std::string& bin_dir, const std::string& stage, const std::string& cc,
+                             const std::string& cxx, const std::vector<std::string>& compile_flags,
+                             const std::vector<std::string>& link_flags, const std::string& log) {
+  auto add = [](const std::string& flag) {
+    std::string q = ShellQuote(flag);
+    return "case \" $* \" in *\" " + flag + " \"*) ;; *) set -- \"$@\" " + q + " ;; esac\n";
+  };
+  std::string sh =
+      "#!/bin/sh\n"
+      "# Written by 'syspgo pgo' for its " + stage + " build: runs clang with the build's own\n"
+      "# arguments plus syspgo's flags that are not already there. Reached as $CC/$CXX\n"
+      "# and, first on PATH, as cc, gcc, clang, c++, g++, clang++.\n"
+      "case \"${0##*/}\" in\n  *++*) real=" + ShellQuote(cxx) + " ;;\n  *) real=" + ShellQuote(cc) + " ;;\nesac\n"
+      "mode=link; hasg=; src=\n"
+      "for a in \"$@\"; do\n"
+      "  case \"$a\" in\n"
+      "    -c|-S|-E|-M|-MM) mode=compile ;;\n"
+      "    -g0) ;;\n"
+      "    -g*) hasg=1 ;;\n"
+      "    *.c|*.cc|*.cpp|*.cxx|*.C|*.c++) src=1 ;;\n"
+      "  esac\n"
+      "done\n";
+  for (size_t i = 0; i < compile_flags.size(); ++i) {
+    const std::string& f = compile_flags[i];
+    if (f == "-mllvm" && i + 1 < compile_flags.size()) {
+      // A backend option: only where code is compiled (a link-only call
+      // would warn that it is unused).
+      sh += "[ $mode = compile ] || [ -n \"$src\" ] && set -- \"$@\" -mllvm " + ShellQuote(compile_flags[++i]) + "\n";
+    } else if (f == "-gline-tables-only") {
+      sh += "[ -n \"$hasg\" ] || set -- \"$@\" -gline-tables-only\n";  // never lower the build's own -g
+    } else {
+      sh += add(f);
+    }
+  }
+  sh += "if [ $mode = link ]; then\n";
+  for (auto& f : link_flags) sh += "  " + add(f);
+  sh += "fi\n";
+  sh += "printf '%s %s\\n' \"$mode\" \"$*\" >> " + ShellQuote(log) + "\n";
+  sh += "exec \"$real\" \"$@\"\n";
+  std::error_code ec;
+  fs::create_directories(bin_dir, ec);
+  if (ec) return MakeError("cannot create " + bin_dir + ": " + ec.message());
+  std::string script = bin_dir + "/syspgo-cc";
+  SYSPGO_TRY(WriteText(script, sh, 0755));
+  for (const char* n : {"cc", "gcc", "clang", "clang-19", "c++", "g++", "clang++", "clang++-19"}) {
+    std::string link = bin_dir + "/" + n;
+    unlink(link.c_str());
+    if (symlink("syspgo-cc", link.c_str()) != 0)
+      return MakeError("cannot create the compiler link " + link + ": " + strerror(errno), errno);
+  }
+  return {};
+}
+
+namespace {
+
+PgoReport Pipeline::Run() {
+  manifest_.Set("syspgo_version", SYSPGO_VERSION);
+  Json in = Json::Object();
+  in.Set("build", o_.build_cmd);
+  in.Set("clean", o_.clean_cmd.empty() ? Json() : Json(o_.clean_cmd));
+  in.Set("binary", o_.binary);
+  in.Set("train", o_.train_cmd.empty() ? Json() : Json(o_.train_cmd));
+  in.Set("eval", o_.eval_cmd.empty() ? Json() : Json(o_.eval_cmd));
+  std::vector<std::string> stage_names;
+  if (o_.sample) stage_names.push_back("sample");
+  if (o_.order) stage_names.push_back("order");
+  if (o_.bolt) stage_names.push_back("bolt");
+  in.Set("stages", Json::Strings(stage_names));
+  in.Set("runs", o_.runs);
+  in.Set("profile_db", o_.profile_db.empty() ? Json() : Json(o_.profile_db));
+  in.Set("use_profile", o_.use_profile.empty() ? Json() : Json(o_.use_profile));
+  in.Set("probes", o_.probes);
+  in.Set("cwd", fs::current_path().string());
+  manifest_.Set("inputs", in);
+
+  Status st = Setup();
+  if (!st.ok()) {
+    rep_.failed_stage = "setup";
+    rep_.error = st.error().message;
+    Say("%s", rep_.error.c_str());
+    Finish();
+    return rep_;
+  }
+  manifest_.Set("dir", dir_);
+  Json tc = Json::Object();
+  tc.Set("cc", cc_);
+  tc.Set("cxx", cxx_);
+  tc.Set("llvm_bolt", o_.bolt ? Json(bolt_) : Json());
+  tc.Set("syspgo", syspgo_);
+  tc.Set("wrapper", dir_ + "/bin/syspgo-cc");
+  manifest_.Set("toolchain", tc);
+
+  bool train = o_.use_profile.empty();
+  bool profiles = o_.sample || o_.order;
+  // The rebuilds: with --eval one per step (sample, then sample+order), so
+  // each step's gain is measured; without, only the last.
+  std::vector<std::string> rebuilds;
+  if (o_.sample) rebuilds.push_back("sample");
+  if (o_.order) rebuilds.push_back("order");
+  if (o_.eval_cmd.empty() && rebuilds.size() > 1) rebuilds.erase(rebuilds.begin());
+  bool retrain = o_.bolt && !rebuilds.empty() && !o_.train_cmd.empty();
+  steps_ = 1 + train + (profiles || o_.bolt) + static_cast<int>(rebuilds.size()) + retrain + o_.bolt + !o_.eval_cmd.empty();
+
+  db_ = !o_.profile_db.empty() ? fs::absolute(o_.profile_db).string() : Sub("train") + "/train.db";
+  if (o_.profile_db.empty()) unlink(db_.c_str());  // a fresh run each time, unless runs are meant to accumulate
+
+  auto stage = [&](const std::string& name, const std::string& what, auto&& body) {
+    if (!rep_.failed_stage.empty()) return false;
+    Stage& s = Begin(name, what);
+    Status r = body(s);
+    End(s, r);
+    return r.ok();
+  };
+
+  stage("build", "the plain build, with the flags profiling needs: " + o_.build_cmd,
+        [&](Stage& s) { return Build(s, "base", "", ""); });
+  if (train)
+    stage("train", "running the training command under syspgo collect --probes " + o_.probes,
+          [&](Stage& s) { return Collect(s, db_, "train"); });
+  if (profiles || o_.bolt)
+    stage("profile", train ? "emitting the profiles (syspgo " + std::string(o_.profile_db.empty() ? "optimize" : "merge") + ")"
+                           : "taking the profiles of " + o_.use_profile,
+          [&](Stage& s) -> Status {
+            Sub("profile");
+            std::string up = o_.use_profile + "/profile/";
+            sample_prof_ = o_.sample ? dir_ + "/profile/sample.prof" : "";
+            order_file_ = o_.order ? dir_ + "/profile/order.txt" : "";
+            if (!train) {
+              // Reused profiles are copied in, so DIR stays complete.
+              for (auto& [want, from] : {std::pair{sample_prof_, up + "sample.prof"}, std::pair{order_file_, up + "order.txt"}}) {
+                if (want.empty()) continue;
+                std::error_code ec;
+                fs::copy_file(from, want, fs::copy_options::overwrite_existing, ec);
+                if (ec) return MakeError("cannot copy " + from + ": " + ec.message() + "; give --use-profile a directory an earlier 'syspgo pgo' wrote");
+                s.commands.Push("cp " + ShellQuote(from) + " " + ShellQuote(want));
+              }
+              Json j = Json::Object();
+              if (o_.sample) {
+                auto fns = SampleProfileFunctions(sample_prof_);
+                uint64_t t = 0;
+                for (auto& [n, c] : fns) t += c;
+                j.Set("functions", static_cast<uint64_t>(fns.size()));
+                j.Set("total_samples", t);
+              }
+              s.j.Set("reused", j);
+              return {};
+            }
+            if (o_.sample) SYSPGO_TRY(Emit(s, db_, "sample-profile", sample_prof_));
+            if (o_.order) SYSPGO_TRY(Emit(s, db_, "order", order_file_));
+            if (!rebuilds.empty() || !o_.bolt) return {};
+            // BOLT alone: the plain build is what gets rewritten, so its
+            // training run is the BOLT profile's too.
+            fdata_ = dir_ + "/profile/bolt.fdata";
+            return Emit(s, db_, "fdata", fdata_);
+          });
+  for (const std::string& r : rebuilds) {
+    bool with_order = r == "order";
+    stage(r, with_order ? (o_.sample ? "rebuilding with the sample profile and the symbol order"
+                                     : "relinking with the symbol order")
+                        : "rebuilding with the sample profile",
+          [&](Stage& s) -> Status {
+            SYSPGO_TRY(Build(s, r, sample_prof_, with_order ? order_file_ : ""));
+            std::string bin = dir_ + "/" + r + "/" + name_;
+            if (!sample_prof_.empty()) SYSPGO_TRY(SampleMatch(s, bin));
+            if (with_order) SYSPGO_TRY(OrderCheck(s, bin));
+            return {};
+          });
+  }
+  if (retrain)
+    stage("retrain", "running the training command again on the rebuilt binary, for BOLT's profile",
+          [&](Stage& s) -> Status {
+            std::string db = !o_.profile_db.empty() ? db_ : Sub("retrain") + "/retrain.db";
+            if (o_.profile_db.empty()) unlink(db.c_str());
+            SYSPGO_TRY(Collect(s, db, "retrain"));
+            fdata_ = dir_ + "/profile/bolt.fdata";
+            return Emit(s, db, "fdata", fdata_);
+          });
+  if (o_.bolt && fdata_.empty() && !o_.use_profile.empty()) fdata_ = o_.use_profile + "/profile/bolt.fdata";
+  if (o_.bolt)
+    stage("bolt", "llvm-bolt with the syspgo fdata profile", [&](Stage& s) -> Status {
+      if (access(fdata_.c_str(), R_OK) != 0)
+        return MakeError("no BOLT profile at " + fdata_ + ": give --train so syspgo can profile the rebuilt binary");
+      return Bolt(s, variants_.back().second, fdata_);
+    });
+  if (!o_.eval_cmd.empty())
+    stage("eval", "timing the evaluation command on every variant, " + std::to_string(o_.runs) + " runs each, interleaved",
+          [&](Stage& s) { return Eval(s); });
+
+  // The last variant built is the result; it is left at --binary, where the
+  // build put its own output, and stays in DIR with every other stage's.
+  if (!variants_.empty()) {
+    rep_.final_binary = variants_.back().second;
+    Status in_place = InstallFile(rep_.final_binary, binary_);
+    if (!in_place.ok()) rep_.warnings.push_back(in_place.error().message);
+  }
+  Finish();
+  return rep_;
+}
+
+}  // namespace
+
+PgoReport RunPgo(const PgoOptions& o) { return Pipeline(o).Run(); }
+
+}  // namespace syspgo

@@ -1,0 +1,92 @@
+//===- pgo.h - `syspgo pgo`: build, train, profile, rebuild, BOLT, evaluate ===//
+// The whole profile-guided rebuild of a user's program, driven through the
+// user's own build command and the `syspgo` CLI as subprocesses (collect,
+// optimize, merge), so this file knows the stages only by their command
+// lines and artifacts. Every stage leaves its inputs, logs and outputs in
+// one directory with a JSON manifest; a failed stage stops the pipeline and
+// is named in the result, so CI can tell a broken build from a bad profile.
+//
+// How the profiling flags reach a build: through compiler wrappers, not
+// CFLAGS. DIR/bin holds one shell script per stage, reached as $CC and $CXX
+// and, first on PATH, as cc, gcc, clang, clang-19, c++, g++, clang++ and
+// clang++-19 (builds that name their compiler themselves, like Lua's
+// Makefile). The script runs clang-19 or clang++-19 with the project's own
+// arguments plus those of syspgo's flags that are not already there.
+// CFLAGS/CXXFLAGS/LDFLAGS are left alone on purpose: setting them replaces
+// a project's defaults (a Makefile's `CFLAGS ?= -O2`, autoconf's `-g -O2`),
+// and CMake reads them only when a build directory is first configured. The
+// flags are also exported as SYSPGO_CFLAGS and SYSPGO_LDFLAGS for a build
+// that wants to place them itself, and SYSPGO_STAGE names the stage (for a
+// build directory per stage).
+#pragma once
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace syspgo {
+
+struct PgoOptions {
+  std::string build_cmd;    // shell command that builds `binary` (run with sh -c, in the current directory)
+  std::string clean_cmd;    // optional shell command run before every build
+  std::string binary;       // the program the build produces
+  std::string train_cmd;    // shell command that exercises `binary` while it is profiled
+  std::string eval_cmd;     // optional: timed, on every variant, to compare them
+  bool sample = true;       // rebuild with the LLVM sample profile
+  bool order = true;        // link with the symbol ordering file
+  bool bolt = true;         // rewrite the last build with BOLT and a syspgo fdata profile
+  std::string dir = "syspgo-pgo";
+  int runs = 5;             // eval runs per variant
+  std::string profile_db;   // accumulate runs here and merge all of them (CI); else DIR/train/train.db
+  std::string use_profile;  // an earlier pgo DIR whose profiles to reuse instead of training
+  std::string probes = "cpu";
+  uint32_t freq_hz = 0;     // collect's --freq; 0 keeps collect's default
+  std::vector<std::string> bolt_args;  // replace the default BOLT optimization options when non-empty
+  std::vector<std::string> bolt_extra; // appended to them (e.g. -skip-funcs=...)
+  std::string syspgo;       // the syspgo command the stages run
+  std::string cc = "clang-19";
+  std::string cxx = "clang++-19";
+  std::string llvm_bolt = "/usr/lib/llvm-19/bin/llvm-bolt";
+  int verbose = 0;
+  FILE* progress = stderr;  // lines for people; nullptr for none
+};
+
+// One timed variant of the --eval benchmark.
+struct PgoEvalVariant {
+  std::string name;          // base, sample, order, bolt
+  std::vector<double> seconds;
+  double median = 0, min = 0, max = 0;
+  double speedup = 0;        // base median / this median
+  bool output_differs = false;
+};
+
+struct PgoReport {
+  bool ok = false;
+  std::string failed_stage;  // "" when ok
+  std::string error;         // what failed and what to do
+  std::string manifest;      // DIR/manifest.json
+  std::string summary;       // DIR/summary.json
+  std::string final_binary;  // the last stage's binary (also installed at --binary)
+  std::vector<std::string> warnings;
+  std::vector<PgoEvalVariant> eval;
+};
+
+// The compile and link flags a stage adds (exposed for tests and the CMake
+// module's documentation): profiling flags for every stage, plus the
+// profile-use flags when `sample_profile` / `order_file` are non-empty.
+std::vector<std::string> PgoCompileFlags(const std::string& sample_profile);
+std::vector<std::string> PgoLinkFlags(const std::string& order_file);
+
+// Writes DIR/bin: the wrapper script for `stage` and its compiler names.
+// `log` receives one line per compiler call (its full arguments).
+Status WriteCompilerWrappers(const std::string& bin_dir, const std::string& stage, const std::string& cc,
+                             const std::string& cxx, const std::vector<std::string>& compile_flags,
+                             const std::vector<std::string>& link_flags, const std::string& log);
+
+// Runs the pipeline. Never throws; a failed stage is a report with ok=false
+// (the manifest and summary are written either way).
+PgoReport RunPgo(const PgoOptions& o);
+
+}  // namespace syspgo

@@ -1,0 +1,348 @@
+//===- pgo_test.cc - `syspgo pgo` and cmake/SysPGO.cmake, end to end ------===//
+// Runs the real `syspgo pgo` on tests/workloads/pgo_demo built by make, by
+// CMake and by plain compiler commands, and checks what a user and a CI job
+// rely on: every stage's artifact, the manifest and summary fields, that the
+// flags reached the compiler and linker, that the optimized binaries print
+// what the plain one prints, and that a failing stage is named. The CMake
+// module is checked on tests/data/pgo_cmake with a prepared profile.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "common/util.h"
+#include "optimize/pgo.h"
+#include "tests/test_util.h"
+
+namespace syspgo::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// A copy of the workload's sources in `t`/src (the builds write there).
+std::string CopyDemo(const TempDir& t) {
+  std::string src = t.File("src");
+  fs::create_directories(src);
+  for (auto& e : fs::directory_iterator(SYSPGO_PGO_DEMO)) fs::copy_file(e.path(), src + "/" + e.path().filename().string());
+  return src;
+}
+
+// `syspgo pgo ARGS` run in directory `cwd`.
+CmdResult Pgo(const std::string& cwd, const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {SyspgoBin(), "pgo"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return Sh("cd " + ShellQuote(cwd) + " && exec " + JoinShell(argv));
+}
+
+// A value from a JSON file, as Python prints it (`expr` over `d`): the
+// tests read the manifest the way a CI script would.
+std::string Json(const std::string& file, const std::string& expr) {
+  auto r = RunCmd({"python3", "-c", "import json,sys; d=json.load(open(sys.argv[1])); v=(" + expr + "); print(v if isinstance(v, str) else repr(v))", file});
+  EXPECT_EQ(r.status, 0) << "python3 could not read " << file << " for " << expr << ": " << r.err;
+  return Trim(r.out);
+}
+
+std::string Out(const std::string& cmd) {
+  auto r = Sh(cmd);
+  EXPECT_EQ(r.status, 0) << cmd << ": " << r.err;
+  return r.out;
+}
+
+// Compiler calls of one stage, as the wrapper logged them.
+std::vector<std::string> Calls(const std::string& dir, const std::string& stage) {
+  std::vector<std::string> out;
+  std::istringstream in(ReadAll(dir + "/" + stage + "/compiler-calls.log"));
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+const char kTrain[] = "./demo train 10000";
+const char kMakeBuild[] = "make clean >/dev/null; make";
+
+TEST(PgoWrapper, AddsMissingFlagsOnceAndKeepsTheBuildsOwn) {
+  TempDir t;
+  std::string bin = t.File("bin"), log = t.File("calls.log");
+  ASSERT_TRUE(WriteCompilerWrappers(bin, "base", "/usr/bin/clang-19", "/usr/bin/clang++-19", PgoCompileFlags(""),
+                                    PgoLinkFlags(""), log)
+                  .ok());
+  std::ofstream(t.File("x.c")) << "int main(void) { return 0; }\n";
+  // The build's own -g must not be lowered to line tables, and a flag it
+  // already has is not added twice.
+  auto c = Sh("cd " + t.path() + " && " + bin + "/cc -g -O1 -ffunction-sections -c x.c -o x.o && " + bin + "/gcc x.o -o x");
+  ASSERT_EQ(c.status, 0) << c.err;
+  std::istringstream in(ReadAll(log));
+  std::string compile, link;
+  std::getline(in, compile);
+  std::getline(in, link);
+  EXPECT_EQ(compile.rfind("compile ", 0), 0u) << compile;
+  EXPECT_NE(compile.find("-g -O1"), std::string::npos) << compile;
+  EXPECT_EQ(compile.find("-gline-tables-only"), std::string::npos) << compile;
+  EXPECT_NE(compile.find("-fdebug-info-for-profiling"), std::string::npos) << compile;
+  EXPECT_NE(compile.find("-fno-omit-frame-pointer"), std::string::npos) << compile;
+  EXPECT_EQ(compile.find("-ffunction-sections"), compile.rfind("-ffunction-sections")) << compile;
+  EXPECT_EQ(compile.find("-fuse-ld=lld"), std::string::npos) << "link flags on a compile-only call: " << compile;
+  EXPECT_EQ(link.rfind("link ", 0), 0u) << link;
+  EXPECT_NE(link.find("-fuse-ld=lld"), std::string::npos) << link;
+  EXPECT_NE(link.find("-Wl,--emit-relocs"), std::string::npos) << link;
+  // What reached the binary: clang and lld (through the name gcc), and
+  // the relocations BOLT needs.
+  std::string comment = Out("readelf -p .comment " + t.File("x"));
+  EXPECT_NE(comment.find("clang version 19"), std::string::npos) << comment;
+  EXPECT_NE(comment.find("Linker: Debian LLD 19"), std::string::npos) << comment;
+  EXPECT_NE(Out("readelf -S " + t.File("x")).find(".rela.text"), std::string::npos);
+}
+
+TEST(Pgo, MakeBuildEveryStageEndToEnd) {
+  TempDir t;
+  std::string src = CopyDemo(t), dir = t.File("pgo");
+  auto r = Pgo(src, {"--build", kMakeBuild, "--binary", "./demo", "--train", kTrain, "--eval", "./demo eval 3000",
+                     "--runs", "3", "--dir", dir});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("[1/8] build"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("[8/8] eval"), std::string::npos) << r.err;
+
+  for (const char* f : {"base/demo", "train/train.db", "profile/sample.prof", "profile/order.txt", "profile/bolt.fdata",
+                        "sample/demo", "order/demo", "retrain/retrain.db", "bolt/demo", "bolt/bolt.log", "manifest.json",
+                        "summary.json"})
+    EXPECT_TRUE(fs::exists(dir + "/" + f)) << f;
+
+  std::string sum = dir + "/summary.json", man = dir + "/manifest.json";
+  EXPECT_EQ(Json(sum, "d['status']"), "ok");
+  EXPECT_EQ(Json(sum, "d['failed_stage']"), "None");
+  EXPECT_EQ(Json(sum, "','.join(d['stages'])"), "build,train,profile,sample,order,retrain,bolt,eval");
+  EXPECT_EQ(Json(sum, "set(d['stages'].values())"), "{'ok'}");
+  EXPECT_EQ(Json(sum, "d['final_binary']"), dir + "/bolt/demo");
+  EXPECT_EQ(Json(sum, "d['profile']['samples'] >= d['profile']['binary_samples'] > 50"), "True");
+  EXPECT_EQ(Json(sum, "d['profile']['match_share']"), "1") << "same sources: the whole profile must match";
+  EXPECT_EQ(Json(sum, "d['profile']['bolt_matched_share'] > 0.5"), "True");
+  EXPECT_EQ(Json(sum, "','.join(d['eval'])"), "base,sample,order,bolt");
+  EXPECT_EQ(Json(sum, "all(v['speedup'] > 0 and not v['output_differs'] for v in d['eval'].values())"), "True");
+
+  EXPECT_EQ(Json(man, "d['inputs']['build']"), kMakeBuild);
+  EXPECT_EQ(Json(man, "d['inputs']['train']"), kTrain);
+  EXPECT_EQ(Json(man, "[s['name'] for s in d['stages'] if len(s.get('build_id', '')) != 40]"), "['train', 'profile', 'retrain', 'eval']");
+  EXPECT_EQ(Json(man, "len(set(s['build_id'] for s in d['stages'] if 'build_id' in s))"), "4");
+  EXPECT_EQ(Json(man, "all(s['commands'] and s['seconds'] >= 0 for s in d['stages'])"), "True");
+  EXPECT_EQ(Json(man, "d['stages'][2]['sample-profile']['functions'] >= 2"), "True");
+  EXPECT_EQ(Json(man, "d['stages'][4]['order_match']['in_order_share']"), "1");
+  EXPECT_EQ(Json(man, "d['stages'][6]['bolt']['functions_with_profile'] >= 2"), "True");
+  EXPECT_EQ(Json(man, "d['stages'][7]['variants'][0]['name'], len(d['stages'][7]['variants'][3]['runs_s'])"), "('base', 3)");
+
+  // Each flag reached the compiler and linker calls of its stage.
+  auto base = Calls(dir, "base");
+  ASSERT_EQ(base.size(), 3u) << "two compiles and a link";
+  for (auto& c : base) {
+    EXPECT_NE(c.find("-O2"), std::string::npos) << "the Makefile's own flags were lost: " << c;
+    EXPECT_NE(c.find("-fdebug-info-for-profiling"), std::string::npos) << c;
+    EXPECT_EQ(c.find("-fprofile-sample-use"), std::string::npos) << c;
+  }
+  EXPECT_NE(base[2].find("-Wl,--emit-relocs"), std::string::npos) << base[2];
+  for (auto& c : Calls(dir, "sample")) EXPECT_NE(c.find("-fprofile-sample-use=" + dir + "/profile/sample.prof"), std::string::npos) << c;
+  EXPECT_EQ(Calls(dir, "sample")[2].find("--symbol-ordering-file"), std::string::npos);
+  EXPECT_NE(Calls(dir, "order")[2].find("-Wl,--symbol-ordering-file=" + dir + "/profile/order.txt"), std::string::npos);
+
+  // The profile is one clang reads; the hot functions are in it.
+  std::string shown = Out("llvm-profdata-19 show --sample " + dir + "/profile/sample.prof");
+  EXPECT_NE(shown.find("run_machine"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("hash_bytes"), std::string::npos) << shown;
+
+  // Every variant prints what the plain build prints, on inputs it was not
+  // trained on; the final binary is left at --binary.
+  for (const char* args : {" eval 2000", " train 1234", " cold 50"}) {
+    std::string want = Out(dir + "/base/demo" + args);
+    for (const char* v : {"sample", "order", "bolt"}) EXPECT_EQ(Out(dir + "/" + v + "/demo" + args), want) << v << args;
+  }
+  EXPECT_EQ(Sh("cmp " + src + "/demo " + dir + "/bolt/demo").status, 0);
+  EXPECT_NE(Out("readelf -S " + dir + "/bolt/demo").find(".note.bolt_info"), std::string::npos);
+}
+
+TEST(Pgo, CMakeProjectGetsTheFlagsThroughCC) {
+  TempDir t;
+  std::string src = CopyDemo(t), dir = t.File("pgo");
+  // A build directory per stage: CMake fixes the compiler and flags at
+  // the first configure, so one directory would not see a new profile.
+  std::string build = "cmake -S . -B b-$SYSPGO_STAGE -DCMAKE_BUILD_TYPE=Release >/dev/null && "
+                      "cmake --build b-$SYSPGO_STAGE && cp b-$SYSPGO_STAGE/demo demo";
+  auto r = Pgo(src, {"--build", build, "--binary", "demo", "--train", kTrain, "--stages", "sample,order", "--dir", dir});
+  ASSERT_EQ(r.status, 0) << r.err;
+  // Without --eval only the last rebuild is made.
+  EXPECT_EQ(Json(dir + "/summary.json", "','.join(d['stages'])"), "build,train,profile,order");
+  std::string cache = ReadAll(src + "/b-base/CMakeCache.txt");
+  EXPECT_NE(cache.find("CMAKE_C_COMPILER:FILEPATH=" + dir + "/bin/cc"), std::string::npos);
+  EXPECT_NE(ReadAll(src + "/b-base/CMakeFiles/" + Trim(Out("cmake --version | head -1 | cut -d' ' -f3")) +
+                    "/CMakeCCompiler.cmake").find("set(CMAKE_C_COMPILER_ID \"Clang\")"),
+            std::string::npos);
+  EXPECT_NE(ReadAll(src + "/b-base/compile_commands.json").find(dir + "/bin/cc"), std::string::npos);
+  auto base = Calls(dir, "base");
+  ASSERT_FALSE(base.empty());
+  bool saw_release_compile = false;
+  for (auto& c : base) {
+    if (c.find(" -c ") == std::string::npos || c.find("demo.c") == std::string::npos) continue;  // CMake's own checks
+    saw_release_compile = true;
+    EXPECT_NE(c.find("-O3 -DNDEBUG"), std::string::npos) << "CMake's Release flags were lost: " << c;
+    EXPECT_NE(c.find("-ffunction-sections"), std::string::npos) << c;
+  }
+  EXPECT_TRUE(saw_release_compile);
+  bool used = false;
+  for (auto& c : Calls(dir, "order")) used |= c.find("-fprofile-sample-use=") != std::string::npos && c.find("demo.c") != std::string::npos;
+  EXPECT_TRUE(used);
+  EXPECT_EQ(Out(dir + "/order/demo eval 500"), Out(dir + "/base/demo eval 500"));
+}
+
+TEST(Pgo, PlainCompilerCommandNamingGccGetsClangAndBoltAlone) {
+  TempDir t;
+  std::string src = CopyDemo(t), dir = t.File("pgo");
+  auto r = Pgo(src, {"--build", "gcc -O2 -o demo demo.c machine.c", "--binary", "./demo", "--train", kTrain, "--stages",
+                     "bolt", "--dir", dir});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(Json(dir + "/summary.json", "','.join(d['stages'])"), "build,train,profile,bolt");
+  auto base = Calls(dir, "base");
+  ASSERT_EQ(base.size(), 1u);
+  EXPECT_NE(base[0].find("-fuse-ld=lld"), std::string::npos) << base[0];
+  EXPECT_NE(Out("readelf -p .comment " + dir + "/base/demo").find("clang version 19"), std::string::npos);
+  EXPECT_TRUE(fs::exists(dir + "/profile/bolt.fdata"));
+  EXPECT_FALSE(fs::exists(dir + "/profile/sample.prof"));
+  EXPECT_EQ(Out(dir + "/bolt/demo eval 700"), Out(dir + "/base/demo eval 700"));
+}
+
+TEST(Pgo, FailingBuildIsNamedAndExitsNonZero) {
+  TempDir t;
+  std::string src = CopyDemo(t), dir = t.File("pgo");
+  auto r = Pgo(src, {"--build", "echo half-built; exit 1", "--binary", "./demo", "--train", kTrain, "--dir", dir});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("stage 'build' failed"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("exited with status 1"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("half-built"), std::string::npos) << "the build's last lines are shown: " << r.err;
+  EXPECT_EQ(Json(dir + "/summary.json", "d['status'], d['failed_stage'], list(d['stages'].items())"),
+            "('failed', 'build', [('build', 'failed')])");
+  EXPECT_EQ(Json(dir + "/manifest.json", "d['stages'][0]['status']"), "failed");
+}
+
+TEST(Pgo, FailingTrainingIsNamedAndStopsThePipeline) {
+  TempDir t;
+  std::string src = CopyDemo(t), dir = t.File("pgo");
+  auto r = Pgo(src, {"--build", kMakeBuild, "--binary", "./demo", "--train", "./demo nosuchmode 1", "--dir", dir});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("stage 'train' failed"), std::string::npos) << r.err;
+  EXPECT_EQ(Json(dir + "/summary.json", "d['failed_stage'], list(d['stages'])"), "('train', ['build', 'train'])");
+}
+
+TEST(Pgo, BuildThatDoesNotRecompileIsCaught) {
+  TempDir t;
+  std::string src = CopyDemo(t), dir = t.File("pgo");
+  // A second plain `make` finds everything up to date: the profile would
+  // silently not be used.
+  auto r = Pgo(src, {"--build", "make", "--binary", "./demo", "--train", kTrain, "--stages", "sample", "--dir", dir});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("stage 'sample' failed"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("ran no compiler"), std::string::npos) << r.err;
+  // The same build with --clean works.
+  auto ok = Pgo(src, {"--build", "make", "--clean", "make clean", "--binary", "./demo", "--train", kTrain, "--stages",
+                      "sample", "--dir", dir});
+  EXPECT_EQ(ok.status, 0) << ok.err;
+}
+
+TEST(Pgo, ChangedSourcesReportHowMuchOfTheProfileStillMatches) {
+  TempDir t;
+  std::string src = CopyDemo(t), first = t.File("first"), second = t.File("second");
+  auto r = Pgo(src, {"--build", kMakeBuild, "--binary", "./demo", "--train", kTrain, "--stages", "sample", "--dir", first});
+  ASSERT_EQ(r.status, 0) << r.err;
+  // The sources move on: the hot hash function is renamed.
+  ASSERT_EQ(Sh("cd " + src + " && sed -i 's/hash_bytes/digest_bytes/g' demo.c").status, 0);
+  auto again = Pgo(src, {"--build", kMakeBuild, "--binary", "./demo", "--use-profile", first, "--stages", "sample",
+                         "--dir", second});
+  ASSERT_EQ(again.status, 0) << "a stale profile still builds: " << again.err;
+  EXPECT_NE(again.err.find("of its samples match the code"), std::string::npos) << again.err;
+  std::string sum = second + "/summary.json";
+  EXPECT_EQ(Json(sum, "','.join(d['stages'])"), "build,profile,sample");
+  EXPECT_EQ(Json(sum, "0 < d['profile']['match_share'] < 0.99"), "True");
+  EXPECT_EQ(Json(sum, "d['profile']['functions_in_binary'] < d['profile']['profile_functions']"), "True");
+}
+
+TEST(Pgo, ProfileDbAccumulatesRunsAndMergesThem) {
+  TempDir t;
+  std::string src = CopyDemo(t), db = t.File("ci.db");
+  for (int i = 0; i < 2; ++i) {
+    std::string dir = t.File("pgo" + std::to_string(i));
+    auto r = Pgo(src, {"--build", kMakeBuild, "--binary", "./demo", "--train", kTrain, "--stages", "sample", "--dir", dir,
+                       "--profile-db", db});
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(Json(dir + "/manifest.json", "d['stages'][2]['commands'][0]").find(" merge " + db + ":all"), std::string::npos);
+  }
+  Db d = OpenDb(db);
+  EXPECT_EQ(QueryInt(d, "SELECT COUNT(*) FROM run"), 2);
+}
+
+TEST(Pgo, MissingOptionsAreUsageErrors) {
+  TempDir t;
+  auto r = Pgo(t.path(), {"--build", "make", "--binary", "./demo"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--train"), std::string::npos) << r.err;
+  auto s = Pgo(t.path(), {"--build", "make", "--binary", "./demo", "--train", "x", "--stages", "sample,lto"});
+  EXPECT_EQ(s.status, 2);
+  EXPECT_NE(s.err.find("unknown stage 'lto'"), std::string::npos) << s.err;
+}
+
+// cmake/SysPGO.cmake on a project that only includes it.
+struct CMakeProject {
+  TempDir t;
+  std::string src, build;
+  CMakeProject() {
+    src = t.File("src");
+    build = t.File("build");
+    fs::copy(SYSPGO_TEST_DATA "/pgo_cmake", src, fs::copy_options::recursive);
+  }
+  CmdResult Configure(const std::string& profile_dir) {
+    return RunCmd({"cmake", "-S", src, "-B", build, "-DCMAKE_C_COMPILER=clang-19", "-DSYSPGO_PROFILE_DIR=" + profile_dir,
+                   "-DSYSPGO_MODULE_DIR=" SYSPGO_CMAKE_MODULES});
+  }
+};
+
+TEST(SysPgoCMake, ProfileFlagsReachCompileAndLinkLinesAndBoltRuns) {
+  CMakeProject p;
+  auto c = p.Configure(p.src);
+  ASSERT_EQ(c.status, 0) << c.err << c.out;
+  auto b = RunCmd({"make", "-C", p.build, "VERBOSE=1"});
+  ASSERT_EQ(b.status, 0) << b.err << b.out;
+  std::string cc = ReadAll(p.build + "/compile_commands.json");
+  EXPECT_NE(cc.find("-fprofile-sample-use=" + p.src + "/profile/sample.prof"), std::string::npos) << cc;
+  EXPECT_NE(cc.find("-ffunction-sections"), std::string::npos) << cc;
+  EXPECT_NE(cc.find("-fdebug-info-for-profiling"), std::string::npos) << cc;
+  EXPECT_NE(cc.find("-O2"), std::string::npos) << "the project's own option is kept: " << cc;
+  EXPECT_NE(b.out.find("-fuse-ld=lld"), std::string::npos) << b.out;
+  EXPECT_NE(b.out.find("--symbol-ordering-file=" + p.src + "/profile/order.txt"), std::string::npos) << b.out;
+  EXPECT_NE(b.out.find("--emit-relocs"), std::string::npos) << b.out;
+  EXPECT_NE(b.out.find("llvm-bolt"), std::string::npos) << b.out;
+  std::string app = p.build + "/pgo_cmake_app";
+  EXPECT_NE(Out("readelf -S " + app).find(".note.bolt_info"), std::string::npos);
+  EXPECT_EQ(Out("readelf -S " + app + ".prebolt").find(".note.bolt_info"), std::string::npos);
+  EXPECT_EQ(Out(app + " 5000"), Out(app + ".prebolt 5000"));
+  // Symbol order: mix before main, as the ordering file lists them.
+  EXPECT_EQ(Out("nm -n " + app + ".prebolt | awk '$3==\"mix\"||$3==\"main\"{print $3}' | tr '\\n' ' '"), "mix main ");
+  // A new profile in the same place rebuilds the objects.
+  ASSERT_EQ(Sh("touch " + p.src + "/profile/sample.prof").status, 0);
+  auto again = RunCmd({"make", "-C", p.build});
+  EXPECT_NE(again.out.find("Building C object"), std::string::npos) << again.out;
+}
+
+TEST(SysPgoCMake, MissingProfileDirectoryIsAConfigureError) {
+  CMakeProject p;
+  auto c = p.Configure(p.t.File("no-such-dir"));
+  EXPECT_NE(c.status, 0);
+  // CMake wraps its messages: compare with the line breaks taken out.
+  std::string err;
+  for (auto& w : Split(c.err, '\n')) err += Trim(w) + " ";
+  EXPECT_NE(err.find("is not a directory"), std::string::npos) << c.err;
+  EXPECT_NE(err.find("syspgo pgo --dir"), std::string::npos) << c.err;
+}
+
+}  // namespace
+}  // namespace syspgo::test
