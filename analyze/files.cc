@@ -31,8 +31,10 @@ LEFT JOIN file f ON f.run_id = ?1 AND f.dev = p.dev AND f.ino = p.ino
 ORDER BY p.total_ns DESC, p.dev, p.ino
 )sql";
 
-std::string KindName(int64_t mode) {
-  switch (mode) {
+}  // namespace
+
+std::string FileKindName(int64_t mode) {
+  switch (mode & 0170000) {
     case 0100000: return "file";
     case 0010000: return "pipe";
     case 0140000: return "socket";
@@ -41,10 +43,8 @@ std::string KindName(int64_t mode) {
     case 0040000: return "dir";
     case 0120000: return "symlink";
   }
-  return "other";
+  return "anon";
 }
-
-}  // namespace
 
 Result<std::vector<FileStats>> FileSummary(Db& db, const FilesQuery& q) {
   auto st = db.Prepare(kFilesSql);
@@ -57,7 +57,7 @@ Result<std::vector<FileStats>> FileSummary(Db& db, const FilesQuery& q) {
     f.dev = st->Int(0);
     f.ino = st->Int(1);
     f.path = st->Text(2);
-    f.kind = KindName(st->Int(3));
+    f.kind = FileKindName(st->Int(3));
     if (f.path.empty()) f.path = f.kind + ":[" + std::to_string(f.ino) + "]";
     f.reads = st->Int(4);
     f.read_bytes = st->Int(5);

@@ -31,4 +31,7 @@ struct FilesQuery {
 
 Result<std::vector<FileStats>> FileSummary(Db& db, const FilesQuery& q);
 
+// "file", "pipe", "socket", ... for the S_IFMT bits of an i_mode ("anon": none).
+std::string FileKindName(int64_t mode);
+
 }  // namespace syspgo

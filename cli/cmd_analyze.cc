@@ -9,6 +9,7 @@
 #include "analyze/hot.h"
 #include "analyze/io.h"
 #include "analyze/offcpu.h"
+#include "analyze/pagecache.h"
 #include "analyze/run.h"
 #include "analyze/stalls.h"
 #include "cli/command.h"
@@ -33,6 +34,10 @@ WHAT:
   io           file reads, writes and syncs slower than --slower, one per line
   block        block I/O latency histograms per disk and direction
   offcpu       off-CPU time as folded stacks for flamegraph.pl / speedscope
+  pagecache    per file: pages added, deleted, added again (refaults), who deleted
+               them (memcg reclaim, kswapd, truncation, drop_caches), the memory
+               cgroup and its limit, the I/O re-read; findings for churning files
+               with the working set and a limit that fixes it
 
 Options:
   --run N      the run to read (default: the newest)
@@ -41,7 +46,7 @@ Options:
   --threshold MS  stalls: shortest off-CPU time that is a stall (default 10)
   --slower MS  io: shortest operation listed (default 10)
   -v           stalls: show each finding's evidence (histogram, stacks, times)
-  --limit N    at most N rows (default: all; hot: 20 per table)
+  --limit N    at most N rows (default: all; hot: 20 per table; pagecache: files)
   --binary PATH  hot: only samples through this binary, and its functions
   --pid N      hot: only this process
   --debug-dir DIR  hot: also look for debug files under DIR/.build-id (repeatable)
@@ -51,6 +56,7 @@ Examples:
   syspgo analyze run.db files --json --run 2
   syspgo analyze run.db hot --binary ./my_program --limit 10
   syspgo analyze run.db stalls -v --threshold 20
+  syspgo analyze run.db pagecache --json
   syspgo analyze run.db offcpu > offcpu.folded && flamegraph.pl offcpu.folded > offcpu.svg
 )";
 
@@ -122,6 +128,7 @@ const std::map<std::string, std::function<int(Db&, const RunInfo&, const Analyze
       {"io", [](Db& db, const RunInfo& r, const AnalyzeArgs& a) { return Print(IoReport(db, r, {r.id, a.slower_ns, a.all, a.limit}, a.json)); }},
       {"block", [](Db& db, const RunInfo& r, const AnalyzeArgs& a) { return Print(BlockReport(db, r, a.json)); }},
       {"offcpu", [](Db& db, const RunInfo& r, const AnalyzeArgs& a) { return Print(OffCpuReport(db, r, a.limit, a.json)); }},
+      {"pagecache", [](Db& db, const RunInfo& r, const AnalyzeArgs& a) { return Print(PagecacheReportText(db, r, {r.id, a.limit}, a.json)); }},
   };
   return m;
 }

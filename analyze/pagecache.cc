@@ -1,0 +1,505 @@
+//===- pagecache.cc - page-cache churn: pages evicted and read again ------===//
+// The run's page_cache rows are replayed in time order, per file, keeping
+// for every page the class of the deletion that last removed it: an
+// addition of such a page is a refault of that class (the same pages the
+// page_cache_refault view finds, here with who deleted them). Deletion
+// classes come from each distinct kernel stack once.
+#include "analyze/pagecache.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "analyze/file_paths.h"
+#include "analyze/finding_print.h"
+#include "analyze/stack_names.h"
+#include "common/util.h"
+
+namespace syspgo {
+namespace {
+
+constexpr char kRunSql[] = "SELECT COALESCE(command_start_ts, 0), COALESCE(end_ts, 0) FROM run WHERE id = ?1";
+constexpr char kProbeSql[] =
+    "SELECT attached, detail FROM run_probe WHERE run_id = ?1 AND probe_group = 'pagecache'";
+constexpr char kEventsSql[] =
+    "SELECT ts, op, comm, dev, ino, idx, pages, page_cgroup, stack_id FROM page_cache WHERE run_id = ?1 "
+    "ORDER BY ts, op";
+constexpr char kFaultsSql[] =
+    "SELECT dev, ino, pgoff FROM page_fault WHERE run_id = ?1 AND dev != 0 AND pgoff >= 0";
+constexpr char kCgroupsSql[] = "SELECT id, path, limit_bytes FROM memory_cgroup WHERE run_id = ?1";
+// Reads of each file's pages (file_dev is the file's st_dev).
+constexpr char kReadsSql[] = R"sql(
+SELECT b.file_dev, b.file_ino, b.ts, b.dur, b.bytes
+FROM block_rq AS b LEFT JOIN block_op AS o ON o.run_id = b.run_id AND o.op = b.op
+WHERE b.run_id = ?1 AND b.file_ino != 0 AND COALESCE(o.name, CASE b.op WHEN 0 THEN 'read' END) = 'read'
+)sql";
+
+constexpr int64_t kUnlimited = int64_t{1} << 60;  // limit_in_bytes at or above this: no limit (v1 prints ~2^63)
+constexpr int64_t kRangeGapPages = 16;             // refaulted pages this close are one hot range
+constexpr size_t kHotRanges = 3;                   // hot ranges named in a fix
+constexpr int64_t kMiB = 1 << 20;
+
+bool IsReclaim(Deleter d) { return d == Deleter::kMemcg || d == Deleter::kKswapd || d == Deleter::kDirect || d == Deleter::kOther; }
+
+bool Has(const std::vector<std::string>& frames, bool (*match)(const std::string&)) {
+  return std::any_of(frames.begin(), frames.end(), match);
+}
+
+std::string Mib(int64_t bytes) {
+  char buf[48];
+  snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / kMiB);
+  return buf;
+}
+
+std::string Limit(int64_t limit) {
+  if (limit < 0) return "unknown";
+  if (limit >= kUnlimited) return "none";
+  return Mib(limit) + " (" + std::to_string(limit) + " bytes)";
+}
+
+std::string JsonStr(const std::string& s) { return "\"" + JsonEscape(s) + "\""; }
+
+std::string JsonMap(const std::map<std::string, int64_t>& m) {
+  std::string out = "{";
+  for (auto& [k, v] : m) out += (out.size() > 1 ? ", " : "") + JsonStr(k) + ": " + std::to_string(v);
+  return out + "}";
+}
+
+// "memcg reclaim 9000 pages, drop_caches 2048 pages (not churn)".
+std::string ByClass(const std::map<std::string, int64_t>& m) {
+  std::vector<std::pair<int64_t, std::string>> v;
+  for (auto& [k, n] : m) v.emplace_back(-n, k);
+  std::sort(v.begin(), v.end());
+  std::string out;
+  for (auto& [n, k] : v) {
+    out += (out.empty() ? "" : ", ") + k + " " + std::to_string(-n) + (-n == 1 ? " page" : " pages");
+    if (k == DeleterName(Deleter::kDropCaches)) out += " (asked for; not counted as churn)";
+    if (k == DeleterName(Deleter::kTruncate)) out += " (data thrown away; not churn)";
+  }
+  return out;
+}
+
+struct PageState {
+  std::unordered_map<int64_t, Deleter> gone;  // page -> class of the deletion that removed it, while out
+  std::unordered_set<int64_t> touched;        // pages added or faulted on
+  std::set<int64_t> churned;                  // pages refaulted after reclaim
+  std::map<int64_t, int64_t> reclaimed_by_cgroup, added_by_cgroup;  // page_cgroup -> pages
+  int64_t first_reclaim_ts = -1;
+};
+
+class Analysis {
+ public:
+  Analysis(Db& db, const PagecacheQuery& q) : db_(db), q_(q) { report_.run_id = q.run_id; }
+  Result<PagecacheReport> Run();
+
+ private:
+  Status LoadRun();
+  Status Replay();
+  Status LoadFaults();
+  Status LoadReads();
+  Status LoadCgroups();
+  Deleter Classify(int64_t stack_id, const std::string& comm);
+  void Judge(PagecacheFile& f, PageState& s);
+  Finding MakeFinding(const PagecacheFile& f) const;
+
+  Db& db_;
+  PagecacheQuery q_;
+  PagecacheReport report_;
+  std::unique_ptr<StackNames> names_;
+  std::map<int64_t, Deleter> stack_class_;
+  std::map<std::pair<uint64_t, uint64_t>, PagecacheFile> files_;
+  std::map<std::pair<uint64_t, uint64_t>, PageState> state_;
+  std::map<int64_t, std::pair<std::string, int64_t>> cgroups_;  // id -> path, limit (-1 unknown)
+};
+
+Status Analysis::LoadRun() {
+  auto st = db_.Prepare(kRunSql);
+  if (!st) return st.error();
+  st->Bind(1, q_.run_id);
+  if (!st->Step()) return MakeError("profile database '" + db_.path() + "' has no run " + std::to_string(q_.run_id) + ".");
+  report_.wall_ns = std::max<int64_t>(0, st->Int(1) - st->Int(0));
+  auto probe = db_.Prepare(kProbeSql);
+  if (!probe) return probe.error();
+  probe->Bind(1, q_.run_id);
+  std::string run = "run " + std::to_string(q_.run_id) + " of '" + db_.path() + "'";
+  std::string how = "Record one with: syspgo collect --probes pagecache,faults,block,cpu -o " + db_.path() + " -- COMMAND";
+  if (!probe->Step())
+    return MakeError(run + " has no page-cache data: the pagecache probe group was not recorded. " + how);
+  if (!probe->Int(0))
+    return MakeError(run + " has no page-cache data: the pagecache probe group did not attach (" + probe->Text(1) +
+                     "). " + how + " on a kernel with the filemap tracepoints.");
+  auto names = StackNames::Load(db_, q_.run_id);
+  if (!names) return names.error();
+  names_ = std::move(*names);
+  return {};
+}
+
+Deleter Analysis::Classify(int64_t stack_id, const std::string& comm) {
+  bool kswapd = comm.starts_with("kswapd");
+  if (stack_id == 0) return kswapd ? Deleter::kKswapd : Deleter::kOther;
+  auto it = stack_class_.find(stack_id);
+  if (it == stack_class_.end()) it = stack_class_.emplace(stack_id, ClassifyDeletion(names_->Kernel(stack_id), comm)).first;
+  // One stack can be shared by kswapd and a task only when the stack names
+  // neither; the task's name then decides.
+  if (it->second == Deleter::kOther && kswapd) return Deleter::kKswapd;
+  return it->second;
+}
+
+Status Analysis::Replay() {
+  auto st = db_.Prepare(kEventsSql);
+  if (!st) return st.error();
+  st->Bind(1, q_.run_id);
+  Status err;
+  while (st->Step(&err)) {
+    ++report_.events;
+    int64_t ts = st->Int(0), op = st->Int(1);
+    std::pair<uint64_t, uint64_t> key{static_cast<uint64_t>(st->Int(3)), static_cast<uint64_t>(st->Int(4))};
+    int64_t idx = st->Int(5), pages = std::max<int64_t>(1, st->Int(6)), cg = st->Int(7);
+    PagecacheFile& f = files_[key];
+    f.dev = key.first;
+    f.ino = key.second;
+    PageState& s = state_[key];
+    if (op == 1) {
+      f.added_pages += pages;
+      if (cg) s.added_by_cgroup[cg] += pages;
+      for (int64_t p = idx; p < idx + pages; ++p) {
+        s.touched.insert(p);
+        auto g = s.gone.find(p);
+        if (g == s.gone.end()) continue;
+        ++f.refaulted_pages;
+        ++f.refaults_by[DeleterName(g->second)];
+        if (IsReclaim(g->second)) {
+          ++f.churn_pages;
+          s.churned.insert(p);
+          if (f.first_churn_ts < 0) f.first_churn_ts = ts;
+        }
+        s.gone.erase(g);
+      }
+    } else if (op == 2) {
+      std::string comm = st->Text(2);
+      Deleter d = Classify(st->Int(8), comm);
+      f.deleted_pages += pages;
+      f.deleted_by[DeleterName(d)] += pages;
+      if (IsReclaim(d)) {
+        f.deleters[comm] += pages;
+        if (cg) s.reclaimed_by_cgroup[cg] += pages;
+        if (s.first_reclaim_ts < 0) s.first_reclaim_ts = ts;
+      }
+      for (int64_t p = idx; p < idx + pages; ++p) s.gone[p] = d;
+    }
+  }
+  return err;
+}
+
+Status Analysis::LoadFaults() {
+  auto st = db_.Prepare(kFaultsSql);
+  if (!st) return st.error();
+  st->Bind(1, q_.run_id);
+  Status err;
+  while (st->Step(&err)) {
+    auto it = state_.find({static_cast<uint64_t>(st->Int(0)), static_cast<uint64_t>(st->Int(1))});
+    if (it != state_.end()) it->second.touched.insert(st->Int(2));
+  }
+  return err;
+}
+
+Status Analysis::LoadReads() {
+  auto st = db_.Prepare(kReadsSql);
+  if (!st) {
+    // A database without the block tables' rows still has the tables; any
+    // other error is real.
+    return st.error();
+  }
+  st->Bind(1, q_.run_id);
+  Status err;
+  while (st->Step(&err)) {
+    std::pair<uint64_t, uint64_t> key{static_cast<uint64_t>(st->Int(0)), static_cast<uint64_t>(st->Int(1))};
+    auto it = files_.find(key);
+    if (it == files_.end()) continue;
+    PagecacheFile& f = it->second;
+    int64_t ts = st->Int(2), dur = st->Int(3);
+    f.block_read_bytes += st->Int(4);
+    f.block_read_ns += dur;
+    int64_t since = state_[key].first_reclaim_ts;
+    if (since >= 0 && ts >= since) {
+      f.reread_ns += dur;
+      f.reread_worst_ns = std::max(f.reread_worst_ns, dur);
+    }
+  }
+  return err;
+}
+
+Status Analysis::LoadCgroups() {
+  auto st = db_.Prepare(kCgroupsSql);
+  if (!st) return st.error();
+  st->Bind(1, q_.run_id);
+  Status err;
+  while (st->Step(&err)) cgroups_[st->Int(0)] = {st->Text(1), st->IsNull(2) ? -1 : st->Int(2)};
+  return err;
+}
+
+// Most pages first; ties to the lower id, so the choice is stable.
+int64_t Busiest(const std::map<int64_t, int64_t>& m) {
+  int64_t best = 0, n = 0;
+  for (auto& [id, pages] : m)
+    if (pages > n) best = id, n = pages;
+  return best;
+}
+
+void Analysis::Judge(PagecacheFile& f, PageState& s) {
+  f.working_set_pages = static_cast<int64_t>(s.touched.size());
+  f.cgroup_id = Busiest(s.reclaimed_by_cgroup);
+  if (!f.cgroup_id) f.cgroup_id = Busiest(s.added_by_cgroup);
+  if (auto it = cgroups_.find(f.cgroup_id); it != cgroups_.end()) {
+    f.cgroup = it->second.first;
+    f.cgroup_limit = it->second.second;
+  }
+  int64_t most = 0;
+  for (auto& [k, n] : f.refaults_by) {
+    bool reclaim = k != DeleterName(Deleter::kDropCaches) && k != DeleterName(Deleter::kTruncate);
+    if (reclaim && n > most) most = n, f.reclaim = k;
+  }
+  // Hot ranges: runs of churned pages with gaps of at most kRangeGapPages.
+  std::vector<std::tuple<int64_t, int64_t, int64_t>> ranges;  // -pages, first, last
+  int64_t first = -1, last = -1, count = 0;
+  for (int64_t p : s.churned) {
+    if (first >= 0 && p - last > kRangeGapPages) {
+      ranges.emplace_back(-count, first, last);
+      first = -1;
+    }
+    if (first < 0) first = p, count = 0;
+    last = p;
+    ++count;
+  }
+  if (first >= 0) ranges.emplace_back(-count, first, last);
+  std::sort(ranges.begin(), ranges.end());
+  for (size_t i = 0; i < ranges.size() && i < kHotRanges; ++i)
+    f.hot_ranges.emplace_back(std::get<1>(ranges[i]), std::get<2>(ranges[i]));
+
+  int64_t churn_bytes = f.churn_pages * kPageBytes;
+  f.churns = f.churn_pages >= kChurnMinPages &&
+             (churn_bytes >= kChurnMinBytes ||
+              static_cast<double>(f.churn_pages) >= kChurnMinShare * static_cast<double>(f.working_set_pages));
+}
+
+Finding Analysis::MakeFinding(const PagecacheFile& f) const {
+  Finding x;
+  x.kind = "pagecache-churn";
+  std::string name = f.path.empty() ? "dev " + std::to_string(f.dev) + " inode " + std::to_string(f.ino) : f.path;
+  std::string cg = f.cgroup.empty() ? "memory cgroup " + std::to_string(f.cgroup_id) : f.cgroup;
+  int64_t churn_bytes = f.churn_pages * kPageBytes, ws = f.working_set_pages * kPageBytes;
+  bool limited = f.cgroup_limit >= 0 && f.cgroup_limit < kUnlimited;
+  x.title = name + ": " + std::to_string(f.churn_pages) + " pages evicted by " + f.reclaim + " and read again (" +
+            Mib(churn_bytes) + " re-read)" + (f.cgroup_id ? " in cgroup " + cg : "") +
+            (limited ? " (limit " + Mib(f.cgroup_limit) + ")" : "");
+  x.facts.emplace_back("file", name);
+  x.facts.emplace_back("cgroup", f.cgroup_id ? cg : "unknown (the pages were charged to no memory cgroup)");
+  x.facts.emplace_back("limit", Limit(f.cgroup_limit));
+  std::vector<std::pair<int64_t, std::string>> by_comm;
+  for (auto& [comm, n] : f.deleters) by_comm.emplace_back(-n, comm);
+  std::sort(by_comm.begin(), by_comm.end());
+  std::string deleters;
+  for (auto& [n, comm] : by_comm)
+    deleters += (deleters.empty() ? "" : ", ") + comm + " (" + std::to_string(-n) + " pages)";
+  x.facts.emplace_back("reclaim", f.reclaim + (deleters.empty() ? "" : ", in " + deleters));
+  x.facts.emplace_back("working set", Mib(ws) + " (" + std::to_string(f.working_set_pages) +
+                                          " distinct pages of the file touched)");
+  x.facts.emplace_back("pages", std::to_string(f.added_pages) + " added, " + std::to_string(f.deleted_pages) +
+                                    " deleted, " + std::to_string(f.refaulted_pages) + " added again");
+  x.facts.emplace_back("deleted by", ByClass(f.deleted_by));
+  std::string io = Mib(churn_bytes) + " re-read for refaults after reclaim (" + std::to_string(f.churn_pages) +
+                   " pages x 4 KiB)";
+  if (f.block_read_bytes)
+    io += "; " + Mib(f.block_read_bytes) + " of the file read from disk in all, in " +
+          FormatNs(static_cast<uint64_t>(f.block_read_ns)) + " of device time";
+  x.facts.emplace_back("I/O", io);
+  if (f.suggested_limit) x.facts.emplace_back("suggested limit", Limit(f.suggested_limit));
+  x.count = f.churn_pages;
+  x.total_ns = f.reread_ns;
+  x.worst_ns = f.reread_worst_ns;
+  x.share = report_.wall_ns > 0 ? std::min(1.0, static_cast<double>(x.total_ns) / static_cast<double>(report_.wall_ns)) : 0;
+
+  std::string ranges;
+  for (auto& [a, b] : f.hot_ranges) {
+    char buf[96];
+    snprintf(buf, sizeof buf, "bytes %lld..%lld", static_cast<long long>(a * kPageBytes),
+             static_cast<long long>((b + 1) * kPageBytes));
+    ranges += (ranges.empty() ? "" : ", ") + std::string(buf);
+  }
+  std::string fix;
+  if (f.suggested_limit) {
+    int64_t mib = f.suggested_limit / kMiB;
+    fix = "Raise the cgroup's memory.limit_in_bytes to at least " + std::to_string(mib) + " MiB (" +
+          std::to_string(f.suggested_limit) + " bytes: its limit " + Mib(f.cgroup_limit) + " plus the working set " +
+          (f.suggested_limit - f.cgroup_limit > ws + kMiB ? "of the files that churn in it, this one's " : "of the file, ") +
+          Mib(ws) + "), e.g. echo " + std::to_string(f.suggested_limit) + " > /sys/fs/cgroup/memory" +
+          (f.cgroup.empty() ? "/<cgroup>" : f.cgroup == "/" ? "" : f.cgroup) +
+          "/memory.limit_in_bytes (the v1 memory hierarchy's usual mount). This is cgroup v1: it has no memory.low or memory.min, and "
+          "memory.soft_limit_in_bytes only acts under pressure on the whole machine; on cgroup v2, set memory.low "
+          "(or memory.min) of the cgroup to at least " + Mib(ws) + " instead. ";
+  } else if (f.reclaim == DeleterName(Deleter::kMemcg)) {
+    fix = "Raise the memory limit of the cgroup by at least the file's working set, " + Mib(ws) +
+          " (on cgroup v2 memory.low or memory.min of at least that; v1 has neither). ";
+  } else {
+    fix = "The whole machine ran short of memory (" + f.reclaim + "): free memory or add RAM so that the file's "
+          "working set of " + Mib(ws) + " stays cached; on cgroup v2 memory.low of at least that protects it. ";
+  }
+  fix += "Or keep the hot ranges resident: mlock() them in the program, or vmtouch -l " + name +
+         (ranges.empty() ? "" : " (hot: " + ranges + ")") +
+         "; locked pages still count against the cgroup's limit, so it must hold them. Or use a prefetch plan "
+         "(syspgo prefetch) so the pages come back in a few large reads instead of one fault at a time.";
+  x.fix = fix;
+  x.evidence.push_back("refaults by who deleted the page: " + ByClass(f.refaults_by));
+  if (f.first_churn_ts >= 0) x.occurrences.push_back({f.first_churn_ts, 0, 0});
+  return x;
+}
+
+Result<PagecacheReport> Analysis::Run() {
+  if (Status s = LoadRun(); !s.ok()) return s.error();
+  if (Status s = Replay(); !s.ok()) return s.error();
+  if (Status s = LoadFaults(); !s.ok()) return s.error();
+  if (Status s = LoadReads(); !s.ok()) return s.error();
+  if (Status s = LoadCgroups(); !s.ok()) return s.error();
+  auto paths = FilePaths::Load(db_, q_.run_id);
+  if (!paths) return paths.error();
+  for (auto& [key, f] : files_) {
+    f.path = paths->At(f.dev, f.ino, f.first_churn_ts >= 0 ? f.first_churn_ts : 0);
+    Judge(f, state_[key]);
+    report_.files.push_back(std::move(f));
+  }
+  // A cgroup must hold the working sets of every file that churns in it:
+  // the limit suggested for each is its limit plus all of them.
+  std::map<int64_t, int64_t> churning_ws;  // cgroup -> pages
+  for (const PagecacheFile& f : report_.files)
+    if (f.churns) churning_ws[f.cgroup_id] += f.working_set_pages;
+  for (PagecacheFile& f : report_.files) {
+    if (!f.churns || f.cgroup_limit < 0 || f.cgroup_limit >= kUnlimited) continue;
+    int64_t want = f.cgroup_limit + churning_ws[f.cgroup_id] * kPageBytes;
+    f.suggested_limit = (want + kMiB - 1) / kMiB * kMiB;
+  }
+  std::stable_sort(report_.files.begin(), report_.files.end(), [](const PagecacheFile& a, const PagecacheFile& b) {
+    return std::tie(b.churn_pages, b.refaulted_pages, b.added_pages, a.path) <
+           std::tie(a.churn_pages, a.refaulted_pages, a.added_pages, b.path);
+  });
+  for (size_t i = 0; i < report_.files.size(); ++i) {
+    if (!report_.files[i].churns) continue;
+    report_.findings.push_back(MakeFinding(report_.files[i]));
+    report_.finding_file.push_back(i);
+  }
+  return std::move(report_);
+}
+
+std::string DetailJson(const PagecacheFile& f) {
+  std::string ranges = "[";
+  for (auto& [a, b] : f.hot_ranges)
+    ranges += (ranges.size() > 1 ? ", " : "") + std::string("[") + std::to_string(a) + ", " + std::to_string(b) + "]";
+  ranges += "]";
+  return "\"detail\": {\"file\": " + JsonStr(f.path) + ", \"dev\": " + std::to_string(f.dev) +
+         ", \"ino\": " + std::to_string(f.ino) + ", \"cgroup\": " + JsonStr(f.cgroup) +
+         ", \"cgroup_id\": " + std::to_string(f.cgroup_id) + ", \"limit_bytes\": " + std::to_string(f.cgroup_limit) +
+         ", \"reclaim\": " + JsonStr(f.reclaim) + ",\n    \"added_pages\": " + std::to_string(f.added_pages) +
+         ", \"deleted_pages\": " + std::to_string(f.deleted_pages) +
+         ", \"refaulted_pages\": " + std::to_string(f.refaulted_pages) +
+         ", \"churn_pages\": " + std::to_string(f.churn_pages) +
+         ", \"refault_bytes\": " + std::to_string(f.churn_pages * kPageBytes) +
+         ", \"working_set_pages\": " + std::to_string(f.working_set_pages) +
+         ", \"working_set_bytes\": " + std::to_string(f.working_set_pages * kPageBytes) +
+         ",\n    \"block_read_bytes\": " + std::to_string(f.block_read_bytes) +
+         ", \"block_read_ns\": " + std::to_string(f.block_read_ns) +
+         ", \"deleted_by\": " + JsonMap(f.deleted_by) + ", \"refaults_by\": " + JsonMap(f.refaults_by) +
+         ", \"deleters\": " + JsonMap(f.deleters) + ", \"hot_ranges\": " + ranges +
+         ", \"churns\": " + (f.churns ? "true" : "false") +
+         ", \"suggested_limit_bytes\": " + std::to_string(f.suggested_limit) + "}";
+}
+
+}  // namespace
+
+const char* DeleterName(Deleter d) {
+  switch (d) {
+    case Deleter::kMemcg: return "memcg reclaim";
+    case Deleter::kKswapd: return "kswapd";
+    case Deleter::kDirect: return "direct reclaim";
+    case Deleter::kTruncate: return "truncation";
+    case Deleter::kDropCaches: return "drop_caches";
+    case Deleter::kOther: return "other";
+  }
+  return "other";
+}
+
+Deleter ClassifyDeletion(const std::vector<std::string>& frames, const std::string& comm) {
+  if (Has(frames, [](const std::string& n) { return n == "drop_pagecache_sb" || n == "drop_caches_sysctl_handler"; }))
+    return Deleter::kDropCaches;
+  if (Has(frames, [](const std::string& n) { return n == "try_to_free_mem_cgroup_pages"; })) return Deleter::kMemcg;
+  if (comm.starts_with("kswapd") || Has(frames, [](const std::string& n) { return n == "balance_pgdat" || n == "kswapd"; }))
+    return Deleter::kKswapd;
+  if (Has(frames, [](const std::string& n) { return n == "try_to_free_pages"; })) return Deleter::kDirect;
+  if (Has(frames, [](const std::string& n) {
+        return n.starts_with("truncate_inode_pages") || n.starts_with("truncate_pagecache") || n == "evict" ||
+               n.starts_with("do_unlinkat") || n == "vfs_unlink" || n == "iput_final";
+      }))
+    return Deleter::kTruncate;
+  if (Has(frames, [](const std::string& n) {
+        return n.starts_with("mem_cgroup_") || n == "try_charge_memcg" || n.starts_with("memory_high") ||
+               n.starts_with("memory_max") || n.starts_with("mem_cgroup_resize");
+      }))
+    return Deleter::kMemcg;
+  return Deleter::kOther;
+}
+
+Result<PagecacheReport> AnalyzePagecache(Db& db, const PagecacheQuery& q) { return Analysis(db, q).Run(); }
+
+Result<std::string> PagecacheReportText(Db& db, const RunInfo& run, const PagecacheQuery& q, bool json) {
+  auto r = AnalyzePagecache(db, q);
+  if (!r) return r.error();
+  size_t shown = q.limit ? std::min(q.limit, r->files.size()) : r->files.size();
+  if (json) {
+    std::string out = "{\"run\": " + std::to_string(r->run_id) + ", \"wall_ns\": " + std::to_string(r->wall_ns) +
+                      ", \"events\": " + std::to_string(r->events) + ",\n \"files\": [";
+    for (size_t i = 0; i < shown; ++i) {
+      std::string d = DetailJson(r->files[i]);
+      out += (i ? ",\n  " : "\n  ") + d.substr(d.find('{'));
+    }
+    out += std::string(shown ? "\n ]" : "]") + ",\n \"findings\": [";
+    for (size_t i = 0; i < r->findings.size(); ++i)
+      out += (i ? ",\n " : "\n ") + FindingJson(r->findings[i], DetailJson(r->files[r->finding_file[i]]));
+    return out + (r->findings.empty() ? "]}\n" : "\n]}\n");
+  }
+  std::string out = "run " + std::to_string(run.id) + ": " + run.command + "\n";
+  out += "pagecache: pages added to and deleted from the page cache per file, and added again after a deletion "
+         "(refaults)\n";
+  if (r->files.empty()) return out + "none: the run recorded no page-cache events.\n";
+  Table t({{"path", "path", Table::Align::kLeft},
+           {"added", "added_pages", Table::Align::kRight, true},
+           {"deleted", "deleted_pages", Table::Align::kRight, true},
+           {"refaults", "refaulted_pages", Table::Align::kRight, true},
+           {"re-read", "refault_bytes", Table::Align::kRight, true},
+           {"working set", "working_set_bytes", Table::Align::kRight, true},
+           {"deleted by", "deleted_by", Table::Align::kLeft},
+           {"cgroup", "cgroup", Table::Align::kLeft}});
+  for (size_t i = 0; i < shown; ++i) {
+    const PagecacheFile& f = r->files[i];
+    std::string by;
+    for (auto& [k, n] : f.deleted_by) by += (by.empty() ? "" : ", ") + k + " " + std::to_string(n);
+    std::string cg = f.cgroup_id == 0 ? "-" : (f.cgroup.empty() ? std::to_string(f.cgroup_id) : f.cgroup);
+    if (f.cgroup_id && f.cgroup_limit >= 0 && f.cgroup_limit < kUnlimited) cg += " (limit " + Mib(f.cgroup_limit) + ")";
+    t.AddRow({f.path.empty() ? std::to_string(f.dev) + ":" + std::to_string(f.ino) : f.path,
+              std::to_string(f.added_pages), std::to_string(f.deleted_pages), std::to_string(f.refaulted_pages),
+              FormatBytes(static_cast<uint64_t>(f.refaulted_pages * kPageBytes)),
+              FormatBytes(static_cast<uint64_t>(f.working_set_pages * kPageBytes)), by.empty() ? "-" : by, cg});
+  }
+  out += std::to_string(r->files.size()) + (r->files.size() == 1 ? " file" : " files") +
+         (shown < r->files.size() ? ", the first " + std::to_string(shown) + " shown" : "") +
+         ", most churn first (pages of 4 KiB):\n" + t.Text();
+  if (r->findings.empty())
+    return out + "\nno churn: no file had " + Mib(kChurnMinBytes) + " or 10% of its pages read again after reclaim.\n";
+  out += "\n" + std::to_string(r->findings.size()) + (r->findings.size() == 1 ? " finding" : " findings") +
+         ", most churn first:\n";
+  for (size_t i = 0; i < r->findings.size(); ++i) out += "\n" + FindingText(r->findings[i], i + 1, true);
+  return out;
+}
+
+}  // namespace syspgo

@@ -1,0 +1,92 @@
+//===- pagecache.h - page-cache churn: pages evicted and read again -------===//
+// What `syspgo analyze DB pagecache` prints. Per file the pagecache probe
+// group recorded: pages added to the page cache, pages deleted from it, and
+// pages added again after a deletion (refaults: each one is a page read from
+// storage a second time). Every deletion is classified by who did it, from
+// its kernel stack (named with the run's kallsyms) and the deleting task:
+// memcg reclaim (the memory cgroup hit its limit), kswapd, direct reclaim
+// (the whole machine ran short), truncation (truncate, unlink, evict),
+// drop_caches, or other. A refault is attributed to the deletion it undid.
+//
+// A file churns when the refaults that reclaim caused (not drop_caches, which
+// an administrator asked for, nor truncation, which threw the data away) cost
+// at least 1 MiB of re-reads or 10% of the pages it touched. Each churning
+// file is one Finding naming the file, the memory cgroup its pages were
+// charged to and that cgroup's limit (read at collection), the reclaim path,
+// the working set measured (distinct pages of the file touched in the run)
+// and the fixes: a limit of at least the cgroup's limit plus that working
+// set (cgroup v1; memory.low/min on v2), keeping the hot ranges resident, or
+// a prefetch plan.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "analyze/finding.h"
+#include "analyze/run.h"
+#include "common/result.h"
+#include "common/sqlite.h"
+
+namespace syspgo {
+
+inline constexpr int64_t kPageBytes = 4096;
+inline constexpr int64_t kChurnMinBytes = 1 << 20;  // refaults re-reading this much make churn ...
+inline constexpr double kChurnMinShare = 0.10;      // ... or this share of the file's touched pages
+inline constexpr int64_t kChurnMinPages = 16;       // (but never fewer refaults than this)
+
+struct PagecacheQuery {
+  int64_t run_id = 0;
+  size_t limit = 0;  // at most this many files in the table (0: all); findings are never cut
+};
+
+// Who deleted pages, from the deletion's kernel stack and task.
+enum class Deleter { kMemcg, kKswapd, kDirect, kTruncate, kDropCaches, kOther };
+// "memcg reclaim", "kswapd", "direct reclaim", "truncation", "drop_caches", "other".
+const char* DeleterName(Deleter d);
+// Classifies a deletion by its kernel frames (innermost first) and the
+// deleting task's name.
+Deleter ClassifyDeletion(const std::vector<std::string>& kernel_frames, const std::string& comm);
+
+struct PagecacheFile {
+  uint64_t dev = 0, ino = 0;
+  std::string path;                      // "" if the run never named it
+  int64_t added_pages = 0;               // pages added to the cache (folio pages summed)
+  int64_t deleted_pages = 0;             // pages deleted from it
+  int64_t refaulted_pages = 0;           // pages added again after a deletion in the run
+  int64_t churn_pages = 0;               // refaulted_pages whose deletion was reclaim (not drop_caches, truncation)
+  int64_t working_set_pages = 0;         // distinct pages added or faulted on
+  int64_t block_read_bytes = 0;          // block_rq reads of the file (0 if the block group was off)
+  int64_t block_read_ns = 0;             // their device time, summed
+  int64_t reread_ns = 0;                 // device time of reads issued after the file's first reclaim deletion
+  int64_t reread_worst_ns = 0;           // the longest of them
+  int64_t first_churn_ts = -1;           // first refault caused by reclaim (-1: none)
+  std::map<std::string, int64_t> deleted_by;   // DeleterName -> pages deleted
+  std::map<std::string, int64_t> refaults_by;  // DeleterName of the undone deletion -> pages refaulted
+  std::map<std::string, int64_t> deleters;     // comm of the deleting task (reclaim only) -> pages
+  std::string reclaim;                   // the reclaim path that caused most churn ("" if none)
+  int64_t cgroup_id = 0;                 // memory cgroup its pages were charged to (most reclaimed, else most added)
+  std::string cgroup;                    // its path ('' if unknown)
+  int64_t cgroup_limit = -1;             // memory.limit_in_bytes at collection (-1 unknown)
+  std::vector<std::pair<int64_t, int64_t>> hot_ranges;  // refaulted page ranges [first, last], most refaults first
+  bool churns = false;
+  int64_t suggested_limit = 0;           // bytes, for a limited cgroup that churns (0: none)
+};
+
+struct PagecacheReport {
+  int64_t run_id = 0;
+  int64_t wall_ns = 0;
+  int64_t events = 0;                    // page_cache rows of the run
+  std::vector<PagecacheFile> files;      // most churn first, then most refaults, then most added
+  std::vector<Finding> findings;         // one per churning file, same order as in files
+  std::vector<size_t> finding_file;      // files[] index of each finding
+};
+
+// Errors say when the run has no page-cache data and how to record it.
+Result<PagecacheReport> AnalyzePagecache(Db& db, const PagecacheQuery& q);
+
+// `syspgo analyze DB pagecache`: the files table and the findings, as text
+// or as JSON.
+Result<std::string> PagecacheReportText(Db& db, const RunInfo& run, const PagecacheQuery& q, bool json);
+
+}  // namespace syspgo

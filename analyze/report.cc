@@ -1,0 +1,734 @@
+//===- report.cc - one run as a self-contained HTML page ------------------===//
+// Reads the run from the database into the JSON object the page draws.
+// Every query reads one run; intervals are capped by keeping the longest
+// (a report is read for what took time), aggregates always cover all rows.
+#include "analyze/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <queue>
+
+#include "analyze/blockhist.h"
+#include "analyze/files.h"
+#include "analyze/report_common.h"
+#include "analyze/sample_db.h"
+#include "analyze/symbolize.h"
+
+namespace syspgo {
+namespace {
+
+// ===--- Queries -----------------------------------------------------=== //
+
+constexpr char kRunSql[] = R"sql(
+SELECT command, host, kernel_release, syspgo_version, start_realtime_ns, COALESCE(command_start_ts, 0),
+       COALESCE(end_ts, -1), events_recorded, events_dropped, settings_json
+FROM run
+WHERE id = ?1
+)sql";
+
+constexpr char kProbesSql[] = R"sql(
+SELECT probe_group, attached, detail, events
+FROM run_probe
+WHERE run_id = ?1
+ORDER BY probe_group
+)sql";
+
+// The last event of the run, for runs whose end_ts was never written.
+constexpr char kLastEventSql[] = R"sql(
+SELECT MAX(e) FROM (
+  SELECT MAX(ts + dur) AS e FROM file_io WHERE run_id = ?1
+  UNION ALL SELECT MAX(ts + dur) FROM file_open WHERE run_id = ?1
+  UNION ALL SELECT MAX(ts + dur) FROM offcpu WHERE run_id = ?1
+  UNION ALL SELECT MAX(ts + dur) FROM block_rq WHERE run_id = ?1
+  UNION ALL SELECT MAX(COALESCE(exit_ts, start_ts)) FROM thread WHERE run_id = ?1
+)
+)sql";
+
+// Threads with their process; a tid reused within the run has several rows.
+constexpr char kThreadsSql[] = R"sql(
+SELECT t.tid, t.pid, t.comm, t.start_ts, COALESCE(t.exit_ts, -1),
+       COALESCE((SELECT p.comm FROM process p WHERE p.run_id = t.run_id AND p.pid = t.pid
+                 ORDER BY p.start_ts DESC LIMIT 1), ''),
+       COALESCE((SELECT MIN(p.start_ts) FROM process p WHERE p.run_id = t.run_id AND p.pid = t.pid), t.start_ts)
+FROM thread t
+WHERE t.run_id = ?1
+ORDER BY t.tid, t.start_ts
+)sql";
+
+// Threads seen in events but not in the thread table (attached to late, or
+// the proc group lost their fork).
+constexpr char kEventThreadsSql[] = R"sql(
+SELECT tid, pid, MIN(ts) FROM (
+  SELECT tid, pid, ts FROM offcpu WHERE run_id = ?1
+  UNION ALL SELECT tid, pid, ts FROM file_io WHERE run_id = ?1
+  UNION ALL SELECT tid, pid, ts FROM file_open WHERE run_id = ?1
+)
+GROUP BY tid, pid
+ORDER BY tid, pid
+)sql";
+
+// File syscalls: file_io and file_open as one stream (for an open, the fd
+// column is the fd it returned).
+constexpr char kSyscallsSql[] = R"sql(
+WITH calls AS (
+  SELECT tid, ts, dur, nr, fd, dev, ino, kind, ret, pos, req, NULL AS open_path
+  FROM file_io WHERE run_id = ?1
+  UNION ALL
+  SELECT tid, ts, dur, nr, ret, dev, ino, 32768, ret, -1, 0, path
+  FROM file_open WHERE run_id = ?1
+)
+SELECT c.tid, c.ts, c.dur, COALESCE(n.name, 'syscall ' || c.nr), c.fd, c.dev, c.ino, c.kind, c.ret, c.pos, c.req,
+       COALESCE(f.path, c.open_path, '')
+FROM calls c
+LEFT JOIN syscall_name n ON n.nr = c.nr
+LEFT JOIN file f ON f.run_id = ?1 AND f.dev = c.dev AND f.ino = c.ino
+ORDER BY c.tid, c.ts
+)sql";
+
+constexpr char kOffCpuSql[] = R"sql(
+SELECT tid, ts, dur, state, COALESCE(waker_comm, ''), COALESCE(waker_tid, -1)
+FROM offcpu
+WHERE run_id = ?1
+ORDER BY tid, ts
+)sql";
+
+constexpr char kBlockSql[] = R"sql(
+SELECT b.dev, b.ts, b.dur, COALESCE(o.name, 'op ' || b.op), b.bytes, b.flags, b.tid, b.comm,
+       COALESCE(f.path, ''), b.target
+FROM block_rq b
+LEFT JOIN block_op o ON o.run_id = b.run_id AND o.op = b.op
+LEFT JOIN file f ON f.run_id = b.run_id AND f.dev = b.file_dev AND f.ino = b.file_ino
+WHERE b.run_id = ?1
+ORDER BY b.dev, b.ts
+)sql";
+
+// Partial completions are parts of one request: the histogram the kernel
+// keeps counts whole requests, and so do the totals here.
+constexpr char kBlockTotalsSql[] = R"sql(
+SELECT dev, SUM(CASE WHEN flags & 512 THEN 0 ELSE 1 END), SUM(bytes), COUNT(*)
+FROM block_rq
+WHERE run_id = ?1
+GROUP BY dev
+ORDER BY dev
+)sql";
+
+// ?2 = the run's span in ns, ?3 = buckets from ?4 (the command's start) to ?2.
+constexpr char kPageCacheOverTimeSql[] = R"sql(
+SELECT MIN(?3 - 1, MAX(0, (ts - ?4) * ?3 / (?2 - ?4))) AS bucket, op, SUM(pages)
+FROM page_cache
+WHERE run_id = ?1
+GROUP BY bucket, op
+ORDER BY bucket, op
+)sql";
+
+constexpr char kRefaultsOverTimeSql[] = R"sql(
+SELECT MIN(?3 - 1, MAX(0, (ts - ?4) * ?3 / (?2 - ?4))) AS bucket, SUM(pages)
+FROM page_cache_refault
+WHERE run_id = ?1
+GROUP BY bucket
+ORDER BY bucket
+)sql";
+
+constexpr char kPageCacheFilesSql[] = R"sql(
+SELECT pc.dev, pc.ino, COALESCE(f.path, ''),
+       SUM(CASE WHEN pc.op = 1 THEN pc.pages ELSE 0 END) AS added,
+       SUM(CASE WHEN pc.op = 2 THEN pc.pages ELSE 0 END) AS deleted
+FROM page_cache pc
+LEFT JOIN file f ON f.run_id = pc.run_id AND f.dev = pc.dev AND f.ino = pc.ino
+WHERE pc.run_id = ?1
+GROUP BY pc.dev, pc.ino
+ORDER BY deleted DESC, added DESC, pc.dev, pc.ino
+LIMIT ?2
+)sql";
+
+constexpr char kRefaultFilesSql[] = R"sql(
+SELECT dev, ino, SUM(pages)
+FROM page_cache_refault
+WHERE run_id = ?1
+GROUP BY dev, ino
+ORDER BY dev, ino
+)sql";
+
+// Who freed pages: kswapd (background reclaim), a task at its cgroup's
+// limit, a truncate or drop_caches; named by the task that ran it.
+constexpr char kDeletersSql[] = R"sql(
+SELECT comm, SUM(pages) AS pages
+FROM page_cache
+WHERE run_id = ?1 AND op = 2
+GROUP BY comm
+ORDER BY pages DESC, comm
+LIMIT 10
+)sql";
+
+// ===--- Pieces -------------------------------------------------------=== //
+
+struct ThreadRow {
+  int64_t tid = 0, pid = 0;
+  std::string comm, process;
+  int64_t start = 0, end = -1;  // -1: still alive at the end
+  int64_t process_start = 0;
+};
+
+struct Interval {
+  int64_t ts = 0, dur = 0;
+  int64_t a = 0, b = 0, c = 0, d = 0;  // kind-specific columns, as the page reads them
+  bool operator<(const Interval& o) const { return dur != o.dur ? dur > o.dur : ts < o.ts; }  // longest first
+};
+
+// Keeps the `cap` longest intervals of a stream, returned sorted by time.
+class Longest {
+ public:
+  explicit Longest(size_t cap) : cap_(cap) {}
+  void Add(const Interval& iv) {
+    ++seen_;
+    total_ns_ += iv.dur;
+    if (cap_ == 0) return;
+    if (heap_.size() < cap_) {
+      heap_.push(iv);
+    } else if (iv < heap_.top()) {
+      heap_.pop();
+      heap_.push(iv);
+    }
+  }
+  std::vector<Interval> TakeByTime() {
+    std::vector<Interval> out;
+    out.reserve(heap_.size());
+    while (!heap_.empty()) {
+      out.push_back(heap_.top());
+      heap_.pop();
+    }
+    std::sort(out.begin(), out.end(), [](const Interval& x, const Interval& y) {
+      return x.ts != y.ts ? x.ts < y.ts : x.dur > y.dur;
+    });
+    return out;
+  }
+  int64_t seen() const { return seen_; }
+  int64_t total_ns() const { return total_ns_; }
+
+ private:
+  size_t cap_;
+  std::priority_queue<Interval> heap_;  // top = the shortest kept (by operator<, the "greatest")
+  int64_t seen_ = 0, total_ns_ = 0;
+};
+
+// One number from run.settings_json, which the collector writes flat
+// ({"key": value, ...}): a lookup by key is all the page needs.
+int64_t SettingInt(const std::string& json, const std::string& key, int64_t dflt) {
+  auto at = json.find("\"" + key + "\"");
+  if (at == std::string::npos) return dflt;
+  at = json.find(':', at);
+  if (at == std::string::npos) return dflt;
+  return strtoll(json.c_str() + at + 1, nullptr, 10);
+}
+
+class ReportBuilder {
+ public:
+  ReportBuilder(Db& db, const RunInfo& run, const ReportOptions& o) : db_(db), run_(run), o_(o) {}
+
+  Result<std::string> Build(const FindingSet& findings);
+
+ private:
+  std::string What(const std::string& table) const {
+    return table + " of run " + std::to_string(run_.id);
+  }
+  // Time buckets cover the command's run (origin_ .. span_): the probes
+  // load before it starts and nothing of the program happens then.
+  int64_t Bucket(int64_t ts) const {
+    int64_t b = (ts - origin_) * o_.time_buckets / (span_ - origin_);
+    return std::clamp<int64_t>(b, 0, o_.time_buckets - 1);
+  }
+  Status RunHeader();
+  Status Threads();
+  Status Syscalls();
+  Status OffCpu();
+  Status Block();
+  Status BlockHist();
+  void Findings(const FindingSet& set);
+  Status Files();
+  Status PageCache();
+  void Flame();
+
+  Db& db_;
+  const RunInfo& run_;
+  const ReportOptions& o_;
+  JsonWriter w_;
+  StringTable strings_;
+  int64_t span_ = 1;  // ns from run start to the last event
+  int64_t origin_ = 0;  // the command's release, clamped below span_
+  std::map<int64_t, ThreadRow> threads_;
+  // Per thread, filled before the thread rows are written.
+  std::map<int64_t, std::vector<Interval>> sys_, off_;
+  std::map<int64_t, std::pair<int64_t, int64_t>> sys_totals_, off_totals_;  // count, ns
+  std::map<int64_t, std::vector<int64_t>> density_;
+  struct SysHist {
+    int64_t count = 0, total_ns = 0, worst_ns = 0;
+    std::map<int, int64_t> slots;
+  };
+  std::map<std::string, SysHist> sys_hist_;
+};
+
+Status ReportBuilder::RunHeader() {
+  std::string settings;
+  int64_t end_ts = -1, command_start = 0;
+  bool found = false;
+  SYSPGO_TRY(ForEachRow(db_, What("run"), kRunSql, {run_.id}, [&](Stmt& s) {
+    found = true;
+    w_.Key("run").BeginObject();
+    w_.Field("id", run_.id).Field("command", s.Text(0)).Field("status", run_.status);
+    w_.Field("host", s.Text(1)).Field("kernel", s.Text(2)).Field("version", s.Text(3));
+    w_.Field("start_realtime_ns", s.Int(4)).Field("command_start_ts", s.Int(5));
+    command_start = s.Int(5);
+    end_ts = s.Int(6);
+    w_.Field("end_ts", end_ts).Field("events_recorded", s.Int(7)).Field("events_dropped", s.Int(8));
+    settings = s.Text(9);
+  }));
+  if (!found) return MakeError("profile database '" + db_.path() + "' has no run " + std::to_string(run_.id) + ".");
+  auto last = db_.Prepare(kLastEventSql);
+  if (!last) return last.error();
+  last->Bind(1, run_.id);
+  int64_t last_ts = last->Step() ? last->Int(0) : 0;
+  span_ = std::max<int64_t>({end_ts, last_ts, 1});
+  origin_ = std::clamp<int64_t>(command_start, 0, span_ - 1);
+  w_.Field("span_ns", span_).Field("bucket_origin_ns", origin_);
+  w_.Field("bucket_ns", static_cast<double>(span_ - origin_) / o_.time_buckets);
+  w_.Field("offcpu_min_ns", SettingInt(settings, "offcpu_min_ns", 0));
+  w_.Key("probes").BeginArray();
+  SYSPGO_TRY(ForEachRow(db_, What("run_probe"), kProbesSql, {run_.id}, [&](Stmt& s) {
+    w_.BeginArray().Str(s.Text(0)).Int(s.Int(1)).Str(s.Text(2)).Int(s.Int(3)).EndArray();
+  }));
+  w_.EndArray().EndObject();
+  return {};
+}
+
+Status ReportBuilder::Threads() {
+  SYSPGO_TRY(ForEachRow(db_, What("thread"), kThreadsSql, {run_.id}, [&](Stmt& s) {
+    ThreadRow& t = threads_[s.Int(0)];
+    bool first = t.tid == 0;
+    t.tid = s.Int(0);
+    t.pid = s.Int(1);
+    t.comm = s.Text(2);  // the latest row names it
+    int64_t end = s.Int(4);  // -1: alive at the end
+    t.start = first ? s.Int(3) : std::min(t.start, s.Int(3));
+    t.end = first ? end : (t.end < 0 || end < 0) ? -1 : std::max(t.end, end);
+    t.process = s.Text(5);
+    t.process_start = s.Int(6);
+  }));
+  return ForEachRow(db_, What("events"), kEventThreadsSql, {run_.id}, [&](Stmt& s) {
+    if (threads_.count(s.Int(0))) return;
+    ThreadRow& t = threads_[s.Int(0)];
+    t.tid = s.Int(0);
+    t.pid = s.Int(1);
+    t.comm = "tid " + std::to_string(t.tid);
+    t.start = 0;
+    t.process_start = s.Int(2);
+  });
+}
+
+Status ReportBuilder::Syscalls() {
+  std::map<int64_t, Longest> kept;
+  SYSPGO_TRY(ForEachRow(db_, What("file_io and file_open"), kSyscallsSql, {run_.id}, [&](Stmt& s) {
+    int64_t tid = s.Int(0), ts = s.Int(1), dur = s.Int(2);
+    std::string name = s.Text(3);
+    auto [it, added] = kept.try_emplace(tid, o_.max_syscalls_per_thread);
+    std::string path = s.Text(11);
+    if (path.empty())
+      path = s.Int(5) == 0 ? "fd " + std::to_string(s.Int(4)) + " (not a file)"
+                           : FileKindName(s.Int(7)) + ":[" + std::to_string(s.Int(6)) + "]";
+    Interval iv{ts, dur, strings_.Index(name), strings_.Index(path), s.Int(8), s.Int(9)};  // ret, file offset
+    it->second.Add(iv);
+    auto& dens = density_[tid];
+    if (dens.empty()) dens.assign(o_.time_buckets, 0);
+    ++dens[Bucket(ts)];
+    SysHist& h = sys_hist_[name];
+    ++h.count;
+    h.total_ns += dur;
+    h.worst_ns = std::max(h.worst_ns, dur);
+    ++h.slots[Log2Slot(dur)];
+  }));
+  for (auto& [tid, l] : kept) {
+    sys_totals_[tid] = {l.seen(), l.total_ns()};
+    sys_[tid] = l.TakeByTime();
+  }
+  return {};
+}
+
+Status ReportBuilder::OffCpu() {
+  std::map<int64_t, Longest> kept;
+  SYSPGO_TRY(ForEachRow(db_, What("offcpu"), kOffCpuSql, {run_.id}, [&](Stmt& s) {
+    auto [it, added] = kept.try_emplace(s.Int(0), o_.max_offcpu_per_thread);
+    Interval iv{s.Int(1), s.Int(2)};
+    iv.a = strings_.Index(OffCpuStateName(s.Int(3)));
+    std::string waker = s.Int(5) < 0    ? std::string("no wakeup seen (preempted, or woken before it left)")
+                        : s.Int(5) == 0 ? std::string("an interrupt on an idle CPU (timer or device)")
+                                        : s.Text(4) + " (tid " + std::to_string(s.Int(5)) + ")";
+    iv.b = strings_.Index(waker);
+    it->second.Add(iv);
+  }));
+  for (auto& [tid, l] : kept) {
+    off_totals_[tid] = {l.seen(), l.total_ns()};
+    off_[tid] = l.TakeByTime();
+  }
+  return {};
+}
+
+Status ReportBuilder::Block() {
+  struct Dev {
+    int64_t requests = 0, bytes = 0, rows = 0;
+  };
+  std::map<int64_t, Dev> devs;
+  SYSPGO_TRY(ForEachRow(db_, What("block_rq"), kBlockTotalsSql, {run_.id}, [&](Stmt& s) {
+    devs[s.Int(0)] = {s.Int(1), s.Int(2), s.Int(3)};
+  }));
+  Longest kept(o_.max_block_requests);
+  std::vector<int64_t> dev_of;  // Interval.d indexes this
+  SYSPGO_TRY(ForEachRow(db_, What("block_rq"), kBlockSql, {run_.id}, [&](Stmt& s) {
+    Interval iv{s.Int(1), s.Int(2)};
+    iv.a = strings_.Index(s.Text(3));
+    iv.b = s.Int(4);
+    // Who asked for it: a traced thread (drawn on its row too) or another task.
+    std::string who = s.Int(6) ? s.Text(7) + " (tid " + std::to_string(s.Int(6)) + ")" : "not seen";
+    std::string file = s.Text(8);
+    iv.c = strings_.Index(who + "\x1f" + file + "\x1f" + std::to_string(s.Int(5)) + "\x1f" +
+                          std::to_string(s.Int(9) ? s.Int(6) : 0));
+    iv.d = s.Int(0);
+    kept.Add(iv);
+  }));
+  std::map<int64_t, std::vector<Interval>> by_dev;
+  for (Interval& iv : kept.TakeByTime()) by_dev[iv.d].push_back(iv);
+  w_.Key("devices").BeginArray();
+  for (auto& [dev, d] : devs) {
+    auto& rq = by_dev[dev];
+    LaneAssigner lanes;
+    std::vector<int> lane;
+    for (auto& iv : rq) lane.push_back(lanes.Add(iv.ts, iv.dur));
+    int nlanes = lanes.lanes();
+    w_.BeginObject().Field("dev", DevName(dev)).Field("requests", d.requests).Field("rows", d.rows);
+    w_.Field("bytes", d.bytes).Field("shown", static_cast<int64_t>(rq.size())).Field("lanes", int64_t{nlanes});
+    // [ts, dur, op (-> strings), bytes, lane, details (-> strings: who, file, flags, traced tid, \x1f-separated)]
+    w_.Key("items").BeginArray();
+    for (size_t i = 0; i < rq.size(); ++i)
+      w_.BeginArray().Int(rq[i].ts).Int(rq[i].dur).Int(rq[i].a).Int(rq[i].b).Int(lane[i]).Int(rq[i].c).EndArray();
+    w_.EndArray().EndObject();
+  }
+  w_.EndArray();
+  return {};
+}
+
+Status ReportBuilder::BlockHist() {
+  // Per disk and op (partitions merged: the page has one chart per disk
+  // direction). A run without histograms says why, on the page.
+  struct Hist {
+    int64_t count = 0, sum_ns = 0;
+    std::map<int, int64_t> slots;
+  };
+  std::map<std::pair<std::string, std::string>, Hist> hists;
+  auto rows = BlockHistograms(db_, run_.id);
+  for (const BlockHistogram& b : rows.ok() ? *rows : std::vector<BlockHistogram>{}) {
+    Hist& h = hists[{DevName(b.dev), b.op}];
+    h.count += b.count;
+    h.sum_ns += b.sum_ns;
+    for (auto& [slot, n] : b.slots) h.slots[slot] += n;
+  }
+  w_.Field("block_hist_note", rows.ok() ? std::string() : rows.error().message);
+  auto buckets = [&](const std::map<int, int64_t>& slots) {
+    w_.Key("buckets").BeginArray();
+    for (auto& [slot, n] : slots)
+      w_.BeginArray().Int(slot ? int64_t{1} << slot : 0).Int(int64_t{1} << (slot + 1)).Int(n).EndArray();
+    w_.EndArray();
+  };
+  w_.Key("block_hist").BeginArray();
+  for (auto& [key, h] : hists) {
+    w_.BeginObject().Field("dev", key.first).Field("op", key.second).Field("count", h.count);
+    w_.Field("sum_ns", h.sum_ns);
+    buckets(h.slots);
+    w_.EndObject();
+  }
+  w_.EndArray();
+  w_.Key("sys_hist").BeginArray();
+  std::vector<std::pair<std::string, const SysHist*>> order;
+  for (auto& [name, h] : sys_hist_) order.emplace_back(name, &h);
+  std::stable_sort(order.begin(), order.end(),
+                   [](auto& x, auto& y) { return x.second->total_ns > y.second->total_ns; });
+  for (auto& [name, h] : order) {
+    w_.BeginObject().Field("name", name).Field("count", h->count).Field("total_ns", h->total_ns);
+    w_.Field("worst_ns", h->worst_ns);
+    buckets(h->slots);
+    w_.EndObject();
+  }
+  w_.EndArray();
+  return {};
+}
+
+void ReportBuilder::Findings(const FindingSet& set) {
+  w_.Key("analyses").BeginObject().Key("ran").BeginArray();
+  for (const std::string& a : set.analyses) w_.Str(a);
+  w_.EndArray().Key("problems").BeginArray();
+  for (const std::string& p : set.problems) w_.Str(p);
+  w_.EndArray().EndObject();
+  w_.Key("findings").BeginArray();
+  for (const Finding& f : set.findings) {
+    w_.BeginObject().Field("kind", f.kind).Field("title", f.title);
+    w_.Key("facts").BeginArray();
+    for (auto& [k, v] : f.facts) w_.BeginArray().Str(k).Str(v).EndArray();
+    w_.EndArray();
+    w_.Field("count", f.count).Field("total_ns", f.total_ns).Field("worst_ns", f.worst_ns).Field("share", f.share);
+    w_.Field("period", f.period).Field("fix", f.fix);
+    w_.Key("evidence").BeginArray();
+    for (auto& e : f.evidence) w_.Str(e);
+    w_.EndArray();
+    std::vector<Occurrence> occ = f.occurrences;
+    std::sort(occ.begin(), occ.end(), [](auto& x, auto& y) { return x.ts < y.ts; });
+    w_.Field("occurrences", static_cast<int64_t>(occ.size()));
+    if (occ.size() > o_.max_occurrences) {
+      // Keep the longest, in time order: they are what the finding is about.
+      std::stable_sort(occ.begin(), occ.end(), [](auto& x, auto& y) { return x.dur > y.dur; });
+      occ.resize(o_.max_occurrences);
+      std::sort(occ.begin(), occ.end(), [](auto& x, auto& y) { return x.ts < y.ts; });
+    }
+    w_.Key("occ").BeginArray();
+    for (auto& o : occ) w_.BeginArray().Int(o.ts).Int(o.dur).Int(o.tid).EndArray();
+    w_.EndArray().EndObject();
+  }
+  w_.EndArray();
+}
+
+Status ReportBuilder::Files() {
+  auto files = FileSummary(db_, {run_.id, false, o_.top_files});
+  if (!files) return files.error();
+  w_.Key("files").BeginArray();
+  for (const FileStats& f : *files) {
+    w_.BeginObject().Field("path", f.path).Field("kind", f.kind).Field("reads", f.reads);
+    w_.Field("read_bytes", f.read_bytes).Field("writes", f.writes).Field("write_bytes", f.write_bytes);
+    w_.Field("syncs", f.syncs).Field("total_ns", f.total_ns).Field("worst_ns", f.worst_ns);
+    w_.Field("worst_syscall", f.worst_syscall).EndObject();
+  }
+  w_.EndArray();
+  return {};
+}
+
+Status ReportBuilder::PageCache() {
+  w_.Key("pagecache").BeginObject();
+  if (!HasTable(db_, "page_cache")) {
+    w_.Field("note", "no page-cache data in this run: the database predates the pagecache probe group");
+    w_.EndObject();
+    return {};
+  }
+  std::vector<int64_t> added(o_.time_buckets), deleted(o_.time_buckets), refaulted(o_.time_buckets);
+  int64_t rows = 0;
+  SYSPGO_TRY(ForEachRow(db_, What("page_cache"), kPageCacheOverTimeSql, {run_.id, span_, o_.time_buckets, origin_},
+                        [&](Stmt& s) {
+                          ++rows;
+                          (s.Int(1) == 1 ? added : deleted)[s.Int(0)] += s.Int(2);
+                        }));
+  if (rows == 0) {
+    w_.Field("note", "no page-cache data in this run (the pagecache probe group was off, or nothing was added or "
+                     "deleted)");
+    w_.EndObject();
+    return {};
+  }
+  bool has_refaults = HasTable(db_, "page_cache_refault");
+  std::map<std::pair<int64_t, int64_t>, int64_t> refaults_by_file;
+  if (has_refaults) {
+    SYSPGO_TRY(ForEachRow(db_, What("page_cache_refault"), kRefaultsOverTimeSql,
+                          {run_.id, span_, o_.time_buckets, origin_},
+                          [&](Stmt& s) { refaulted[s.Int(0)] += s.Int(1); }));
+    SYSPGO_TRY(ForEachRow(db_, What("page_cache_refault"), kRefaultFilesSql, {run_.id},
+                          [&](Stmt& s) { refaults_by_file[{s.Int(0), s.Int(1)}] = s.Int(2); }));
+  }
+  w_.Field("note", "");
+  auto series = [&](const char* key, const std::vector<int64_t>& v) {
+    w_.Key(key).BeginArray();
+    for (int64_t x : v) w_.Int(x);
+    w_.EndArray();
+  };
+  series("added", added);
+  series("deleted", deleted);
+  series("refaulted", refaulted);
+  w_.Key("has_refaults").Bool(has_refaults);
+  w_.Key("files").BeginArray();
+  SYSPGO_TRY(ForEachRow(db_, What("page_cache"), kPageCacheFilesSql, {run_.id, 15}, [&](Stmt& s) {
+    std::string path = s.Text(2);
+    if (path.empty()) path = DevName(s.Int(0)) + " inode " + std::to_string(s.Int(1));
+    auto it = refaults_by_file.find({s.Int(0), s.Int(1)});
+    w_.BeginObject().Field("path", path).Field("added", s.Int(3)).Field("deleted", s.Int(4));
+    w_.Field("refaulted", it == refaults_by_file.end() ? int64_t{0} : it->second).EndObject();
+  }));
+  w_.EndArray();
+  w_.Key("deleters").BeginArray();
+  SYSPGO_TRY(ForEachRow(db_, What("page_cache"), kDeletersSql, {run_.id}, [&](Stmt& s) {
+    w_.BeginArray().Str(s.Text(0)).Int(s.Int(1)).EndArray();
+  }));
+  w_.EndArray().EndObject();
+  return {};
+}
+
+// The CPU samples as a flame graph: root -> process -> outermost frame ->
+// ... -> innermost, inline frames expanded, kernel frames after user ones
+// (the user code called into the kernel).
+void ReportBuilder::Flame() {
+  w_.Key("flame").BeginObject();
+  auto set = LoadCpuSamples(db_, run_.id);
+  if (!set) {
+    w_.Field("note", set.error().message).EndObject();
+    return;
+  }
+  Symbolizer sym({o_.debug_dirs, {}});
+  Profile p = Symbolize(*set, sym);
+  struct Node {
+    std::string name;
+    int kind = 0;  // 0 root, 1 process, 2 user frame, 3 kernel frame
+    uint64_t value = 0;
+    std::map<std::pair<std::string, int>, size_t> kids;
+  };
+  std::vector<Node> nodes(1);
+  nodes[0].name = "all";
+  auto child = [&](size_t parent, const std::string& name, int kind) {
+    auto [it, added] = nodes[parent].kids.try_emplace({name, kind}, nodes.size());
+    if (added) nodes.push_back(Node{name, kind});
+    return it->second;
+  };
+  for (const ProfileSample& s : p.samples) {
+    auto comm = p.comm.find(s.pid);
+    std::string proc = (comm == p.comm.end() ? std::string("pid") : comm->second) + " (" + std::to_string(s.pid) + ")";
+    size_t at = child(0, proc, 1);
+    nodes[0].value += s.count;
+    nodes[at].value += s.count;
+    for (size_t i = s.stack.size(); i-- > 0;) {
+      const Location& l = p.locations[s.stack[i]];
+      int kind = l.binary == kKernelBinary ? 3 : 2;
+      if (l.frames.empty()) {
+        at = child(at, p.DisplayName(l), kind);
+        nodes[at].value += s.count;
+        continue;
+      }
+      for (size_t f = l.frames.size(); f-- > 0;) {
+        at = child(at, p.functions[l.frames[f].function].display, kind);
+        nodes[at].value += s.count;
+      }
+    }
+  }
+  uint64_t min_value = std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(nodes[0].value * o_.flame_min_share)));
+  int64_t omitted = 0;
+  // [name, value, kind, [children...]], children in name order.
+  auto emit = [&](auto&& self, size_t n) -> void {
+    w_.BeginArray().Str(nodes[n].name).Int(static_cast<int64_t>(nodes[n].value)).Int(nodes[n].kind).BeginArray();
+    for (auto& [key, k] : nodes[n].kids) {
+      if (nodes[k].value >= min_value) self(self, k);
+      else ++omitted;
+    }
+    w_.EndArray().EndArray();
+  };
+  w_.Field("note", "").Field("samples", static_cast<int64_t>(p.total));
+  w_.Field("period_ns", static_cast<int64_t>(p.period_ns)).Field("min_samples", static_cast<int64_t>(min_value));
+  w_.Key("tree");
+  emit(emit, 0);
+  w_.Field("omitted", omitted);
+  w_.Key("problems").BeginArray();
+  for (const ProfileBinary& b : p.binaries)
+    if (!b.problem.empty()) w_.Str(b.ref.path + ": " + b.problem);
+  w_.EndArray().EndObject();
+}
+
+Result<std::string> ReportBuilder::Build(const FindingSet& findings) {
+  w_.BeginObject();
+  SYSPGO_TRY(RunHeader());
+  SYSPGO_TRY(Threads());
+  SYSPGO_TRY(Syscalls());
+  SYSPGO_TRY(OffCpu());
+  // Thread rows in process order (by process start), main thread first.
+  std::vector<const ThreadRow*> order;
+  for (auto& [tid, t] : threads_) order.push_back(&t);
+  std::stable_sort(order.begin(), order.end(), [](const ThreadRow* x, const ThreadRow* y) {
+    if (x->process_start != y->process_start) return x->process_start < y->process_start;
+    if (x->pid != y->pid) return x->pid < y->pid;
+    if ((x->tid == x->pid) != (y->tid == y->pid)) return x->tid == x->pid;
+    return x->tid < y->tid;
+  });
+  w_.Key("threads").BeginArray();
+  for (const ThreadRow* t : order) {
+    w_.BeginObject().Field("tid", t->tid).Field("pid", t->pid).Field("comm", t->comm);
+    w_.Field("process", t->process).Field("start", t->start).Field("end", t->end < 0 ? span_ : t->end);
+    auto totals = [&](const char* key, auto& m) {
+      auto it = m.find(t->tid);
+      w_.Key(key).BeginArray();
+      if (it != m.end()) w_.Int(it->second.first).Int(it->second.second);
+      else w_.Int(0).Int(0);
+      w_.EndArray();
+    };
+    totals("sys_total", sys_totals_);
+    totals("off_total", off_totals_);
+    // [ts, dur, name (-> strings), file (-> strings), ret, offset]
+    w_.Key("sys").BeginArray();
+    for (auto& iv : sys_[t->tid])
+      w_.BeginArray().Int(iv.ts).Int(iv.dur).Int(iv.a).Int(iv.b).Int(iv.c).Int(iv.d).EndArray();
+    w_.EndArray();
+    // [ts, dur, state (-> strings), waker (-> strings)]
+    w_.Key("off").BeginArray();
+    for (auto& iv : off_[t->tid]) w_.BeginArray().Int(iv.ts).Int(iv.dur).Int(iv.a).Int(iv.b).EndArray();
+    w_.EndArray();
+    w_.Key("density").BeginArray();
+    for (int64_t n : density_[t->tid]) w_.Int(n);
+    w_.EndArray().EndObject();
+  }
+  w_.EndArray();
+  SYSPGO_TRY(Block());
+  SYSPGO_TRY(BlockHist());
+  Findings(findings);
+  SYSPGO_TRY(Files());
+  SYSPGO_TRY(PageCache());
+  Flame();
+  w_.Key("limits").BeginObject();
+  w_.Field("syscalls_per_thread", static_cast<int64_t>(o_.max_syscalls_per_thread));
+  w_.Field("offcpu_per_thread", static_cast<int64_t>(o_.max_offcpu_per_thread));
+  w_.Field("block_requests", static_cast<int64_t>(o_.max_block_requests));
+  w_.Field("occurrences", static_cast<int64_t>(o_.max_occurrences));
+  w_.Field("time_buckets", int64_t{o_.time_buckets}).Field("flame_min_share", o_.flame_min_share);
+  w_.EndObject();
+  w_.Key("strings").BeginArray();
+  for (const std::string& s : strings_.strings()) w_.Str(s);
+  w_.EndArray().EndObject();
+  return std::move(w_.str());
+}
+
+std::string HtmlEscape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::string> ReportData(Db& db, const RunInfo& run, const FindingSet& findings, const ReportOptions& opts) {
+  if (opts.time_buckets < 1) return MakeError("report: time_buckets must be at least 1");
+  ReportBuilder b(db, run, opts);
+  return b.Build(findings);
+}
+
+std::string ReportHtml(const std::string& data_json, const RunInfo& run) {
+  std::string page = kReportPage;
+  std::string title = "syspgo report: run " + std::to_string(run.id) + ": " + run.command;
+  auto replace = [&](const std::string& mark, const std::string& with) {
+    auto at = page.find(mark);
+    if (at != std::string::npos) page.replace(at, mark.size(), with);
+  };
+  replace("@@TITLE@@", HtmlEscape(title));
+  replace("@@DATA@@", data_json);  // JsonQuote escaped every '<', so it cannot end the <script>
+  return page;
+}
+
+Result<std::string> BuildReport(Db& db, const RunInfo& run, const FindingSet& findings, const ReportOptions& opts) {
+  auto data = ReportData(db, run, findings, opts);
+  if (!data) return data.error();
+  return ReportHtml(*data, run);
+}
+
+}  // namespace syspgo

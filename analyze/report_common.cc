@@ -1,0 +1,185 @@
+//===- report_common.cc - helpers the HTML report and trace export share -===//
+#include "analyze/report_common.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "common/util.h"
+
+namespace syspgo {
+namespace {
+
+// Length of the valid UTF-8 sequence starting at s[i], or 0 if it is not
+// one (overlong forms, surrogates and code points past U+10FFFF included).
+size_t Utf8Length(std::string_view s, size_t i) {
+  auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  unsigned char c = b(i);
+  size_t n;
+  uint32_t cp;
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF) n = 2, cp = c & 0x1F;
+  else if (c >= 0xE0 && c <= 0xEF) n = 3, cp = c & 0x0F;
+  else if (c >= 0xF0 && c <= 0xF4) n = 4, cp = c & 0x07;
+  else return 0;
+  if (i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    if ((b(i + k) & 0xC0) != 0x80) return 0;
+    cp = cp << 6 | (b(i + k) & 0x3F);
+  }
+  if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+    return 0;
+  return n;
+}
+
+}  // namespace
+
+std::string JsonQuote(std::string_view s) {
+  std::string valid;  // s with every invalid byte replaced by U+FFFD
+  valid.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    size_t n = Utf8Length(s, i);
+    if (n == 0) {
+      valid += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      valid.append(s.substr(i, n));
+      i += n;
+    }
+  }
+  std::string escaped = JsonEscape(valid);
+  std::string out = "\"";
+  out.reserve(escaped.size() + 8);
+  for (char c : escaped) {
+    if (c == '<') out += "\\u003c";
+    else out += c;
+  }
+  out += '"';
+  return out;
+}
+
+void JsonWriter::Separate() {
+  if (after_key_) {
+    after_key_ = false;
+    return;
+  }
+  if (!has_items_.empty()) {
+    if (has_items_.back()) out_ += ',';
+    has_items_.back() = true;
+  }
+}
+
+JsonWriter& JsonWriter::Open(char c) {
+  Separate();
+  out_ += c;
+  has_items_.push_back(false);
+  return *this;
+}
+
+JsonWriter& JsonWriter::Close(char c) {
+  out_ += c;
+  has_items_.pop_back();
+  return *this;
+}
+
+JsonWriter& JsonWriter::Key(std::string_view k) {
+  Separate();
+  out_ += JsonQuote(k);
+  out_ += ':';
+  after_key_ = true;
+  return *this;
+}
+
+JsonWriter& JsonWriter::Str(std::string_view s) {
+  Separate();
+  out_ += JsonQuote(s);
+  return *this;
+}
+
+JsonWriter& JsonWriter::Int(int64_t v) {
+  Separate();
+  out_ += std::to_string(v);
+  return *this;
+}
+
+JsonWriter& JsonWriter::Num(double v) {
+  Separate();
+  if (!std::isfinite(v)) v = 0;
+  char buf[32];
+  snprintf(buf, sizeof buf, "%.6g", v);
+  out_ += buf;
+  return *this;
+}
+
+JsonWriter& JsonWriter::Bool(bool v) {
+  Separate();
+  out_ += v ? "true" : "false";
+  return *this;
+}
+
+JsonWriter& JsonWriter::Null() { return Raw("null"); }
+
+JsonWriter& JsonWriter::Raw(std::string_view literal) {
+  Separate();
+  out_ += literal;
+  return *this;
+}
+
+int64_t StringTable::Index(const std::string& s) {
+  auto [it, added] = index_.emplace(s, static_cast<int64_t>(strings_.size()));
+  if (added) strings_.push_back(s);
+  return it->second;
+}
+
+int LaneAssigner::Add(int64_t ts, int64_t dur) {
+  size_t l = 0;
+  while (l < lane_end_.size() && lane_end_[l] > ts) ++l;
+  if (l == lane_end_.size()) lane_end_.push_back(0);
+  lane_end_[l] = ts + (dur > 0 ? dur : 0);
+  return static_cast<int>(l);
+}
+
+std::string OffCpuStateName(int64_t state) {
+  // Bits as sched_switch reports prev_state (include/linux/sched.h):
+  // TASK_IDLE is TASK_UNINTERRUPTIBLE | TASK_NOLOAD and must be told apart
+  // from a real uninterruptible (usually I/O) wait.
+  if ((state & 0x402) == 0x402) return "I (idle wait)";
+  if (state & 2) return "D (uninterruptible, usually I/O)";
+  if (state & 1) return "S (sleeping)";
+  if (state & 4) return "T (stopped)";
+  if (state & 8) return "t (traced)";
+  if (state == 0) return "R (preempted, runnable)";
+  return "state " + std::to_string(state);
+}
+
+Status WriteFileAtomically(const std::string& path, const std::function<Status(FILE*)>& write) {
+  std::string tmp = path + ".tmp" + std::to_string(getpid());
+  FILE* f = fopen(tmp.c_str(), "w");
+  if (!f)
+    return MakeError("cannot create '" + tmp + "': " + strerror(errno) +
+                         ". Check that the directory exists and is writable.",
+                     errno);
+  Status st = write(f);
+  int err = ferror(f) ? errno : 0;
+  if (fclose(f) != 0 && !err) err = errno;
+  if (st.ok() && err)
+    st = MakeError("cannot write '" + path + "': " + strerror(err) + ". Check free space and permissions.", err);
+  if (st.ok() && rename(tmp.c_str(), path.c_str()) != 0)
+    st = MakeError("cannot put '" + path + "' in place: " + strerror(errno) + ".", errno);
+  if (!st.ok()) unlink(tmp.c_str());
+  return st;
+}
+
+bool HasTable(Db& db, const std::string& name) {
+  constexpr char kHasTableSql[] =
+      "SELECT COUNT(*) FROM sqlite_master WHERE type IN ('table', 'view') AND name = ?1";
+  auto st = db.Prepare(kHasTableSql);
+  if (!st) return false;
+  st->Bind(1, std::string_view(name));
+  return st->Step() && st->Int(0) > 0;
+}
+
+}  // namespace syspgo

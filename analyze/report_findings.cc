@@ -1,0 +1,63 @@
+//===- report_findings.cc - the Findings that `syspgo report` marks ------===//
+#include "analyze/report_findings.h"
+
+#include "analyze/pagecache.h"
+#include "analyze/stalls.h"
+#include "common/profile_db.h"
+
+namespace syspgo {
+namespace {
+
+struct Source {
+  const char* name;
+  Result<std::vector<Finding>> (*run)(Db& db, const RunInfo& run);
+};
+
+Result<std::vector<Finding>> Stalls(Db& db, const RunInfo& run) {
+  auto r = FindStalls(db, {run.id, kDefaultStallThresholdNs});
+  if (!r) return r.error();
+  return std::move(r->findings);
+}
+
+Result<std::vector<Finding>> Pagecache(Db& db, const RunInfo& run) {
+  auto r = AnalyzePagecache(db, {run.id, 0});
+  if (!r) return r.error();
+  return std::move(r->findings);
+}
+
+// Every diagnosing analysis, in the order its findings are listed.
+const std::vector<Source>& Sources() {
+  static const std::vector<Source> sources = {
+      {"stalls", &Stalls},
+      {"pagecache", &Pagecache},
+  };
+  return sources;
+}
+
+}  // namespace
+
+FindingSet CollectFindings(Db& db, const RunInfo& run) {
+  FindingSet out;
+  for (const Source& s : Sources()) {
+    auto found = s.run(db, run);
+    if (!found) {
+      out.problems.push_back(std::string(s.name) + ": " + found.error().message);
+      continue;
+    }
+    out.analyses.push_back(s.name);
+    for (Finding& f : *found) out.findings.push_back(std::move(f));
+  }
+  return out;
+}
+
+Result<RunWithFindings> OpenRunWithFindings(const std::string& db_path, int64_t run_id) {
+  auto db = OpenProfileDb(db_path, DbMode::kReadOnly);
+  if (!db) return db.error();
+  auto run = ResolveRun(*db, run_id);
+  if (!run) return run.error();
+  RunWithFindings out{std::move(*db), std::move(*run), {}};
+  out.findings = CollectFindings(out.db, out.run);
+  return out;
+}
+
+}  // namespace syspgo

@@ -1,0 +1,35 @@
+//===- report_findings.h - the Findings that `syspgo report` marks -------===//
+// The one place that decides which diagnosing analyses the report (and the
+// trace export) run, so adding an analysis to them is one line here. An
+// analysis that cannot run on this run (its probe group was off) does not
+// stop the report: its reason is kept and shown on the page.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "analyze/finding.h"
+#include "analyze/run.h"
+#include "common/result.h"
+#include "common/sqlite.h"
+
+namespace syspgo {
+
+struct FindingSet {
+  std::vector<Finding> findings;      // in the order the analyses return them
+  std::vector<std::string> analyses;  // analyses that ran
+  std::vector<std::string> problems;  // "stalls: <why it could not run>"
+};
+
+FindingSet CollectFindings(Db& db, const RunInfo& run);
+
+// What `syspgo report` and `syspgo export` start from: the database opened
+// read-only, the run (0: the newest) and its findings. Errors name the
+// database and say which runs it has.
+struct RunWithFindings {
+  Db db;
+  RunInfo run;
+  FindingSet findings;
+};
+Result<RunWithFindings> OpenRunWithFindings(const std::string& db_path, int64_t run_id);
+
+}  // namespace syspgo

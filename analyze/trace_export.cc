@@ -1,0 +1,474 @@
+//===- trace_export.cc - a run as a Chrome trace-event JSON file ---------===//
+// Streams the run: each event table is read in time order by its own
+// query and the streams are merged, so the trace is written in time order
+// without holding the run in memory. Track names come first (metadata
+// events), so a reader knows every track before its first event.
+#include "analyze/trace_export.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+
+#include "analyze/blockhist.h"
+#include "analyze/report_common.h"
+
+namespace syspgo {
+namespace {
+
+// ===--- Queries: every stream is ordered by ts, longer first at equal ts
+// (a parent before what nests in it); columns 0 and 1 are ts and dur.
+
+constexpr char kRunSql[] = R"sql(
+SELECT command, host, kernel_release, syspgo_version, start_realtime_ns, COALESCE(command_start_ts, 0)
+FROM run
+WHERE id = ?1
+)sql";
+
+constexpr char kProcessesSql[] = R"sql(
+SELECT pid, comm, argv, start_ts
+FROM process
+WHERE run_id = ?1
+ORDER BY start_ts, pid
+)sql";
+
+constexpr char kThreadsSql[] = R"sql(
+SELECT tid, pid, comm, start_ts
+FROM thread
+WHERE run_id = ?1
+ORDER BY start_ts, tid
+)sql";
+
+// Tasks with events but no thread row: threads the proc group missed, and
+// (page_cache) tasks outside the traced tree such as kswapd.
+constexpr char kEventTasksSql[] = R"sql(
+SELECT pid, tid, MIN(comm) FROM (
+  SELECT pid, tid, '' AS comm FROM file_io WHERE run_id = ?1
+  UNION ALL SELECT pid, tid, '' FROM file_open WHERE run_id = ?1
+  UNION ALL SELECT pid, tid, '' FROM offcpu WHERE run_id = ?1
+)
+GROUP BY pid, tid
+ORDER BY pid, tid
+)sql";
+
+constexpr char kPageCacheTasksSql[] = R"sql(
+SELECT pid, tid, MIN(comm)
+FROM page_cache
+WHERE run_id = ?1
+GROUP BY pid, tid
+ORDER BY pid, tid
+)sql";
+
+constexpr char kSyscallsSql[] = R"sql(
+SELECT ts, dur, pid, tid, name, fd, path, ret, pos, req, is_open, flags FROM (
+  SELECT io.ts, io.dur, io.pid, io.tid, COALESCE(n.name, 'syscall ' || io.nr) AS name, io.fd,
+         COALESCE(f.path, '') AS path, io.ret, io.pos, io.req, 0 AS is_open, 0 AS flags, io.dev, io.ino, io.kind
+  FROM file_io io
+  LEFT JOIN syscall_name n ON n.nr = io.nr
+  LEFT JOIN file f ON f.run_id = io.run_id AND f.dev = io.dev AND f.ino = io.ino
+  WHERE io.run_id = ?1
+  UNION ALL
+  SELECT o.ts, o.dur, o.pid, o.tid, COALESCE(n.name, 'syscall ' || o.nr), o.ret, o.path, o.ret, -1, 0, 1, o.flags,
+         o.dev, o.ino, 32768
+  FROM file_open o
+  LEFT JOIN syscall_name n ON n.nr = o.nr
+  WHERE o.run_id = ?1
+)
+ORDER BY ts, dur DESC
+)sql";
+
+constexpr char kOffCpuSql[] = R"sql(
+SELECT ts, dur, pid, tid, state, cpu, COALESCE(waker_comm, ''), COALESCE(waker_tid, -1), COALESCE(wake_ts, -1)
+FROM offcpu
+WHERE run_id = ?1
+ORDER BY ts, dur DESC
+)sql";
+
+constexpr char kBlockSql[] = R"sql(
+SELECT b.ts, b.dur, b.dev, COALESCE(o.name, 'op ' || b.op), b.bytes, b.sector, b.flags, b.error, b.tid, b.comm,
+       COALESCE(f.path, ''), COALESCE(b.queue_dur, -1), b.target
+FROM block_rq b
+LEFT JOIN block_op o ON o.run_id = b.run_id AND o.op = b.op
+LEFT JOIN file f ON f.run_id = b.run_id AND f.dev = b.file_dev AND f.ino = b.file_ino
+WHERE b.run_id = ?1
+ORDER BY b.ts, b.dur DESC
+)sql";
+
+// Only the columns that decide lanes, in the same order as kBlockSql.
+constexpr char kBlockLanesSql[] = R"sql(
+SELECT ts, dur, dev
+FROM block_rq
+WHERE run_id = ?1
+ORDER BY ts, dur DESC
+)sql";
+
+constexpr char kPageCacheSql[] = R"sql(
+SELECT pc.ts, 0, pc.pid, pc.tid, pc.op, pc.idx, pc.pages, COALESCE(f.path, ''), pc.dev, pc.ino,
+       COALESCE(mc.path, ''), pc.why
+FROM page_cache pc
+LEFT JOIN file f ON f.run_id = pc.run_id AND f.dev = pc.dev AND f.ino = pc.ino
+LEFT JOIN memory_cgroup mc ON mc.run_id = pc.run_id AND mc.id = pc.page_cgroup
+WHERE pc.run_id = ?1
+ORDER BY pc.ts, pc.op
+)sql";
+
+// ===--- Event text -------------------------------------------------------=== //
+
+// Microseconds with nanosecond digits: the format's unit, without losing
+// the resolution the database has.
+std::string Micros(int64_t ns) {
+  if (ns < 0) ns = 0;
+  char buf[32];
+  snprintf(buf, sizeof buf, "%lld.%03lld", static_cast<long long>(ns / 1000), static_cast<long long>(ns % 1000));
+  return buf;
+}
+
+// Starts an event object: name, cat, ph, pid, tid and (unless metadata) ts.
+JsonWriter& Begin(JsonWriter& w, std::string_view name, std::string_view cat, std::string_view ph, int64_t pid,
+                  int64_t tid) {
+  w.BeginObject().Field("name", name);
+  if (!cat.empty()) w.Field("cat", cat);
+  return w.Field("ph", ph).Field("pid", pid).Field("tid", tid);
+}
+
+std::string Metadata(const char* what, int64_t pid, int64_t tid, const std::string& key, const std::string& value,
+                     bool number) {
+  JsonWriter w;
+  Begin(w, what, "", "M", pid, tid).Key("args").BeginObject().Key(key);
+  if (number) w.Raw(value);
+  else w.Str(value);
+  w.EndObject().EndObject();
+  return std::move(w.str());
+}
+
+// One time-ordered stream of events.
+struct Stream {
+  std::function<bool(Status*)> next;  // reads the next event into ts/dur/text; false at the end or on error
+  int64_t ts = 0, dur = 0;
+  std::string text;
+  bool has = false;
+};
+
+class Exporter {
+ public:
+  Exporter(Db& db, const RunInfo& run, const FindingSet& findings) : db_(db), run_(run), findings_(findings) {}
+  Status Prepare();
+  Status Write(FILE* out);
+  const TraceStats& stats() const { return stats_; }
+
+ private:
+  std::string What(const std::string& table) const { return table + " of run " + std::to_string(run_.id); }
+  Status Names();
+  Status BlockLanes();
+  Result<Stmt> Query(const char* table, const char* sql);
+  void Emit(FILE* out, const std::string& text) {
+    fputs(first_ ? "\n" : ",\n", out);
+    fputs(text.c_str(), out);
+    first_ = false;
+  }
+
+  Db& db_;
+  const RunInfo& run_;
+  const FindingSet& findings_;
+  TraceStats stats_;
+  bool first_ = true;
+  bool has_page_cache_ = false;
+  std::string command_, host_, kernel_, version_;
+  int64_t start_realtime_ns_ = 0, command_start_ = 0;
+  struct Proc {
+    std::string name;
+    int64_t order = 0;  // place in Perfetto's list: traced processes in start order
+  };
+  std::map<int64_t, Proc> procs_;
+  std::map<int64_t, std::pair<int64_t, std::string>> threads_;  // tid -> (pid, name)
+  std::map<int64_t, int> device_lanes_;                         // dev -> lanes its requests need
+  std::map<int64_t, int64_t> device_pid_;                       // dev -> synthetic pid
+  int finding_lanes_ = 0;
+  std::vector<std::pair<const Finding*, Occurrence>> occurrences_;  // in time order
+  std::vector<int> occurrence_lane_;
+};
+
+Result<Stmt> Exporter::Query(const char* table, const char* sql) {
+  auto st = db_.Prepare(sql);
+  if (!st) return MakeError("cannot read " + What(table) + ": " + st.error().message);
+  st->Bind(1, run_.id);
+  return st;
+}
+
+Status Exporter::Names() {
+  SYSPGO_TRY(ForEachRow(db_, What("run"), kRunSql, {run_.id}, [&](Stmt& s) {
+    command_ = s.Text(0);
+    host_ = s.Text(1);
+    kernel_ = s.Text(2);
+    version_ = s.Text(3);
+    start_realtime_ns_ = s.Int(4);
+    command_start_ = s.Int(5);
+  }));
+  int64_t order = 0;
+  SYSPGO_TRY(ForEachRow(db_, What("process"), kProcessesSql, {run_.id}, [&](Stmt& s) {
+    // A pid reused within the run keeps its first place and its last name.
+    auto [it, added] = procs_.try_emplace(s.Int(0), Proc{"", order});
+    if (added) ++order;
+    it->second.name = s.Text(1);
+  }));
+  SYSPGO_TRY(ForEachRow(db_, What("thread"), kThreadsSql, {run_.id}, [&](Stmt& s) {
+    threads_[s.Int(0)] = {s.Int(1), s.Text(2)};
+  }));
+  auto add_task = [&](Stmt& s) {
+    int64_t pid = s.Int(0), tid = s.Int(1);
+    std::string comm = s.Text(2);
+    if (!threads_.count(tid)) threads_[tid] = {pid, comm.empty() ? "tid " + std::to_string(tid) : comm};
+    if (!procs_.count(pid)) procs_[pid] = {comm.empty() ? "pid " + std::to_string(pid) : comm, 1000000 + pid};
+  };
+  SYSPGO_TRY(ForEachRow(db_, What("events"), kEventTasksSql, {run_.id}, add_task));
+  if (has_page_cache_) SYSPGO_TRY(ForEachRow(db_, What("page_cache"), kPageCacheTasksSql, {run_.id}, add_task));
+  return {};
+}
+
+Status Exporter::BlockLanes() {
+  std::map<int64_t, LaneAssigner> lanes;
+  SYSPGO_TRY(ForEachRow(db_, What("block_rq"), kBlockLanesSql, {run_.id},
+                        [&](Stmt& s) { lanes[s.Int(2)].Add(s.Int(0), s.Int(1)); }));
+  int64_t pid = kTraceSyntheticPid + 2000;
+  for (auto& [dev, l] : lanes) {
+    device_lanes_[dev] = l.lanes();
+    device_pid_[dev] = pid;
+    pid += 1000;  // room for the slot tids pid+1 ... pid+999
+  }
+  return {};
+}
+
+Status Exporter::Prepare() {
+  has_page_cache_ = HasTable(db_, "page_cache");
+  SYSPGO_TRY(Names());
+  SYSPGO_TRY(BlockLanes());
+  for (const Finding& f : findings_.findings)
+    for (const Occurrence& o : f.occurrences) occurrences_.emplace_back(&f, o);
+  std::stable_sort(occurrences_.begin(), occurrences_.end(), [](auto& x, auto& y) {
+    return x.second.ts != y.second.ts ? x.second.ts < y.second.ts : x.second.dur > y.second.dur;
+  });
+  LaneAssigner lanes;
+  for (auto& [f, o] : occurrences_) occurrence_lane_.push_back(lanes.Add(o.ts, o.dur));
+  finding_lanes_ = lanes.lanes();
+  return {};
+}
+
+Status Exporter::Write(FILE* out) {
+  // Header and the run's description (otherData is shown by chrome://tracing).
+  JsonWriter head;
+  head.BeginObject().Field("displayTimeUnit", "ns").Key("otherData").BeginObject();
+  head.Field("producer", "syspgo " + version_).Field("run", run_.id).Field("command", command_);
+  head.Field("host", host_).Field("kernel", kernel_).Field("status", run_.status);
+  head.Field("start_realtime_ns", start_realtime_ns_).Field("command_start_us", Micros(command_start_));
+  head.EndObject();
+  std::string h = head.str();
+  fputs(h.c_str(), out);
+  fputs(",\"traceEvents\":[", out);
+
+  // Track names.
+  auto meta = [&](const char* what, int64_t pid, int64_t tid, const std::string& key, const std::string& value,
+                  bool number = false) {
+    Emit(out, Metadata(what, pid, tid, key, value, number));
+    ++stats_.metadata;
+  };
+  for (auto& [pid, p] : procs_) {
+    meta("process_name", pid, pid, "name", p.name);
+    meta("process_sort_index", pid, pid, "sort_index", std::to_string(p.order), true);
+  }
+  for (auto& [tid, t] : threads_) {
+    meta("thread_name", t.first, tid, "name", t.second);
+    meta("thread_sort_index", t.first, tid, "sort_index", std::to_string(tid == t.first ? 0 : tid), true);
+  }
+  for (auto& [dev, pid] : device_pid_) {
+    meta("process_name", pid, pid, "name", "block device " + DevName(dev));
+    meta("process_sort_index", pid, pid, "sort_index", std::to_string(2000000 + (pid - kTraceSyntheticPid)), true);
+    for (int l = 0; l < device_lanes_[dev]; ++l)
+      meta("thread_name", pid, pid + 1 + l, "name", "queue slot " + std::to_string(l));
+  }
+  const int64_t counter_pid = kTraceSyntheticPid + 1000, findings_pid = kTraceSyntheticPid;
+  if (has_page_cache_)
+    meta("process_name", counter_pid, counter_pid, "name", "page cache (pages the run added minus deleted)");
+  if (finding_lanes_) {
+    meta("process_name", findings_pid, findings_pid, "name", "syspgo findings");
+    meta("process_sort_index", findings_pid, findings_pid, "sort_index", "-1", true);
+    for (int l = 0; l < finding_lanes_; ++l)
+      meta("thread_name", findings_pid, findings_pid + 1 + l, "name", "findings " + std::to_string(l));
+  }
+
+  // The streams.
+  std::vector<Stream> streams;
+  std::vector<std::unique_ptr<Stmt>> stmts;
+  auto from_query = [&](const char* table, const char* sql, auto format) -> Status {
+    auto st = Query(table, sql);
+    if (!st) return st.error();
+    stmts.push_back(std::make_unique<Stmt>(std::move(*st)));
+    Stmt* s = stmts.back().get();
+    Stream stream;
+    stream.next = [this, s, format, &streams, idx = streams.size()](Status* err) {
+      Stream& me = streams[idx];
+      if (!s->Step(err)) return false;
+      me.ts = s->Int(0);
+      me.dur = s->Int(1);
+      me.text = format(*s);
+      return true;
+    };
+    streams.push_back(std::move(stream));
+    return {};
+  };
+  streams.reserve(5);
+  SYSPGO_TRY(from_query("file_io and file_open", kSyscallsSql, [this](Stmt& s) {
+    ++stats_.syscalls;
+    JsonWriter w;
+    Begin(w, s.Text(4), "syscall", "X", s.Int(2), s.Int(3)).Key("ts").Raw(Micros(s.Int(0)));
+    w.Key("dur").Raw(Micros(s.Int(1))).Key("args").BeginObject();
+    int64_t ret = s.Int(7);
+    if (s.Int(10)) {  // an open
+      w.Field("path", s.Text(6)).Field("flags", s.Int(11));
+      if (ret >= 0) w.Field("fd", ret);
+      else w.Field("errno", -ret);
+    } else {
+      w.Field("fd", s.Int(5)).Field("file", s.Text(6)).Field("requested", s.Int(9));
+      if (ret >= 0) w.Field("done", ret);
+      else w.Field("errno", -ret);
+      if (s.Int(8) >= 0) w.Field("offset", s.Int(8));
+    }
+    w.EndObject().EndObject();
+    return std::move(w.str());
+  }));
+  SYSPGO_TRY(from_query("offcpu", kOffCpuSql, [this](Stmt& s) {
+    ++stats_.offcpu;
+    JsonWriter w;
+    std::string state = OffCpuStateName(s.Int(4));
+    Begin(w, "off-CPU " + state, "offcpu", "X", s.Int(2), s.Int(3)).Key("ts").Raw(Micros(s.Int(0)));
+    w.Key("dur").Raw(Micros(s.Int(1))).Key("args").BeginObject().Field("state", state).Field("cpu", s.Int(5));
+    if (s.Int(7) > 0) w.Field("waker", s.Text(6) + " (tid " + std::to_string(s.Int(7)) + ")");
+    else if (s.Int(7) == 0) w.Field("waker", "interrupt on an idle CPU");
+    if (s.Int(8) >= 0) w.Key("runnable_us").Raw(Micros(s.Int(0) + s.Int(1) - s.Int(8)));
+    w.EndObject().EndObject();
+    return std::move(w.str());
+  }));
+  auto lanes = std::make_shared<std::map<int64_t, LaneAssigner>>();
+  SYSPGO_TRY(from_query("block_rq", kBlockSql, [this, lanes](Stmt& s) {
+    ++stats_.block;
+    int64_t dev = s.Int(2);
+    int lane = (*lanes)[dev].Add(s.Int(0), s.Int(1));
+    int64_t pid = device_pid_[dev];
+    JsonWriter w;
+    Begin(w, s.Text(3), "block", "X", pid, pid + 1 + lane).Key("ts").Raw(Micros(s.Int(0)));
+    w.Key("dur").Raw(Micros(s.Int(1))).Key("args").BeginObject().Field("bytes", s.Int(4)).Field("sector", s.Int(5));
+    w.Field("flags", s.Int(6)).Field("error", s.Int(7));
+    if (s.Int(8)) w.Field("for", s.Text(9) + " (tid " + std::to_string(s.Int(8)) + ")").Field("traced", s.Int(12));
+    if (!s.Text(10).empty()) w.Field("file", s.Text(10));
+    if (s.Int(11) >= 0) w.Key("queued_us").Raw(Micros(s.Int(11)));
+    w.EndObject().EndObject();
+    return std::move(w.str());
+  }));
+  if (has_page_cache_) {
+    // Instant events, and the run's net pages as a counter at most once per
+    // millisecond (enough to see churn; the trace stays about the size of
+    // the events it describes), plus the final value when the stream ends.
+    auto st = Query("page_cache", kPageCacheSql);
+    if (!st) return st.error();
+    stmts.push_back(std::make_unique<Stmt>(std::move(*st)));
+    Stmt* s = stmts.back().get();
+    struct Counter {
+      int64_t net = 0, shown = 0;        // pages: now, and as last written
+      int64_t last_ts = -1, shown_ts = -1;
+      bool done = false;
+    };
+    auto c = std::make_shared<Counter>();
+    auto counter = [counter_pid](int64_t ts, int64_t pages) {
+      JsonWriter w;
+      Begin(w, "page cache pages", "page_cache", "C", counter_pid, counter_pid).Key("ts").Raw(Micros(ts));
+      w.Key("args").BeginObject().Field("pages", pages).EndObject().EndObject();
+      return std::move(w.str());
+    };
+    Stream stream;
+    stream.next = [this, s, c, counter, &streams, idx = streams.size()](Status* err) {
+      Stream& me = streams[idx];
+      if (c->done) return false;
+      if (!s->Step(err)) {
+        c->done = true;
+        if (!err->ok() || c->last_ts < 0 || c->net == c->shown) return false;
+        me.ts = c->last_ts;
+        me.dur = 0;
+        me.text = counter(c->last_ts, c->net);
+        ++stats_.counters;
+        return true;
+      }
+      ++stats_.page_cache;
+      int64_t ts = s->Int(0);
+      bool add = s->Int(4) == 1;
+      JsonWriter w;
+      Begin(w, add ? "page cache add" : "page cache delete", "page_cache", "i", s->Int(2), s->Int(3));
+      w.Key("ts").Raw(Micros(ts)).Field("s", "t").Key("args").BeginObject();
+      std::string file =
+          s->Text(7).empty() ? DevName(s->Int(8)) + " inode " + std::to_string(s->Int(9)) : s->Text(7);
+      w.Field("file", file).Field("index", s->Int(5)).Field("pages", s->Int(6));
+      if (!s->Text(10).empty()) w.Field("memory_cgroup", s->Text(10));
+      w.EndObject().EndObject();
+      me.ts = ts;
+      me.dur = 0;
+      me.text = std::move(w.str());
+      c->net += add ? s->Int(6) : -s->Int(6);
+      c->last_ts = ts;
+      if (c->shown_ts < 0 || ts - c->shown_ts >= 1000000) {
+        me.text += ",\n" + counter(ts, c->net);
+        c->shown = c->net;
+        c->shown_ts = ts;
+        ++stats_.counters;
+      }
+      return true;
+    };
+    streams.push_back(std::move(stream));
+  }
+  {
+    Stream stream;
+    stream.next = [this, &streams, idx = streams.size(), i = size_t{0}, findings_pid](Status*) mutable {
+      if (i >= occurrences_.size()) return false;
+      auto& [f, o] = occurrences_[i];
+      Stream& me = streams[idx];
+      me.ts = o.ts;
+      me.dur = o.dur;
+      ++stats_.findings;
+      JsonWriter w;
+      Begin(w, f->title, "finding", "X", findings_pid, findings_pid + 1 + occurrence_lane_[i]);
+      w.Key("ts").Raw(Micros(o.ts));
+      w.Key("dur").Raw(Micros(o.dur)).Key("args").BeginObject().Field("kind", f->kind);
+      if (o.tid) w.Field("tid", o.tid);
+      w.Field("fix", f->fix).EndObject().EndObject();
+      me.text = std::move(w.str());
+      ++i;
+      return true;
+    };
+    streams.push_back(std::move(stream));
+  }
+
+  // Merge: always the earliest pending event, the longer at equal ts.
+  Status err;
+  for (Stream& s : streams) {
+    s.has = s.next(&err);
+    if (!err.ok()) return err;
+  }
+  for (;;) {
+    Stream* best = nullptr;
+    for (Stream& s : streams)
+      if (s.has && (!best || s.ts < best->ts || (s.ts == best->ts && s.dur > best->dur))) best = &s;
+    if (!best) break;
+    Emit(out, best->text);
+    best->has = best->next(&err);
+    if (!err.ok()) return MakeError(What("events") + " from '" + db_.path() + "': " + err.error().message);
+  }
+  fputs("\n]}\n", out);
+  return {};
+}
+
+}  // namespace
+
+Result<TraceStats> ExportChromeTrace(Db& db, const RunInfo& run, const FindingSet& findings, const std::string& out) {
+  Exporter e(db, run, findings);
+  SYSPGO_TRY(e.Prepare());
+  SYSPGO_TRY(WriteFileAtomically(out, [&](FILE* f) { return e.Write(f); }));
+  return e.stats();
+}
+
+}  // namespace syspgo

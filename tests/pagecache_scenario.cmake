@@ -1,0 +1,10 @@
+#===- tests/pagecache_scenario.cmake - the pagecache analysis -------------===#
+# One suite: the pass on a fixture database with its expected output
+# (tests/data/pagecache_fixture.sql, pagecache_expected.txt), and story 3 of
+# issue 4 end to end: examples/pagecache_thrash in a too-small memory cgroup
+# (v1) under `syspgo collect`, diagnosed, then rerun with the limit the
+# finding suggests. Needs root, BPF and the cgroup v1 memory controller.
+syspgo_test(pagecache_scenario_test SOURCES
+  ${CMAKE_CURRENT_SOURCE_DIR}/pagecache_scenario_test.cc
+  ${CMAKE_CURRENT_SOURCE_DIR}/findings_json.cc)
+add_dependencies(pagecache_scenario_test pagecache_thrash)

@@ -1,0 +1,181 @@
+//===- pagecache_scenario_test.cc - page-cache churn, on a fixture and for real ===//
+// The pagecache pass through the real CLI on a fixture database (its rows
+// and what each is for are in tests/data/pagecache_fixture.sql), and story 3
+// of issue 4 end to end: `syspgo collect` records
+// examples/pagecache_thrash/run_in_memcg.sh running the program over a
+// 32 MiB library inside a child memory cgroup limited to 8 MiB; `syspgo
+// analyze DB pagecache --json` must name the library, the cgroup, memcg
+// reclaim and a limit that fixes it. The same run with that limit must then
+// show no churn of the library.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "common/profile_db.h"
+#include "tests/findings_json.h"
+#include "tests/test_util.h"
+
+namespace syspgo::test {
+namespace {
+
+constexpr int64_t kMiB = 1 << 20;
+constexpr int kLimitMb = 8, kLibMb = 32, kPasses = 2;
+
+std::string Data(const std::string& name) {
+  std::ifstream in(std::string(SYSPGO_TEST_DATA) + "/" + name);
+  EXPECT_TRUE(in.good()) << "missing tests/data/" << name;
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The fixture loaded into a profile database made by the real code.
+std::string LoadFixture(const TempDir& dir) {
+  std::string path = dir.File("pagecache_fixture.db");
+  auto db = OpenProfileDb(path, DbMode::kCreateOrAppend);
+  EXPECT_TRUE(db.ok()) << db.error().message;
+  if (db.ok()) {
+    Status loaded = db->Exec(Data("pagecache_fixture.sql"));
+    EXPECT_TRUE(loaded.ok()) << loaded.error().message;
+  }
+  return path;
+}
+
+// `syspgo analyze DB pagecache --json` kept in `json_path`, and its findings.
+std::vector<FindingFields> Findings(const std::string& db, const std::string& json_path, std::string* raw) {
+  CmdResult r = RunCmd({SyspgoBin(), "analyze", db, "pagecache", "--json"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  *raw = r.out;
+  std::ofstream(json_path) << r.out;
+  std::string error;
+  std::vector<FindingFields> all = ReadStallFindings(json_path, &error);
+  EXPECT_TRUE(error.empty()) << error;
+  return all;
+}
+
+// The files[] row of `path` in the JSON, flattened: field -> JSON text.
+FindingFields FileRow(const std::string& json_path, const std::string& path) {
+  CmdResult r = RunCmd({"/usr/bin/python3", "-c",
+                        "import json, sys\n"
+                        "for f in json.load(open(sys.argv[1]))['files']:\n"
+                        "    if f['file'] == sys.argv[2]:\n"
+                        "        for k, v in f.items(): print(k, json.dumps(v), sep='\\t')\n",
+                        json_path, path});
+  EXPECT_EQ(r.status, 0) << r.err;
+  FindingFields out;
+  std::istringstream in(r.out);
+  std::string line;
+  while (std::getline(in, line)) {
+    size_t tab = line.find('\t');
+    if (tab != std::string::npos) out[line.substr(0, tab)] = line.substr(tab + 1);
+  }
+  return out;
+}
+
+TEST(AnalyzePagecache, TextMatchesExpected) {
+  TempDir dir;
+  CmdResult r = RunCmd({SyspgoBin(), "analyze", LoadFixture(dir), "pagecache"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, Data("pagecache_expected.txt"));
+}
+
+// The same facts field by field, so a wrong expected file cannot hide them.
+TEST(AnalyzePagecache, FixtureChurnIsMemcgReclaimNotDropCaches) {
+  TempDir dir;
+  std::string raw;
+  std::vector<FindingFields> all = Findings(LoadFixture(dir), dir.File("pc.json"), &raw);
+  ASSERT_EQ(all.size(), 1u) << raw;  // libc's 4 kswapd refaults and log.txt's truncation are no churn
+  const FindingFields& f = all[0];
+  EXPECT_EQ(f.at("file"), "/opt/svc/lib/libbig.so");
+  EXPECT_EQ(f.at("cgroup"), "/svc/syspgo-thrash-1");
+  EXPECT_EQ(f.at("limit_bytes"), "1048576");
+  EXPECT_EQ(f.at("reclaim"), "memcg reclaim");
+  EXPECT_EQ(f.at("added_pages"), "96");
+  EXPECT_EQ(f.at("deleted_pages"), "96");
+  EXPECT_EQ(f.at("refaulted_pages"), "96");  // 64 after drop_caches, 32 after reclaim
+  EXPECT_EQ(f.at("churn_pages"), "32");      // only the reclaim's
+  EXPECT_EQ(f.at("refault_bytes"), std::to_string(32 * 4096));
+  EXPECT_EQ(f.at("refaults_by"), R"({"drop_caches": 64, "memcg reclaim": 32})");
+  EXPECT_EQ(f.at("deleted_by"), R"({"drop_caches": 64, "memcg reclaim": 32})");
+  EXPECT_EQ(f.at("working_set_pages"), "65");  // the 64 added and the fault on page 70
+  EXPECT_EQ(f.at("block_read_bytes"), std::to_string(384 * 1024));
+  EXPECT_EQ(f.at("total_ns"), "3000000");      // the read after the reclaim
+  EXPECT_EQ(f.at("suggested_limit_bytes"), std::to_string(2 * kMiB));
+  EXPECT_NE(f.at("fix").find("memory.limit_in_bytes"), std::string::npos) << f.at("fix");
+  EXPECT_NE(f.at("fix").find("memory.low"), std::string::npos) << f.at("fix");
+  EXPECT_NE(f.at("fix").find("vmtouch -l"), std::string::npos) << f.at("fix");
+  EXPECT_NE(f.at("fix").find("prefetch"), std::string::npos) << f.at("fix");
+  EXPECT_NE(raw.find("\"kind\": \"pagecache-churn\""), std::string::npos);
+
+  FindingFields log = FileRow(dir.File("pc.json"), "/data/log.txt");
+  EXPECT_EQ(log["refaults_by"], R"({"truncation": 8})");
+  EXPECT_EQ(log["churns"], "false");
+  FindingFields libc = FileRow(dir.File("pc.json"), "/usr/lib/libc.so.6");
+  EXPECT_EQ(libc["deleted_by"], R"({"kswapd": 4})");
+  EXPECT_EQ(libc["churn_pages"], "4");
+  EXPECT_EQ(libc["churns"], "false");
+}
+
+// Records run_in_memcg.sh with the library at `lib` under `limit_mb` into
+// `db`, and prints the text report into the test log.
+void CollectThrash(const std::string& db, const std::string& lib, int limit_mb) {
+  std::string script = std::string(SYSPGO_SOURCE_DIR) + "/examples/pagecache_thrash/run_in_memcg.sh";
+  CmdResult c = RunCmd({SyspgoBin(), "collect", "-o", db, "--as-root", "--", script, "--bin",
+                        ExampleBin("pagecache_thrash"), "--file", lib, "--limit-mb", std::to_string(limit_mb),
+                        "--mb", std::to_string(kLibMb), "--passes", std::to_string(kPasses)});
+  ASSERT_EQ(c.status, 0) << c.err << c.out;
+  std::cout << c.out;
+  CmdResult text = RunCmd({SyspgoBin(), "analyze", db, "pagecache", "--limit", "5"});
+  std::cout << text.out;
+}
+
+TEST(PagecacheScenario, ThrashIsDiagnosedAndTheSuggestedLimitFixesIt) {
+  TempDir dir;
+  std::string lib = dir.File("libthrash.so");
+  std::string db = dir.File("thrash.db");
+  ASSERT_NO_FATAL_FAILURE(CollectThrash(db, lib, kLimitMb));
+  std::string raw;
+  std::vector<FindingFields> all = Findings(db, dir.File("thrash.json"), &raw);
+  const FindingFields* found = nullptr;
+  for (const FindingFields& f : all)
+    if (f.at("file") == lib) found = &f;
+  ASSERT_NE(found, nullptr) << "no churn finding names " << lib << ":\n" << raw;
+  const FindingFields& f = *found;
+  EXPECT_NE(f.at("cgroup").find("/syspgo-thrash-"), std::string::npos) << f.at("cgroup");
+  EXPECT_NE(f.at("title").find(f.at("cgroup")), std::string::npos) << f.at("title");
+  EXPECT_EQ(f.at("limit_bytes"), std::to_string(kLimitMb * kMiB));
+  EXPECT_EQ(f.at("reclaim"), "memcg reclaim");
+  EXPECT_NE(f.at("title").find("memcg reclaim"), std::string::npos) << f.at("title");
+  // Each later pass faults most of the library back in.
+  EXPECT_GE(std::stoll(f.at("refault_bytes")), (kLibMb - kLimitMb) * kMiB / 2) << f.at("refault_bytes");
+  // The working set is the library, nearly all of it touched.
+  int64_t ws = std::stoll(f.at("working_set_bytes"));
+  EXPECT_GE(ws, kLibMb * kMiB * 9 / 10);
+  EXPECT_LE(ws, kLibMb * kMiB);
+  // drop_caches by the runner is reported and not blamed.
+  EXPECT_EQ(f.at("refaults_by").find("truncation"), std::string::npos) << f.at("refaults_by");
+  int64_t suggested = std::stoll(f.at("suggested_limit_bytes"));
+  EXPECT_EQ(suggested % kMiB, 0);
+  EXPECT_GE(suggested, kLimitMb * kMiB + ws);
+  EXPECT_NE(f.at("fix").find("memory.limit_in_bytes to at least " + std::to_string(suggested / kMiB) + " MiB"),
+            std::string::npos)
+      << f.at("fix");
+
+  // The same run under the suggested limit: the library no longer churns.
+  std::string fixed = dir.File("fixed.db");
+  ASSERT_NO_FATAL_FAILURE(CollectThrash(fixed, lib, static_cast<int>(suggested / kMiB)));
+  std::vector<FindingFields> after = Findings(fixed, dir.File("fixed.json"), &raw);
+  for (const FindingFields& x : after) EXPECT_NE(x.at("file"), lib) << "still churns: " << x.at("title");
+  FindingFields row = FileRow(dir.File("fixed.json"), lib);
+  ASSERT_FALSE(row.empty()) << "the library's pages were not recorded in the second run:\n" << raw;
+  // The first pass reads the library in. Not all of it: pages of the file
+  // just written by the first run can survive the runner's drop_caches.
+  EXPECT_GE(std::stoll(row["added_pages"]), kLibMb * kMiB / 4096 / 2) << "the first pass reads it";
+  EXPECT_LE(std::stoll(row["churn_pages"]) * 4096, kMiB / 4) << row["deleted_by"];
+  EXPECT_EQ(row["churns"], "false");
+}
+
+}  // namespace
+}  // namespace syspgo::test
