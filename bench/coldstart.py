@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""coldstart.py - cold start with and without a syspgo prefetch plan.
+
+For each program: one cold collection (`syspgo collect --cold`) makes a
+plan (`syspgo optimize --emit plan`). Then, interleaved, --runs rounds of:
+  cold       drop the page cache, run the program;
+  whole      drop the page cache, read every file of the plan whole (what cat
+             or vmtouch -t does), then run the program;
+  plan       drop the page cache, `syspgo prefetch PLAN -- program` (the replay
+             runs ahead of the program, in parallel);
+  warm       run the program again with a warm cache.
+Wall time covers prefetching plus the program. Bytes read from disk come from
+/proc/diskstats of the disk holding the files. Writes its section of
+bench/RESULTS.md.
+
+usage: sudo bench/coldstart.py [--runs 10]
+"""
+import argparse
+import json
+import os
+import subprocess
+import tempfile
+import time
+
+import benchlib as B
+
+
+def disk_sectors_read(dev):
+    for line in open("/proc/diskstats"):
+        f = line.split()
+        if f[2] == dev:
+            return int(f[5])
+    raise SystemExit(f"bench: no disk {dev} in /proc/diskstats")
+
+
+def disk_of(path):
+    st = os.stat(path)
+    major, minor = os.major(st.st_dev), os.minor(st.st_dev)
+    name = os.path.basename(os.path.realpath(f"/sys/dev/block/{major}:{minor}"))
+    parent = os.path.basename(os.path.dirname(os.path.realpath(f"/sys/dev/block/{major}:{minor}")))
+    return parent if os.path.exists(f"/sys/block/{parent}") else name
+
+
+def drop_caches():
+    subprocess.run(["sync"], check=True)
+    open("/proc/sys/vm/drop_caches", "w").write("3\n")
+
+
+def run_variant(cmd):
+    t0 = time.monotonic_ns()
+    p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    t1 = time.monotonic_ns()
+    if p.returncode != 0:
+        raise SystemExit(f"bench: {' '.join(cmd)} failed: {p.stderr[-1500:]}")
+    return t1 - t0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=10)
+    a = ap.parse_args()
+    if a.runs < 5:
+        raise SystemExit("bench: at least 5 runs, for a median")
+    work = tempfile.mkdtemp(prefix="syspgo-coldstart-", dir="/var/tmp")
+    small = os.path.join(work, "small.c")
+    open(small, "w").write("int add(int a, int b) { return a + b; }\n")
+    programs = [
+        ("clang-19 --version", ["clang-19", "--version"]),
+        ("clang-19 -c small.c", ["clang-19", "-c", small, "-o", os.path.join(work, "small.o")]),
+        ("python3 -c 'import numpy'", ["/usr/bin/python3", "-c", "import numpy"]),
+    ]
+    disk = disk_of("/usr/lib")
+    rows = []
+    for title, cmd in programs:
+        db, plan = os.path.join(work, "cold.db"), os.path.join(work, "app.plan")
+        for f in (db, plan):
+            if os.path.exists(f):
+                os.unlink(f)
+        subprocess.run([B.SYSPGO, "collect", "--cold", "--probes", "fileio,faults,pagecache", "-o", db, "--"] + cmd,
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run([B.SYSPGO, "optimize", db, "--emit", "plan", "-o", plan], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        shown = json.loads(subprocess.run([B.SYSPGO, "plan-show", plan, "--json"], check=True, capture_output=True,
+                                          text=True).stdout)
+        paths = [f["path"] for f in shown["files"]]
+        plan_bytes = sum(e["length"] for f in shown["files"] for e in f["extents"])
+        variants = {
+            "cold": cmd,
+            "whole": ["sh", "-c", "cat " + " ".join(f"'{p}'" for p in paths) + " > /dev/null; exec \"$@\"",
+                      "sh"] + cmd,
+            "plan": [B.SYSPGO, "prefetch", plan, "--"] + cmd,
+            "warm": cmd,
+        }
+        wall = {v: [] for v in variants}
+        read = {v: [] for v in variants}
+        for i in range(a.runs):
+            for v in ["cold", "whole", "plan", "warm"]:
+                if v != "warm":
+                    drop_caches()
+                else:
+                    run_variant(cmd)  # make sure it is warm
+                s0 = disk_sectors_read(disk)
+                wall[v].append(run_variant(variants[v]))
+                read[v].append((disk_sectors_read(disk) - s0) * 512)
+        med = {v: B.med(wall[v]) for v in wall}
+        rows.append([title] + [B.fmt_range(wall[v]) for v in ["cold", "whole", "plan", "warm"]] +
+                    [f"{med['plan'] / med['warm']:.1f}x", f"{med['whole'] / med['plan']:.2f}x",
+                     f"{med['cold'] / med['plan']:.2f}x",
+                     " / ".join(f"{B.med(read[v]) / 1048576:.0f}" for v in ["cold", "whole", "plan"]),
+                     f"{plan_bytes / 1048576:.0f} MiB, {len(paths)} files"])
+    body = (f"Wall time of prefetch + program, medians of {a.runs} interleaved rounds (min–max); the page cache is "
+            "dropped before every cold, whole and plan run.\n\n"
+            "| program | cold | whole-file prefetch | syspgo plan | warm | plan ÷ warm | whole ÷ plan | cold ÷ plan | "
+            "MiB read from disk: cold / whole / plan | plan size |\n|---|---|---|---|---|---|---|---|---|---|\n" +
+            "\n".join("| " + " | ".join(r) + " |" for r in rows) +
+            "\n\nTargets (issue 7): plan within 2x of warm, at least 2x faster than whole-file prefetch, at least 4x "
+            "faster than cold, reading no more than cold + 10%.\n")
+    B.write_section("coldstart", f"sudo bench/coldstart.py --runs {a.runs}", body)
+    print(body)
+
+
+if __name__ == "__main__":
+    main()
