@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "collect/groups.h"
+#include "collect/ownership.h"
 #include "collect/target.h"
 #include "collect/writer.h"
 #include "common/profile_db.h"
@@ -127,6 +128,7 @@ Result<CollectResult> Collect(const CollectRequest& req) {
     exe = *r;
   }
   SYSPGO_TRY(CheckBpfCapabilities());
+  SYSPGO_TRY(CreateDbForInvokingUser(req.db_path));  // under sudo a new database is the invoking user's
   auto dbr = OpenProfileDb(req.db_path, DbMode::kCreateOrAppend);
   if (!dbr) return dbr.error();
   Db db = std::move(dbr.value());

@@ -162,7 +162,10 @@ void Writer::Loop() {
 
 Status Writer::WriteBatch(Batch& b) {
   if (failed()) return {};
-  SYSPGO_TRY(db_.Exec("BEGIN"));
+  // IMMEDIATE: take the write lock up front, so another writer to the same
+  // database makes us wait (busy timeout) instead of failing with
+  // SQLITE_BUSY_SNAPSHOT when a read transaction tries to become a write one.
+  SYSPGO_TRY(db_.Exec("BEGIN IMMEDIATE"));
   uint64_t written = 0;
   for (size_t t = 0; t < b.cells.size(); ++t) {
     size_t n = defs_[t].ncols;

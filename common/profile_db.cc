@@ -1,9 +1,11 @@
 //===- profile_db.cc - open, create and migrate a profile database ------===//
 #include "common/profile_db.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -46,6 +48,47 @@ Status Migrate(Db& db, int from) {
   return db.Exec("COMMIT");
 }
 
+// SQLite reads pages lazily, so a cut-off database opens and fails later
+// with "malformed", or, cut inside its header, looks like no database at
+// all. The 100-byte header says how long the file should be: check that
+// first and say what happened. A non-empty -wal may legitimately hold pages
+// past the end of the main file (a checkpoint cut short): SQLite recovers
+// from it, so the length is only checked without one.
+Status CheckNotTruncated(const std::string& path, uint64_t size) {
+  static const unsigned char kMagic[16] = {'S', 'Q', 'L', 'i', 't', 'e', ' ', 'f', 'o', 'r', 'm', 'a', 't', ' ', '3', 0};
+  unsigned char h[100];
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};  // the open below reports why
+  ssize_t n = pread(fd, h, sizeof h, 0);
+  close(fd);
+  if (n <= 0 || memcmp(h, kMagic, std::min<size_t>(n, sizeof kMagic)) != 0) return {};  // not SQLite: refused below
+  auto truncated = [&](const std::string& why) {
+    return MakeError("'" + path + "' is a truncated profile database: " + why +
+                         ". It was left untouched; copy it again from where it was recorded.",
+                     EINVAL);
+  };
+  if (n < 100)
+    return truncated("it ends inside the 100-byte SQLite header, after " + std::to_string(size) + " bytes");
+  auto be32 = [&](int at) { return uint32_t(h[at]) << 24 | uint32_t(h[at + 1]) << 16 | uint32_t(h[at + 2]) << 8 | h[at + 3]; };
+  uint64_t page = (uint32_t(h[16]) << 8 | h[17]) == 1 ? 65536 : (uint32_t(h[16]) << 8 | h[17]);
+  uint64_t want = uint64_t(be32(28)) * page;
+  struct stat wal {};
+  bool wal_pages = stat((path + "-wal").c_str(), &wal) == 0 && wal.st_size > 32;
+  // The header's page count is valid only when it was written with the
+  // current change counter (offset 92 equals offset 24).
+  if (!wal_pages && be32(92) == be32(24) && want > size)
+    return truncated("its header says " + std::to_string(want) + " bytes, but the file has " + std::to_string(size));
+  return {};
+}
+
+// True for an SQLite database with nothing in it: no application_id, no
+// table. Queries that fail (not SQLite) say false; the caller reports why.
+bool IsEmptyDatabase(Db& db) {
+  auto app = db.QueryInt("PRAGMA application_id");
+  auto objects = db.QueryInt("SELECT COUNT(*) FROM sqlite_master");
+  return app.ok() && *app == 0 && objects.ok() && *objects == 0;
+}
+
 }  // namespace
 
 std::string CurrentBootId() {
@@ -72,6 +115,7 @@ Result<Db> OpenProfileDb(const std::string& path, DbMode mode) {
   if (exists && S_ISDIR(sb.st_mode))
     return MakeError("'" + path + "' is a directory, not a profile database. Give a file path.", EISDIR);
   bool fresh = !exists || sb.st_size == 0;
+  if (!fresh) SYSPGO_TRY(CheckNotTruncated(path, static_cast<uint64_t>(sb.st_size)));
 
   // NOMUTEX: a connection is only ever used by one thread at a time (the
   // collector hands its connection to the writer thread), so SQLite's
@@ -87,6 +131,11 @@ Result<Db> OpenProfileDb(const std::string& path, DbMode mode) {
     return db.error();
   }
 
+  // An empty database is one another collector is creating right now: it
+  // has written the header (WAL mode) but not yet committed the schema.
+  // Appending treats it as new: CreateSchema waits for that writer, then
+  // finds its schema and adds nothing.
+  if (!fresh && mode == DbMode::kCreateOrAppend && IsEmptyDatabase(*db)) fresh = true;
   if (!fresh) {
     // Identify the file before anything could write to it.
     auto app = db->QueryInt("PRAGMA application_id");

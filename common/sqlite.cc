@@ -2,6 +2,16 @@
 #include "common/sqlite.h"
 
 namespace syspgo {
+namespace {
+
+// A failed step names the database file: the error may reach a person far
+// from where the statement was prepared (a damaged file shows up here).
+std::string StepError(sqlite3* db, sqlite3_stmt* s) {
+  const char* file = sqlite3_db_filename(db, "main");
+  return std::string("database '") + (file ? file : "") + "': " + sqlite3_errmsg(db) + " in: " + sqlite3_sql(s);
+}
+
+}  // namespace
 
 Stmt& Stmt::operator=(Stmt&& o) noexcept {
   if (this != &o) {
@@ -21,7 +31,7 @@ bool Stmt::Step(Status* err) {
   int rc = sqlite3_step(s_);
   if (rc == SQLITE_ROW) return true;
   if (rc != SQLITE_DONE && err)
-    *err = MakeError(std::string("SQLite error: ") + sqlite3_errmsg(db_) + " in: " + sqlite3_sql(s_), rc);
+    *err = MakeError(StepError(db_, s_), rc);
   return false;
 }
 
@@ -29,7 +39,7 @@ Status Stmt::Run() {
   int rc = sqlite3_step(s_);
   sqlite3_reset(s_);
   if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-    return MakeError(std::string("SQLite error: ") + sqlite3_errmsg(db_) + " in: " + sqlite3_sql(s_), rc);
+    return MakeError(StepError(db_, s_), rc);
   return {};
 }
 

@@ -25,15 +25,21 @@
 #include "optimize/prefetch.h"
 
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <sys/fsuid.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "common/util.h"
 
@@ -77,14 +83,84 @@ Sizing Size(const PrefetchOptions& o) {
   return {threads, chunk};
 }
 
+// ---- Least privilege under sudo (issue 8) ----------------------------------
+// `sudo syspgo prefetch` must read only files the invoking user could read
+// (a plan is outside input: it could list /etc/shadow, and reading it would
+// at least reveal through the page cache that it was touched). So under
+// sudo every file is opened with the invoking user's filesystem ids and
+// groups, and the kernel applies its own checks (modes, ACLs, LSMs) to that
+// user. The switch is per thread: setfsuid/setfsgid are, and setgroups is
+// made as a raw syscall because glibc's wrapper changes every thread. An
+// open descriptor keeps working after the ids are switched back.
+struct Invoker {
+  bool active = false;  // running as root under sudo for a user other than root
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::vector<gid_t> groups;
+};
+
+const Invoker& SudoInvoker() {
+  static const Invoker inv = [] {
+    Invoker i;
+    const char* su = getenv("SUDO_UID");
+    const char* sg = getenv("SUDO_GID");
+    if (geteuid() != 0 || !su || !sg) return i;
+    i.uid = static_cast<uid_t>(strtoul(su, nullptr, 10));
+    i.gid = static_cast<gid_t>(strtoul(sg, nullptr, 10));
+    if (i.uid == 0) return i;
+    i.active = true;
+    i.groups = {i.gid};
+    if (passwd* pw = getpwuid(i.uid)) {
+      int n = 64;
+      std::vector<gid_t> g(n);
+      if (getgrouplist(pw->pw_name, i.gid, g.data(), &n) < 0) {
+        g.resize(n);
+        getgrouplist(pw->pw_name, i.gid, g.data(), &n);
+      }
+      g.resize(n);
+      i.groups = g;
+    }
+    return i;
+  }();
+  return inv;
+}
+
+// open(path, O_RDONLY) as the invoking user under sudo, else as ourselves.
+// Fails closed (EPERM) if the ids could not be switched.
+int OpenForReading(const std::string& path) {
+  const Invoker& inv = SudoInvoker();
+  if (!inv.active) return open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  std::vector<gid_t> saved(static_cast<size_t>(std::max(getgroups(0, nullptr), 0)));
+  if (getgroups(static_cast<int>(saved.size()), saved.data()) < 0) saved.clear();
+  gid_t own_gid = getegid();
+  int fd = -1, err = EPERM;
+  if (syscall(SYS_setgroups, inv.groups.size(), inv.groups.data()) == 0) {
+    setfsgid(inv.gid);
+    setfsuid(inv.uid);
+    // setfsuid/setfsgid report the previous id, not failure: read them back.
+    if (setfsuid(static_cast<uid_t>(-1)) == static_cast<int>(inv.uid) &&
+        setfsgid(static_cast<gid_t>(-1)) == static_cast<int>(inv.gid)) {
+      fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      err = errno;
+    }
+    setfsuid(0);
+    setfsgid(own_gid);
+    syscall(SYS_setgroups, saved.size(), saved.data());
+  }
+  errno = fd >= 0 ? 0 : err;
+  return fd;
+}
+
 // Opening a file and checking its fingerprint, for Replay and DryRun alike.
 // On success *fd is open (the caller closes it).
 PrefetchFileResult CheckFile(const PlanFile& f, int* fd) {
   PrefetchFileResult r;
-  *fd = open(f.path.c_str(), O_RDONLY | O_CLOEXEC);
+  *fd = OpenForReading(f.path);
   if (*fd < 0) {
     r.outcome = errno == ENOENT || errno == ENOTDIR ? FileOutcome::kMissing : FileOutcome::kFailed;
     r.reason = r.outcome == FileOutcome::kMissing ? "it does not exist" : "cannot open it: " + std::string(strerror(errno));
+    if (errno == EACCES && SudoInvoker().active)
+      r.reason += " (opened as uid " + std::to_string(SudoInvoker().uid) + ", the user who ran sudo)";
     return r;
   }
   auto now = ComputeFingerprint(*fd, f.path);

@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""make_corpus.py - writes the seed corpora in fuzz/corpus/<target>/.
+
+Seeds are small, valid inputs (and a few near misses) that show libFuzzer
+the shape of each format, so it mutates from inside it rather than
+rediscovering magic numbers. They are committed; rerun this script (no
+arguments) after a format changes. Only the standard library is used: the
+plan's protobuf is encoded by hand (schemas/prefetch_plan.proto), and the
+databases are made with the sqlite3 module from the frozen schema, with
+512-byte pages to keep them small, and named *.sqlite: .gitignore leaves
+out *.db.
+"""
+import os
+import sqlite3
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+PAGE = 4096
+
+
+# ---- prefetch plans: header + syspgo.PrefetchPlan ----------------------------
+
+def varint(v):
+    v &= (1 << 64) - 1  # int64 fields are two's complement on the wire
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        out.append(b | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+
+
+def field_varint(num, v):
+    return varint(num << 3) + varint(v)
+
+
+def field_bytes(num, b):
+    return varint(num << 3 | 2) + varint(len(b)) + b
+
+
+def field_fixed64(num, v):
+    return varint(num << 3 | 1) + struct.pack("<Q", v)
+
+
+def extent(offset, length, ts):
+    return field_varint(1, offset) + field_varint(2, length) + field_varint(3, ts)
+
+
+def plan_file(path, size, extents, ino=1000, dev=2049, mtime=1700000000123456789, checksum=0x1234ABCD5678EF90):
+    body = b"".join(field_bytes(1, extent(*e)) for e in extents)
+    body += field_bytes(2, path.encode()) + field_varint(3, size) + field_varint(4, mtime)
+    body += field_varint(5, ino) + field_varint(6, dev) + field_fixed64(7, checksum)
+    return body
+
+
+def plan(files, run_ids=(1,), merged=1):
+    creation = field_bytes(1, b"0.1.0") + field_bytes(2, b"seedhost")
+    creation += field_bytes(3, b"".join(varint(r) for r in run_ids)) + field_varint(4, merged)
+    payload = field_varint(1, 1) + field_bytes(2, creation)
+    payload += b"".join(field_bytes(3, plan_file(*f)) for f in files)
+    h = 0xCBF29CE484222325
+    for byte in payload:
+        h = ((h ^ byte) * 0x100000001B3) & ((1 << 64) - 1)
+    return b"SYSPGOPF" + struct.pack("<IIQQ", 1, 0, len(payload), h) + payload
+
+
+def plan_seeds():
+    one = plan([("/usr/lib/app/libapp.so", 3 * PAGE + 10, [(0, PAGE, 100), (2 * PAGE, 2 * PAGE, 900)])])
+    three = plan([
+        ("/srv/a.bin", 64 * PAGE, [(0, 4 * PAGE, 0), (32 * PAGE, PAGE, 5000)], 11),
+        ("/srv/b.bin", 8 * PAGE, [(PAGE, PAGE, 10), (0, PAGE, 20)], 12),
+        ("/srv/c.bin", PAGE, [(0, PAGE, 3000)], 13),
+    ], run_ids=(3, 7), merged=2)
+    return {
+        "one_file.plan": one,
+        "three_files_merged.plan": three,
+        "empty.plan": plan([]),
+        "truncated_header.plan": one[:20],
+    }
+
+
+# ---- profile databases -------------------------------------------------------
+
+def make_db(path, journal_mode, extra_sql=""):
+    if os.path.exists(path):
+        os.unlink(path)
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA page_size = 512")
+    db.executescript(open(os.path.join(ROOT, "schemas", "frozen", "profile_v1.sql")).read())
+    db.executescript(open(os.path.join(ROOT, "tests", "data", "files_fixture.sql")).read())
+    db.executescript(extra_sql)
+    db.commit()
+    db.execute("VACUUM")
+    db.execute(f"PRAGMA journal_mode = {journal_mode}")
+    db.close()
+    for suffix in ("-wal", "-shm"):
+        if os.path.exists(path + suffix):
+            os.unlink(path + suffix)
+
+
+def db_seeds(out):
+    make_db(os.path.join(out, "fixture.sqlite"), "DELETE")
+    # WAL mode in the header, as collect leaves it.
+    make_db(os.path.join(out, "fixture_wal.sqlite"), "WAL")
+    # A run still marked running by a collector that is gone.
+    make_db(os.path.join(out, "running.sqlite"), "DELETE",
+            "UPDATE run SET status = 'running', end_ts = NULL, collector_pid = 999999, boot_id = 'x' WHERE id = 2;")
+
+
+def frames(*addrs):
+    return struct.pack(f"<{len(addrs)}Q", *addrs)
+
+
+# CPU samples of one process: a user stack through two mappings, a kernel
+# stack named by a small kallsyms table, and a sample with no stacks.
+CPU_SQL = """
+INSERT INTO mapping (run_id, ts, pid, vm_start, vm_end, file_off, dev, ino, path, build_id) VALUES
+  (1, 0, 100, 4194304, 4202496, 0, 2049, 11, '/usr/bin/app', '0123456789abcdef0123456789abcdef01234567'),
+  (1, 5, 100, 140000000000, 140000004096, 8192, 2049, 12, '/usr/lib/libc.so.6', NULL),
+  (1, 9, 100, 140000008192, 140000012288, 0, 0, 0, '', NULL);
+INSERT INTO kallsyms (hash, size, text) VALUES
+  ('00000000000000aa', 96, 'ffffffff81000000 T _stext
+ffffffff81000100 t do_sys_read
+ffffffff81000200 T vfs_read	[ext4]
+');
+INSERT INTO run_kallsyms (run_id, hash) VALUES (1, '00000000000000aa');
+"""
+
+
+def cpu_seeds(out):
+    for name, kernel in (("samples.sqlite", True), ("user_only.sqlite", False)):
+        path = os.path.join(out, name)
+        make_db(path, "DELETE", CPU_SQL)
+        db = sqlite3.connect(path)
+        db.execute("INSERT INTO stack (run_id, id, frames) VALUES (1, 1, ?)",
+                   (frames(4194400, 140000000100, 4194500),))
+        db.execute("INSERT INTO stack (run_id, id, frames) VALUES (1, 2, ?)",
+                   (frames(0xFFFFFFFF81000210, 0xFFFFFFFF81000120),))
+        rows = [(1, 10 * i, 100, 100, i % 2, int(kernel and i % 3 == 0), 4194400 + i, 1 if i % 4 else 0,
+                 2 if kernel and i % 3 == 0 else 0) for i in range(12)]
+        db.executemany("INSERT INTO cpu_sample (run_id, ts, pid, tid, cpu, kernel, ip, user_stack_id, "
+                       "kernel_stack_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        db.commit()
+        db.execute("VACUUM")
+        db.close()
+
+
+def main():
+    plans = os.path.join(HERE, "corpus", "plan")
+    dbs = os.path.join(HERE, "corpus", "profile_db")
+    cpu = os.path.join(HERE, "corpus", "cpu_samples")
+    for d in (plans, dbs, cpu):
+        os.makedirs(d, exist_ok=True)
+    for name, data in plan_seeds().items():
+        with open(os.path.join(plans, name), "wb") as f:
+            f.write(data)
+    db_seeds(dbs)
+    cpu_seeds(cpu)
+    for d in (plans, dbs, cpu):
+        for name in sorted(os.listdir(d)):
+            print(f"{os.path.relpath(os.path.join(d, name), ROOT)}: {os.path.getsize(os.path.join(d, name))} bytes")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,37 @@
+#===- tests/reliability.cmake - issue 8: faults, bad input, least privilege ===#
+# Suites for what syspgo must survive and refuse, and the fuzz targets.
+#
+# -DSYSPGO_FUZZ=ON (only in a clang-19 build directory: fuzz/run.sh makes one)
+# builds the libFuzzer targets in fuzz/. The normal build instead gets a
+# ctest entry that runs fuzz/run.sh briefly (it configures its own clang
+# build beside this one), and a suite that replays the corpora and saved
+# crashes through the same code.
+option(SYSPGO_FUZZ "Build the libFuzzer targets in fuzz/ (needs clang-19)" OFF)
+if(SYSPGO_FUZZ)
+  add_subdirectory(${CMAKE_SOURCE_DIR}/fuzz ${CMAKE_BINARY_DIR}/fuzz)
+else()
+  add_test(NAME fuzz_brief
+           COMMAND ${CMAKE_SOURCE_DIR}/fuzz/run.sh --seconds 25 --build-dir ${CMAKE_BINARY_DIR}/fuzz-clang)
+  # Configuring and building the clang tree the first time takes about a minute.
+  set_tests_properties(fuzz_brief PROPERTIES TIMEOUT 400 LABELS fuzz)
+endif()
+
+set(_fuzz_inputs ${CMAKE_SOURCE_DIR}/fuzz/fuzz_inputs.cc)
+if(EXISTS ${CMAKE_SOURCE_DIR}/analyze/sample_db.cc)  # as in fuzz/CMakeLists.txt
+  list(APPEND _fuzz_inputs ${CMAKE_SOURCE_DIR}/fuzz/cpu_samples_input.cc)
+endif()
+syspgo_test(fuzz_regression_test
+  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_regression_test.cc ${_fuzz_inputs}
+  LIBS syspgo_optimize syspgo_analyze)
+if(EXISTS ${CMAKE_SOURCE_DIR}/analyze/sample_db.cc)
+  target_compile_definitions(fuzz_regression_test PRIVATE SYSPGO_FUZZ_CPU_SAMPLES=1)
+endif()
+syspgo_test(migration_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/migration_test.cc LIBS syspgo_analyze)
+syspgo_test(concurrency_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/concurrency_test.cc)
+syspgo_test(target_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/target_test.cc)
+syspgo_test(flood_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/flood_test.cc)
+# ownership.cc is compiled in directly until collect/CMakeLists.txt lists it.
+syspgo_test(privilege_test
+  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/privilege_test.cc ${CMAKE_SOURCE_DIR}/collect/ownership.cc
+  LIBS syspgo_optimize)
+syspgo_test(redact_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/redact_test.cc LIBS syspgo_analyze)
