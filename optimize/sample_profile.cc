@@ -1,39 +1,67 @@
 //===- sample_profile.cc - LLVM sample profiles from stack samples -------===//
-// How the counts are made, with no branch records (no LBR on this kind of
-// machine), from timer samples that carry a frame-pointer stack:
-//
-//  * Body samples: each sample's innermost user frame (its IP) adds its
-//    count at (line offset, base discriminator) of the innermost inline
-//    frame, nested under the inlined call sites of its inline chain; every
-//    level's TOTAL grows by the count, as llvm-profgen --leading-ip-only
-//    does. A line's count is therefore time spent on it (executions times
-//    cost), not its execution count.
-//  * Call sites: each caller frame (a return address; the call is the
-//    instruction before it, so its line is looked up at address - 1) adds
-//    the sample's count to the body count of the call's line and, as a call
-//    target, to the callee the next frame is in. Without this the block
-//    that calls a hot function would look cold to the compiler (it rarely
-//    holds the IP itself), and it would be laid out, split or not inlined as
-//    cold code. The count is time spent below the call, not calls made.
-//    Each frame counts once per sample, so recursion does not multiply.
-//  * Head samples: a function's head samples are the call-target counts
-//    into it from sampled callers (again time, not entries).
-//  * Frames of other binaries are left out, except as call-target names.
+// The emitter checks that the binary can have a sample profile, then hands
+// the Profile to syspgo's LLVM module (llvm_module.h), loaded here on first
+// use, which builds the counts (how, and what they lose against
+// instrumentation, is in llvm_module.cc and docs/profiles.md) and writes
+// them through LLVM's ProfileData library. syspgo itself does not link
+// libLLVM.
 #include "optimize/sample_profile.h"
 
-#include <llvm/ProfileData/SampleProf.h>
-#include <llvm/ProfileData/SampleProfWriter.h>
+#include <dlfcn.h>
+#include <limits.h>
+#include <unistd.h>
 
-#include <set>
+#include <mutex>
+#include <vector>
+
+#include "optimize/llvm_module.h"
 
 namespace syspgo {
 namespace {
 
-using llvm::sampleprof::FunctionId;
-using llvm::sampleprof::FunctionSamples;
-using llvm::sampleprof::LineLocation;
-using llvm::sampleprof::SampleContext;
-using llvm::sampleprof::SampleProfileMap;
+std::string SelfExe() {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
+// Loads libsyspgo_llvm.so from the directory of the running executable
+// (where it is built and installed). Processes that are not the installed
+// syspgo (the test suites, which link syspgo_optimize themselves) fall back
+// to the build tree's copy, SYSPGO_LLVM_MODULE_BUILD_DIR. Loaded once; never
+// unloaded.
+Result<SyspgoLlvmWriteSampleProfileFn> LoadModule() {
+  static std::once_flag once;
+  static SyspgoLlvmWriteSampleProfileFn fn = nullptr;
+  static std::string error;
+  std::call_once(once, [] {
+    std::string exe = SelfExe();
+    std::string dir = exe.substr(0, exe.rfind('/') == std::string::npos ? 0 : exe.rfind('/'));
+    std::vector<std::string> candidates = {dir + "/" + kSyspgoLlvmModuleName};
+#ifdef SYSPGO_LLVM_MODULE_BUILD_DIR
+    candidates.push_back(std::string(SYSPGO_LLVM_MODULE_BUILD_DIR) + "/" + kSyspgoLlvmModuleName);
+#endif
+    for (const std::string& path : candidates) {
+      if (access(path.c_str(), F_OK) != 0) continue;
+      void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (!h) {
+        const char* e = dlerror();
+        error = "cannot load syspgo's LLVM module " + path + ": " + (e ? e : "unknown error") +
+                " (it needs LLVM 19's libLLVM): reinstall/rebuild syspgo.";
+        return;
+      }
+      fn = reinterpret_cast<SyspgoLlvmWriteSampleProfileFn>(dlsym(h, kSyspgoLlvmWriteSampleProfile));
+      if (!fn)
+        error = "syspgo's LLVM module " + path + " has no " + kSyspgoLlvmWriteSampleProfile +
+                ": it is from another build; reinstall/rebuild syspgo.";
+      return;
+    }
+    error = std::string("syspgo's LLVM module ") + kSyspgoLlvmModuleName + " was not found next to " +
+            (exe.empty() ? std::string("the syspgo executable") : exe) + ": reinstall/rebuild syspgo.";
+  });
+  if (!fn) return MakeError(error);
+  return fn;
+}
 
 class SampleProfileEmitter : public ProfileEmitter {
  public:
@@ -47,49 +75,20 @@ class SampleProfileEmitter : public ProfileEmitter {
                        "through .gnu_debuglink or .build-id): a sample profile maps samples to source lines. "
                        "Build with -g or -gline-tables-only (add -fdebug-info-for-profiling for discriminators), "
                        "or install its debug file and pass --debug-dir.");
-    SampleProfileMap map;
-    uint64_t used = 0;
-    for (const ProfileSample& s : p.samples) {
-      std::set<uint32_t> seen;  // caller frames count once per sample
-      for (size_t i = s.first_user; i < s.stack.size(); ++i) {
-        const Location& l = p.locations[s.stack[i]];
-        if (l.binary != binary || !l.has_line()) continue;
-        bool leaf = i == s.first_user && !l.return_address;
-        if (!leaf && !seen.insert(s.stack[i]).second) continue;
-        used += leaf ? s.count : 0;
-        FunctionSamples* fs = &map.create(SampleContext(Name(p, l.frames.back())));
-        fs->addTotalSamples(s.count);
-        for (size_t k = l.frames.size() - 1; k > 0; --k) {
-          const SourceFrame& site = l.frames[k];
-          FunctionId callee = Name(p, l.frames[k - 1]);
-          FunctionSamples& in = fs->functionSamplesAt(LineLocation(site.line_offset, site.discriminator))[callee];
-          in.setFunction(callee);
-          in.addTotalSamples(s.count);
-          fs = &in;
-        }
-        const SourceFrame& f = l.frames[0];
-        fs->addBodySamples(f.line_offset, f.discriminator, s.count);
-        if (i == s.first_user) continue;  // kernel-mode sample: the syscall site, no user callee
-        const Function* callee = p.Outermost(p.locations[s.stack[i - 1]]);
-        if (!callee) continue;
-        fs->addCalledTargetSamples(f.line_offset, f.discriminator, FunctionId(callee->name), s.count);
-        if (callee->binary == binary && p.locations[s.stack[i - 1]].has_line())
-          map.create(SampleContext(FunctionId(callee->name))).addHeadSamples(s.count);
-      }
-    }
-    if (map.empty() || used == 0)
-      return MakeError("no sample of the run has its innermost frame in " + b.ref.path +
-                       " at a known source line; nothing to write. Was it running during the collection?");
-    auto w = llvm::sampleprof::SampleProfileWriter::create(
-        path, extbinary_ ? llvm::sampleprof::SPF_Ext_Binary : llvm::sampleprof::SPF_Text);
-    if (!w) return MakeError("cannot create '" + path + "': " + w.getError().message() + ".");
-    if (std::error_code ec = (*w)->write(map))
-      return MakeError("cannot write the sample profile '" + path + "': " + ec.message() + ".");
+    auto fn = LoadModule();
+    if (!fn) return fn.error();
+    LlvmSampleProfileRequest req;
+    req.profile = &p;
+    req.binary = binary;
+    req.path = &path;
+    req.extbinary = extbinary_;
+    LlvmSampleProfileResult res;
+    (*fn)(&req, &res);
+    if (!res.ok) return MakeError(res.error);
     return {};
   }
 
  private:
-  static FunctionId Name(const Profile& p, const SourceFrame& f) { return FunctionId(p.functions[f.function].name); }
   bool extbinary_;
 };
 

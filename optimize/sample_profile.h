@@ -1,8 +1,10 @@
 //===- sample_profile.h - LLVM sample profiles from stack samples --------===//
 // Written through LLVM's ProfileData library (SampleProfileWriter), text or
-// extensible binary, for clang -fprofile-sample-use. How counts are derived
-// without LBR, and what that loses against instrumentation, is in
-// sample_profile.cc and docs/profiles.md.
+// extensible binary, for clang -fprofile-sample-use. The LLVM part lives in
+// the loadable module libsyspgo_llvm.so (llvm_module.h), dlopen()ed on first
+// use so that syspgo does not link libLLVM. How counts are derived without
+// LBR, and what that loses against instrumentation, is in llvm_module.cc and
+// docs/profiles.md.
 #pragma once
 #include <memory>
 

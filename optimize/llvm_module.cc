@@ -1,0 +1,108 @@
+//===- llvm_module.cc - libsyspgo_llvm.so: syspgo's LLVM-using code -----===//
+// Built as a MODULE library (see llvm_module.h for why and the interface).
+// It writes LLVM sample profiles through LLVM's ProfileData library, from
+// timer samples that carry a frame-pointer stack and no branch records (no
+// LBR on this kind of machine). How the counts are made:
+//
+//  * Body samples: each sample's innermost user frame (its IP) adds its
+//    count at (line offset, base discriminator) of the innermost inline
+//    frame, nested under the inlined call sites of its inline chain; every
+//    level's TOTAL grows by the count, as llvm-profgen --leading-ip-only
+//    does. A line's count is therefore time spent on it (executions times
+//    cost), not its execution count.
+//  * Call sites: each caller frame (a return address; the call is the
+//    instruction before it, so its line is looked up at address - 1) adds
+//    the sample's count to the body count of the call's line and, as a call
+//    target, to the callee the next frame is in. Without this the block
+//    that calls a hot function would look cold to the compiler (it rarely
+//    holds the IP itself), and it would be laid out, split or not inlined as
+//    cold code. The count is time spent below the call, not calls made.
+//    Each frame counts once per sample, so recursion does not multiply.
+//  * Head samples: a function's head samples are the call-target counts
+//    into it from sampled callers (again time, not entries).
+//  * Frames of other binaries are left out, except as call-target names.
+#include "optimize/llvm_module.h"
+
+#include <llvm/ProfileData/SampleProf.h>
+#include <llvm/ProfileData/SampleProfWriter.h>
+
+#include <set>
+
+namespace syspgo {
+namespace {
+
+using llvm::sampleprof::FunctionId;
+using llvm::sampleprof::FunctionSamples;
+using llvm::sampleprof::LineLocation;
+using llvm::sampleprof::SampleContext;
+using llvm::sampleprof::SampleProfileMap;
+
+FunctionId Name(const Profile& p, const SourceFrame& f) { return FunctionId(p.functions[f.function].name); }
+
+// Profile::Outermost, inline here: the module links no syspgo library.
+const Function* Outermost(const Profile& p, const Location& l) {
+  return l.frames.empty() ? nullptr : &p.functions[l.frames.back().function];
+}
+
+// Returns "" on success, else the error message.
+std::string Write(const Profile& p, uint32_t binary, const std::string& path, bool extbinary) {
+  const ProfileBinary& b = p.binaries[binary];
+  SampleProfileMap map;
+  uint64_t used = 0;
+  for (const ProfileSample& s : p.samples) {
+    std::set<uint32_t> seen;  // caller frames count once per sample
+    for (size_t i = s.first_user; i < s.stack.size(); ++i) {
+      const Location& l = p.locations[s.stack[i]];
+      if (l.binary != binary || !l.has_line()) continue;
+      bool leaf = i == s.first_user && !l.return_address;
+      if (!leaf && !seen.insert(s.stack[i]).second) continue;
+      used += leaf ? s.count : 0;
+      FunctionSamples* fs = &map.create(SampleContext(Name(p, l.frames.back())));
+      fs->addTotalSamples(s.count);
+      for (size_t k = l.frames.size() - 1; k > 0; --k) {
+        const SourceFrame& site = l.frames[k];
+        FunctionId callee = Name(p, l.frames[k - 1]);
+        FunctionSamples& in = fs->functionSamplesAt(LineLocation(site.line_offset, site.discriminator))[callee];
+        in.setFunction(callee);
+        in.addTotalSamples(s.count);
+        fs = &in;
+      }
+      const SourceFrame& f = l.frames[0];
+      fs->addBodySamples(f.line_offset, f.discriminator, s.count);
+      if (i == s.first_user) continue;  // kernel-mode sample: the syscall site, no user callee
+      const Function* callee = Outermost(p, p.locations[s.stack[i - 1]]);
+      if (!callee) continue;
+      fs->addCalledTargetSamples(f.line_offset, f.discriminator, FunctionId(callee->name), s.count);
+      if (callee->binary == binary && p.locations[s.stack[i - 1]].has_line())
+        map.create(SampleContext(FunctionId(callee->name))).addHeadSamples(s.count);
+    }
+  }
+  if (map.empty() || used == 0)
+    return "no sample of the run has its innermost frame in " + b.ref.path +
+           " at a known source line; nothing to write. Was it running during the collection?";
+  auto w = llvm::sampleprof::SampleProfileWriter::create(
+      path, extbinary ? llvm::sampleprof::SPF_Ext_Binary : llvm::sampleprof::SPF_Text);
+  if (!w) return "cannot create '" + path + "': " + w.getError().message() + ".";
+  if (std::error_code ec = (*w)->write(map))
+    return "cannot write the sample profile '" + path + "': " + ec.message() + ".";
+  return "";
+}
+
+}  // namespace
+}  // namespace syspgo
+
+extern "C" __attribute__((visibility("default"))) void syspgo_llvm_write_sample_profile(const void* request,
+                                                                                         void* result) {
+  const auto& req = *static_cast<const syspgo::LlvmSampleProfileRequest*>(request);
+  auto& res = *static_cast<syspgo::LlvmSampleProfileResult*>(result);
+  if (req.abi_version != syspgo::kSyspgoLlvmAbiVersion) {
+    // Do not touch the other fields: their layout may differ.
+    res.ok = false;
+    res.error = "syspgo's LLVM module libsyspgo_llvm.so is from another build of syspgo (interface version " +
+                std::to_string(syspgo::kSyspgoLlvmAbiVersion) + ", syspgo uses " +
+                std::to_string(req.abi_version) + "): reinstall/rebuild syspgo.";
+    return;
+  }
+  res.error = syspgo::Write(*req.profile, req.binary, *req.path, req.extbinary);
+  res.ok = res.error.empty();
+}
