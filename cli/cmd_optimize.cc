@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "collect/ownership.h"
 #include "common/profile_db.h"
 #include "analyze/run.h"
 #include "optimize/deploy_lists.h"
@@ -192,8 +193,14 @@ int Optimize(const std::vector<std::string>& args) {
   a.db = pos[0];
   if (a.format != "text" && a.format != "binary") return UsageError("--format is text or binary, got '" + a.format + "'");
   if (a.output.empty()) return UsageError("-o FILE is needed: where to write the artifact");
-  for (const EmitKind& k : kEmitKinds)
-    if (a.emit == k.name) return k.run(a);
+  for (const EmitKind& k : kEmitKinds) {
+    if (a.emit != k.name) continue;
+    int rc = k.run(a);
+    if (rc == 0)
+      if (Status own = GiveToInvokingUser(a.output); !own.ok())
+        fprintf(stderr, "syspgo: warning: %s\n", own.error().message.c_str());
+    return rc;
+  }
   std::string names;
   for (const EmitKind& k : kEmitKinds) names += (names.empty() ? "" : ", ") + std::string(k.name);
   return UsageError((a.emit.empty() ? std::string("--emit KIND is needed") : "unknown --emit '" + a.emit + "'") +

@@ -4,17 +4,22 @@
 // Prefetching only ever speeds a program up, so with a command nothing here
 // may stop it from running: an unreadable plan or a failing file is a
 // warning, and the exit status is the command's.
+#include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
+#include <string>
 #include <thread>
 
 #include "cli/command.h"
+#include "collect/ownership.h"
 #include "common/util.h"
 #include "optimize/prefetch.h"
 
@@ -144,20 +149,35 @@ int RunCommand(const std::vector<std::string>& argv) {
   ignore.sa_handler = SIG_IGN;
   sigaction(SIGINT, &ignore, &old_int);
   sigaction(SIGQUIT, &ignore, &old_quit);
-  // The child gets the default dispositions back.
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t defaults;
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGINT);
-  sigaddset(&defaults, SIGQUIT);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
-  pid_t pid;
-  int rc = posix_spawnp(&pid, args[0], nullptr, &attr, args.data(), environ);
-  posix_spawnattr_destroy(&attr);
+  // Under sudo the command runs as the user who asked, as with collect.
+  auto user = InvokingUserFromSudo();
+  std::optional<InvokingUser> as;
+  if (user.ok() && user->has_value()) as = **user;
+  int err_pipe[2];
+  if (pipe2(err_pipe, O_CLOEXEC) != 0) {
+    fprintf(stderr, "syspgo: cannot run %s: cannot create a pipe: %s\n", argv[0].c_str(), strerror(errno));
+    return 126;
+  }
+  pid_t pid = fork();
+  int rc = 0;
+  if (pid == 0) {
+    signal(SIGINT, SIG_DFL);  // the child gets the default dispositions back
+    signal(SIGQUIT, SIG_DFL);
+    int e = 0;
+    if (as && (setgroups(0, nullptr) != 0 || setgid(as->gid) != 0 || setuid(as->uid) != 0)) e = errno;
+    if (!e) {
+      execvp(args[0], args.data());
+      e = errno;
+    }
+    (void)!write(err_pipe[1], &e, sizeof e);
+    _exit(127);
+  }
+  close(err_pipe[1]);
+  if (pid < 0) rc = errno;
+  else if (read(err_pipe[0], &rc, sizeof rc) != sizeof rc) rc = 0;  // EOF: exec succeeded
+  close(err_pipe[0]);
   int status = 0;
-  if (rc == 0) {
+  if (pid > 0) {
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
   }

@@ -7,6 +7,7 @@
 #include "analyze/report_common.h"
 #include "analyze/report_findings.h"
 #include "cli/command.h"
+#include "collect/ownership.h"
 #include "common/util.h"
 
 namespace syspgo::cli {
@@ -107,6 +108,7 @@ int Report(const std::vector<std::string>& args) {
     return {};
   });
   if (!st.ok()) return Fail(st.error().message);
+  if (Status own = GiveToInvokingUser(out); !own.ok()) fprintf(stderr, "syspgo: warning: %s\n", own.error().message.c_str());
   printf("wrote %s (%s): run %lld, %zu finding%s\n", out.c_str(), FormatBytes(page->size()).c_str(),
          static_cast<long long>(run->id), findings.findings.size(), findings.findings.size() == 1 ? "" : "s");
   if (run->status != "complete")

@@ -69,4 +69,17 @@ Status CreateDbForInvokingUser(const std::string& path) {
   return CreateOwnedBy(path, **user);
 }
 
+Status GiveToInvokingUser(const std::string& path) {
+  auto user = InvokingUserFromSudo();
+  if (!user) return user.error();
+  if (!user->has_value()) return {};
+  struct stat sb {};
+  if (lstat(path.c_str(), &sb) != 0 || !S_ISREG(sb.st_mode)) return {};
+  if (lchown(path.c_str(), (*user)->uid, (*user)->gid) != 0 ||
+      chmod(path.c_str(), sb.st_mode & 07777 & ~(S_IWGRP | S_IWOTH)) != 0)
+    return MakeError("wrote '" + path + "' but cannot give it to uid " + std::to_string((*user)->uid) + ": " +
+                     strerror(errno) + ". chown it yourself, or write it to a local file system.", errno);
+  return {};
+}
+
 }  // namespace syspgo

@@ -36,4 +36,9 @@ Status CreateOwnedBy(const std::string& path, const InvokingUser& user);
 // call the collector makes, before OpenProfileDb().
 Status CreateDbForInvokingUser(const std::string& path);
 
+// Under sudo, gives an output file this process just wrote (a report, a
+// trace, an artifact) to the invoking user, without group or world write;
+// otherwise nothing. Symlinks are never followed.
+Status GiveToInvokingUser(const std::string& path);
+
 }  // namespace syspgo

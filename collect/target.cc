@@ -7,6 +7,7 @@
 #include <linux/capability.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -87,6 +88,9 @@ Result<std::unique_ptr<HeldChild>> HeldChild::Spawn(const std::string& path, con
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     signal(SIGPIPE, SIG_DFL);
+    // The command must not inherit ambient capabilities the collector may
+    // hold (CAP_BPF, CAP_PERFMON): it gets what its user has, no more.
+    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
     int e = 0;
     if (run_gid >= 0 && (setgroups(0, nullptr) || setgid(run_gid))) e = errno;
     if (!e && run_uid >= 0 && setuid(run_uid)) e = errno;

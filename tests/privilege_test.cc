@@ -231,5 +231,36 @@ TEST(Sudo, PrefetchReadsOnlyFilesTheInvokingUserCanRead) {
   EXPECT_EQ(ResidentPages(secret), 16u);
 }
 
+
+TEST(Sudo, PrefetchRunsTheCommandAsTheInvokingUser) {
+  TempDir dir;
+  chmod(dir.path().c_str(), 0777);
+  std::string f = dir.File("public.bin"), plan_path = dir.File("app.plan"), id = dir.File("id");
+  WriteFile(f, 64 << 10, 0644);
+  PlanBuilder b;
+  DevIno di = StatFile(f);
+  b.Add({f, di.dev, di.ino, 0, 64 << 10, 0});
+  ASSERT_TRUE(WritePlan(b.Build().plan, plan_path).ok());
+  auto r = RunCmd(UnderSudo({SyspgoBin(), "prefetch", plan_path, "--", "sh", "-c", "id -u > " + id}));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(ReadAll(id), "65534\n");
+}
+
+TEST(Sudo, ReportsAndTracesBelongToTheInvokingUser) {
+  TempDir dir;
+  chmod(dir.path().c_str(), 0777);
+  std::string db = dir.File("run.db"), html = dir.File("r.html"), trace = dir.File("t.json");
+  ASSERT_EQ(RunCmd({SyspgoBin(), "collect", "--probes", "fileio,sched", "-o", db, "--", "true"}).status, 0);
+  auto r = RunCmd(UnderSudo({SyspgoBin(), "report", db, "-o", html}));
+  EXPECT_EQ(r.status, 0) << r.err;
+  r = RunCmd(UnderSudo({SyspgoBin(), "export", db, "-o", trace}));
+  EXPECT_EQ(r.status, 0) << r.err;
+  for (const auto& p : {html, trace}) {
+    struct stat sb = Stat(p);
+    EXPECT_EQ(sb.st_uid, 65534u) << p;
+    EXPECT_EQ(sb.st_mode & (S_IWGRP | S_IWOTH), 0u) << p;
+  }
+}
+
 }  // namespace
 }  // namespace syspgo::test
