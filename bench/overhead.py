@@ -44,6 +44,7 @@ def drop_caches():
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--only", choices=["cpu", "syscall", "pagecache"], help="one workload (its own section)")
     a = ap.parse_args()
     if a.runs < 5:
         raise SystemExit("bench: at least 5 runs, for a median")
@@ -62,6 +63,8 @@ def main():
          ["dd", "if=/dev/zero", f"of={os.path.join(work, 'out.bin')}", "bs=512", "count=200000", "status=none"], False),
         ("page-cache-heavy (cold mmap touch of 512 MiB)", "pc_touch", [bins["pc_touch"], big], True),
     ]
+    if a.only:
+        workloads = [w for w in workloads if w[1] == {"cpu": "cpu_bound", "syscall": "dd", "pagecache": "pc_touch"}[a.only]]
     variants = ["plain", "syspgo", "perf", "bpftrace"]
     rows = []
     for title, comm, cmd, cold in workloads:
@@ -116,7 +119,8 @@ def main():
             "|---|---|---|---|---|---|---|\n" + "\n".join("| " + " | ".join(r) + " |" for r in rows) +
             "\n\nThe bpftrace script aggregates in maps (counts, histograms) where syspgo writes every event to its "
             "database, so it does less per event; perf records only the stack samples.\n")
-    B.write_section("overhead", f"sudo bench/overhead.py --runs {a.runs}", body)
+    B.write_section("overhead" + (f" ({a.only})" if a.only else ""),
+                    f"sudo bench/overhead.py --runs {a.runs}" + (f" --only {a.only}" if a.only else ""), body)
     print(body)
 
 
