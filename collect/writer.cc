@@ -2,6 +2,7 @@
 #include "collect/writer.h"
 
 #include <time.h>
+#include <unistd.h>
 
 #include <cstring>
 
@@ -150,6 +151,14 @@ void Writer::Loop() {
       ++in_flight_;
     }
     Status st = WriteBatch(b);
+    bool more;
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      more = !queue_.empty();
+    }
+    // Back-to-back commits would starve another process writing to the same
+    // database; leave it a gap (its busy handler polls every millisecond).
+    if (more) usleep(2000);
     std::lock_guard<std::mutex> lk(mu_);
     --in_flight_;
     if (!st.ok() && !failed_) {

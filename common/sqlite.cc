@@ -1,6 +1,8 @@
 //===- sqlite.cc - a thin RAII layer over SQLite --------------------------===//
 #include "common/sqlite.h"
 
+#include <unistd.h>
+
 namespace syspgo {
 namespace {
 
@@ -71,7 +73,15 @@ Result<Db> Db::Open(const std::string& path, int flags) {
     std::string msg = d.db_ ? sqlite3_errmsg(d.db_) : sqlite3_errstr(rc);
     return MakeError("cannot open database '" + path + "': " + msg, rc);
   }
-  sqlite3_busy_timeout(d.db_, 10000);
+  // Another writer (a second collector on the same database) may commit
+  // batch after batch; SQLite's default handler sleeps up to 100 ms between
+  // tries and can miss every gap. Polling each millisecond catches the
+  // writer's gaps (Writer leaves one after each commit) within 60 s.
+  sqlite3_busy_handler(d.db_, [](void*, int tries) -> int {
+    if (tries >= 60000) return 0;
+    usleep(1000);
+    return 1;
+  }, nullptr);
   sqlite3_extended_result_codes(d.db_, 1);
   return d;
 }
