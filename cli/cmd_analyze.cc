@@ -185,12 +185,14 @@ int Analyze(const std::vector<std::string>& args) {
   if (!db) return Fail(db.error().message);
   auto run = ResolveRun(*db, a.run);
   if (!run) return Fail(run.error().message);
-  if (run->status != "complete" && !a.json)
-    printf("note: run %lld is %s (the collector did not finish it); figures cover what was recorded.\n",
-           static_cast<long long>(run->id), run->status.c_str());
-  if (run->events_dropped && !a.json)
-    printf("WARNING: run %lld lost %lld events; figures are lower bounds.\n", static_cast<long long>(run->id),
-           static_cast<long long>(run->events_dropped));
+  // To stderr: stdout carries the analysis itself (folded stacks piped to
+  // flamegraph.pl, JSON read by machines), which a note would corrupt.
+  if (run->status != "complete")
+    fprintf(stderr, "syspgo: note: run %lld is %s (the collector did not finish it); figures cover what was recorded.\n",
+            static_cast<long long>(run->id), run->status.c_str());
+  if (run->events_dropped)
+    fprintf(stderr, "syspgo: WARNING: run %lld lost %lld events; figures are lower bounds.\n",
+            static_cast<long long>(run->id), static_cast<long long>(run->events_dropped));
   return it->second(*db, *run, a);
 }
 

@@ -45,7 +45,7 @@ TEST(Robustness, SigkillOfTheCollectorLeavesAReadableIncompleteRun) {
   // Readers see it as incomplete; the next collection marks it so.
   auto a = RunCmd({SyspgoBin(), "analyze", db, "files"});
   EXPECT_EQ(a.status, 0) << a.err;
-  EXPECT_NE(a.out.find("run 1 is incomplete"), std::string::npos) << a.out;
+  EXPECT_NE(a.err.find("run 1 is incomplete"), std::string::npos) << a.err;
   ASSERT_EQ(RunCmd({SyspgoBin(), "collect", "-o", db, "--", "true"}).status, 0);
   Db d2 = OpenDb(db);
   EXPECT_EQ(QueryRows(d2, "SELECT id, status, exit_reason FROM run ORDER BY id"),
@@ -96,7 +96,7 @@ TEST(Robustness, FullDiskStopsRecordingButNotTheCommand) {
   // It could not be finalized on a full disk: readers call it incomplete.
   auto a = RunCmd({SyspgoBin(), "analyze", db, "files"});
   EXPECT_EQ(a.status, 0) << a.err;
-  EXPECT_NE(a.out.find("run 1 is incomplete"), std::string::npos) << a.out;
+  EXPECT_NE(a.err.find("run 1 is incomplete"), std::string::npos) << a.err;
   umount2(mnt.c_str(), MNT_DETACH);
 }
 
