@@ -12,12 +12,6 @@
 namespace syspgo::test {
 namespace {
 
-std::string ReadAll(const std::string& p) {
-  std::ifstream f(p);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 std::string FixtureDb(const TempDir& dir, const std::string& fixture) {
   std::string p = dir.File("fixture.db");

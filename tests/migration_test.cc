@@ -20,12 +20,6 @@
 namespace syspgo::test {
 namespace {
 
-std::string ReadAll(const std::string& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 std::string Source(const std::string& rel) { return std::string(SYSPGO_SOURCE_DIR) + "/" + rel; }
 

@@ -20,6 +20,7 @@
 namespace syspgo {
 namespace {
 
+using test::ReadAll;
 using test::TempDir;
 constexpr uint64_t kPage = kPlanPageSize;
 
@@ -38,10 +39,6 @@ void WriteFile(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
 }
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 TouchRecord Touch(const std::string& path, uint64_t offset, uint64_t length, uint64_t ts) {
   auto id = test::StatFile(path);

@@ -30,12 +30,6 @@ std::vector<std::string> UnderSudo(std::vector<std::string> argv) {
   return out;
 }
 
-std::string ReadAll(const std::string& p) {
-  std::ifstream f(p);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 struct stat Stat(const std::string& p) {
   struct stat sb {};

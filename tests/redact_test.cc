@@ -21,12 +21,6 @@ const char kHost[] = "redact-host-q7z";
 const char kArg[] = "hunter2-argv-token";
 const char kEnv[] = "env-secret-9137";
 
-std::string ReadAll(const std::string& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 // Records into `db` a command that writes `payload` twice (two runs), with
 // a secret argument, host name and environment variable.

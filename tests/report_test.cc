@@ -32,12 +32,6 @@ namespace {
 
 constexpr char kChromium[] = "/usr/bin/chromium";
 
-std::string ReadAll(const std::string& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 void WriteAll(const std::string& p, const std::string& text) {
   std::ofstream f(p, std::ios::binary);

@@ -38,6 +38,9 @@ class TempDir {
   std::string path_;
 };
 
+// The whole contents of a file ("" if it cannot be read).
+std::string ReadAll(const std::string& path);
+
 // Opens a profile database read-only (asserts on failure).
 Db OpenDb(const std::string& path);
 // Runs a query returning one integer (NULL -> 0).
