@@ -33,6 +33,20 @@ Status CreateSchema(Db& db) {
   return db.Exec("COMMIT");
 }
 
+// SQLite returns SQLITE_BUSY without calling the busy handler when waiting
+// could deadlock: two collectors creating one database at the same moment
+// both hold a shared lock and both want to switch it to WAL. The one that
+// is refused retries the whole step once the other has finished.
+template <typename F>
+Status RetryWhileBusy(F&& step) {
+  for (int tries = 0;; ++tries) {
+    Status st = step();
+    int code = st.ok() ? SQLITE_OK : (st.error().code & 0xff);
+    if ((code != SQLITE_BUSY && code != SQLITE_LOCKED) || tries >= 60000) return st;
+    usleep(1000);
+  }
+}
+
 Status Migrate(Db& db, int from) {
   SYSPGO_TRY(db.Exec("BEGIN IMMEDIATE"));
   for (int v = from + 1; v <= kProfileSchemaVersion; ++v) {
@@ -170,9 +184,9 @@ Result<Db> OpenProfileDb(const std::string& path, DbMode mode) {
   }
 
   if (mode != DbMode::kReadOnly) {
-    SYSPGO_TRY(db->Exec("PRAGMA journal_mode = WAL"));
+    SYSPGO_TRY(RetryWhileBusy([&] { return db->Exec("PRAGMA journal_mode = WAL"); }));
     SYSPGO_TRY(db->Exec("PRAGMA synchronous = NORMAL"));
-    if (fresh) SYSPGO_TRY(CreateSchema(*db));
+    if (fresh) SYSPGO_TRY(RetryWhileBusy([&] { return CreateSchema(*db); }));
   }
   SYSPGO_TRY(db->Exec("PRAGMA foreign_keys = OFF"));  // run_id references are documentation; inserts stay cheap
   return db;
