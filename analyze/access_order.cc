@@ -23,6 +23,9 @@ touches AS (
   SELECT ts, dev, ino, pgoff * 4096, 4096, 'f' FROM page_fault
    WHERE run_id = ?1 AND ino != 0 AND pgoff >= 0
   UNION ALL
+  SELECT ts, dev, ino, around_first * 4096, (around_last - around_first + 1) * 4096, 'a' FROM page_fault
+   WHERE run_id = ?1 AND ino != 0 AND around_first >= 0 AND around_last >= around_first
+  UNION ALL
   SELECT ts, dev, ino, idx * 4096, pages * 4096, 'p' FROM page_cache
    WHERE run_id = ?1 AND op = 1 AND (why & 1) != 0
 )
@@ -50,7 +53,7 @@ Result<AccessOrder> FileAccessOrder(Db& db, int64_t run_id) {
     t.length = st->Int(4);
     t.source = st->Text(5)[0];
     t.path = st->Text(6);
-    (t.source == 'r' ? out.reads : t.source == 'f' ? out.faults : out.additions)++;
+    (t.source == 'r' ? out.reads : t.source == 'f' ? out.faults : t.source == 'a' ? out.around : out.additions)++;
     if (t.path.empty()) {
       unnamed.push_back(std::to_string(t.dev) + ":" + std::to_string(t.ino));
       continue;

@@ -1,12 +1,13 @@
 //===- access_order.h - which bytes of which files a run touched, and when ===//
 // The file-access order of a run, the input of prefetch plans: every byte
 // range of a file the traced tree touched, with the time of the touch
-// relative to the command's start. Three layers say it, and a plan wants
-// their union: read syscalls (file_io), file-backed page faults
-// (page_fault: the faulting page; fault-around maps more but mapping is not
-// needing), and page-cache additions made by the traced tree (page_cache:
-// what the kernel read for it, readahead included, so a plan reads no less
-// than the cold run did).
+// relative to the command's start. Four records say it, from most to least
+// certain: read syscalls (file_io) and file-backed page faults (page_fault:
+// the faulting page) are touches; the fault-around window of each fault
+// (pages mapped with it, which the program may then use without faulting
+// again) is a likely touch; page-cache additions made for the traced tree
+// (page_cache: what the kernel read, readahead included) are what a cold
+// run paid for, touched or not. Plans choose which to use (PlanPages).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -22,14 +23,14 @@ struct FileTouch {
   uint64_t dev = 0, ino = 0;
   uint64_t offset = 0, length = 0;  // bytes
   uint64_t ts_ns = 0;    // ns since the command started (run.command_start_ts)
-  char source = 'r';     // r read, f fault, p page-cache addition
+  char source = 'r';     // r read, f fault, a fault-around window, p page-cache addition
 };
 
 struct AccessOrder {
   std::vector<FileTouch> touches;  // ascending ts_ns
   std::vector<std::string> unnamed;  // "dev:ino" of files touched whose path the run never saw
   // How many touches each layer gave.
-  uint64_t reads = 0, faults = 0, additions = 0;
+  uint64_t reads = 0, faults = 0, around = 0, additions = 0;
 };
 
 Result<AccessOrder> FileAccessOrder(Db& db, int64_t run_id);

@@ -76,7 +76,7 @@ def main():
         for f in (db, plan):
             if os.path.exists(f):
                 os.unlink(f)
-        subprocess.run([B.SYSPGO, "collect", "--cold", "--probes", "fileio,faults,pagecache", "-o", db, "--"] + cmd,
+        subprocess.run([B.SYSPGO, "collect", "--cold", "--no-readahead", "--probes", "fileio,faults,pagecache", "-o", db, "--"] + cmd,
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         subprocess.run([B.SYSPGO, "optimize", db, "--emit", "plan", "-o", plan], check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

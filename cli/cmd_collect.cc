@@ -28,6 +28,9 @@ Target:
   --duration SECONDS     stop recording after SECONDS (a spawned command keeps running)
   --cold                 drop the page cache just before COMMAND starts (a cold start, for
                          prefetch plans; affects the whole machine)
+  --no-readahead         turn block-device readahead off until COMMAND ends, so that each
+                         page it uses is read and recorded by itself (for prefetch plans:
+                         optimize --pages touched; affects the whole machine meanwhile)
 
 Probes:
   --probes LIST          comma-separated probe groups (default: all). Groups: %s
@@ -116,6 +119,8 @@ int Collect(const std::vector<std::string>& args) {
       req.opts.irq_min_ns = static_cast<uint64_t>(d * 1000);
     } else if (a == "--cold") {
       req.cold = true;
+    } else if (a == "--no-readahead") {
+      req.no_readahead = true;
     } else if (a == "--as-root") {
       as_root = true;
     } else if (a == "-v" || a == "-vv" || a == "-vvv") {

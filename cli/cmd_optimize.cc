@@ -25,6 +25,8 @@ struct OptimizeArgs {
   std::string db, binary, emit, output, format = "text";
   std::string source_dir = "/";  // squashfs-sort: the directory mksquashfs packs
   std::string image_root = "/";  // prefetch-list: where the image is mounted when the trace was taken
+  std::string pages = "auto";     // plan: which pages (PlanPages)
+  int64_t gap_kib = kPlanDefaultMergeGap >> 10;  // plan: merge gap
   int64_t run = 0, pid = 0;
   std::vector<std::string> debug_dirs;
   int verbose = 0;
@@ -67,7 +69,10 @@ int EmitFromPlan(const OptimizeArgs& a) {
   if (!db) return Fail(db.error().message);
   auto run = ResolveRun(*db, a.run);
   if (!run) return Fail(run.error().message);
-  auto p = PlanFromRun(*db, run->id);
+  PlanFromRunOptions po;
+  po.pages = *ParsePlanPages(a.pages);
+  po.merge_gap = static_cast<uint64_t>(a.gap_kib) << 10;
+  auto p = PlanFromRun(*db, run->id, po);
   if (!p) return Fail(p.error().message);
   for (const std::string& w : p->warnings) fprintf(stderr, "syspgo: warning: %s\n", w.c_str());
   uint64_t bytes = 0, extents = 0;
@@ -75,9 +80,9 @@ int EmitFromPlan(const OptimizeArgs& a) {
     for (const PlanExtent& e : f.extents) bytes += e.length, ++extents;
   if (a.emit == "plan") {
     if (Status s = WritePlan(p->plan, a.output); !s.ok()) return Fail(s.error().message);
-    fprintf(stderr, "syspgo: wrote %s: %zu files, %llu extents, %.1f MiB, from %llu touches of run %lld\n",
+    fprintf(stderr, "syspgo: wrote %s: %zu files, %llu extents, %.1f MiB (%s pages), from %llu touches of run %lld\n",
             a.output.c_str(), p->plan.files.size(), static_cast<unsigned long long>(extents), bytes / 1048576.0,
-            static_cast<unsigned long long>(p->touches), static_cast<long long>(run->id));
+            PlanPagesName(p->pages), static_cast<unsigned long long>(p->touches), static_cast<long long>(run->id));
     return 0;
   }
   auto list = a.emit == "squashfs-sort" ? SquashfsSortList(p->plan, a.source_dir)
@@ -135,6 +140,12 @@ std::string Help() {
          "  --format text|binary  sample-profile: text (default) or extensible binary\n"
          "  --source-dir DIR  squashfs-sort: paths relative to the directory mksquashfs packs\n"
          "  --image-root DIR  prefetch-list: where the image was mounted in the traced run\n"
+         "  --pages WHICH     plan: touched (pages read or faulted on), mapped (plus each fault's\n"
+         "                    fault-around window), cached (every page the cold run read, readahead\n"
+         "                    included) or auto (default: touched if the run was recorded with\n"
+         "                    collect --no-readahead, else mapped)\n"
+         "  --gap KiB         plan: read ranges this close together as one (default 16; 0 = only\n"
+         "                    touching ranges)\n"
          "  -v                say what was written even without --binary\n"
          "\nSeveral runs or databases: syspgo merge. How counts are made: docs/profiles.md.\n\n"
          "Examples:\n"
@@ -145,7 +156,7 @@ std::string Help() {
          "  llvm-bolt ./app -o app.bolt -data app.fdata -reorder-blocks=ext-tsp\n"
          "  syspgo optimize run.db --binary ./app --emit order -o app.order\n"
          "  syspgo optimize run.db --emit pprof -o run.pb.gz\n"
-         "  syspgo collect --cold -o cold.db -- ./app        # drops the page cache first\n"
+         "  syspgo collect --cold --no-readahead -o cold.db -- ./app  # drops the page cache first\n"
          "  syspgo optimize cold.db --emit plan -o app.plan && syspgo prefetch app.plan -- ./app\n"
          "  syspgo optimize cold.db --emit squashfs-sort --source-dir rootfs -o sort.txt\n";
 }
@@ -166,7 +177,7 @@ int Optimize(const std::vector<std::string>& args) {
     } else if (s == "-v") {
       ++a.verbose;
     } else if (s == "--binary" || s == "--emit" || s == "-o" || s == "--format" || s == "--debug-dir" ||
-               s == "--source-dir" || s == "--image-root") {
+               s == "--source-dir" || s == "--image-root" || s == "--pages") {
       std::string v;
       if (!value(&v)) return UsageError(s + " needs a value; see 'syspgo optimize --help'");
       if (s == "--binary") a.binary = v;
@@ -175,7 +186,16 @@ int Optimize(const std::vector<std::string>& args) {
       else if (s == "--format") a.format = v;
       else if (s == "--source-dir") a.source_dir = v;
       else if (s == "--image-root") a.image_root = v;
+      else if (s == "--pages") a.pages = v;
       else a.debug_dirs.push_back(v);
+    } else if (s == "--gap") {
+      std::string v;
+      if (!value(&v)) return UsageError("--gap needs KiB");
+      char* end;
+      long long n = strtoll(v.c_str(), &end, 10);
+      if (v.empty() || *end || n < 0 || n > (1 << 20))
+        return UsageError("--gap needs KiB from 0 to 1048576, got '" + v + "'");
+      a.gap_kib = n;
     } else if (s == "--run" || s == "--pid") {
       std::string v;
       if (!value(&v)) return UsageError(s + " needs a number");
@@ -192,6 +212,8 @@ int Optimize(const std::vector<std::string>& args) {
   if (pos.size() != 1) return UsageError("usage: syspgo optimize DB --emit KIND -o FILE; see --help");
   a.db = pos[0];
   if (a.format != "text" && a.format != "binary") return UsageError("--format is text or binary, got '" + a.format + "'");
+  if (!ParsePlanPages(a.pages))
+    return UsageError("--pages is touched, mapped, cached or auto, got '" + a.pages + "'");
   if (a.output.empty()) return UsageError("-o FILE is needed: where to write the artifact");
   for (const EmitKind& k : kEmitKinds) {
     if (a.emit != k.name) continue;

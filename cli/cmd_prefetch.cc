@@ -16,6 +16,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <future>
 #include <thread>
 
 #include "cli/command.h"
@@ -34,15 +35,17 @@ void Help() {
   printf(
       "usage: syspgo prefetch PLAN [OPTIONS] [-- CMD ARGS...]\n\n"
       "Reads the byte ranges a prefetch plan lists into the page cache, in the order\n"
-      "the program first touched them. With a command, starts it while the plan is\n"
-      "replayed (the plan runs ahead of it), or after the replay with --before.\n"
+      "the program first touched them. With a command, starts it once the first\n"
+      "--lead MiB of the plan are queued at the disk (the replay then runs ahead of\n"
+      "it), or after the whole replay with --before.\n"
       "Files changed or missing since the plan was made are skipped with a warning.\n\n"
       "what to do:\n"
       "  --dry-run       check the files and print what would be read; read nothing\n"
       "  --before        finish the replay before starting CMD\n\n"
       "tuning          default  limits\n"
       "  --threads N   %-8u %-9s reading threads\n"
-      "  --budget MiB  %-8llu %-9s MiB being read at once (the memory budget)\n\n"
+      "  --budget MiB  %-8llu %-9s MiB being read at once (the memory budget)\n"
+      "  --lead MiB    %-8llu %-9s MiB queued before CMD starts\n\n"
       "output:\n"
       "  -v              print the summary also when running CMD (on stderr)\n"
       "  -vv             also one line per file\n\n"
@@ -54,7 +57,8 @@ void Help() {
       "  syspgo prefetch app.plan -- ./app --serve\n"
       "  syspgo prefetch app.plan --before --threads 8 -- clang-19 -c main.c\n",
       kPrefetchDefaultThreads, thread_limits.c_str(), static_cast<unsigned long long>(kPrefetchDefaultBudget >> 20),
-      budget_limits.c_str());
+      budget_limits.c_str(), static_cast<unsigned long long>(kPrefetchDefaultLead >> 20),
+      ("0.." + std::to_string(kPrefetchMaxBudget >> 20)).c_str());
 }
 
 struct Options {
@@ -80,7 +84,7 @@ int Parse(const std::vector<std::string>& args, Options* o) {
     if (a.rfind("--", 0) == 0 && eq != std::string::npos) {
       value = a.substr(eq + 1);
       a = a.substr(0, eq);
-    } else if ((a == "--threads" || a == "--budget") && i + 1 < args.size()) {
+    } else if ((a == "--threads" || a == "--budget" || a == "--lead") && i + 1 < args.size()) {
       value = args[++i];
     }
     uint64_t n = 0;
@@ -106,6 +110,11 @@ int Parse(const std::vector<std::string>& args, Options* o) {
         return UsageError("--budget wants MiB from 1 to " + std::to_string(kPrefetchMaxBudget >> 20) + ", not '" +
                           value + "'");
       o->prefetch.budget_bytes = n << 20;
+    } else if (a == "--lead") {
+      if (!ParseCount(value, 0, kPrefetchMaxBudget >> 20, &n))
+        return UsageError("--lead wants MiB from 0 to " + std::to_string(kPrefetchMaxBudget >> 20) + ", not '" +
+                          value + "'");
+      o->prefetch.lead_bytes = n << 20;
     } else if (a.size() > 1 && a[0] == '-') {
       return UsageError("prefetch: unknown option '" + a + "'; see 'syspgo prefetch --help'");
     } else if (o->plan.empty()) {
@@ -223,8 +232,11 @@ int Prefetch(const std::vector<std::string>& args) {
   // own reads; once the command is done, reading further is pointless.
   std::atomic<bool> cancel{false};
   o.prefetch.cancel = &cancel;
+  std::promise<void> queued;
+  o.prefetch.on_queued = [&] { queued.set_value(); };
   PrefetchStats s;
   std::thread replay([&] { s = Replay(plan.value(), o.prefetch); });
+  queued.get_future().wait();  // the first budget's worth is queued; see PrefetchOptions::on_queued
   int status = RunCommand(o.command);
   cancel = true;
   replay.join();

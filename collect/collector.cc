@@ -1,5 +1,6 @@
 //===- collector.cc - one collection, from spawn to a finalized run ------===//
 #include "collect/collector.h"
+#include "collect/readahead_off.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -53,12 +54,14 @@ int OnEvent(void* ctx, void* data, size_t size) {
   return 0;
 }
 
-std::string SettingsJson(const CollectOptions& o, const std::vector<std::string>& groups) {
+std::string SettingsJson(const CollectRequest& req, const std::vector<std::string>& groups) {
+  const CollectOptions& o = req.opts;
   std::string probes;
   for (auto& g : groups) probes += (probes.empty() ? "\"" : ", \"") + g + "\"";
   return "{\"probes\": [" + probes + "], \"ringbuf_bytes\": " + std::to_string(o.ringbuf_bytes) +
          ", \"freq_hz\": " + std::to_string(o.freq_hz) + ", \"offcpu_min_ns\": " + std::to_string(o.offcpu_min_ns) +
-         ", \"irq_min_ns\": " + std::to_string(o.irq_min_ns) + "}";
+         ", \"irq_min_ns\": " + std::to_string(o.irq_min_ns) + ", \"cold\": " + (req.cold ? "true" : "false") +
+         ", \"no_readahead\": " + (req.no_readahead ? "true" : "false") + "}";
 }
 
 std::string SqlText(const std::string& s) {
@@ -154,7 +157,7 @@ Result<CollectResult> Collect(const CollectRequest& req) {
   std::vector<std::string> names;
   for (auto& g : groups) names.push_back(g->name());
   uint64_t start_real = Now(CLOCK_REALTIME), start_mono = Now(CLOCK_MONOTONIC);
-  auto run_id = InsertRun(db, req, root, start_real, start_mono, SettingsJson(req.opts, names));
+  auto run_id = InsertRun(db, req, root, start_real, start_mono, SettingsJson(req, names));
   if (!run_id) {
     abort_child();
     return run_id.error();
@@ -225,6 +228,16 @@ Result<CollectResult> Collect(const CollectRequest& req) {
     for (auto* g : live) g->OnTarget(writer, p, req.attach_pid != 0);
   }
   for (auto* g : live) g->OnStart(writer);
+  ReadaheadOff readahead_off;
+  if (req.no_readahead) {
+    if (Status s = readahead_off.TurnOff(); !s.ok()) {
+      abort_child();
+      ring_buffer__free(rb);
+      return s.error();
+    }
+    fprintf(stderr, "syspgo: --no-readahead: readahead off until the command ends (was: %s)\n",
+            readahead_off.Describe().c_str());
+  }
   if (req.cold) {
     // Last thing before the release, after the probes loaded (their own
     // page-ins are not the command's): a cold start for the command.
@@ -300,6 +313,7 @@ Result<CollectResult> Collect(const CollectRequest& req) {
     }
   }
   uint64_t end_mono = Now(CLOCK_MONOTONIC);
+  if (Status s = readahead_off.Restore(); !s.ok()) fprintf(stderr, "syspgo: warning: %s\n", s.error().message.c_str());
 
   // 6. The last events: what the tree did up to its exit is already in the
   // buffers (tracepoints run synchronously); drain them completely.

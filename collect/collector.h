@@ -24,6 +24,7 @@ struct CollectRequest {
   CollectOptions opts;
   int run_uid = -1, run_gid = -1; // drop the command to this user (sudo's invoker)
   bool cold = false;              // drop the page cache just before the command starts
+  bool no_readahead = false;      // device readahead off while the command runs (ReadaheadOff)
 };
 
 struct GroupReport {

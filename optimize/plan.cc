@@ -68,17 +68,29 @@ bool TouchOrder(const PlanExtent& a, const PlanExtent& b) {
 // Disjoint timed pieces -> extents in first-touch order. A piece that starts
 // where the file's latest extent ends extends it: the program was reading on
 // in sequence, and one larger read is cheaper than many small ones.
-std::vector<PlanExtent> Coalesce(std::vector<PlanExtent> pieces) {
-  std::sort(pieces.begin(), pieces.end(), TouchOrder);
+// Pieces of one file into extents: pieces that touch, or lie within `gap`
+// bytes of each other, become one extent (the gap is read too) that takes
+// the earliest first touch of its pieces. A replay so issues a few large
+// reads rather than one per page run (a cold start touches thousands of
+// runs a few pages long), at the cost of the gap bytes. Extents stop growing
+// at kMaxCoalescedExtent so that replay order keeps some meaning.
+std::vector<PlanExtent> Coalesce(std::vector<PlanExtent> pieces, uint64_t gap) {
+  std::sort(pieces.begin(), pieces.end(),
+            [](const PlanExtent& a, const PlanExtent& b) { return a.offset < b.offset; });
   std::vector<PlanExtent> out;
   for (const auto& p : pieces) {
-    if (!out.empty() && out.back().offset + out.back().length == p.offset &&
-        out.back().length < kMaxCoalescedExtent) {
-      out.back().length += p.length;
-    } else {
-      out.push_back(p);
+    if (!out.empty()) {
+      PlanExtent& b = out.back();
+      uint64_t end = b.offset + b.length;
+      if (p.offset <= end + gap && p.offset + p.length - b.offset <= kMaxCoalescedExtent) {
+        b.length = std::max(end, p.offset + p.length) - b.offset;
+        b.first_touch_ns = std::min(b.first_touch_ns, p.first_touch_ns);
+        continue;
+      }
     }
+    out.push_back(p);
   }
+  std::sort(out.begin(), out.end(), TouchOrder);
   return out;
 }
 
@@ -323,7 +335,7 @@ PlanBuilder::Output PlanBuilder::Build() const {
                              std::to_string(fp->size) + " bytes)");
       continue;
     }
-    out.plan.files.push_back({path, fp.value(), Coalesce(std::move(pieces))});
+    out.plan.files.push_back({path, fp.value(), Coalesce(std::move(pieces), merge_gap_)});
   }
   SortFiles(out.plan.files);
   return out;
@@ -378,7 +390,7 @@ Result<Plan> MergePlans(const std::vector<Plan>& plans) {
       }
       if (!times.empty()) pieces.push_back({cuts[c], cuts[c + 1] - cuts[c], Median(times)});
     }
-    merged.files.push_back({path, fp, Coalesce(std::move(pieces))});
+    merged.files.push_back({path, fp, Coalesce(std::move(pieces), 0)});
   }
   SortFiles(merged.files);
   return merged;

@@ -81,12 +81,17 @@ struct TouchRecord {
   uint64_t ts_ns = 0;   // ns since program start
 };
 
+inline constexpr uint64_t kPlanDefaultMergeGap = 16 << 10;  // bytes
+
 // Turns touch records into a plan: ranges are widened to whole pages, each
-// page takes the time of its first touch, and runs of pages touched one after
-// another are merged into one extent.
+// page takes the time of its first touch, and ranges of a file that touch or
+// lie within the merge gap of each other become one extent (the gap is read
+// too) taking the earliest first touch.
 class PlanBuilder {
  public:
   void Add(TouchRecord r);
+  // Bytes, rounded down to whole pages; 0 merges only touching ranges.
+  void SetMergeGap(uint64_t bytes) { merge_gap_ = bytes / kPlanPageSize * kPlanPageSize; }
   void SetCreation(PlanCreation c) { creation_ = std::move(c); }
   struct Output {
     Plan plan;
@@ -101,6 +106,7 @@ class PlanBuilder {
  private:
   std::vector<TouchRecord> records_;
   PlanCreation creation_;
+  uint64_t merge_gap_ = kPlanDefaultMergeGap;
 };
 
 // Merges plans from several cold runs: per path the union of the ranges,

@@ -3,11 +3,38 @@
 
 #include <unistd.h>
 
+#include <set>
+#include <utility>
+
 #include "analyze/access_order.h"
 
 namespace syspgo {
 
-Result<PlanFromRunResult> PlanFromRun(Db& db, int64_t run_id) {
+std::optional<PlanPages> ParsePlanPages(std::string_view s) {
+  if (s == "touched") return PlanPages::kTouched;
+  if (s == "mapped") return PlanPages::kMapped;
+  if (s == "cached") return PlanPages::kCached;
+  if (s == "auto") return PlanPages::kAuto;
+  return std::nullopt;
+}
+
+const char* PlanPagesName(PlanPages p) {
+  switch (p) {
+    case PlanPages::kTouched: return "touched";
+    case PlanPages::kMapped: return "mapped";
+    case PlanPages::kCached: return "cached";
+    case PlanPages::kAuto: return "auto";
+  }
+  return "?";
+}
+
+Result<PlanFromRunResult> PlanFromRun(Db& db, int64_t run_id, const PlanFromRunOptions& o) {
+  PlanPages pages = o.pages;
+  if (pages == PlanPages::kAuto) {
+    auto off = db.QueryInt("SELECT COALESCE(json_extract(settings_json, '$.no_readahead'), 0) FROM run WHERE id = " +
+                           std::to_string(run_id));
+    pages = off.ok() && *off ? PlanPages::kTouched : PlanPages::kMapped;
+  }
   auto order = FileAccessOrder(db, run_id);
   if (!order) return order.error();
   if (order->touches.empty())
@@ -15,16 +42,32 @@ Result<PlanFromRunResult> PlanFromRun(Db& db, int64_t run_id) {
                      "' touched no file the plan could name (" + std::to_string(order->unnamed.size()) +
                      " unnamed). Record a cold start with the file groups on: syspgo collect --cold --probes "
                      "fileio,faults,pagecache -o " + db.path() + " -- COMMAND");
+  // Files with direct evidence (a read or a fault) of which pages were used.
+  std::set<std::pair<uint64_t, uint64_t>> direct;
+  for (const FileTouch& t : order->touches)
+    if (t.source == 'r' || t.source == 'f') direct.insert({t.dev, t.ino});
   PlanBuilder b;
-  for (const FileTouch& t : order->touches) b.Add({t.path, t.dev, t.ino, t.offset, t.length, t.ts_ns});
+  b.SetMergeGap(o.merge_gap);
+  PlanFromRunResult r;
+  std::set<std::pair<uint64_t, uint64_t>> fallback;
+  for (const FileTouch& t : order->touches) {
+    bool is_direct = direct.count({t.dev, t.ino}) != 0;
+    bool keep = t.source == 'r' || t.source == 'f' ||
+                (t.source == 'a' && pages != PlanPages::kTouched) ||
+                (t.source == 'p' && (pages == PlanPages::kCached || !is_direct));
+    if (!keep) continue;
+    if (!is_direct) fallback.insert({t.dev, t.ino});
+    b.Add({t.path, t.dev, t.ino, t.offset, t.length, t.ts_ns});
+    r.touches++;
+  }
+  r.fallback_files = fallback.size();
+  r.pages = pages;
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   b.SetCreation({SYSPGO_VERSION, host, {run_id}, 1});
   auto built = b.Build();
-  PlanFromRunResult r;
   r.plan = std::move(built.plan);
   r.warnings = std::move(built.warnings);
-  r.touches = order->touches.size();
   if (!order->unnamed.empty())
     r.warnings.push_back(std::to_string(order->unnamed.size()) +
                          " touched file(s) left out: the run never saw their path (opened before collection, "

@@ -73,6 +73,7 @@ std::vector<Chunk> Chunks(const Plan& plan, uint64_t max) {
 struct Sizing {
   unsigned threads;
   uint64_t chunk;
+  uint64_t budget;  // bytes queued ahead of the reads
 };
 
 Sizing Size(const PrefetchOptions& o) {
@@ -80,7 +81,7 @@ Sizing Size(const PrefetchOptions& o) {
   unsigned threads = std::clamp<unsigned>(o.threads, 1, kPrefetchMaxThreads);
   threads = static_cast<unsigned>(std::min<uint64_t>(threads, budget / kPlanPageSize));
   uint64_t chunk = std::min(kPrefetchMaxChunk, budget / threads) / kPlanPageSize * kPlanPageSize;
-  return {threads, chunk};
+  return {threads, chunk, budget};
 }
 
 // ---- Least privilege under sudo (issue 8) ----------------------------------
@@ -197,7 +198,21 @@ class Replayer {
  public:
   Replayer(const Plan& plan, const PrefetchOptions& options, Sizing sizing)
       : plan_(plan), options_(options), sizing_(sizing), chunks_(Chunks(plan, sizing.chunk)),
-        slots_(plan.files.size()), results_(plan.files.size()) {}
+        slots_(plan.files.size()), results_(plan.files.size()) {
+    // ahead_[i]: one past the last chunk whose bytes from chunk i's start fit
+    // the budget (always > i, so a chunk is queued before it is read).
+    ahead_.resize(chunks_.size());
+    uint64_t bytes = 0;
+    for (size_t i = 0, j = 0; i < chunks_.size(); ++i) {
+      if (j < i + 1) j = i + 1, bytes = chunks_[i].length;
+      while (j < chunks_.size() && bytes + chunks_[j].length <= sizing.budget) bytes += chunks_[j++].length;
+      ahead_[i] = j;
+      bytes -= chunks_[i].length;
+    }
+    uint64_t lead = 0;
+    while (lead_end_ < chunks_.size() && lead < options.lead_bytes) lead += chunks_[lead_end_++].length;
+    lead_end_ = std::max<size_t>(lead_end_, 1);
+  }
 
   ~Replayer() {
     for (auto& s : slots_)
@@ -205,10 +220,12 @@ class Replayer {
   }
 
   std::vector<PrefetchFileResult> Run() {
+    if (chunks_.empty()) SignalQueued();
     std::vector<std::thread> workers;
     for (unsigned t = 1; t < sizing_.threads; ++t) workers.emplace_back([this] { Work(); });
     Work();
     for (auto& w : workers) w.join();
+    SignalQueued();  // cancelled before the first window was queued
     return std::move(results_);
   }
 
@@ -228,10 +245,34 @@ class Replayer {
       if (options_.cancel && options_.cancel->load(std::memory_order_relaxed)) return;
       size_t i = next_.fetch_add(1);
       if (i >= chunks_.size()) return;
+      QueueUpTo(ahead_[i]);
       const Chunk& c = chunks_[i];
       int fd = Open(c.file);
       if (fd >= 0) Read(fd, c, buf.get());
     }
+  }
+
+  // Queues (WILLNEED, which returns once the I/O is submitted) every chunk
+  // before `end` not queued yet, each by one thread. The reads then find
+  // their chunk arriving or arrived, and the device sees up to the budget
+  // in flight instead of one chunk per thread: the plan's extents are
+  // mostly small, and one at a time per thread left the disk idle between
+  // them.
+  void QueueUpTo(size_t end) {
+    size_t k = queued_.load(std::memory_order_relaxed);
+    while (k < end) {
+      if (!queued_.compare_exchange_weak(k, k + 1)) continue;
+      const Chunk& c = chunks_[k];
+      int fd = Open(c.file);
+      if (fd >= 0)
+        posix_fadvise(fd, static_cast<off_t>(c.offset), static_cast<off_t>(c.length), POSIX_FADV_WILLNEED);
+      if (k + 1 >= lead_end_) SignalQueued();
+      k = queued_.load(std::memory_order_relaxed);
+    }
+  }
+
+  void SignalQueued() {
+    if (options_.on_queued && !signalled_.exchange(true)) options_.on_queued();
   }
 
   int Open(uint32_t file) {
@@ -247,7 +288,6 @@ class Replayer {
   }
 
   void Read(int fd, const Chunk& c, char* buf) {
-    posix_fadvise(fd, static_cast<off_t>(c.offset), static_cast<off_t>(c.length), POSIX_FADV_WILLNEED);
     uint64_t step = std::min(sizing_.chunk, kMaxBuffer), done = 0;
     while (done < c.length) {
       ssize_t n = pread(fd, buf, std::min(step, c.length - done), static_cast<off_t>(c.offset + done));
@@ -283,7 +323,11 @@ class Replayer {
   const std::vector<Chunk> chunks_;
   std::vector<Slot> slots_;
   std::vector<PrefetchFileResult> results_;
+  std::vector<size_t> ahead_;
   std::atomic<size_t> next_{0};
+  std::atomic<size_t> queued_{0};
+  std::atomic<bool> signalled_{false};
+  size_t lead_end_ = 0;  // chunks before this one are the lead
   std::atomic<uint64_t> extents_read_{0};
   std::mutex warn_mu_;
 };

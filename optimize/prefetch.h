@@ -20,8 +20,11 @@ namespace syspgo {
 // Tuning knobs with their defaults and limits (the CLI shows this table).
 inline constexpr unsigned kPrefetchDefaultThreads = 4;
 inline constexpr unsigned kPrefetchMaxThreads = 64;
-inline constexpr uint64_t kPrefetchDefaultBudget = 16ULL << 20;  // bytes in flight
+inline constexpr uint64_t kPrefetchDefaultBudget = 64ULL << 20;  // bytes in flight
 inline constexpr uint64_t kPrefetchMaxBudget = 4ULL << 30;
+// With a command in parallel: how much of the plan is queued before the
+// command starts.
+inline constexpr uint64_t kPrefetchDefaultLead = 16ULL << 20;
 // One read request is at most this long. It stays below the 8 MiB
 // readahead window so POSIX_FADV_WILLNEED queues the whole chunk at once.
 inline constexpr uint64_t kPrefetchMaxChunk = 4ULL << 20;
@@ -34,6 +37,13 @@ struct PrefetchOptions {
   std::function<void(const std::string&)> warn;
   // When set to true, workers stop after their current chunk.
   const std::atomic<bool>* cancel = nullptr;
+  // Called once, from a worker, when the first lead_bytes of the plan (in
+  // replay order) are queued at the device, or the replay ends first. A command started
+  // from then on finds its first pages arriving rather than missing: a
+  // page it faults on that is already queued is waited for, while a page
+  // not yet queued costs a read of the device's whole readahead window.
+  std::function<void()> on_queued;
+  uint64_t lead_bytes = kPrefetchDefaultLead;
 };
 
 enum class FileOutcome {

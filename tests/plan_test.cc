@@ -49,26 +49,50 @@ std::vector<PlanExtent> Extents(std::initializer_list<PlanExtent> e) { return e;
 
 // ---- Building ---------------------------------------------------------------
 
-TEST(PlanBuilder, AlignsToPagesKeepsFirstTouchAndMergesSequentialReads) {
+TEST(PlanBuilder, AlignsToPagesKeepsFirstTouchAndMergesTouchingRanges) {
   TempDir dir;
   std::string a = dir.File("a");
   WriteFile(a, Pattern(64 * 1024, 1));
   PlanBuilder b;
+  b.SetMergeGap(0);
   b.Add(Touch(a, 100, 10, 50));        // inside page 0
   b.Add(Touch(a, 40000, 1, 55));       // page 9
-  b.Add(Touch(a, 4096, 8192, 60));     // pages 1-2: after page 0, but page 9 came between
+  b.Add(Touch(a, 4096, 8192, 60));     // pages 1-2: touch page 0, so they join its extent
   b.Add(Touch(a, 0, 8192, 70));        // pages 0-1 again: already touched, adds nothing
   b.Add(Touch(a, 0, 20000, 80));       // pages 0-4: only 3-4 are new, and continue pages 1-2
   b.Add(Touch(a, 50000, 0, 1));        // empty: ignored
+  b.Add(Touch(a, 13 * kPage, 1, 40));  // page 13, touched first: its own extent, first in order
   auto out = b.Build();
   EXPECT_TRUE(out.warnings.empty()) << out.warnings.front();
   ASSERT_EQ(out.plan.files.size(), 1u);
   const PlanFile& f = out.plan.files[0];
   EXPECT_EQ(f.path, a);
-  EXPECT_EQ(f.extents, Extents({{0, kPage, 50}, {9 * kPage, kPage, 55}, {kPage, 4 * kPage, 60}}));
+  // One read per run of pages, at the time the run was first touched.
+  EXPECT_EQ(f.extents, Extents({{13 * kPage, kPage, 40}, {0, 5 * kPage, 50}, {9 * kPage, kPage, 55}}));
   EXPECT_EQ(f.fingerprint.size, 64u * 1024);
   EXPECT_EQ(f.fingerprint.inode, test::StatFile(a).ino);
   EXPECT_EQ(out.plan.creation.syspgo_version, SYSPGO_VERSION);
+}
+
+TEST(PlanBuilder, RangesWithinTheMergeGapAreReadAsOneWithTheGap) {
+  TempDir dir;
+  std::string a = dir.File("a");
+  WriteFile(a, Pattern(64 * kPage, 1));
+  auto build = [&](uint64_t gap) {
+    PlanBuilder b;
+    b.SetMergeGap(gap);
+    b.Add(Touch(a, 0, kPage, 30));            // page 0
+    b.Add(Touch(a, 5 * kPage, kPage, 10));    // page 5: 4 pages after page 0
+    b.Add(Touch(a, 20 * kPage, kPage, 20));   // page 20: 14 pages after page 5
+    return b.Build().plan.files.at(0).extents;
+  };
+  EXPECT_EQ(build(0), Extents({{5 * kPage, kPage, 10}, {20 * kPage, kPage, 20}, {0, kPage, 30}}));
+  // A 4-page gap joins pages 0 and 5 (reading 1-4 too) at the earlier touch.
+  EXPECT_EQ(build(4 * kPage), Extents({{0, 6 * kPage, 10}, {20 * kPage, kPage, 20}}));
+  EXPECT_EQ(build(4 * kPage + 100), build(4 * kPage)) << "the gap is counted in whole pages";
+  EXPECT_EQ(build(3 * kPage), build(0));
+  EXPECT_EQ(build(14 * kPage), Extents({{0, 21 * kPage, 10}}));
+  EXPECT_EQ(kPlanDefaultMergeGap, 16u * 1024);
 }
 
 TEST(PlanBuilder, OrdersFilesByFirstTouchAndInterleavesTheirExtents) {

@@ -4,3 +4,4 @@
 # the deploy-list test runs mksquashfs (Debian package squashfs-tools).
 syspgo_test(plan_test SOURCES plan_test.cc LIBS syspgo_optimize)
 syspgo_test(prefetch_test SOURCES prefetch_test.cc LIBS syspgo_optimize)
+syspgo_test(coldstart_test SOURCES coldstart_test.cc LIBS syspgo_optimize)

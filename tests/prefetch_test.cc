@@ -195,6 +195,29 @@ TEST(Replay, TinyBudgetsCutReadsSmallerButReadTheSamePages) {
   EXPECT_EQ(s.chunk_bytes, (1u << 20) / 3 / kPage * kPage);
 }
 
+// The command of `prefetch -- CMD` starts when on_queued is called: it must
+// come exactly once, whether the lead is part of the plan, more than the
+// plan, or the plan is empty, and before Replay returns.
+TEST(Replay, SignalsOnceWhenTheLeadIsQueued) {
+  Workload w;
+  ASSERT_NO_FATAL_FAILURE(w.EvictAll());
+  for (uint64_t lead : {uint64_t{0}, kPage, uint64_t{1} << 20, uint64_t{1} << 30}) {
+    PrefetchOptions o;
+    o.lead_bytes = lead;
+    int calls = 0;
+    o.on_queued = [&] { ++calls; };
+    PrefetchStats s = Replay(w.plan, o);
+    EXPECT_EQ(calls, 1) << "lead " << lead;
+    EXPECT_EQ(s.files_read, w.paths.size());
+  }
+  PrefetchOptions o;
+  int calls = 0;
+  o.on_queued = [&] { ++calls; };
+  Replay(Plan{}, o);
+  EXPECT_EQ(calls, 1) << "an empty plan";
+  for (const auto& p : w.paths) w.ExpectExactlyPlanned(p);
+}
+
 TEST(Replay, CheckingFingerprintsCachesNothing) {
   Workload w;
   ASSERT_NO_FATAL_FAILURE(w.EvictAll());

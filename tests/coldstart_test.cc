@@ -1,0 +1,136 @@
+//===- coldstart_test.cc - recording a cold start for an exact plan ------===//
+// `collect --cold --no-readahead` on the real kernel and disk: a program
+// maps a file and touches four scattered pages. With device readahead off,
+// the run records those four pages and nothing else of the file, the plan
+// made from it (`--pages auto` becomes `touched`) lists exactly them, and
+// every device's readahead setting is back afterwards. With readahead on,
+// the same touches make the kernel read far more of the file: what a plan
+// of page-cache additions would read, and why the setting exists.
+#include <dirent.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "optimize/plan.h"
+#include "tests/test_util.h"
+
+namespace syspgo::test {
+namespace {
+
+constexpr uint64_t kPage = 4096;
+const std::vector<uint64_t> kTouched = {3, 700, 2000, 3500};
+
+std::map<std::string, std::string> ReadaheadSettings() {
+  std::map<std::string, std::string> out;
+  DIR* d = opendir("/sys/class/bdi");
+  if (!d) return out;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    std::ifstream f(std::string("/sys/class/bdi/") + e->d_name + "/read_ahead_kb");
+    std::string v;
+    if (f >> v) out[e->d_name] = v;
+  }
+  closedir(d);
+  return out;
+}
+
+// A 16 MiB file, on disk and not cached.
+std::string MakeColdFile(const TempDir& dir) {
+  std::string path = dir.File("data.bin");
+  EXPECT_EQ(Sh("head -c 16777216 /dev/urandom > " + path + " && sync " + path).status, 0);
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  EXPECT_GE(fd, 0);
+  posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  close(fd);
+  return path;
+}
+
+std::vector<std::string> Toucher(const std::string& path) {
+  std::string pages;
+  for (uint64_t p : kTouched) pages += std::to_string(p) + ",";
+  return {"python3", "-c",
+          "import mmap, sys\n"
+          "f = open(sys.argv[1], 'rb')\n"
+          "m = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)\n"
+          "print(sum(m[p * 4096] for p in (" + pages + ")))\n",
+          path};
+}
+
+CmdResult Collect(const std::string& db, const std::vector<std::string>& extra, const std::vector<std::string>& cmd) {
+  std::vector<std::string> argv = {SyspgoBin(), "collect", "--cold", "--probes", "proc,fileio,faults,pagecache",
+                                   "-o", db};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  argv.push_back("--");
+  argv.insert(argv.end(), cmd.begin(), cmd.end());
+  return RunCmd(argv);
+}
+
+int64_t PagesAdded(Db& d, const std::string& path) {
+  DevIno id = StatFile(path);
+  return QueryInt(d, "SELECT COALESCE(SUM(pages), 0) FROM page_cache WHERE op = 1 AND dev = " +
+                         std::to_string(id.dev) + " AND ino = " + std::to_string(id.ino));
+}
+
+TEST(ColdStart, NoReadaheadRecordsExactlyTheTouchedPagesAndRestoresTheSetting) {
+  TempDir dir;
+  std::string data = MakeColdFile(dir), db = dir.File("cold.db"), plan = dir.File("app.plan");
+  auto before = ReadaheadSettings();
+  ASSERT_FALSE(before.empty()) << "no /sys/class/bdi/*/read_ahead_kb on this machine";
+
+  CmdResult c = Collect(db, {"--no-readahead"}, Toucher(data));
+  ASSERT_EQ(c.status, 0) << c.err;
+  EXPECT_NE(c.err.find("--no-readahead: readahead off until the command ends"), std::string::npos) << c.err;
+  EXPECT_EQ(ReadaheadSettings(), before) << "readahead settings were not restored";
+  {
+    Db d = OpenDb(db);
+    EXPECT_EQ(QueryInt(d, "SELECT json_extract(settings_json, '$.no_readahead') FROM run"), 1);
+    EXPECT_EQ(PagesAdded(d, data), static_cast<int64_t>(kTouched.size()))
+        << "with readahead off only the touched pages should have been read";
+  }
+  CmdResult o = RunCmd({SyspgoBin(), "optimize", db, "--emit", "plan", "--gap", "0", "-o", plan});
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.err.find("(touched pages)"), std::string::npos) << o.err;
+  auto p = ReadPlan(plan);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  const PlanFile* f = nullptr;
+  for (const auto& pf : p->files)
+    if (pf.path == data) f = &pf;
+  ASSERT_NE(f, nullptr) << "the plan does not list " << data;
+  std::vector<uint64_t> pages;
+  for (const auto& e : f->extents)
+    for (uint64_t off = e.offset; off < e.offset + e.length; off += kPage) pages.push_back(off / kPage);
+  EXPECT_EQ(pages, kTouched) << "the plan should list the touched pages, in touch order, and nothing else";
+}
+
+TEST(ColdStart, WithReadaheadOnTheSameTouchesReadFarMore) {
+  TempDir dir;
+  std::string data = MakeColdFile(dir), db = dir.File("cold.db");
+  CmdResult c = Collect(db, {}, Toucher(data));
+  ASSERT_EQ(c.status, 0) << c.err;
+  Db d = OpenDb(db);
+  EXPECT_EQ(QueryInt(d, "SELECT json_extract(settings_json, '$.no_readahead') FROM run"), 0);
+  // Each fault reads the device's readahead window around it.
+  EXPECT_GE(PagesAdded(d, data), 8 * static_cast<int64_t>(kTouched.size()));
+  // A plan still names the touched pages (faults), now with their
+  // fault-around windows (`--pages auto` is `mapped` here).
+  CmdResult o = RunCmd({SyspgoBin(), "optimize", db, "--emit", "plan", "-o", dir.File("p.plan")});
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.err.find("(mapped pages)"), std::string::npos) << o.err;
+}
+
+TEST(ColdStart, OptimizeRefusesAnUnknownPagesChoice) {
+  CmdResult o = RunCmd({SyspgoBin(), "optimize", "x.db", "--emit", "plan", "--pages", "some", "-o", "x.plan"});
+  EXPECT_EQ(o.status, 2);
+  EXPECT_NE(o.err.find("--pages is touched, mapped, cached or auto, got 'some'"), std::string::npos) << o.err;
+  o = RunCmd({SyspgoBin(), "optimize", "x.db", "--emit", "plan", "--gap", "-1", "-o", "x.plan"});
+  EXPECT_EQ(o.status, 2);
+  EXPECT_NE(o.err.find("--gap needs KiB"), std::string::npos) << o.err;
+}
+
+}  // namespace
+}  // namespace syspgo::test
