@@ -15,6 +15,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.environ.get("SYSPGO_BUILD", os.path.join(ROOT, "build"))
 SYSPGO = os.path.join(BUILD, "cli", "syspgo")
+SYSPGO_PREFETCH = os.path.join(BUILD, "cli", "syspgo-prefetch")
 RESULTS = os.path.join(ROOT, "bench", "RESULTS.md")
 
 

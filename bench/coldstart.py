@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
 """coldstart.py - cold start with and without a syspgo prefetch plan.
 
-For each program: one cold collection (`syspgo collect --cold`) makes a
-plan (`syspgo optimize --emit plan`). Then, interleaved, --runs rounds of:
+For each program: one cold collection with readahead off (`syspgo collect
+--cold --no-readahead`) makes a plan of the pages it used (`syspgo optimize
+--emit plan`). Then, interleaved, --runs rounds of:
   cold       drop the page cache, run the program;
   whole      drop the page cache, read every file of the plan whole (what cat
              or vmtouch -t does), then run the program;
-  plan       drop the page cache, `syspgo prefetch PLAN -- program` (the replay
-             runs ahead of the program, in parallel);
+  plan       drop the page cache, `syspgo-prefetch PLAN -- program` (the
+             static replayer; the program starts once the first 16 MiB of the
+             plan are queued, and the replay runs ahead of it);
+  syspgo     the same with `syspgo prefetch` (the full binary, whose own cold
+             start reads about 20 MiB);
   warm       run the program again with a warm cache.
 Wall time covers prefetching plus the program. Bytes read from disk come from
 /proc/diskstats of the disk holding the files. Writes its section of
@@ -88,13 +92,14 @@ def main():
             "cold": cmd,
             "whole": ["sh", "-c", "cat " + " ".join(f"'{p}'" for p in paths) + " > /dev/null; exec \"$@\"",
                       "sh"] + cmd,
-            "plan": [B.SYSPGO, "prefetch", plan, "--"] + cmd,
+            "plan": [B.SYSPGO_PREFETCH, plan, "--"] + cmd,
+            "syspgo": [B.SYSPGO, "prefetch", plan, "--"] + cmd,
             "warm": cmd,
         }
         wall = {v: [] for v in variants}
         read = {v: [] for v in variants}
         for i in range(a.runs):
-            for v in ["cold", "whole", "plan", "warm"]:
+            for v in ["cold", "whole", "plan", "syspgo", "warm"]:
                 if v != "warm":
                     drop_caches()
                 else:
@@ -103,15 +108,16 @@ def main():
                 wall[v].append(run_variant(variants[v]))
                 read[v].append((disk_sectors_read(disk) - s0) * 512)
         med = {v: B.med(wall[v]) for v in wall}
-        rows.append([title] + [B.fmt_range(wall[v]) for v in ["cold", "whole", "plan", "warm"]] +
+        rows.append([title] + [B.fmt_range(wall[v]) for v in ["cold", "whole", "plan", "syspgo", "warm"]] +
                     [f"{med['plan'] / med['warm']:.1f}x", f"{med['whole'] / med['plan']:.2f}x",
                      f"{med['cold'] / med['plan']:.2f}x",
                      " / ".join(f"{B.med(read[v]) / 1048576:.0f}" for v in ["cold", "whole", "plan"]),
                      f"{plan_bytes / 1048576:.0f} MiB, {len(paths)} files"])
     body = (f"Wall time of prefetch + program, medians of {a.runs} interleaved rounds (min–max); the page cache is "
             "dropped before every cold, whole and plan run.\n\n"
-            "| program | cold | whole-file prefetch | syspgo plan | warm | plan ÷ warm | whole ÷ plan | cold ÷ plan | "
-            "MiB read from disk: cold / whole / plan | plan size |\n|---|---|---|---|---|---|---|---|---|---|\n" +
+            "| program | cold | whole-file prefetch | plan (syspgo-prefetch) | plan (syspgo prefetch) | warm | "
+            "plan ÷ warm | whole ÷ plan | cold ÷ plan | MiB read from disk: cold / whole / plan | plan size |\n"
+            "|---|---|---|---|---|---|---|---|---|---|---|\n" +
             "\n".join("| " + " | ".join(r) + " |" for r in rows) +
             "\n\nTargets (issue 7): plan within 2x of warm, at least 2x faster than whole-file prefetch, at least 4x "
             "faster than cold, reading no more than cold + 10%.\n")

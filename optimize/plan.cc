@@ -234,7 +234,7 @@ Result<FileFingerprint> ComputeFingerprint(int fd, const std::string& path) {
     picks.push_back(blocks <= kSampleBlocks ? i : i * (blocks - 1) / (kSampleBlocks - 1));
 
   std::unique_ptr<unsigned char, decltype(&free)> buf(
-      static_cast<unsigned char*>(aligned_alloc(kPlanPageSize, kPlanPageSize)), &free);
+      static_cast<unsigned char*>(aligned_alloc(kPlanPageSize, kPlanPageSize * kSampleBlocks)), &free);
   if (!buf) return MakeError("out of memory while fingerprinting " + path, ENOMEM);
   // O_DIRECT keeps the sample reads out of the page cache; file systems
   // without it (tmpfs) are read through the cache, which is their storage.
@@ -242,10 +242,15 @@ Result<FileFingerprint> ComputeFingerprint(int fd, const std::string& path) {
   bool direct = flags >= 0 && fcntl(fd, F_SETFL, flags | O_DIRECT) == 0;
   uint64_t h = kFnvBasis;
   Status st_read;
-  for (uint64_t b : picks) {
-    uint64_t off = b * kPlanPageSize, want = std::min(kPlanPageSize, fp.size - off);
+  // Consecutive sample blocks (all of them in a file of up to kSampleBlocks
+  // pages) are read with one request: each read is a wait for the disk,
+  // and a replay checks every file of the plan before reading it.
+  for (size_t i = 0; i < picks.size();) {
+    size_t run = 1;
+    while (i + run < picks.size() && picks[i + run] == picks[i] + run) ++run;
+    uint64_t off = picks[i] * kPlanPageSize, want = std::min(run * kPlanPageSize, fp.size - off);
     ssize_t n;
-    do n = pread(fd, buf.get(), direct ? kPlanPageSize : want, off);
+    do n = pread(fd, buf.get(), direct ? run * kPlanPageSize : want, off);
     while (n < 0 && errno == EINTR);
     if (n < 0 && direct && errno == EINVAL) {  // O_DIRECT accepted by fcntl but not by this read
       fcntl(fd, F_SETFL, flags);
@@ -261,7 +266,8 @@ Result<FileFingerprint> ComputeFingerprint(int fd, const std::string& path) {
       st_read = MakeError(path + " shrank while its fingerprint was being read; retry once nothing writes to it");
       break;
     }
-    h = Fnv1a(h, buf.get(), want);
+    h = Fnv1a(h, buf.get(), want);  // the blocks in order, as one block at a time would hash them
+    i += run;
   }
   if (direct) fcntl(fd, F_SETFL, flags);
   if (!st_read.ok()) return st_read.error();

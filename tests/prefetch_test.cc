@@ -380,6 +380,30 @@ TEST(PrefetchCommand, ExitStatusIsTheCommandsAndBeforeFinishesTheReplayFirst) {
   EXPECT_NE(r.err.find("prefetched  "), std::string::npos) << r.err;  // -v: the summary goes to stderr
 }
 
+// syspgo-prefetch is the same command in a static binary: it must take the
+// same options, read the same pages, and return the command's status, with
+// nothing but the C library's loader behind it.
+TEST(PrefetchCommand, StaticReplayerBehavesLikeTheSubcommand) {
+  std::string bin = test::SyspgoBin() + "-prefetch";
+  auto ldd = test::Sh("ldd " + bin + " 2>&1");
+  EXPECT_NE(ldd.out.find("not a dynamic executable"), std::string::npos) << ldd.out;
+  Workload w;
+  std::string plan = w.PlanPath();
+  ASSERT_NO_FATAL_FAILURE(w.EvictAll());
+  auto r = test::RunCmd({bin, plan, "--threads", "2", "--lead", "1"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find(" extents of 5 files, "), std::string::npos) << r.out;
+  for (const auto& p : w.paths) w.ExpectExactlyPlanned(p);
+  ASSERT_NO_FATAL_FAILURE(w.EvictAll());
+  r = test::RunCmd({bin, plan, "--lead", "1", "--", "sh", "-c", "exit 5"});
+  EXPECT_EQ(r.status, 5) << r.err;
+  r = test::RunCmd({bin, plan, "--lead", "x"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--lead wants MiB"), std::string::npos) << r.err;
+  r = test::RunCmd({bin, "--version"});
+  EXPECT_EQ(r.out, "syspgo-prefetch " SYSPGO_VERSION "\n");
+}
+
 TEST(PlanShowCommand, PrintsFilesAndJson) {
   Workload w;
   std::string plan = w.PlanPath();
