@@ -40,6 +40,9 @@ import benchlib as B
 
 WORKLOADS = os.path.join(B.ROOT, "bench", "workloads")
 BOLT = "/usr/lib/llvm-19/bin/llvm-bolt"
+# Sampling frequency of every profiled training run, syspgo's and perf's
+# alike: a few seconds of training at 3999 Hz give 15-20k samples.
+SAMPLE_HZ = "3999"
 PERF2BOLT = "/usr/lib/llvm-19/bin/perf2bolt"  # perf2bolt-19 runs as llvm-bolt (FORMATS.md)
 BOLT_OPTS = ["-reorder-blocks=ext-tsp", "-reorder-functions=hfsort", "-split-functions", "-split-all-cold", "-dyno-stats"]
 # What `syspgo pgo` adds to every build (optimize/pgo.cc PgoCompileFlags,
@@ -85,7 +88,7 @@ class Program:
 
 class Lua(Program):
     binary = "lua"
-    train_scale, eval_scale, cg_scale = 6, 3, 1
+    train_scale, eval_scale, cg_scale = 120, 3, 1
 
     def fetch(self, srcroot):
         self.src = glob.glob(os.path.join(srcroot, "lua5.4-*", "src"))[0]
@@ -109,7 +112,7 @@ class Lua(Program):
 
 class Sqlite(Program):
     binary = "sqlite3"
-    train_scale, eval_scale, cg_scale = 600000, 200000, 20000
+    train_scale, eval_scale, cg_scale = 1000000, 200000, 20000
 
     def fetch(self, srcroot):
         # Debian ships the full tree; the amalgamation is made once, with
@@ -159,7 +162,7 @@ def prepare(prog, a, timeit):
     # small scale makes it keep each intermediate build (and checks that
     # every variant prints what the plain build prints).
     pgo = [B.SYSPGO, "pgo", "--build", prog.build_cmd("$CC"), "--binary", "./" + prog.binary, "--train", train,
-           "--eval", evalc, "--runs", "1", "--dir", pgo_dir, "-q"]
+           "--eval", evalc, "--runs", "1", "--dir", pgo_dir, "--freq", SAMPLE_HZ, "-q"]
     timed_step(costs, "syspgo pgo (all stages)", lambda: sh(pgo, cwd=build_dir, what=f"syspgo pgo on {prog.name}"))
     man = json.load(open(os.path.join(pgo_dir, "manifest.json")))
     for s in man["stages"]:
@@ -203,7 +206,7 @@ def prepare(prog, a, timeit):
     shutil.copy2(v["base"], pbase)
     data = os.path.join(pd, "perf.data")
     timed_step(costs, "perf: training run under perf record", lambda: sh(
-        ["perf", "record", "-e", "cpu-clock", "-F", "999", "--no-bpf-event", "-o", data, "--"] +
+        ["perf", "record", "-e", "cpu-clock", "-F", SAMPLE_HZ, "--no-bpf-event", "-o", data, "--"] +
         prog.cmd(pbase, "train", prog.train_scale), what="perf record"))
     script = os.path.join(pd, "perf.script")
 
@@ -231,10 +234,10 @@ def prepare(prog, a, timeit):
     for i in range(a.overhead_runs):
         over["plain"].append(B.timed(timeit, cmd, pd)[0])
         db = os.path.join(pd, f"ov{i}.db")
-        over["syspgo collect --probes cpu"].append(B.timed(timeit, cmd, pd, prefix=[B.SYSPGO, "collect", "-o", db, "--probes", "cpu", "--"])[0])
+        over["syspgo collect --probes cpu"].append(B.timed(timeit, cmd, pd, prefix=[B.SYSPGO, "collect", "-o", db, "--probes", "cpu", "--freq", SAMPLE_HZ, "--"])[0])
         os.unlink(db)
         over["perf record -e cpu-clock"].append(B.timed(timeit, cmd, pd, prefix=[
-            "perf", "record", "-q", "-e", "cpu-clock", "-F", "999", "--no-bpf-event", "-o", os.path.join(pd, "ov.data"), "--"])[0])
+            "perf", "record", "-q", "-e", "cpu-clock", "-F", SAMPLE_HZ, "--no-bpf-event", "-o", os.path.join(pd, "ov.data"), "--"])[0])
     return v, costs, notes, over
 
 
