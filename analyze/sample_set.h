@@ -127,6 +127,10 @@ struct Profile {
   std::vector<Symbol> symbols;
   std::vector<Location> locations;
   std::vector<ProfileSample> samples;
+  // Code addresses (line-table rows) of the sampled functions that no
+  // sample hit, as locations: a sample profile lists their lines with 0
+  // samples, so the compiler knows them cold rather than unknown.
+  std::vector<uint32_t> unsampled;
   std::map<uint32_t, std::string> comm;
   uint64_t period_ns = 0;
   uint64_t total = 0;             // samples

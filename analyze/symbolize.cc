@@ -20,6 +20,7 @@
 #include <cstring>
 #include <filesystem>
 #include <sstream>
+#include <set>
 #include <unordered_map>
 
 namespace syspgo {
@@ -103,6 +104,12 @@ struct Symbolizer::Module {
   };
   std::vector<CuRange> cus;
   Dwarf_Addr dwarf_bias = 0;  // DWARF address = module address - dwarf_bias
+  // The subprogram DIE of each ELF symbol (by start address) found so far.
+  // dwarf_getscopes walks the whole compile unit from its root for every
+  // address, milliseconds each in a CU like SQLite's amalgamation; the
+  // inline chain of another address in the same function is found by
+  // descending that function's own DIEs instead (InlineChain).
+  std::unordered_map<uint64_t, Dwarf_Die> subprograms;
 
   Dwarf_Die* CuAt(Dwarf_Addr a) {
     auto it = std::upper_bound(cus.begin(), cus.end(), a, [](Dwarf_Addr x, const CuRange& r) { return x < r.lo; });
@@ -270,6 +277,17 @@ Symbolizer::Module* Symbolizer::Get(const BinaryRef& b) {
 
 const BinaryStatus& Symbolizer::Open(const BinaryRef& b) { return Get(b)->status; }
 
+bool Symbolizer::ToOffset(const BinaryRef& b, uint64_t vaddr, uint64_t* off) {
+  Module* m = Get(b);
+  for (const Load& l : m->loads) {
+    if (vaddr >= l.vaddr && vaddr < l.vaddr + l.filesz) {
+      *off = vaddr - l.vaddr + l.offset;
+      return true;
+    }
+  }
+  return false;
+}
+
 bool Symbolizer::ToVaddr(const BinaryRef& b, uint64_t off, uint64_t* vaddr) {
   Module* m = Get(b);
   for (const Load& l : m->loads) {
@@ -280,6 +298,56 @@ bool Symbolizer::ToVaddr(const BinaryRef& b, uint64_t off, uint64_t* vaddr) {
   }
   return false;
 }
+
+std::vector<uint64_t> Symbolizer::LineAddresses(const BinaryRef& b, uint64_t start, uint64_t size) {
+  std::vector<uint64_t> out;
+  Module* m = Get(b);
+  if (!m->mod || size == 0) return out;
+  Dwarf_Addr lo = start + m->bias - m->dwarf_bias, hi = lo + size;
+  Dwarf_Die* cu = m->CuAt(lo);
+  Dwarf_Lines* lines = nullptr;
+  size_t n = 0;
+  if (!cu || dwarf_getsrclines(cu, &lines, &n) != 0) return out;
+  for (size_t i = 0; i < n; ++i) {
+    Dwarf_Line* l = dwarf_onesrcline(lines, i);
+    Dwarf_Addr a = 0;
+    bool end = false;
+    if (!l || dwarf_lineaddr(l, &a) != 0 || a < lo || a >= hi) continue;
+    if (dwarf_lineendsequence(l, &end) == 0 && end) continue;
+    out.push_back(a - m->bias + m->dwarf_bias);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+namespace {
+
+// The subprogram and inlined-subroutine DIEs under `sub` that contain `a`,
+// outermost first: the chain dwarf_getscopes and dwarf_getscopes_die give,
+// found by descending from the function instead of from the CU's root.
+std::vector<Dwarf_Die> InlineChain(Dwarf_Die sub, Dwarf_Addr a) {
+  std::vector<Dwarf_Die> chain = {sub};
+  Dwarf_Die cur = sub;
+  for (;;) {
+    Dwarf_Die child;
+    if (dwarf_child(&cur, &child) != 0) break;
+    bool found = false;
+    do {
+      int tag = dwarf_tag(&child);
+      if ((tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block) && dwarf_haspc(&child, a) == 1) {
+        if (tag == DW_TAG_inlined_subroutine) chain.push_back(child);
+        cur = child;
+        found = true;
+        break;
+      }
+    } while (dwarf_siblingof(&child, &child) == 0);
+    if (!found) break;
+  }
+  return chain;
+}
+
+}  // namespace
 
 const AddressInfo* Symbolizer::Lookup(const BinaryRef& b, uint64_t vaddr) {
   Module* m = Get(b);
@@ -310,6 +378,29 @@ const AddressInfo* Symbolizer::Lookup(const BinaryRef& b, uint64_t vaddr) {
     }
     uint32_t cur_line = lineno > 0 ? static_cast<uint32_t>(lineno) : 0;
     uint32_t cur_disc = BaseDiscriminator(disc, m->fs_discriminators);
+    auto frame_of = [&](Dwarf_Die* d) {
+      AddressInfo::Frame fr;
+      fr.function = FunctionName(d);
+      if (fr.function.empty()) fr.function = info.symbol;
+      int decl = 0;
+      if (dwarf_decl_line(d, &decl) == 0 && decl > 0) fr.decl_line = static_cast<uint32_t>(decl);
+      if (const char* file = dwarf_decl_file(d)) fr.file = file;
+      fr.line = cur_line;
+      fr.discriminator = cur_disc;
+      return fr;
+    };
+    auto known = info.symbol.empty() ? m->subprograms.end() : m->subprograms.find(info.symbol_start);
+    if (known != m->subprograms.end() && dwarf_haspc(&known->second, a) == 1) {
+      std::vector<Dwarf_Die> chain = InlineChain(known->second, a);
+      for (size_t k = chain.size(); k-- > 0;) {
+        info.frames.push_back(frame_of(&chain[k]));
+        if (k == 0) break;
+        // The frame outside an inlined call is at the call's line.
+        cur_line = AttrUnsigned(&chain[k], DW_AT_call_line);
+        cur_disc = BaseDiscriminator(AttrUnsigned(&chain[k], kAtGnuDiscriminator), m->fs_discriminators);
+      }
+      return &info;
+    }
     // dwarf_getscopes continues past an inlined instance into its abstract
     // definition's scopes, not its caller: dwarf_getscopes_die on the
     // instance gives the concrete chain it sits in.
@@ -322,16 +413,11 @@ const AddressInfo* Symbolizer::Lookup(const BinaryRef& b, uint64_t vaddr) {
         ++i;
         continue;
       }
-      AddressInfo::Frame fr;
-      fr.function = FunctionName(&scopes[i]);
-      if (fr.function.empty()) fr.function = info.symbol;
-      int decl = 0;
-      if (dwarf_decl_line(&scopes[i], &decl) == 0 && decl > 0) fr.decl_line = static_cast<uint32_t>(decl);
-      if (const char* file = dwarf_decl_file(&scopes[i])) fr.file = file;
-      fr.line = cur_line;
-      fr.discriminator = cur_disc;
-      info.frames.push_back(std::move(fr));
-      if (tag == DW_TAG_subprogram) break;
+      info.frames.push_back(frame_of(&scopes[i]));
+      if (tag == DW_TAG_subprogram) {
+        if (!info.symbol.empty()) m->subprograms.emplace(info.symbol_start, scopes[i]);
+        break;
+      }
       // The frame outside an inlined call is at the call's line.
       cur_line = AttrUnsigned(&scopes[i], DW_AT_call_line);
       cur_disc = BaseDiscriminator(AttrUnsigned(&scopes[i], kAtGnuDiscriminator), m->fs_discriminators);
@@ -478,6 +564,28 @@ Profile Symbolize(const SampleSet& set, Symbolizer& sym) {
       }
     }
     p.samples.push_back(std::move(ps));
+  }
+
+  // Every other line-table row of each sampled function symbol, for the
+  // zero counts of sample profiles. The symbols list grows while rows are
+  // symbolized (an inlined row still belongs to its symbol), so only the
+  // ones found from samples are walked.
+  std::set<std::pair<uint32_t, uint64_t>> hit;  // (binary, vaddr) of sampled code
+  for (const ProfileSample& s : p.samples)
+    for (size_t i = s.first_user; i < s.stack.size(); ++i) {
+      const Location& l = p.locations[s.stack[i]];
+      if (!l.return_address && l.binary < p.binaries.size()) hit.insert({l.binary, l.address});
+    }
+  size_t sampled_symbols = p.symbols.size();
+  for (size_t si = 0; si < sampled_symbols; ++si) {
+    const Symbol s = p.symbols[si];
+    if (s.binary >= p.binaries.size() || !p.binaries[s.binary].has_lines) continue;
+    for (uint64_t vaddr : sym.LineAddresses(set.binaries[s.binary], s.start, s.size)) {
+      uint64_t off;
+      if (hit.count({s.binary, vaddr}) || !sym.ToOffset(set.binaries[s.binary], vaddr, &off)) continue;
+      uint32_t id = user_location(UserFrame{s.binary, off}, false);
+      if (p.locations[id].has_line()) p.unsampled.push_back(id);
+    }
   }
   return p;
 }

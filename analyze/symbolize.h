@@ -66,9 +66,15 @@ class Symbolizer {
   const BinaryStatus& Open(const BinaryRef& b);
   // The ELF virtual address at a file offset; false if no PT_LOAD maps it.
   bool ToVaddr(const BinaryRef& b, uint64_t file_offset, uint64_t* vaddr);
+  // The inverse: the file offset of an ELF virtual address.
+  bool ToOffset(const BinaryRef& b, uint64_t vaddr, uint64_t* file_offset);
   // Resolves an ELF virtual address (cached per build-id and address).
   // nullptr if the binary is unusable.
   const AddressInfo* Lookup(const BinaryRef& b, uint64_t vaddr);
+  // ELF virtual addresses in [start, start + size) where a row of the DWARF
+  // line table begins (each a distinct line or discriminator there),
+  // ascending; empty without line information.
+  std::vector<uint64_t> LineAddresses(const BinaryRef& b, uint64_t start, uint64_t size);
   // Parses a /proc/kallsyms text for KernelName().
   void SetKallsyms(const std::string& text);
   // "name" or "name [module]" for a kernel address; "" if not covered.

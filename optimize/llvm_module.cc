@@ -77,6 +77,31 @@ std::string Write(const Profile& p, uint32_t binary, const std::string& path, bo
         map.create(SampleContext(FunctionId(callee->name))).addHeadSamples(s.count);
     }
   }
+  // Zero counts: the other lines of every function with samples, so the
+  // compiler sees them as not executed rather than unknown (what an
+  // instrumented profile says of them, and what llvm-profgen writes). Only
+  // functions (and inlined call sites) that already have samples get them:
+  // a zero call site must not make an unsampled inlinee look hot or cold.
+  for (uint32_t id : p.unsampled) {
+    const Location& l = p.locations[id];
+    if (l.binary != binary || !l.has_line()) continue;
+    auto top = map.find(SampleContext(Name(p, l.frames.back())));
+    if (top == map.end()) continue;
+    FunctionSamples* fs = &top->second;
+    for (size_t k = l.frames.size() - 1; fs && k > 0; --k) {
+      const SourceFrame& site = l.frames[k];
+      const auto* callees = fs->findFunctionSamplesMapAt(LineLocation(site.line_offset, site.discriminator));
+      FunctionSamples* next = nullptr;
+      if (callees) {
+        auto it = callees->find(Name(p, l.frames[k - 1]));
+        if (it != callees->end()) next = const_cast<FunctionSamples*>(&it->second);
+      }
+      fs = next;
+    }
+    // Offset 0 is the function's own line: the prologue, which the
+    // backend makes, so no IR instruction carries it.
+    if (fs && l.frames[0].line_offset != 0) fs->addBodySamples(l.frames[0].line_offset, l.frames[0].discriminator, 0);
+  }
   if (map.empty() || used == 0)
     return "no sample of the run has its innermost frame in " + b.ref.path +
            " at a known source line; nothing to write. Was it running during the collection?";

@@ -193,6 +193,21 @@ TEST_F(Emit, SampleProfileCountsReadBackByLlvmProfdata) {
   std::string text = Sh("cat " + prof).out;
   EXPECT_NE(text.find(": rotate_mix:600"), std::string::npos) << "inlined call site\n" << text;
   EXPECT_NE(text.find("lib_mix:100"), std::string::npos) << "call target into the shared library\n" << text;
+  // Lines of a sampled function that no sample hit are listed with 0 (cold,
+  // not unknown): main's call of never_called (line 61, main is at 58).
+  std::string main_body;
+  {
+    std::istringstream in(text);
+    std::string line;
+    bool in_main = false;
+    while (std::getline(in, line)) {
+      if (!line.empty() && line[0] != ' ') in_main = line.rfind("main:", 0) == 0;
+      else if (in_main) main_body += line + "\n";
+    }
+  }
+  EXPECT_NE(main_body.find(" 3: 0\n"), std::string::npos) << "main's unsampled line 61 as a zero\n" << text;
+  EXPECT_NE(main_body.find(" 2.1: 1200 run_rounds:1200\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("never_called"), std::string::npos) << "a function without samples\n" << text;
 
   // The extensible binary form reads back to the same profile.
   std::string ext = dir_.File("app.extbin");
