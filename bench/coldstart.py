@@ -68,7 +68,10 @@ def main():
     work = tempfile.mkdtemp(prefix="syspgo-coldstart-", dir="/var/tmp")
     small = os.path.join(work, "small.c")
     open(small, "w").write("int add(int a, int b) { return a + b; }\n")
+    example = os.path.join(B.BUILD, "examples", "bin", "cold_start")
+    subprocess.run([example, work, "--make"], check=True, stdout=subprocess.DEVNULL)
     programs = [
+        ("examples/cold_start (story 2)", [example, work]),
         ("clang-19 --version", ["clang-19", "--version"]),
         ("clang-19 -c small.c", ["clang-19", "-c", small, "-o", os.path.join(work, "small.o")]),
         ("python3 -c 'import numpy'", ["/usr/bin/python3", "-c", "import numpy"]),

@@ -5,3 +5,4 @@
 syspgo_test(plan_test SOURCES plan_test.cc LIBS syspgo_optimize)
 syspgo_test(prefetch_test SOURCES prefetch_test.cc LIBS syspgo_optimize)
 syspgo_test(coldstart_test SOURCES coldstart_test.cc LIBS syspgo_optimize)
+add_dependencies(coldstart_test cold_start)
