@@ -49,7 +49,7 @@ BOLT_OPTS = ["-reorder-blocks=ext-tsp", "-reorder-functions=hfsort", "-split-fun
 # PgoLinkFlags): the variants built here without it get the same.
 PROFILING_FLAGS = ["-fno-omit-frame-pointer", "-mno-omit-leaf-frame-pointer", "-gline-tables-only",
                    "-fdebug-info-for-profiling", "-ffunction-sections", "-fuse-ld=lld", "-Wl,--emit-relocs"]
-VARIANTS = ["base", "instr", "sample", "sample+order", "full", "bolt-only", "profgen", "perf2bolt"]
+VARIANTS = ["base", "instr", "sample", "sample-ip", "sample+order", "full", "bolt-only", "profgen", "perf2bolt"]
 
 
 def sh(cmd, cwd=None, env=None, what=None, capture=False):
@@ -178,6 +178,14 @@ def prepare(prog, a, timeit):
     v["sample+order"] = os.path.join(pgo_dir, "order", prog.binary)
     v["full"] = os.path.join(pgo_dir, "bolt", prog.binary)
 
+    # The same training run's sample profile counting IP samples only
+    # (optimize --sample-counts ip, docs/profiles.md).
+    ipp = os.path.join(prog.dir, "sample-ip.prof")
+    timed_step(costs, "sample-ip: syspgo optimize --sample-counts ip", lambda: sh(
+        [B.SYSPGO, "optimize", os.path.join(pgo_dir, "train", "train.db"), "--binary", v["base"], "--emit",
+         "sample-profile", "--sample-counts", "ip", "-o", ipp], what="syspgo optimize --sample-counts ip"))
+    v["sample-ip"] = variant_build(prog, "sample-ip", [f"-fprofile-sample-use={ipp}"], costs)
+
     # BOLT alone on the plain build, from the same training run.
     fd = os.path.join(prog.dir, "bolt-only.fdata")
     timed_step(costs, "bolt-only: syspgo optimize --emit fdata", lambda: sh(
@@ -282,6 +290,8 @@ def report(prog, names, times, outs, counts, costs, notes, over, a):
         f"- syspgo sample profile alone ({gain['sample'] * 100:+.1f}%) reaches 85% of the instrumented gain "
         f"({0.85 * gi * 100:+.1f}%): {verdict(gi > 0 and gain['sample'] >= 0.85 * gi)}",
         f"- syspgo sample profile beats perf + llvm-profgen ({gain['profgen'] * 100:+.1f}%): {verdict(gain['sample'] > gain['profgen'])}",
+        f"- the same with --sample-counts ip ({gain['sample-ip'] * 100:+.1f}%): 85% of instrumented "
+        f"{verdict(gi > 0 and gain['sample-ip'] >= 0.85 * gi)}, beats llvm-profgen {verdict(gain['sample-ip'] > gain['profgen'])}",
         f"- syspgo BOLT alone beats perf2bolt -nl + BOLT ({gain['bolt-only'] * 100:+.1f}% vs {gain['perf2bolt'] * 100:+.1f}%): "
         f"{verdict(gain['bolt-only'] > gain['perf2bolt'])}",
     ]
@@ -324,6 +334,7 @@ def main():
     body = ("Variants: base (plain build, clang-19 -O2 with the flags profiling needs: frame pointers, "
             "`-gline-tables-only -fdebug-info-for-profiling -ffunction-sections`, lld, `--emit-relocs`, the same for all); "
             "instr (`-fprofile-generate`/`-fprofile-use`); sample, sample+order, full (+ BOLT): the stages of `syspgo pgo`; "
+            "sample-ip (the same training run's profile with `--sample-counts ip`); "
             "bolt-only (syspgo fdata on base); profgen (`perf record -e cpu-clock` + `llvm-profgen --leading-ip-only`); "
             "perf2bolt (`perf2bolt -nl` + the same BOLT options). Speedup = base median ÷ variant median; "
             f"{a.runs} interleaved runs each. Sources: `apt-get source lua5.4 sqlite3` (Debian bookworm). "

@@ -26,6 +26,7 @@ struct OptimizeArgs {
   std::string source_dir = "/";  // squashfs-sort: the directory mksquashfs packs
   std::string image_root = "/";  // prefetch-list: where the image is mounted when the trace was taken
   std::string pages = "auto";     // plan: which pages (PlanPages)
+  std::string sample_counts = "stacks";  // sample-profile: ProfileEmitter::SampleCounts
   int64_t gap_kib = kPlanDefaultMergeGap >> 10;  // plan: merge gap
   int64_t run = 0, pid = 0;
   std::vector<std::string> debug_dirs;
@@ -44,6 +45,7 @@ int EmitProfile(const OptimizeArgs& a) {
   r.output = a.output;
   r.pid = static_cast<uint32_t>(a.pid);
   r.debug_dirs = a.debug_dirs;
+  r.sample_counts = *ParseSampleCounts(a.sample_counts);
   auto s = WriteProfileArtifact(r);
   if (!s) return Fail(s.error().message);
   for (const std::string& w : s->warnings) fprintf(stderr, "syspgo: warning: %s\n", w.c_str());
@@ -138,6 +140,9 @@ std::string Help() {
          "  --emit KIND       what to write (above)\n"
          "  -o FILE           where\n"
          "  --format text|binary  sample-profile: text (default) or extensible binary\n"
+         "  --sample-counts stacks|ip  sample-profile: stacks (default: IP samples plus the time\n"
+         "                    below each call site, call targets, head samples) or ip (IP samples\n"
+         "                    only, as llvm-profgen --leading-ip-only); docs/profiles.md compares\n"
          "  --source-dir DIR  squashfs-sort: paths relative to the directory mksquashfs packs\n"
          "  --image-root DIR  prefetch-list: where the image was mounted in the traced run\n"
          "  --pages WHICH     plan: touched (pages read or faulted on), mapped (plus each fault's\n"
@@ -177,7 +182,7 @@ int Optimize(const std::vector<std::string>& args) {
     } else if (s == "-v") {
       ++a.verbose;
     } else if (s == "--binary" || s == "--emit" || s == "-o" || s == "--format" || s == "--debug-dir" ||
-               s == "--source-dir" || s == "--image-root" || s == "--pages") {
+               s == "--source-dir" || s == "--image-root" || s == "--pages" || s == "--sample-counts") {
       std::string v;
       if (!value(&v)) return UsageError(s + " needs a value; see 'syspgo optimize --help'");
       if (s == "--binary") a.binary = v;
@@ -187,6 +192,7 @@ int Optimize(const std::vector<std::string>& args) {
       else if (s == "--source-dir") a.source_dir = v;
       else if (s == "--image-root") a.image_root = v;
       else if (s == "--pages") a.pages = v;
+      else if (s == "--sample-counts") a.sample_counts = v;
       else a.debug_dirs.push_back(v);
     } else if (s == "--gap") {
       std::string v;
@@ -212,6 +218,8 @@ int Optimize(const std::vector<std::string>& args) {
   if (pos.size() != 1) return UsageError("usage: syspgo optimize DB --emit KIND -o FILE; see --help");
   a.db = pos[0];
   if (a.format != "text" && a.format != "binary") return UsageError("--format is text or binary, got '" + a.format + "'");
+  if (!ParseSampleCounts(a.sample_counts))
+    return UsageError("--sample-counts is stacks or ip, got '" + a.sample_counts + "'");
   if (!ParsePlanPages(a.pages))
     return UsageError("--pages is touched, mapped, cached or auto, got '" + a.pages + "'");
   if (a.output.empty()) return UsageError("-o FILE is needed: where to write the artifact");

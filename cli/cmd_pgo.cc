@@ -12,6 +12,7 @@
 #include "cli/command.h"
 #include "common/util.h"
 #include "optimize/pgo.h"
+#include "optimize/profile_artifacts.h"
 
 namespace syspgo::cli {
 namespace {
@@ -49,6 +50,8 @@ Pipeline:
                        instead of training; reports how much still matches
   --probes LIST        probe groups for syspgo collect     (default cpu)
   --freq HZ            cpu sampling frequency              (default: collect's)
+  --sample-counts C    stacks or ip: how the sample profile counts
+                       (default stacks; see syspgo optimize --help)
 
 Tools:
   --cc CC --cxx CXX    compilers the wrappers run          (default clang-19, clang++-19)
@@ -108,7 +111,7 @@ int Pgo(const std::vector<std::string>& args) {
     } else if (a == "--build" || a == "--clean" || a == "--binary" || a == "--train" || a == "--eval" || a == "--dir" ||
                a == "--profile-db" || a == "--use-profile" || a == "--probes" || a == "--cc" || a == "--cxx" ||
                a == "--bolt" || a == "--bolt-arg" || a == "--bolt-opts" || a == "--stages" || a == "--runs" ||
-               a == "--freq") {
+               a == "--freq" || a == "--sample-counts") {
       if (!value()) return UsageError(a + " needs a value; see 'syspgo pgo --help'");
       if (a == "--build") o.build_cmd = v;
       else if (a == "--clean") o.clean_cmd = v;
@@ -119,6 +122,10 @@ int Pgo(const std::vector<std::string>& args) {
       else if (a == "--profile-db") o.profile_db = v;
       else if (a == "--use-profile") o.use_profile = v;
       else if (a == "--probes") o.probes = v;
+      else if (a == "--sample-counts") {
+        if (!ParseSampleCounts(v)) return UsageError("--sample-counts is stacks or ip, got '" + v + "'");
+        o.sample_counts = v;
+      }
       else if (a == "--cc") o.cc = v;
       else if (a == "--cxx") o.cxx = v;
       else if (a == "--bolt") o.llvm_bolt = v;

@@ -26,7 +26,13 @@ class ProfileEmitter {
   virtual ~ProfileEmitter() = default;
   // Every kind, in the order --help lists them.
   static const std::vector<Kind>& Kinds();
-  static Result<std::unique_ptr<ProfileEmitter>> Create(std::string_view kind);
+  // How a sample profile counts (docs/profiles.md): kStacks, the IP
+  // samples plus the time below each call site from the stacks, with call
+  // targets and head samples; kIp, the IP samples only, as
+  // llvm-profgen --leading-ip-only does.
+  enum class SampleCounts { kStacks, kIp };
+  static Result<std::unique_ptr<ProfileEmitter>> Create(std::string_view kind,
+                                                        SampleCounts counts = SampleCounts::kStacks);
 
   // Writes the artifact for binary `binary` (an index into p.binaries, or
   // kNoBinary for the whole profile where the kind allows it) to `path`.
@@ -35,7 +41,7 @@ class ProfileEmitter {
 };
 
 // The emitters, one per file.
-std::unique_ptr<ProfileEmitter> MakeSampleProfileEmitter(bool extbinary);
+std::unique_ptr<ProfileEmitter> MakeSampleProfileEmitter(bool extbinary, bool ip_only);
 std::unique_ptr<ProfileEmitter> MakeBoltFdataEmitter();
 std::unique_ptr<ProfileEmitter> MakeSymbolOrderEmitter();
 std::unique_ptr<ProfileEmitter> MakePprofEmitter();

@@ -21,6 +21,9 @@
 //  * Head samples: a function's head samples are the call-target counts
 //    into it from sampled callers (again time, not entries).
 //  * Frames of other binaries are left out, except as call-target names.
+//  * With ip_only (optimize --sample-counts ip) only the first rule holds:
+//    no call-site counts, call targets or head samples, as
+//    llvm-profgen --leading-ip-only writes.
 #include "optimize/llvm_module.h"
 
 #include <llvm/ProfileData/SampleProf.h>
@@ -45,16 +48,18 @@ const Function* Outermost(const Profile& p, const Location& l) {
 }
 
 // Returns "" on success, else the error message.
-std::string Write(const Profile& p, uint32_t binary, const std::string& path, bool extbinary) {
+std::string Write(const Profile& p, uint32_t binary, const std::string& path, bool extbinary, bool ip_only) {
   const ProfileBinary& b = p.binaries[binary];
   SampleProfileMap map;
   uint64_t used = 0;
   for (const ProfileSample& s : p.samples) {
     std::set<uint32_t> seen;  // caller frames count once per sample
     for (size_t i = s.first_user; i < s.stack.size(); ++i) {
+      if (ip_only && i > s.first_user) break;
       const Location& l = p.locations[s.stack[i]];
       if (l.binary != binary || !l.has_line()) continue;
       bool leaf = i == s.first_user && !l.return_address;
+      if (ip_only && !leaf) break;  // IP samples only: callers add nothing
       if (!leaf && !seen.insert(s.stack[i]).second) continue;
       used += leaf ? s.count : 0;
       FunctionSamples* fs = &map.create(SampleContext(Name(p, l.frames.back())));
@@ -128,6 +133,6 @@ extern "C" __attribute__((visibility("default"))) void syspgo_llvm_write_sample_
                 std::to_string(req.abi_version) + "): reinstall/rebuild syspgo.";
     return;
   }
-  res.error = syspgo::Write(*req.profile, req.binary, *req.path, req.extbinary);
+  res.error = syspgo::Write(*req.profile, req.binary, *req.path, req.extbinary, req.ip_only);
   res.ok = res.error.empty();
 }

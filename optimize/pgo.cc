@@ -507,6 +507,7 @@ Status Pipeline::Emit(Stage& s, const std::string& db, const std::string& kind, 
     argv = {syspgo_, "merge", db + ":all", "--normalize", "--binary", binary_, "--emit", kind, "-o", out};
   else
     argv = {syspgo_, "optimize", db, "--binary", binary_, "--emit", kind, "-o", out};
+  if (kind == "sample-profile") argv.insert(argv.end(), {"--sample-counts", o_.sample_counts});
   SYSPGO_TRY(Tool(s, argv, log, "emitting the " + kind + " profile"));
   Json stats = Json::Object();
   stats.Set("file", out);

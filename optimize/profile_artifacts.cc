@@ -12,6 +12,12 @@
 
 namespace syspgo {
 
+std::optional<ProfileEmitter::SampleCounts> ParseSampleCounts(std::string_view s) {
+  if (s == "stacks") return ProfileEmitter::SampleCounts::kStacks;
+  if (s == "ip") return ProfileEmitter::SampleCounts::kIp;
+  return std::nullopt;
+}
+
 Result<ProfileInput> ParseProfileInput(const std::string& spec) {
   ProfileInput in;
   std::string rest = spec;
@@ -44,7 +50,7 @@ Result<ProfileInput> ParseProfileInput(const std::string& spec) {
 }
 
 Result<ArtifactSummary> WriteProfileArtifact(const ArtifactRequest& r) {
-  auto emitter = ProfileEmitter::Create(r.kind);
+  auto emitter = ProfileEmitter::Create(r.kind, r.sample_counts);
   if (!emitter) return emitter.error();
   bool needs_binary = false;
   for (const auto& k : ProfileEmitter::Kinds())

@@ -5,10 +5,13 @@
 // hand the profile to the emitter of the requested kind.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/result.h"
+#include "optimize/emitter.h"
 
 namespace syspgo {
 
@@ -23,6 +26,9 @@ struct ProfileInput {
 // A path that exists as given is taken whole, even with ':' or '@' in it.
 Result<ProfileInput> ParseProfileInput(const std::string& spec);
 
+// "stacks" or "ip" (optimize/merge/pgo --sample-counts); nullopt otherwise.
+std::optional<ProfileEmitter::SampleCounts> ParseSampleCounts(std::string_view s);
+
 struct ArtifactRequest {
   std::vector<ProfileInput> inputs;
   std::string kind;       // a ProfileEmitter kind
@@ -31,6 +37,7 @@ struct ArtifactRequest {
   uint32_t pid = 0;       // only this process (0 = all)
   bool normalize = false; // scale every run to the same total before the weights, so long runs do not dominate
   std::vector<std::string> debug_dirs;
+  ProfileEmitter::SampleCounts sample_counts = ProfileEmitter::SampleCounts::kStacks;
 };
 
 struct ArtifactSummary {

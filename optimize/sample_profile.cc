@@ -65,7 +65,7 @@ Result<SyspgoLlvmWriteSampleProfileFn> LoadModule() {
 
 class SampleProfileEmitter : public ProfileEmitter {
  public:
-  explicit SampleProfileEmitter(bool extbinary) : extbinary_(extbinary) {}
+  SampleProfileEmitter(bool extbinary, bool ip_only) : extbinary_(extbinary), ip_only_(ip_only) {}
 
   Status Write(const Profile& p, uint32_t binary, const std::string& path) const override {
     SYSPGO_TRY(CheckBinary(p, binary, "a sample profile"));
@@ -82,6 +82,7 @@ class SampleProfileEmitter : public ProfileEmitter {
     req.binary = binary;
     req.path = &path;
     req.extbinary = extbinary_;
+    req.ip_only = ip_only_;
     LlvmSampleProfileResult res;
     (*fn)(&req, &res);
     if (!res.ok) return MakeError(res.error);
@@ -90,12 +91,13 @@ class SampleProfileEmitter : public ProfileEmitter {
 
  private:
   bool extbinary_;
+  bool ip_only_;
 };
 
 }  // namespace
 
-std::unique_ptr<ProfileEmitter> MakeSampleProfileEmitter(bool extbinary) {
-  return std::make_unique<SampleProfileEmitter>(extbinary);
+std::unique_ptr<ProfileEmitter> MakeSampleProfileEmitter(bool extbinary, bool ip_only) {
+  return std::make_unique<SampleProfileEmitter>(extbinary, ip_only);
 }
 
 }  // namespace syspgo

@@ -226,6 +226,27 @@ TEST_F(Emit, SampleProfileCountsReadBackByLlvmProfdata) {
   EXPECT_EQ(Sh("cmp " + ext + " " + again).status, 0);
 }
 
+// --sample-counts ip: only the IP samples count (llvm-profgen
+// --leading-ip-only): totals are a function's own samples, with no call
+// targets, no head samples, and no function that only calls.
+TEST_F(Emit, IpOnlySampleCountsLeaveCallersOut) {
+  std::string prof = dir_.File("ip.prof");
+  auto r = RunCmd({SyspgoBin(), "optimize", db_, "--emit", "sample-profile", "--sample-counts", "ip", "-o", prof,
+                   "--binary", w_.app});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto fns = ProfdataShow(prof);
+  std::string text = Sh("cat " + prof).out;
+  EXPECT_EQ(fns["hot_kernel"], Counts(800, 0)) << text;
+  EXPECT_EQ(fns["warm_local"], Counts(300, 0)) << text;
+  EXPECT_EQ(fns.count("run_rounds"), 0u) << "a function with no IP sample\n" << text;
+  EXPECT_EQ(fns.count("main"), 0u) << text;
+  EXPECT_EQ(text.find("lib_mix"), std::string::npos) << "no call targets\n" << text;
+  EXPECT_NE(text.find(": rotate_mix:600"), std::string::npos) << "inlined frames still nest\n" << text;
+  r = RunCmd({SyspgoBin(), "optimize", db_, "--emit", "sample-profile", "--sample-counts", "both", "-o", prof});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--sample-counts is stacks or ip, got 'both'"), std::string::npos) << r.err;
+}
+
 TEST_F(Emit, ClangUsesTheSampleProfileWithoutComplaint) {
   std::string prof = dir_.File("app.prof");
   ASSERT_EQ(Optimize("sample-profile", prof, w_.app).status, 0);

@@ -267,9 +267,11 @@ TEST(Pgo, ProfileDbAccumulatesRunsAndMergesThem) {
   for (int i = 0; i < 2; ++i) {
     std::string dir = t.File("pgo" + std::to_string(i));
     auto r = Pgo(src, {"--build", kMakeBuild, "--binary", "./demo", "--train", kTrain, "--stages", "sample", "--dir", dir,
-                       "--profile-db", db});
+                       "--profile-db", db, "--sample-counts", "ip"});
     ASSERT_EQ(r.status, 0) << r.err;
-    EXPECT_NE(Json(dir + "/manifest.json", "d['stages'][2]['commands'][0]").find(" merge " + db + ":all"), std::string::npos);
+    std::string cmd = Json(dir + "/manifest.json", "d['stages'][2]['commands'][0]");
+    EXPECT_NE(cmd.find(" merge " + db + ":all"), std::string::npos) << cmd;
+    EXPECT_NE(cmd.find(" --sample-counts ip"), std::string::npos) << cmd;
   }
   Db d = OpenDb(db);
   EXPECT_EQ(QueryInt(d, "SELECT COUNT(*) FROM run"), 2);
@@ -283,6 +285,9 @@ TEST(Pgo, MissingOptionsAreUsageErrors) {
   auto s = Pgo(t.path(), {"--build", "make", "--binary", "./demo", "--train", "x", "--stages", "sample,lto"});
   EXPECT_EQ(s.status, 2);
   EXPECT_NE(s.err.find("unknown stage 'lto'"), std::string::npos) << s.err;
+  s = Pgo(t.path(), {"--build", "make", "--binary", "./demo", "--train", "x", "--sample-counts", "lbr"});
+  EXPECT_EQ(s.status, 2);
+  EXPECT_NE(s.err.find("--sample-counts is stacks or ip, got 'lbr'"), std::string::npos) << s.err;
 }
 
 // cmake/SysPGO.cmake on a project that only includes it.
