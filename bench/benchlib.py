@@ -10,6 +10,7 @@ import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -17,6 +18,21 @@ BUILD = os.environ.get("SYSPGO_BUILD", os.path.join(ROOT, "build"))
 SYSPGO = os.path.join(BUILD, "cli", "syspgo")
 SYSPGO_PREFETCH = os.path.join(BUILD, "cli", "syspgo-prefetch")
 RESULTS = os.path.join(ROOT, "bench", "RESULTS.md")
+
+
+def drop_caches():
+    """Writes back dirty pages, then empties the page cache of the machine (root)."""
+    subprocess.run(["sync"], check=True)
+    with open("/proc/sys/vm/drop_caches", "w") as f:
+        f.write("3\n")
+
+
+def work_dir(name, runs, least=5):
+    """Checks there are enough runs for a median; returns a new directory
+    under /var/tmp (a real disk) for the bench's files."""
+    if runs < least:
+        raise SystemExit(f"bench: at least {least} runs, for a median")
+    return tempfile.mkdtemp(prefix=f"syspgo-{name}-", dir="/var/tmp")
 
 
 def build_timeit(workdir):

@@ -23,7 +23,6 @@ import argparse
 import json
 import os
 import subprocess
-import tempfile
 import time
 
 import benchlib as B
@@ -45,10 +44,6 @@ def disk_of(path):
     return parent if os.path.exists(f"/sys/block/{parent}") else name
 
 
-def drop_caches():
-    subprocess.run(["sync"], check=True)
-    open("/proc/sys/vm/drop_caches", "w").write("3\n")
-
 
 def run_variant(cmd):
     t0 = time.monotonic_ns()
@@ -63,9 +58,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=10)
     a = ap.parse_args()
-    if a.runs < 5:
-        raise SystemExit("bench: at least 5 runs, for a median")
-    work = tempfile.mkdtemp(prefix="syspgo-coldstart-", dir="/var/tmp")
+    work = B.work_dir("coldstart", a.runs)
     small = os.path.join(work, "small.c")
     open(small, "w").write("int add(int a, int b) { return a + b; }\n")
     example = os.path.join(B.BUILD, "examples", "bin", "cold_start")
@@ -104,7 +97,7 @@ def main():
         for i in range(a.runs):
             for v in ["cold", "whole", "plan", "syspgo", "warm"]:
                 if v != "warm":
-                    drop_caches()
+                    B.drop_caches()
                 else:
                     run_variant(cmd)  # make sure it is warm
                 s0 = disk_sectors_read(disk)

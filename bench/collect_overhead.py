@@ -13,7 +13,6 @@ usage: sudo bench/collect_overhead.py [--runs 7] [--count 500000]
 import argparse
 import os
 import sqlite3
-import tempfile
 
 import benchlib as B
 
@@ -24,9 +23,7 @@ def main():
     ap.add_argument("--count", type=int, default=500000, help="dd blocks per run")
     ap.add_argument("--probes", default=None, help="--probes for syspgo collect (default: all groups)")
     a = ap.parse_args()
-    if a.runs < 5:
-        raise SystemExit("bench: at least 5 runs, for a median")
-    work = tempfile.mkdtemp(prefix="syspgo-bench-", dir="/var/tmp")
+    work = B.work_dir("bench", a.runs)
     timeit = B.build_timeit(work)
     target = os.path.join(work, "out.bin")
     workloads = {

@@ -19,7 +19,6 @@ import argparse
 import os
 import sqlite3
 import subprocess
-import tempfile
 
 import benchlib as B
 
@@ -36,19 +35,13 @@ profile:hz:999 /comm == "%(comm)s"/ { @cpu[kstack, ustack] = count(); }
 """
 
 
-def drop_caches():
-    subprocess.run(["sync"], check=True)
-    open("/proc/sys/vm/drop_caches", "w").write("3\n")
-
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--only", choices=["cpu", "syscall", "pagecache"], help="one workload (its own section)")
     a = ap.parse_args()
-    if a.runs < 5:
-        raise SystemExit("bench: at least 5 runs, for a median")
-    work = tempfile.mkdtemp(prefix="syspgo-overhead-", dir="/var/tmp")
+    work = B.work_dir("overhead", a.runs)
     timeit = B.build_timeit(work)
     bins = {}
     for w in ("cpu_bound", "pc_touch"):
@@ -76,7 +69,7 @@ def main():
         for i in range(a.runs):
             for v in variants:
                 if cold:
-                    drop_caches()
+                    B.drop_caches()
                 db = os.path.join(work, f"run.db")
                 prefix = {
                     "plain": None,

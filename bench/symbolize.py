@@ -16,7 +16,6 @@ import os
 import re
 import sqlite3
 import subprocess
-import tempfile
 import time
 
 import benchlib as B
@@ -36,9 +35,7 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--samples", type=int, default=1000000)
     a = ap.parse_args()
-    if a.runs < 5:
-        raise SystemExit("bench: at least 5 runs, for a median")
-    work = tempfile.mkdtemp(prefix="syspgo-symbolize-", dir="/var/tmp")
+    work = B.work_dir("symbolize", a.runs)
     binary = os.path.join(work, "cpu_bound")
     subprocess.run(["clang-19", "-O2", "-g", "-fdebug-info-for-profiling", "-fno-omit-frame-pointer", "-o", binary,
                     os.path.join(B.ROOT, "bench", "workloads", "cpu_bound.c")], check=True)
