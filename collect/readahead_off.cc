@@ -19,7 +19,7 @@ bool WriteValue(const std::string& path, const std::string& v) {
   return static_cast<bool>(f);
 }
 
-// "253:0" → "vda" where /sys/dev/block knows it; else the bdi name.
+// "254:0" → "vda" where /sys/dev/block knows it; else the bdi name.
 std::string DeviceName(const std::string& file) {
   std::string dir = file.substr(0, file.rfind('/'));
   std::string bdi = dir.substr(dir.rfind('/') + 1);
