@@ -100,6 +100,7 @@ struct Location {
   uint32_t binary = kNoBinary;  // -> Profile::binaries, kKernelBinary, or kNoBinary
   uint64_t address = 0;         // ELF virtual address (user), kernel address, or raw address (kNoBinary)
   bool return_address = false;  // a caller frame: the call is the instruction before `address`
+  bool prologue = false;        // in its function's prologue (AddressInfo::prologue)
   int32_t symbol = -1;          // -> Profile::symbols; -1 if no symbol covers it
   std::vector<SourceFrame> frames;  // innermost first; empty if nothing is known but the symbol
   bool has_line() const { return !frames.empty() && frames[0].line != 0; }

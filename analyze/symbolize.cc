@@ -110,6 +110,8 @@ struct Symbolizer::Module {
   // inline chain of another address in the same function is found by
   // descending that function's own DIEs instead (InlineChain).
   std::unordered_map<uint64_t, Dwarf_Die> subprograms;
+  // The prologue_end address of each ELF symbol (by start), 0 if none.
+  std::unordered_map<uint64_t, Dwarf_Addr> prologue_ends;
 
   Dwarf_Die* CuAt(Dwarf_Addr a) {
     auto it = std::upper_bound(cus.begin(), cus.end(), a, [](Dwarf_Addr x, const CuRange& r) { return x < r.lo; });
@@ -369,7 +371,36 @@ const AddressInfo* Symbolizer::Lookup(const BinaryRef& b, uint64_t vaddr) {
   }
 
   Dwarf_Addr a = maddr - m->dwarf_bias;
-  if (Dwarf_Die* cu = m->CuAt(a)) {
+  Dwarf_Die* cu = m->CuAt(a);
+  if (cu && !info.symbol.empty()) {
+    // libdw keeps a CU's rows sorted by address: the first row from the
+    // symbol's start flagged prologue_end ends its prologue.
+    auto [pe, fresh] = m->prologue_ends.try_emplace(info.symbol_start, 0);
+    Dwarf_Lines* lines = nullptr;
+    size_t n = 0;
+    if (fresh && dwarf_getsrclines(cu, &lines, &n) == 0) {
+      Dwarf_Addr lo = info.symbol_start + m->bias - m->dwarf_bias, hi = lo + std::max<uint64_t>(info.symbol_size, 1);
+      size_t first = 0, last = n;
+      while (first < last) {  // first row at or after lo
+        size_t mid = (first + last) / 2;
+        Dwarf_Addr ma = 0;
+        dwarf_lineaddr(dwarf_onesrcline(lines, mid), &ma);
+        (ma < lo ? first = mid + 1 : last = mid);
+      }
+      for (size_t i = first; i < n; ++i) {
+        Dwarf_Line* l = dwarf_onesrcline(lines, i);
+        Dwarf_Addr la = 0;
+        bool flag = false;
+        if (!l || dwarf_lineaddr(l, &la) != 0 || la >= hi) break;
+        if (dwarf_lineprologueend(l, &flag) == 0 && flag) {
+          pe->second = la;
+          break;
+        }
+      }
+    }
+    info.prologue = a < pe->second;
+  }
+  if (cu) {
     int lineno = 0;
     unsigned disc = 0;
     if (Dwarf_Line* line = dwarf_getsrc_die(cu, a)) {
@@ -504,10 +535,12 @@ Profile Symbolize(const SampleSet& set, Symbolizer& sym) {
     l.address = f.offset;
     l.return_address = ret;
     uint64_t vaddr;
+    bool prologue = false;
     if (f.binary != kNoBinary && p.binaries[f.binary].problem.empty() &&
         sym.ToVaddr(set.binaries[f.binary], f.offset, &vaddr)) {
       l.address = vaddr;
       if (const AddressInfo* ai = sym.Lookup(set.binaries[f.binary], ret ? vaddr - 1 : vaddr)) {
+        prologue = ai->prologue && !ret;
         if (!ai->symbol.empty()) {
           auto [sit, fresh] = sym_ids.try_emplace({f.binary, ai->symbol_start, ai->symbol},
                                                   static_cast<int32_t>(p.symbols.size()));
@@ -524,6 +557,7 @@ Profile Symbolize(const SampleSet& set, Symbolizer& sym) {
         }
       }
     }
+    l.prologue = prologue;
     p.locations.push_back(std::move(l));
     return loc_ids[k] = static_cast<uint32_t>(p.locations.size() - 1);
   };

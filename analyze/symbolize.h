@@ -44,6 +44,10 @@ struct AddressInfo {
   std::string symbol;         // containing ELF function symbol ("" if none)
   std::string bolt_name;
   uint64_t symbol_start = 0, symbol_size = 0;
+  // Before the line table's prologue_end of its function: code only the
+  // backend emits (frame setup), which no IR instruction of a rebuild
+  // carries, so a sample profile cannot place a sample there.
+  bool prologue = false;
 };
 
 // The status of one binary, after the first look at it.

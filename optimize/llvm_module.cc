@@ -20,6 +20,8 @@
 //    Each frame counts once per sample, so recursion does not multiply.
 //  * Head samples: a function's head samples are the call-target counts
 //    into it from sampled callers (again time, not entries).
+//  * A leaf sample in a function's prologue (before the line table's
+//    prologue_end) counts in the totals only: no IR line holds it.
 //  * Frames of other binaries are left out, except as call-target names.
 //  * With ip_only (optimize --sample-counts ip) only the first rule holds:
 //    no call-site counts, call targets or head samples, as
@@ -73,7 +75,10 @@ std::string Write(const Profile& p, uint32_t binary, const std::string& path, bo
         fs = &in;
       }
       const SourceFrame& f = l.frames[0];
-      fs->addBodySamples(f.line_offset, f.discriminator, s.count);
+      // A prologue's samples stay in the totals but on no line: no IR
+      // instruction of the rebuild carries the prologue's line, and clang
+      // would count them as a profile that no longer matches.
+      if (!(leaf && l.prologue)) fs->addBodySamples(f.line_offset, f.discriminator, s.count);
       if (i == s.first_user) continue;  // kernel-mode sample: the syscall site, no user callee
       const Function* callee = Outermost(p, p.locations[s.stack[i - 1]]);
       if (!callee) continue;
