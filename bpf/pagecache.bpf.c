@@ -24,7 +24,8 @@
  * from folio->memcg_data. Both are kernfs ids: the inode numbers of the
  * cgroup directories, which the loader resolves to paths and limits.
  * Deletions carry the kernel stack, so reclaim (shrink_folio_list under
- * try_to_free_mem_cgroup_pages or kswapd) is told from truncation. */
+ * try_to_free_mem_cgroup_pages or kswapd) is told from truncation; outside
+ * reclaim, a burst of deletions of one file shares its first one's stack. */
 #include "common.bpf.h"
 #include "mm.bpf.h"
 #include "pagecache.h"
@@ -80,15 +81,44 @@ struct {
 	__type(value, struct pagecache_event);
 } scratch SEC(".maps");
 
-static __always_inline __u64 task_memcg(void)
+/* The last task whose memory cgroup this CPU looked up. The kfunc takes
+ * and drops a cgroup reference each time; a task's cgroup rarely changes,
+ * so the answer is reused for the same task for up to 100 ms (a move to
+ * another cgroup shows that much later). */
+struct memcg_cache {
+	__u64 task;
+	__u64 id;
+	__u64 ts;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct memcg_cache);
+} memcg_cache SEC(".maps");
+
+#define MEMCG_CACHE_NS 100000000ULL
+
+static __always_inline __u64 task_memcg(__u64 now)
 {
 	if (!memcg_hierarchy)
 		return 0;
-	struct cgroup *cg = bpf_task_get_cgroup1(bpf_get_current_task_btf(), memcg_hierarchy);
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 zero = 0;
+	struct memcg_cache *c = bpf_map_lookup_elem(&memcg_cache, &zero);
+	if (c && c->task == (__u64)task && now - c->ts < MEMCG_CACHE_NS)
+		return c->id;
+	struct cgroup *cg = bpf_task_get_cgroup1(task, memcg_hierarchy);
 	if (!cg)
 		return 0;
-	__u64 id = BPF_CORE_READ(cg, kn, id);
+	__u64 id = cg->kn->id;
 	bpf_cgroup_release(cg);
+	if (c) {
+		c->task = (__u64)task;
+		c->id = id;
+		c->ts = now;
+	}
 	return id;
 }
 
@@ -99,11 +129,11 @@ static __always_inline __u64 folio_memcg(struct folio *folio)
 {
 	if (!bpf_core_field_exists(folio->memcg_data))
 		return 0;
-	__u64 data = BPF_CORE_READ(folio, memcg_data);
+	__u64 data = folio->memcg_data;
 	if (!data || (data & 3))
 		return 0;
-	struct mem_cgroup *mc = (struct mem_cgroup *)(data & ~7ULL);
-	return BPF_CORE_READ(mc, css.cgroup, kn, id);
+	struct mem_cgroup *mc = kernel_cast(data & ~7ULL, struct mem_cgroup);
+	return mc->css.cgroup->kn->id;
 }
 
 /* The traced tree touched this file; once per file, a lookup before the
@@ -133,14 +163,22 @@ static __always_inline void note_memcg(__u64 id)
 	submit_event(e);
 }
 
+#define PF_MEMALLOC 0x00000800 /* set while a task reclaims (direct, memcg, kswapd) */
+#define BURST_NS 10000000ULL    /* deletions of one file this close share a stack */
+
 static __always_inline int page_event(void *ctx, struct folio *folio, __u32 type)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 pid = pid_tgid >> 32;
+	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	if (pid == self_tgid)
 		return 0;
-	struct file_key k;
-	mapping_file(BPF_CORE_READ(folio, mapping), &k.dev, &k.ino);
+	struct file_key k = {};
+	struct address_space *mapping = folio->mapping;
+	if (mapping) {
+		struct inode *host = mapping->host;
+		k.dev = host->i_sb->s_dev;
+		k.ino = host->i_ino;
+	}
 	__u64 page_cg = folio_memcg(folio);
 
 	__u32 why = 0;
@@ -153,7 +191,8 @@ static __always_inline int page_event(void *ctx, struct folio *folio, __u32 type
 	if (!why)
 		return 0;
 
-	__u64 task_cg = task_memcg();
+	__u64 now = bpf_ktime_get_ns();
+	__u64 task_cg = task_memcg(now);
 	/* Only what the tree brings in marks a file as its own: a deletion by
 	 * the tree (truncate, drop_caches) may name every file in the cache. */
 	if ((why & PAGECACHE_WHY_TARGET) && type == PAGECACHE_ADD) {
@@ -165,29 +204,44 @@ static __always_inline int page_event(void *ctx, struct folio *folio, __u32 type
 	struct pagecache_event *e = bpf_map_lookup_elem(&scratch, &zero);
 	if (!e)
 		return 0;
+	/* A kernel stack costs about 4 us. Reclaim takes one per deletion: it
+	 * is what names the reclaim path. Any other deletion (truncation,
+	 * unlink, invalidation, drop_caches) that follows one of the same file
+	 * by the same task on this CPU within 10 ms reuses the stack still in
+	 * the scratch buffer from it; a 100 MB truncate takes one stack, not
+	 * 25,000. */
+	int shared = 0;
+	if (type == PAGECACHE_DELETE && !(bpf_get_current_task_btf()->flags & PF_MEMALLOC))
+		shared = e->hdr.type == PAGECACHE_DELETE && e->stack_len && e->hdr.tid == tid && e->dev == k.dev &&
+			 e->ino == k.ino && now - e->hdr.ts < BURST_NS;
 	e->hdr.type = type;
-	e->hdr.ts = bpf_ktime_get_ns();
 	e->hdr.pid = pid;
-	e->hdr.tid = (__u32)pid_tgid;
+	e->hdr.tid = tid;
 	e->dev = k.dev;
 	e->ino = k.ino;
-	e->index = BPF_CORE_READ(folio, index);
+	e->index = folio->index;
 	e->pages = folio_pages(folio);
 	e->task_cgroup = task_cg;
 	e->page_cgroup = page_cg;
-	e->why = why;
+	e->why = why | (shared ? PAGECACHE_STACK_SHARED : 0);
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
-	e->stack_len = 0;
-	if (type == PAGECACHE_DELETE) {
+	if (type != PAGECACHE_DELETE) {
+		e->stack_len = 0;
+	} else if (shared) {
+		/* e->hdr.ts stays the burst's start: the 10 ms run from its stack */
+	} else {
+		e->hdr.ts = now;
 		long n = bpf_get_stack(ctx, e->stack, sizeof(e->stack), 0);
-		if (n > 0)
-			e->stack_len = n;
+		e->stack_len = n > 0 ? n : 0;
 	}
+	__u64 ts_keep = e->hdr.ts;
+	e->hdr.ts = now;
 	__u64 size = __builtin_offsetof(struct pagecache_event, stack) + e->stack_len;
 	if (size > sizeof(*e))
 		size = sizeof(*e);
 	e->hdr.size = size;
 	output_event(e, size);
+	e->hdr.ts = ts_keep;
 	return 0;
 }
 
@@ -232,7 +286,7 @@ int BPF_PROG(pagecache_map_pages, struct address_space *mapping, unsigned long f
 	     unsigned long last)
 {
 	if (touched(mapping))
-		note_memcg(task_memcg());
+		note_memcg(task_memcg(bpf_ktime_get_ns()));
 	return 0;
 }
 
@@ -240,7 +294,7 @@ SEC("tp_btf/mm_filemap_fault")
 int BPF_PROG(pagecache_fault, struct address_space *mapping, unsigned long index)
 {
 	if (touched(mapping))
-		note_memcg(task_memcg());
+		note_memcg(task_memcg(bpf_ktime_get_ns()));
 	return 0;
 }
 

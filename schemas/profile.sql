@@ -210,6 +210,9 @@ CREATE INDEX page_fault_by_file ON page_fault (run_id, dev, ino, pgoff);
 -- page: kswapd, a task that hit its memory cgroup's limit (the stack then
 -- passes try_to_free_mem_cgroup_pages), or a truncate. A refault is an
 -- addition of a page deleted earlier in the run: see page_cache_refault.
+-- Every deletion in reclaim has its own kernel stack. Outside reclaim, a
+-- deletion within 10 ms of one of the same file by the same task on the
+-- same CPU shares that one's stack and has bit 256 set in `why`.
 CREATE TABLE page_cache (
   run_id INTEGER NOT NULL REFERENCES run(id),
   ts INTEGER NOT NULL,               -- ns since run start
