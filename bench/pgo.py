@@ -9,11 +9,13 @@ different bench/workloads/*_eval.* workloads. Variants:
 
   base           the plain build (syspgo pgo's first stage)
   instr          instrumented PGO: -fprofile-generate, train, -fprofile-use
-  sample         syspgo sample profile            (syspgo pgo)
+  sample         syspgo sample profile            (syspgo pgo; --sample-counts ip)
+  sample-stacks  the same run's profile with --sample-counts stacks
   sample+order   + symbol ordering file           (syspgo pgo)
   full           + BOLT with syspgo's fdata       (syspgo pgo)
   bolt-only      BOLT with syspgo's fdata on the plain build
-  profgen        perf record + llvm-profgen --leading-ip-only, -fprofile-sample-use
+  profgen        perf record + llvm-profgen --leading-ip-only, with the compile
+                 flags syspgo's sample stage uses
   perf2bolt      perf record + perf2bolt -nl, BOLT on the plain build
 
 Every variant is timed interleaved (--runs rounds, each round every variant
@@ -49,7 +51,10 @@ BOLT_OPTS = ["-reorder-blocks=ext-tsp", "-reorder-functions=hfsort", "-split-fun
 # PgoLinkFlags): the variants built here without it get the same.
 PROFILING_FLAGS = ["-fno-omit-frame-pointer", "-mno-omit-leaf-frame-pointer", "-gline-tables-only",
                    "-fdebug-info-for-profiling", "-ffunction-sections", "-fuse-ld=lld", "-Wl,--emit-relocs"]
-VARIANTS = ["base", "instr", "sample", "sample-ip", "sample+order", "full", "bolt-only", "profgen", "perf2bolt"]
+# What `syspgo pgo` adds with a sample profile (PgoCompileFlags), given to
+# every sample-profile variant so that only the profile differs.
+SAMPLE_USE_FLAGS = ["-fsample-profile-use-profi"]
+VARIANTS = ["base", "instr", "sample", "sample-stacks", "sample+order", "full", "bolt-only", "profgen", "perf2bolt"]
 
 
 def sh(cmd, cwd=None, env=None, what=None, capture=False):
@@ -178,13 +183,13 @@ def prepare(prog, a, timeit):
     v["sample+order"] = os.path.join(pgo_dir, "order", prog.binary)
     v["full"] = os.path.join(pgo_dir, "bolt", prog.binary)
 
-    # The same training run's sample profile counting IP samples only
-    # (optimize --sample-counts ip, docs/profiles.md).
-    ipp = os.path.join(prog.dir, "sample-ip.prof")
-    timed_step(costs, "sample-ip: syspgo optimize --sample-counts ip", lambda: sh(
+    # The same training run's sample profile counting the time below calls
+    # too (optimize --sample-counts stacks, docs/profiles.md).
+    stp = os.path.join(prog.dir, "sample-stacks.prof")
+    timed_step(costs, "sample-stacks: syspgo optimize --sample-counts stacks", lambda: sh(
         [B.SYSPGO, "optimize", os.path.join(pgo_dir, "train", "train.db"), "--binary", v["base"], "--emit",
-         "sample-profile", "--sample-counts", "ip", "-o", ipp], what="syspgo optimize --sample-counts ip"))
-    v["sample-ip"] = variant_build(prog, "sample-ip", [f"-fprofile-sample-use={ipp}"], costs)
+         "sample-profile", "--sample-counts", "stacks", "-o", stp], what="syspgo optimize --sample-counts stacks"))
+    v["sample-stacks"] = variant_build(prog, "sample-stacks", [f"-fprofile-sample-use={stp}"] + SAMPLE_USE_FLAGS, costs)
 
     # BOLT alone on the plain build, from the same training run.
     fd = os.path.join(prog.dir, "bolt-only.fdata")
@@ -228,7 +233,7 @@ def prepare(prog, a, timeit):
     timed_step(costs, "profgen: llvm-profgen", lambda: sh(
         ["llvm-profgen-19", f"--perfscript={script}", f"--binary={pbase}", f"--output={pg}", "--leading-ip-only",
          "--format=text"], what="llvm-profgen"))
-    v["profgen"] = variant_build(prog, "profgen", [f"-fprofile-sample-use={pg}"], costs)
+    v["profgen"] = variant_build(prog, "profgen", [f"-fprofile-sample-use={pg}"] + SAMPLE_USE_FLAGS, costs)
     pfd = os.path.join(pd, "perf2bolt.fdata")
     timed_step(costs, "perf2bolt: perf2bolt -nl", lambda: sh([PERF2BOLT, "-nl", "-p", data, "-o", pfd, pbase],
                                                             what="perf2bolt -nl"))
@@ -290,10 +295,23 @@ def report(prog, names, times, outs, counts, costs, notes, over, a):
         f"- syspgo sample profile alone ({gain['sample'] * 100:+.1f}%) reaches 85% of the instrumented gain "
         f"({0.85 * gi * 100:+.1f}%): {verdict(gi > 0 and gain['sample'] >= 0.85 * gi)}",
         f"- syspgo sample profile beats perf + llvm-profgen ({gain['profgen'] * 100:+.1f}%): {verdict(gain['sample'] > gain['profgen'])}",
-        f"- the same with --sample-counts ip ({gain['sample-ip'] * 100:+.1f}%): 85% of instrumented "
-        f"{verdict(gi > 0 and gain['sample-ip'] >= 0.85 * gi)}, beats llvm-profgen {verdict(gain['sample-ip'] > gain['profgen'])}",
+        f"- the same with --sample-counts stacks ({gain['sample-stacks'] * 100:+.1f}%): 85% of instrumented "
+        f"{verdict(gi > 0 and gain['sample-stacks'] >= 0.85 * gi)}, beats llvm-profgen {verdict(gain['sample-stacks'] > gain['profgen'])}",
         f"- syspgo BOLT alone beats perf2bolt -nl + BOLT ({gain['bolt-only'] * 100:+.1f}% vs {gain['perf2bolt'] * 100:+.1f}%): "
         f"{verdict(gain['bolt-only'] > gain['perf2bolt'])}",
+    ]
+    # The same targets on the deterministic counts: the share of the plain
+    # build's instructions each variant saves.
+    save = {n: 1 - counts[n][0] / ci for n in names}
+    si = save["instr"]
+    targets_cg = [
+        f"- full pipeline ({save['full'] * 100:.1f}% fewer) matches instrumented PGO ({si * 100:.1f}% fewer): "
+        f"{verdict(save['full'] >= si)}",
+        f"- sample profile alone ({save['sample'] * 100:.1f}%) reaches 85% of instrumented's saving "
+        f"({0.85 * si * 100:.1f}%): {verdict(si > 0 and save['sample'] >= 0.85 * si)}",
+        f"- sample profile beats perf + llvm-profgen ({save['profgen'] * 100:.1f}%): {verdict(save['sample'] > save['profgen'])}",
+        f"- BOLT alone beats perf2bolt -nl + BOLT ({save['bolt-only'] * 100:.1f}% vs {save['perf2bolt'] * 100:.1f}%): "
+        f"{verdict(save['bolt-only'] > save['perf2bolt'])}",
     ]
     cost_rows = "\n".join(f"| {k} | {v_:.1f} s |" for k, v_ in costs.items())
     ob = B.med(over["plain"])
@@ -304,6 +322,8 @@ def report(prog, names, times, outs, counts, costs, notes, over, a):
             f"`{shlex.join(prog.cmd(prog.binary, 'train', prog.train_scale))}`; cachegrind on scale {prog.cg_scale}.\n\n"
             "| variant | eval wall, median (min–max) | speedup | instructions (÷ base) | I1 misses (÷ base) | mispredicted branches (÷ base) | output |\n"
             "|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n\nTargets (from the medians above):\n\n" + "\n".join(targets) +
+            "\n\nThe same targets on cachegrind's instruction counts (deterministic; the machine's wall times "
+            "are not):\n\n" + "\n".join(targets_cg) +
             "\n\nBuild and profiling steps, wall time:\n\n| step | wall |\n|---|---|\n" + cost_rows +
             f"\n\nCollection overhead on the training run ({a.overhead_runs} interleaved runs):\n\n"
             "| training run | wall, median (min–max) | vs plain |\n|---|---|---|\n" + over_rows +
@@ -334,7 +354,8 @@ def main():
     body = ("Variants: base (plain build, clang-19 -O2 with the flags profiling needs: frame pointers, "
             "`-gline-tables-only -fdebug-info-for-profiling -ffunction-sections`, lld, `--emit-relocs`, the same for all); "
             "instr (`-fprofile-generate`/`-fprofile-use`); sample, sample+order, full (+ BOLT): the stages of `syspgo pgo`; "
-            "sample-ip (the same training run's profile with `--sample-counts ip`); "
+            "sample-stacks (the same training run's profile with `--sample-counts stacks`); sample-profile variants "
+            f"(sample, sample-stacks, profgen, and the later stages) also get `{' '.join(SAMPLE_USE_FLAGS)}`; "
             "bolt-only (syspgo fdata on base); profgen (`perf record -e cpu-clock` + `llvm-profgen --leading-ip-only`); "
             "perf2bolt (`perf2bolt -nl` + the same BOLT options). Speedup = base median ÷ variant median; "
             f"{a.runs} interleaved runs each. Sources: `apt-get source lua5.4 sqlite3` (Debian bookworm). "

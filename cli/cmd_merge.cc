@@ -31,7 +31,7 @@ Options:
                  so a long run does not drown a short one
   --pid N        only samples of processes with this pid
   --debug-dir DIR  look for debug files under DIR/.build-id/ (repeatable)
-  --sample-counts stacks|ip  how a sample profile counts (see syspgo optimize --help)
+  --sample-counts ip|stacks  how a sample profile counts (see syspgo optimize --help)
 
 Examples:
   syspgo merge small.db large.db:all --binary ./app --emit sample-profile -o app.prof

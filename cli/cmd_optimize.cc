@@ -26,7 +26,7 @@ struct OptimizeArgs {
   std::string source_dir = "/";  // squashfs-sort: the directory mksquashfs packs
   std::string image_root = "/";  // prefetch-list: where the image is mounted when the trace was taken
   std::string pages = "auto";     // plan: which pages (PlanPages)
-  std::string sample_counts = "stacks";  // sample-profile: ProfileEmitter::SampleCounts
+  std::string sample_counts = "ip";  // sample-profile: ProfileEmitter::SampleCounts
   int64_t gap_kib = kPlanDefaultMergeGap >> 10;  // plan: merge gap
   int64_t run = 0, pid = 0;
   std::vector<std::string> debug_dirs;
@@ -140,9 +140,9 @@ std::string Help() {
          "  --emit KIND       what to write (above)\n"
          "  -o FILE           where\n"
          "  --format text|binary  sample-profile: text (default) or extensible binary\n"
-         "  --sample-counts stacks|ip  sample-profile: stacks (default: IP samples plus the time\n"
-         "                    below each call site, call targets, head samples) or ip (IP samples\n"
-         "                    only, as llvm-profgen --leading-ip-only); docs/profiles.md compares\n"
+         "  --sample-counts ip|stacks  sample-profile: ip (default: IP samples only, as llvm-profgen\n"
+         "                    --leading-ip-only) or stacks (IP samples plus the time below each\n"
+         "                    call site, call targets, head samples); docs/profiles.md compares\n"
          "  --source-dir DIR  squashfs-sort: paths relative to the directory mksquashfs packs\n"
          "  --image-root DIR  prefetch-list: where the image was mounted in the traced run\n"
          "  --pages WHICH     plan: touched (pages read or faulted on), mapped (plus each fault's\n"

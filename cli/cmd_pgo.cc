@@ -51,7 +51,7 @@ Pipeline:
   --probes LIST        probe groups for syspgo collect     (default cpu)
   --freq HZ            cpu sampling frequency              (default: collect's)
   --sample-counts C    stacks or ip: how the sample profile counts
-                       (default stacks; see syspgo optimize --help)
+                       (default ip; see syspgo optimize --help)
 
 Tools:
   --cc CC --cxx CXX    compilers the wrappers run          (default clang-19, clang++-19)

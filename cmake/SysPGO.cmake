@@ -11,7 +11,8 @@
 #
 # What it adds, for C and C++ in this directory and below (targets made
 # after the include):
-#   DIR/profile/sample.prof  -> -fprofile-sample-use=... -fdebug-info-for-profiling
+#   DIR/profile/sample.prof  -> -fprofile-sample-use=... -fsample-profile-use-profi
+#                               -fdebug-info-for-profiling
 #                               (discriminators as when the profile was taken)
 #   DIR/profile/order.txt    -> -Wl,--symbol-ordering-file=... (with lld)
 #   always                   -> -ffunction-sections (so functions can be ordered
@@ -76,6 +77,7 @@ add_compile_options("$<${_syspgo_lang}:-ffunction-sections>")
 add_link_options("$<${_syspgo_link}:-fuse-ld=lld>")
 if(SYSPGO_SAMPLE_PROFILE)
   add_compile_options("$<${_syspgo_lang}:-fprofile-sample-use=${SYSPGO_SAMPLE_PROFILE}>"
+                      "$<${_syspgo_lang}:-fsample-profile-use-profi>"
                       "$<${_syspgo_lang}:-fdebug-info-for-profiling>")
   if(SYSPGO_REPORT_COVERAGE)
     add_compile_options("$<${_syspgo_lang}:-Wno-error=backend-plugin>"

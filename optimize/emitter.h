@@ -32,7 +32,7 @@ class ProfileEmitter {
   // llvm-profgen --leading-ip-only does.
   enum class SampleCounts { kStacks, kIp };
   static Result<std::unique_ptr<ProfileEmitter>> Create(std::string_view kind,
-                                                        SampleCounts counts = SampleCounts::kStacks);
+                                                        SampleCounts counts = SampleCounts::kIp);
 
   // Writes the artifact for binary `binary` (an index into p.binaries, or
   // kNoBinary for the whole profile where the kind allows it) to `path`.

@@ -768,6 +768,12 @@ std::vector<std::string> PgoCompileFlags(const std::string& sample_profile) {
                                 "-fdebug-info-for-profiling", "-ffunction-sections"};
   if (!sample_profile.empty()) {
     f.push_back("-fprofile-sample-use=" + sample_profile);
+    // profi: block and edge counts inferred as a consistent flow from the
+    // sampled lines, instead of each block taking its line's count alone.
+    // With samples and no LBR it is the larger half of the gain: SQLite's
+    // evaluation run went from 4.2% to 7.3% fewer instructions (cachegrind,
+    // bench/pgo.py's profile and flags).
+    f.push_back("-fsample-profile-use-profi");
     // clang's own account of how much of the profile fits the sources: a
     // warning per function below full coverage, read back from the build
     // log. Never fatal, even in a -Werror build.

@@ -42,7 +42,7 @@ struct PgoOptions {
   std::string profile_db;   // accumulate runs here and merge all of them (CI); else DIR/train/train.db
   std::string use_profile;  // an earlier pgo DIR whose profiles to reuse instead of training
   std::string probes = "cpu";
-  std::string sample_counts = "stacks";  // optimize --sample-counts for the sample profile
+  std::string sample_counts = "ip";  // optimize --sample-counts for the sample profile
   uint32_t freq_hz = 0;     // collect's --freq; 0 keeps collect's default
   std::vector<std::string> bolt_args;  // replace the default BOLT optimization options when non-empty
   std::vector<std::string> bolt_extra; // appended to them (e.g. -skip-funcs=...)

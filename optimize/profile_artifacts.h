@@ -37,7 +37,7 @@ struct ArtifactRequest {
   uint32_t pid = 0;       // only this process (0 = all)
   bool normalize = false; // scale every run to the same total before the weights, so long runs do not dominate
   std::vector<std::string> debug_dirs;
-  ProfileEmitter::SampleCounts sample_counts = ProfileEmitter::SampleCounts::kStacks;
+  ProfileEmitter::SampleCounts sample_counts = ProfileEmitter::SampleCounts::kIp;
 };
 
 struct ArtifactSummary {

@@ -157,9 +157,11 @@ class Emit : public testing::Test {
     db_ = dir_.File("run.db");
     MakeFixture(db_, w_, w_.app, app_id_);
   }
-  CmdResult Optimize(const std::string& kind, const std::string& out, const std::string& binary) {
+  CmdResult Optimize(const std::string& kind, const std::string& out, const std::string& binary,
+                     const std::string& counts = "") {
     std::vector<std::string> argv = {SyspgoBin(), "optimize", db_, "--emit", kind, "-o", out};
     if (!binary.empty()) argv.insert(argv.end(), {"--binary", binary});
+    if (!counts.empty()) argv.insert(argv.end(), {"--sample-counts", counts});
     return RunCmd(argv);
   }
   // "Function: NAME: TOTAL, HEAD, ..." lines of llvm-profdata show.
@@ -181,7 +183,7 @@ class Emit : public testing::Test {
 
 TEST_F(Emit, SampleProfileCountsReadBackByLlvmProfdata) {
   std::string prof = dir_.File("app.prof");
-  auto r = Optimize("sample-profile", prof, w_.app);
+  auto r = Optimize("sample-profile", prof, w_.app, "stacks");
   ASSERT_EQ(r.status, 0) << r.err;
   auto fns = ProfdataShow(prof);
   // Totals: own samples plus the time below each call site; heads: calls in from sampled callers.
@@ -211,7 +213,7 @@ TEST_F(Emit, SampleProfileCountsReadBackByLlvmProfdata) {
 
   // The extensible binary form reads back to the same profile.
   std::string ext = dir_.File("app.extbin");
-  ASSERT_EQ(Optimize("sample-profile-binary", ext, w_.app).status, 0);
+  ASSERT_EQ(Optimize("sample-profile-binary", ext, w_.app, "stacks").status, 0);
   EXPECT_NE(Sh("tr -d '\\000' < " + ext + " | wc -c").out, Sh("wc -c < " + ext).out) << "not a binary profile";
   EXPECT_EQ(Sh("llvm-profdata-19 show --sample " + ext).out, Sh("llvm-profdata-19 show --sample " + prof).out);
   std::string back = dir_.File("back.txt");
@@ -220,9 +222,9 @@ TEST_F(Emit, SampleProfileCountsReadBackByLlvmProfdata) {
 
   // Same samples, same bytes.
   std::string again = dir_.File("again.prof");
-  ASSERT_EQ(Optimize("sample-profile", again, w_.app).status, 0);
+  ASSERT_EQ(Optimize("sample-profile", again, w_.app, "stacks").status, 0);
   EXPECT_EQ(Sh("cmp " + prof + " " + again).status, 0);
-  ASSERT_EQ(Optimize("sample-profile-binary", again, w_.app).status, 0);
+  ASSERT_EQ(Optimize("sample-profile-binary", again, w_.app, "stacks").status, 0);
   EXPECT_EQ(Sh("cmp " + ext + " " + again).status, 0);
 }
 
@@ -242,6 +244,10 @@ TEST_F(Emit, IpOnlySampleCountsLeaveCallersOut) {
   EXPECT_EQ(fns.count("main"), 0u) << text;
   EXPECT_EQ(text.find("lib_mix"), std::string::npos) << "no call targets\n" << text;
   EXPECT_NE(text.find(": rotate_mix:600"), std::string::npos) << "inlined frames still nest\n" << text;
+  // ip is the default.
+  std::string plain = dir_.File("default.prof");
+  ASSERT_EQ(Optimize("sample-profile", plain, w_.app).status, 0);
+  EXPECT_EQ(Sh("cmp " + prof + " " + plain).status, 0) << "the default is not --sample-counts ip";
   r = RunCmd({SyspgoBin(), "optimize", db_, "--emit", "sample-profile", "--sample-counts", "both", "-o", prof});
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--sample-counts is stacks or ip, got 'both'"), std::string::npos) << r.err;
@@ -487,7 +493,8 @@ TEST(EmitEndToEnd, CollectOptimizeConsume) {
   auto r = RunCmd({SyspgoBin(), "collect", "--probes", "cpu", "--freq", "999", "-o", db, "--", app, "1500"});
   ASSERT_EQ(r.status, 0) << r.err;
   std::string prof = dir.File("app.prof");
-  r = RunCmd({SyspgoBin(), "optimize", db, "--binary", app, "--emit", "sample-profile", "-o", prof});
+  r = RunCmd({SyspgoBin(), "optimize", db, "--binary", app, "--emit", "sample-profile", "--sample-counts", "stacks",
+              "-o", prof});
   ASSERT_EQ(r.status, 0) << r.err;
   // hot_kernel (with its inlined rotate_mix) and warm_local take most of the
   // time (about 40% and 35% here; lib_mix the rest, outside this binary).

@@ -139,7 +139,10 @@ TEST(Pgo, MakeBuildEveryStageEndToEnd) {
     EXPECT_EQ(c.find("-fprofile-sample-use"), std::string::npos) << c;
   }
   EXPECT_NE(base[2].find("-Wl,--emit-relocs"), std::string::npos) << base[2];
-  for (auto& c : Calls(dir, "sample")) EXPECT_NE(c.find("-fprofile-sample-use=" + dir + "/profile/sample.prof"), std::string::npos) << c;
+  for (auto& c : Calls(dir, "sample")) {
+    EXPECT_NE(c.find("-fprofile-sample-use=" + dir + "/profile/sample.prof"), std::string::npos) << c;
+    EXPECT_NE(c.find("-fsample-profile-use-profi"), std::string::npos) << c;
+  }
   EXPECT_EQ(Calls(dir, "sample")[2].find("--symbol-ordering-file"), std::string::npos);
   EXPECT_NE(Calls(dir, "order")[2].find("-Wl,--symbol-ordering-file=" + dir + "/profile/order.txt"), std::string::npos);
 
@@ -313,6 +316,7 @@ TEST(SysPgoCMake, ProfileFlagsReachCompileAndLinkLinesAndBoltRuns) {
   ASSERT_EQ(b.status, 0) << b.err << b.out;
   std::string cc = ReadAll(p.build + "/compile_commands.json");
   EXPECT_NE(cc.find("-fprofile-sample-use=" + p.src + "/profile/sample.prof"), std::string::npos) << cc;
+  EXPECT_NE(cc.find("-fsample-profile-use-profi"), std::string::npos) << cc;
   EXPECT_NE(cc.find("-ffunction-sections"), std::string::npos) << cc;
   EXPECT_NE(cc.find("-fdebug-info-for-profiling"), std::string::npos) << cc;
   EXPECT_NE(cc.find("-O2"), std::string::npos) << "the project's own option is kept: " << cc;
