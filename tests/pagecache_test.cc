@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "analyze/pagecache.h"
 #include "tests/test_util.h"
 
 namespace syspgo::test {
@@ -194,6 +195,8 @@ TEST(PagecacheGroup, MemcgReclaimDeletesWithStacksAndRefaults) {
   int64_t deleted = QueryInt(db, "SELECT SUM(pages)" + of_file + " AND op = 2 AND page_cgroup = " + cg_id);
   EXPECT_GE(deleted, (kBytes - kLimit) / kPage);
   EXPECT_EQ(QueryInt(db, "SELECT COUNT(*)" + of_file + " AND op = 2 AND stack_id = 0"), 0);
+  // Each deletion in reclaim took its own stack.
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*)" + of_file + " AND op = 2 AND (why & 256) != 0"), 0);
   Kallsyms ks;
   ASSERT_FALSE(ks.empty());
   int reclaim_stacks = 0;
@@ -229,6 +232,35 @@ TEST(PagecacheGroup, MemcgReclaimDeletesWithStacksAndRefaults) {
   EXPECT_EQ(QueryInt(db, "SELECT COUNT(*)" + view), refault_folios);
   EXPECT_EQ(QueryInt(db, "SELECT SUM(pages)" + view), refault_pages);
   EXPECT_EQ(QueryInt(db, "SELECT COUNT(*)" + view + " AND (refault_dur <= 0 OR deleted_ts IS NULL)"), 0);
+}
+
+// Outside reclaim, a burst of deletions of one file shares the first one's
+// kernel stack (a stack costs about 4 us; a truncate frees thousands of
+// pages): every deletion still has a stack, and it names the truncation.
+TEST(PagecacheGroup, TruncateBurstSharesItsFirstStack) {
+  TempDir dir;
+  std::string data = dir.File("doomed");
+  ASSERT_EQ(Sh("head -c " + std::to_string(8 * kMiB) + " /dev/urandom > " + data + " && sync " + data).status, 0);
+  DevIno f = StatFile(data);
+  std::string db_path = dir.File("run.db");
+  CmdResult r = RunCmd({SyspgoBin(), "collect", "-o", db_path, "--probes", "pagecache", "--", "truncate", "-s", "0",
+                        data});
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  Db db = OpenDb(db_path);
+  std::string of_file = " FROM page_cache WHERE op = 2 AND dev = " + std::to_string(f.dev) + " AND ino = " +
+                        std::to_string(f.ino);
+  EXPECT_EQ(QueryInt(db, "SELECT SUM(pages)" + of_file), 8 * kMiB / kPage);
+  int64_t rows = QueryInt(db, "SELECT COUNT(*)" + of_file);
+  int64_t own = QueryInt(db, "SELECT COUNT(*)" + of_file + " AND (why & 256) = 0");
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*)" + of_file + " AND stack_id = 0"), 0);
+  EXPECT_GE(own, 1);
+  EXPECT_LE(own * 20, rows) << own << " of " << rows << " deletions took their own stack";
+  Kallsyms ks;
+  ASSERT_FALSE(ks.empty());
+  for (auto& id : QueryRows(db, "SELECT DISTINCT stack_id" + of_file)) {
+    auto names = StackNames(db, std::stoll(id), ks);
+    EXPECT_EQ(ClassifyDeletion(names, "truncate"), Deleter::kTruncate) << "stack " << id;
+  }
 }
 
 }  // namespace
