@@ -105,10 +105,15 @@ class Lua(Program):
 
     def build_cmd(self, cc, extra=()):
         # Non-PIE: BOLT 19 cannot rewrite the computed-goto dispatch of
-        # luaV_execute in a PIE (FORMATS.md).
+        # luaV_execute in a PIE (FORMATS.md). A fixed string-hash seed
+        # (luaconf's luai_makeseed hook): Lua's default seed mixes in the
+        # time and the addresses of a local and of lua_newstate, so every
+        # build, and every run, hashed differently and cachegrind's
+        # instruction counts moved by 2% between identical builds.
         srcs = sorted(f for f in glob.glob(os.path.join(self.src, "*.c")) if not f.endswith(("luac.c", "onelua.c")))
         # `cc` stays unquoted: "$CC" is for the shell of syspgo pgo's --build.
-        return cc + " " + shlex.join(["-O2", "-std=gnu99", "-DLUA_COMPAT_5_3", "-DLUA_USE_LINUX", "-I", self.inc, "-no-pie", *extra,
+        return cc + " " + shlex.join(["-O2", "-std=gnu99", "-DLUA_COMPAT_5_3", "-DLUA_USE_LINUX", "-Dluai_makeseed(L)=0x2545f491u",
+                                      "-I", self.inc, "-no-pie", *extra,
                            "-o", self.binary, *srcs, "-lm", "-ldl"])
 
     def cmd(self, binary, which, scale):

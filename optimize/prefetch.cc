@@ -215,6 +215,9 @@ class Replayer {
     uint64_t lead = 0;
     while (lead_end_ < chunks_.size() && lead < options.lead_bytes) lead += chunks_[lead_end_++].length;
     lead_end_ = std::max<size_t>(lead_end_, 1);
+    std::vector<bool> listed(plan.files.size());
+    for (const Chunk& c : chunks_)
+      if (!listed[c.file]) listed[c.file] = true, check_order_.push_back(c.file);
   }
 
   ~Replayer() {
@@ -225,7 +228,11 @@ class Replayer {
   std::vector<PrefetchFileResult> Run() {
     if (chunks_.empty()) SignalQueued();
     std::vector<std::thread> workers;
-    for (unsigned t = 1; t < sizing_.threads; ++t) workers.emplace_back([this] { Work(); });
+    for (unsigned t = 1; t < sizing_.threads; ++t)
+      workers.emplace_back([this] {
+        CheckAhead();
+        Work();
+      });
     Work();
     for (auto& w : workers) w.join();
     SignalQueued();  // cancelled before the first window was queued
@@ -241,6 +248,20 @@ class Replayer {
     bool failed = false;  // a read failed: the rest of the file is skipped
     int fd = -1;          // open and matching, else -1
   };
+
+  // The other threads check every file's fingerprint first, in the order
+  // the chunks reach them, while the first thread starts queueing. A check
+  // is a few O_DIRECT reads (about 1 ms a file here); made on first use,
+  // they waited behind the queued reads, one file at a time, and held up
+  // the queueing of that file's chunks: with 21 files, a fifth of a replay.
+  void CheckAhead() {
+    for (;;) {
+      if (options_.cancel && options_.cancel->load(std::memory_order_relaxed)) return;
+      size_t i = next_check_.fetch_add(1);
+      if (i >= check_order_.size()) return;
+      Open(check_order_[i]);
+    }
+  }
 
   void Work() {
     std::unique_ptr<char[]> buf(new char[std::min(sizing_.chunk, kMaxBuffer)]);
@@ -328,6 +349,8 @@ class Replayer {
   std::vector<PrefetchFileResult> results_;
   std::vector<size_t> ahead_;
   std::atomic<size_t> next_{0};
+  std::vector<uint32_t> check_order_;  // files in the order the chunks reach them
+  std::atomic<size_t> next_check_{0};
   std::atomic<size_t> queued_{0};
   std::atomic<bool> signalled_{false};
   size_t lead_end_ = 0;  // chunks before this one are the lead
