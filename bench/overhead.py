@@ -13,7 +13,15 @@ its CPU time (user + sys, from wait4) is reported too, since it is less
 noisy on this shared machine. The page-cache workload drops the page cache
 before every run of every variant. Writes its section of bench/RESULTS.md.
 
-usage: sudo bench/overhead.py [--runs 7]
+With --sampling HZ it measures only stack sampling, the one kind of event
+all three tools record alike: the CPU-bound workload plain, under `syspgo
+collect --probes cpu --freq HZ`, `perf record -F HZ -g` and a bpftrace
+`profile:hz:HZ` taking both stacks. At a high rate the cost per sample
+stands out of the machine's noise; it is reported from the command's CPU
+time (user + sys), which the sampling interrupt is charged to.
+
+usage: sudo bench/overhead.py [--runs 7] [--only cpu|syscall|pagecache]
+       sudo bench/overhead.py --sampling 9999 [--runs 15]
 """
 import argparse
 import os
@@ -36,10 +44,59 @@ profile:hz:999 /comm == "%(comm)s"/ { @cpu[kstack, ustack] = count(); }
 
 
 
+def sampling(a, work, timeit, cpu_bound):
+    hz = a.sampling
+    cmd = [cpu_bound, "400000000"]
+    script = os.path.join(work, "profile.bt")
+    open(script, "w").write(f'profile:hz:{hz} /comm == "cpu_bound"/ {{ @cpu[kstack, ustack] = count(); }}\n')
+    db = os.path.join(work, "run.db")
+    variants = {
+        "plain": None,
+        "syspgo": [B.SYSPGO, "collect", "--probes", "cpu", "--freq", str(hz), "-o", db, "--"],
+        "perf": ["perf", "record", "-F", str(hz), "-g", "-q", "--no-bpf-event", "-o", os.path.join(work, "perf.data"), "--"],
+        "bpftrace": None,
+    }
+    cpu = {v: [] for v in variants}
+    samples = []
+    for i in range(a.runs):
+        for v in list(variants)[i % 4:] + list(variants)[:i % 4]:
+            if v == "bpftrace":
+                out = os.path.join(work, "timeit.out")
+                p = subprocess.run(["bpftrace", "-q", "-c", " ".join([timeit] + cmd), script],
+                                   env=dict(os.environ, TIMEIT_OUT=out), stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.PIPE, text=True)
+                if p.returncode != 0:
+                    raise SystemExit(f"bench: bpftrace failed: {p.stderr[-2000:]}")
+                _, u_, s_, _ = (int(x) for x in open(out).read().split())
+            else:
+                _, u_, s_, _, _ = B.timed(timeit, cmd, work, prefix=variants[v])
+            cpu[v].append(u_ + s_)
+            if v == "syspgo":
+                con = sqlite3.connect(db)
+                samples.append(con.execute("SELECT COUNT(*) FROM cpu_sample").fetchone()[0])
+                con.close()
+                os.unlink(db)
+    base = B.med(cpu["plain"])
+    rows = []
+    for v in variants:
+        extra = B.med(cpu[v]) - base
+        per = "" if v == "plain" else f"{extra / (hz * base / 1e9) / 1e3:.2f} µs"
+        rows.append(f"| {v} | {B.fmt_range(cpu[v])} | {extra / base * 100:+.2f}% | {per} |")
+    body = (f"The CPU-bound workload (`cpu_bound 400000000`), its CPU time (user + sys) as medians of {a.runs} "
+            f"interleaved rounds (min–max), sampled at {hz} Hz with user and kernel stacks by each tool: "
+            f"`syspgo collect --probes cpu --freq {hz}`, `perf record -F {hz} -g`, and bpftrace "
+            f"`profile:hz:{hz} {{ @[kstack, ustack] = count(); }}`. Cost per sample = (CPU time − plain's) ÷ "
+            f"({hz} × plain's CPU seconds). syspgo recorded {B.med(samples):,.0f} samples a run (median).\n\n"
+            "| variant | command CPU time | vs plain | cost per sample |\n|---|---|---|---|\n" + "\n".join(rows) + "\n")
+    B.write_section(f"overhead (sampling at {hz} Hz)", f"sudo bench/overhead.py --sampling {hz} --runs {a.runs}", body)
+    print(body)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--only", choices=["cpu", "syscall", "pagecache"], help="one workload (its own section)")
+    ap.add_argument("--sampling", type=int, metavar="HZ", help="stack sampling alone at HZ (its own section)")
     a = ap.parse_args()
     work = B.work_dir("overhead", a.runs)
     timeit = B.build_timeit(work)
@@ -48,6 +105,8 @@ def main():
         bins[w] = os.path.join(work, w)
         subprocess.run(["cc", "-O2", "-fno-omit-frame-pointer", "-o", bins[w],
                         os.path.join(B.ROOT, "bench", "workloads", w + ".c")], check=True)
+    if a.sampling:
+        return sampling(a, work, timeit, bins["cpu_bound"])
     big = os.path.join(work, "big.bin")
     subprocess.run(["dd", "if=/dev/urandom", f"of={big}", "bs=1M", "count=512", "status=none"], check=True)
     workloads = [
