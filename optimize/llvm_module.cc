@@ -8,8 +8,9 @@
 //    count at (line offset, base discriminator) of the innermost inline
 //    frame, nested under the inlined call sites of its inline chain; every
 //    level's TOTAL grows by the count, as llvm-profgen --leading-ip-only
-//    does. A line's count is therefore time spent on it (executions times
-//    cost), not its execution count.
+//    does (it sums a line's instructions in that mode, where with LBR it
+//    takes their maximum). A line's count is therefore time spent on it
+//    (executions times cost), not its execution count.
 //  * Call sites: each caller frame (a return address; the call is the
 //    instruction before it, so its line is looked up at address - 1) adds
 //    the sample's count to the body count of the call's line and, as a call
@@ -21,7 +22,8 @@
 //  * Head samples: a function's head samples are the call-target counts
 //    into it from sampled callers (again time, not entries).
 //  * A leaf sample in a function's prologue (before the line table's
-//    prologue_end) counts in the totals only: no IR line holds it.
+//    prologue_end), or at line 0, counts in the totals only: no IR line
+//    holds it.
 //  * Frames of other binaries are left out, except as call-target names.
 //  * With ip_only (optimize --sample-counts ip) only the first rule holds:
 //    no call-site counts, call targets or head samples, as
@@ -59,8 +61,17 @@ std::string Write(const Profile& p, uint32_t binary, const std::string& path, bo
     for (size_t i = s.first_user; i < s.stack.size(); ++i) {
       if (ip_only && i > s.first_user) break;
       const Location& l = p.locations[s.stack[i]];
-      if (l.binary != binary || !l.has_line()) continue;
+      if (l.binary != binary || l.frames.empty()) continue;
       bool leaf = i == s.first_user && !l.return_address;
+      if (!l.has_line()) {
+        // Line 0: code the compiler made for no one source line (Lua's
+        // computed-goto dispatch is 28% of its samples). No line holds the
+        // sample, but it is time in the function, and its total counts it,
+        // as llvm-profgen's does; left out, the interpreter loop looked a
+        // third as hot as it is.
+        if (leaf) map.create(SampleContext(Name(p, l.frames.back()))).addTotalSamples(s.count);
+        continue;
+      }
       if (ip_only && !leaf) break;  // IP samples only: callers add nothing
       if (!leaf && !seen.insert(s.stack[i]).second) continue;
       used += leaf ? s.count : 0;

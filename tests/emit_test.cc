@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -522,7 +523,13 @@ TEST(EmitEndToEnd, CollectOptimizeConsume) {
   std::string order = dir.File("app.order");
   ASSERT_EQ(RunCmd({SyspgoBin(), "optimize", db, "--binary", app, "--emit", "order", "-o", order}).status, 0);
   auto listed = Split(Trim(Sh("cat " + order).out), '\n');
-  EXPECT_EQ(listed, (std::vector<std::string>{"main", "run_rounds", "hot_kernel", "warm_local"}));
+  // Callers first, along the chain; the two callees of run_rounds follow in
+  // the order of their sample density, which is close between them (about
+  // 40% and 35% of the time), so a real run may give either.
+  ASSERT_EQ(listed.size(), 4u) << Sh("cat " + order).out;
+  EXPECT_EQ(std::vector<std::string>(listed.begin(), listed.begin() + 2), (std::vector<std::string>{"main", "run_rounds"}));
+  std::sort(listed.begin() + 2, listed.end());
+  EXPECT_EQ(std::vector<std::string>(listed.begin() + 2, listed.end()), (std::vector<std::string>{"hot_kernel", "warm_local"}));
 
   auto hot = RunCmd({SyspgoBin(), "analyze", db, "hot", "--binary", Pgo("libpgo_lib.so")});
   ASSERT_EQ(hot.status, 0) << hot.err;
