@@ -1,10 +1,80 @@
 //===- access_order.cc - which bytes of which files a run touched, and when ===//
 #include "analyze/access_order.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <tuple>
+#include <utility>
 
 namespace syspgo {
 namespace {
+
+// The ELF interpreter (PT_INTERP, e.g. /lib64/ld-linux-x86-64.so.2) an
+// executable names; "" if it names none or is not a readable ELF64 file.
+std::string ElfInterpreter(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string interp;
+  unsigned char eh[64];
+  if (pread(fd, eh, sizeof eh, 0) == sizeof eh && memcmp(eh, "\177ELF", 4) == 0 && eh[4] == 2 /* ELFCLASS64 */ &&
+      eh[5] == 1 /* little-endian */) {
+    uint64_t phoff = 0;
+    uint16_t phentsize = 0, phnum = 0;
+    memcpy(&phoff, eh + 0x20, 8);
+    memcpy(&phentsize, eh + 0x36, 2);
+    memcpy(&phnum, eh + 0x38, 2);
+    for (uint16_t i = 0; i < phnum && phentsize >= 56 && interp.empty(); ++i) {
+      unsigned char ph[56];
+      if (pread(fd, ph, sizeof ph, static_cast<off_t>(phoff + uint64_t{i} * phentsize)) != sizeof ph) break;
+      uint32_t type = 0;
+      uint64_t off = 0, size = 0;
+      memcpy(&type, ph, 4);
+      memcpy(&off, ph + 0x08, 8);
+      memcpy(&size, ph + 0x20, 8);
+      if (type != 3 /* PT_INTERP */ || size == 0 || size > PATH_MAX) continue;
+      std::string s(size, '\0');
+      if (pread(fd, s.data(), size, static_cast<off_t>(off)) != static_cast<ssize_t>(size)) break;
+      interp = s.c_str();  // NUL-terminated within the segment
+    }
+  }
+  close(fd);
+  return interp;
+}
+
+// Names for files the run touched but never opened: what the kernel maps
+// at exec without an open call, the executable and its ELF interpreter.
+// Each exec's file and interpreter is looked up now, and a match on
+// (dev, ino) names it by its real path. A file replaced since the run no
+// longer matches and stays unnamed (a plan would not read it blindly).
+std::map<std::pair<uint64_t, uint64_t>, std::string> ExecNames(Db& db, int64_t run_id) {
+  std::map<std::pair<uint64_t, uint64_t>, std::string> out;
+  auto st = db.Prepare("SELECT DISTINCT filename FROM exec WHERE run_id = ?1");
+  if (!st) return out;
+  st->Bind(1, run_id);
+  std::vector<std::string> candidates;
+  Status err;
+  while (st->Step(&err)) {
+    std::string exe = st->Text(0);
+    if (exe.empty() || exe[0] != '/') continue;
+    candidates.push_back(exe);
+    std::string interp = ElfInterpreter(exe);
+    if (!interp.empty()) candidates.push_back(interp);
+  }
+  for (const std::string& c : candidates) {
+    struct stat sb {};
+    char real[PATH_MAX];
+    if (stat(c.c_str(), &sb) != 0 || !S_ISREG(sb.st_mode) || !realpath(c.c_str(), real)) continue;
+    out.emplace(std::make_pair(static_cast<uint64_t>(sb.st_dev), static_cast<uint64_t>(sb.st_ino)), real);
+  }
+  return out;
+}
 
 // Paths: opens (file) first, then the mappings the cpu group saw.
 constexpr char kTouchesSql[] = R"sql(
@@ -43,6 +113,7 @@ Result<AccessOrder> FileAccessOrder(Db& db, int64_t run_id) {
   st->Bind(1, run_id);
   AccessOrder out;
   std::vector<std::string> unnamed;
+  std::vector<FileTouch> nameless;  // touches of files no open named
   Status err;
   while (st->Step(&err)) {
     FileTouch t;
@@ -54,13 +125,24 @@ Result<AccessOrder> FileAccessOrder(Db& db, int64_t run_id) {
     t.source = st->Text(5)[0];
     t.path = st->Text(6);
     (t.source == 'r' ? out.reads : t.source == 'f' ? out.faults : t.source == 'a' ? out.around : out.additions)++;
-    if (t.path.empty()) {
-      unnamed.push_back(std::to_string(t.dev) + ":" + std::to_string(t.ino));
-      continue;
-    }
-    out.touches.push_back(std::move(t));
+    (t.path.empty() ? nameless : out.touches).push_back(std::move(t));
   }
   if (!err.ok()) return err.error();
+  if (!nameless.empty()) {
+    auto names = ExecNames(db, run_id);
+    for (FileTouch& t : nameless) {
+      auto it = names.find({t.dev, t.ino});
+      if (it == names.end()) {
+        unnamed.push_back(std::to_string(t.dev) + ":" + std::to_string(t.ino));
+        continue;
+      }
+      t.path = it->second;
+      out.touches.push_back(std::move(t));
+    }
+    std::stable_sort(out.touches.begin(), out.touches.end(), [](const FileTouch& a, const FileTouch& b) {
+      return std::tie(a.ts_ns, a.dev, a.ino, a.offset) < std::tie(b.ts_ns, b.dev, b.ino, b.offset);
+    });
+  }
   std::sort(unnamed.begin(), unnamed.end());
   unnamed.erase(std::unique(unnamed.begin(), unnamed.end()), unnamed.end());
   out.unnamed = std::move(unnamed);

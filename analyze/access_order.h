@@ -19,7 +19,8 @@
 namespace syspgo {
 
 struct FileTouch {
-  std::string path;      // absolute path (from opens, or the mapping of the file)
+  std::string path;      // absolute path (from opens, the mapping of the file, or an exec: the
+                         // executable and its ELF interpreter, matched by dev and inode)
   uint64_t dev = 0, ino = 0;
   uint64_t offset = 0, length = 0;  // bytes
   uint64_t ts_ns = 0;    // ns since the command started (run.command_start_ts)

@@ -11,8 +11,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <climits>
+#include <cstdlib>
 #include <fstream>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -105,6 +108,23 @@ TEST(ColdStart, NoReadaheadRecordsExactlyTheTouchedPagesAndRestoresTheSetting) {
   for (const auto& e : f->extents)
     for (uint64_t off = e.offset; off < e.offset + e.length; off += kPage) pages.push_back(off / kPage);
   EXPECT_EQ(pages, kTouched) << "the plan should list the touched pages, in touch order, and nothing else";
+  // What the kernel maps at exec, which no open names: the executable and
+  // its ELF interpreter, named by their real paths. (python3 may be a shim
+  // that execs the real one: the last exec is the toucher.)
+  std::set<std::string> listed;
+  for (const auto& pf : p->files) listed.insert(pf.path);
+  std::string last_exec;
+  {
+    Db d = OpenDb(db);
+    auto rows = QueryRows(d, "SELECT filename FROM exec ORDER BY ts DESC LIMIT 1");
+    ASSERT_EQ(rows.size(), 1u);
+    last_exec = rows[0];
+  }
+  char exe[PATH_MAX], interp[PATH_MAX];
+  ASSERT_NE(realpath(last_exec.c_str(), exe), nullptr) << last_exec;
+  ASSERT_NE(realpath("/lib64/ld-linux-x86-64.so.2", interp), nullptr);
+  EXPECT_EQ(listed.count(exe), 1u) << "the plan leaves out the executable " << exe << "\n" << o.err;
+  EXPECT_EQ(listed.count(interp), 1u) << "the plan leaves out the ELF interpreter " << interp << "\n" << o.err;
 }
 
 TEST(ColdStart, WithReadaheadOnTheSameTouchesReadFarMore) {
