@@ -210,10 +210,9 @@ static __always_inline int page_event(void *ctx, struct folio *folio, __u32 type
 	 * by the same task on this CPU within 10 ms reuses the stack still in
 	 * the scratch buffer from it; a 100 MB truncate takes one stack, not
 	 * 25,000. */
-	int shared = 0;
-	if (type == PAGECACHE_DELETE && !(bpf_get_current_task_btf()->flags & PF_MEMALLOC))
-		shared = e->hdr.type == PAGECACHE_DELETE && e->stack_len && e->hdr.tid == tid && e->dev == k.dev &&
-			 e->ino == k.ino && now - e->hdr.ts < BURST_NS;
+	int reclaim = type == PAGECACHE_DELETE && (bpf_get_current_task_btf()->flags & PF_MEMALLOC);
+	int shared = type == PAGECACHE_DELETE && !reclaim && e->hdr.type == PAGECACHE_DELETE && e->stack_len &&
+		     e->hdr.tid == tid && e->dev == k.dev && e->ino == k.ino && now - e->hdr.ts < BURST_NS;
 	e->hdr.type = type;
 	e->hdr.pid = pid;
 	e->hdr.tid = tid;
@@ -242,6 +241,8 @@ static __always_inline int page_event(void *ctx, struct folio *folio, __u32 type
 	e->hdr.size = size;
 	output_event(e, size);
 	e->hdr.ts = ts_keep;
+	if (reclaim)
+		e->stack_len = 0; /* a reclaim stack is never lent to a later deletion */
 	return 0;
 }
 
