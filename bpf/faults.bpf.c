@@ -171,8 +171,8 @@ int BPF_PROG(fault_added, struct folio *folio)
 		return 0;
 	st->added = 1; /* one event marks the fault major; the pagecache group has every page */
 	__u64 dev, ino;
-	mapping_file(BPF_CORE_READ(folio, mapping), &dev, &ino);
-	__u64 index = BPF_CORE_READ(folio, index);
+	mapping_file(folio->mapping, &dev, &ino);
+	__u64 index = folio->index;
 	follow(FAULTS_ADDED, st, dev, ino, index, index + folio_pages(folio) - 1);
 	return 0;
 }

@@ -5,17 +5,22 @@
 #ifndef SYSPGO_MM_BPF_H
 #define SYSPGO_MM_BPF_H
 
-#include "vmlinux.h"
-#include <bpf/bpf_core_read.h>
+#include "common.bpf.h" /* kernel_cast */
 
 #define SYSPGO_PAGE_SHIFT 12
 #define SYSPGO_PG_HEAD 6 /* enum pageflags PG_head, stable since 4.x (x86_64) */
 
+/* Direct loads (kernel_cast): this runs for every page added to or deleted
+ * from the cache and every file fault, where a helper call per hop was
+ * most of the cost. A NULL mapping gives 0, 0. */
 static __always_inline void mapping_file(struct address_space *m, __u64 *dev, __u64 *ino)
 {
-	struct inode *host = BPF_CORE_READ(m, host);
-	*dev = BPF_CORE_READ(host, i_sb, s_dev);
-	*ino = BPF_CORE_READ(host, i_ino);
+	*dev = *ino = 0;
+	if (!m)
+		return;
+	struct inode *host = kernel_cast(m, struct address_space)->host;
+	*dev = host->i_sb->s_dev;
+	*ino = host->i_ino;
 }
 
 /* Pages in the folio: 1 << order, where the order of a large folio sits in

@@ -172,13 +172,8 @@ static __always_inline int page_event(void *ctx, struct folio *folio, __u32 type
 	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	if (pid == self_tgid)
 		return 0;
-	struct file_key k = {};
-	struct address_space *mapping = folio->mapping;
-	if (mapping) {
-		struct inode *host = mapping->host;
-		k.dev = host->i_sb->s_dev;
-		k.ino = host->i_ino;
-	}
+	struct file_key k;
+	mapping_file(folio->mapping, &k.dev, &k.ino);
 	__u64 page_cg = folio_memcg(folio);
 
 	__u32 why = 0;
@@ -208,12 +203,13 @@ static __always_inline int page_event(void *ctx, struct folio *folio, __u32 type
 	 * is what names the reclaim path. Any other deletion (truncation,
 	 * unlink, invalidation, drop_caches) that follows one of the same file
 	 * by the same task on this CPU within 10 ms reuses the stack still in
-	 * the scratch buffer from it; a 100 MB truncate takes one stack, not
-	 * 25,000. */
+	 * the scratch buffer from it, so a run of them shares the first one's:
+	 * a 100 MB truncate takes one stack, not 25,000. */
 	int reclaim = type == PAGECACHE_DELETE && (bpf_get_current_task_btf()->flags & PF_MEMALLOC);
 	int shared = type == PAGECACHE_DELETE && !reclaim && e->hdr.type == PAGECACHE_DELETE && e->stack_len &&
 		     e->hdr.tid == tid && e->dev == k.dev && e->ino == k.ino && now - e->hdr.ts < BURST_NS;
 	e->hdr.type = type;
+	e->hdr.ts = now;
 	e->hdr.pid = pid;
 	e->hdr.tid = tid;
 	e->dev = k.dev;
@@ -226,21 +222,15 @@ static __always_inline int page_event(void *ctx, struct folio *folio, __u32 type
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	if (type != PAGECACHE_DELETE) {
 		e->stack_len = 0;
-	} else if (shared) {
-		/* e->hdr.ts stays the burst's start: the 10 ms run from its stack */
-	} else {
-		e->hdr.ts = now;
+	} else if (!shared) {
 		long n = bpf_get_stack(ctx, e->stack, sizeof(e->stack), 0);
 		e->stack_len = n > 0 ? n : 0;
 	}
-	__u64 ts_keep = e->hdr.ts;
-	e->hdr.ts = now;
 	__u64 size = __builtin_offsetof(struct pagecache_event, stack) + e->stack_len;
 	if (size > sizeof(*e))
 		size = sizeof(*e);
 	e->hdr.size = size;
 	output_event(e, size);
-	e->hdr.ts = ts_keep;
 	if (reclaim)
 		e->stack_len = 0; /* a reclaim stack is never lent to a later deletion */
 	return 0;

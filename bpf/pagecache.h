@@ -15,8 +15,9 @@ enum pagecache_why {
 	PAGECACHE_WHY_TARGET = 1, /* the current task is in the traced tree */
 	PAGECACHE_WHY_FILE = 2,   /* a file the traced tree has read, mapped or faulted */
 	PAGECACHE_WHY_MEMCG = 4,  /* the folio is charged to a limited memory cgroup of the traced tree */
-	/* Not a reason: the deletion's stack is that of the first deletion of
-	 * the same file by the same task within 10 ms (never in reclaim). */
+	/* Not a reason: the deletion's stack is that of the first of a run of
+	 * deletions of the same file by the same task, each within 10 ms of the
+	 * one before (never in reclaim). */
 	PAGECACHE_STACK_SHARED = 0x100,
 };
 
