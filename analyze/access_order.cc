@@ -1,52 +1,18 @@
 //===- access_order.cc - which bytes of which files a run touched, and when ===//
 #include "analyze/access_order.h"
+#include "analyze/sample_set.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
-#include <cstring>
 #include <map>
 #include <tuple>
 #include <utility>
 
 namespace syspgo {
 namespace {
-
-// The ELF interpreter (PT_INTERP, e.g. /lib64/ld-linux-x86-64.so.2) an
-// executable names; "" if it names none or is not a readable ELF64 file.
-std::string ElfInterpreter(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return "";
-  std::string interp;
-  unsigned char eh[64];
-  if (pread(fd, eh, sizeof eh, 0) == sizeof eh && memcmp(eh, "\177ELF", 4) == 0 && eh[4] == 2 /* ELFCLASS64 */ &&
-      eh[5] == 1 /* little-endian */) {
-    uint64_t phoff = 0;
-    uint16_t phentsize = 0, phnum = 0;
-    memcpy(&phoff, eh + 0x20, 8);
-    memcpy(&phentsize, eh + 0x36, 2);
-    memcpy(&phnum, eh + 0x38, 2);
-    for (uint16_t i = 0; i < phnum && phentsize >= 56 && interp.empty(); ++i) {
-      unsigned char ph[56];
-      if (pread(fd, ph, sizeof ph, static_cast<off_t>(phoff + uint64_t{i} * phentsize)) != sizeof ph) break;
-      uint32_t type = 0;
-      uint64_t off = 0, size = 0;
-      memcpy(&type, ph, 4);
-      memcpy(&off, ph + 0x08, 8);
-      memcpy(&size, ph + 0x20, 8);
-      if (type != 3 /* PT_INTERP */ || size == 0 || size > PATH_MAX) continue;
-      std::string s(size, '\0');
-      if (pread(fd, s.data(), size, static_cast<off_t>(off)) != static_cast<ssize_t>(size)) break;
-      interp = s.c_str();  // NUL-terminated within the segment
-    }
-  }
-  close(fd);
-  return interp;
-}
 
 // Names for files the run touched but never opened: what the kernel maps
 // at exec without an open call, the executable and its ELF interpreter.
@@ -64,8 +30,8 @@ std::map<std::pair<uint64_t, uint64_t>, std::string> ExecNames(Db& db, int64_t r
     std::string exe = st->Text(0);
     if (exe.empty() || exe[0] != '/') continue;
     candidates.push_back(exe);
-    std::string interp = ElfInterpreter(exe);
-    if (!interp.empty()) candidates.push_back(interp);
+    auto interp = ReadElfInterpreter(exe);
+    if (interp && !interp->empty()) candidates.push_back(*interp);
   }
   for (const std::string& c : candidates) {
     struct stat sb {};

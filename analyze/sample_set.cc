@@ -7,6 +7,7 @@
 
 #include <elfutils/libdwelf.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <libelf.h>
 #include <unistd.h>
 
@@ -67,7 +68,11 @@ void SampleSet::KeepPid(uint32_t pid) {
   std::erase_if(samples, [&](const StackSample& s) { return s.pid != pid; });
 }
 
-Result<std::string> ReadBuildId(const std::string& path) {
+namespace {
+
+// Runs read(elf) on the ELF file at `path`, opened and closed here.
+template <typename T, typename F>
+Result<T> WithElf(const std::string& path, F read) {
   static const bool init = elf_version(EV_CURRENT) != EV_NONE;
   if (!init) return MakeError("libelf could not be initialized.");
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -78,18 +83,43 @@ Result<std::string> ReadBuildId(const std::string& path) {
     close(fd);
     return MakeError("'" + path + "' is not an ELF file.");
   }
-  const void* bits = nullptr;
-  ssize_t n = dwelf_elf_gnu_build_id(elf, &bits);
-  std::string hex;
-  static const char kDigits[] = "0123456789abcdef";
-  for (ssize_t i = 0; i < n; ++i) {
-    unsigned char c = static_cast<const unsigned char*>(bits)[i];
-    hex += kDigits[c >> 4];
-    hex += kDigits[c & 15];
-  }
+  T out = read(elf);
   elf_end(elf);
   close(fd);
-  return hex;
+  return out;
+}
+
+}  // namespace
+
+Result<std::string> ReadElfInterpreter(const std::string& path) {
+  return WithElf<std::string>(path, [](Elf* elf) {
+    size_t n = 0;
+    if (elf_getphdrnum(elf, &n) != 0) return std::string();
+    for (size_t i = 0; i < n; ++i) {
+      GElf_Phdr ph;
+      if (!gelf_getphdr(elf, static_cast<int>(i), &ph) || ph.p_type != PT_INTERP) continue;
+      size_t size = 0;
+      const char* raw = elf_rawfile(elf, &size);
+      if (!raw || ph.p_offset >= size || ph.p_filesz > size - ph.p_offset) return std::string();
+      return std::string(raw + ph.p_offset, strnlen(raw + ph.p_offset, ph.p_filesz));
+    }
+    return std::string();
+  });
+}
+
+Result<std::string> ReadBuildId(const std::string& path) {
+  return WithElf<std::string>(path, [](Elf* elf) {
+    const void* bits = nullptr;
+    ssize_t n = dwelf_elf_gnu_build_id(elf, &bits);
+    std::string hex;
+    static const char kDigits[] = "0123456789abcdef";
+    for (ssize_t i = 0; i < n; ++i) {
+      unsigned char c = static_cast<const unsigned char*>(bits)[i];
+      hex += kDigits[c >> 4];
+      hex += kDigits[c & 15];
+    }
+    return hex;
+  });
 }
 
 Result<uint32_t> FindBinary(const SampleSet& set, const std::string& path) {

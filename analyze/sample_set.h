@@ -68,6 +68,10 @@ Result<uint32_t> FindBinary(const SampleSet& set, const std::string& path);
 // Reads the GNU build-id note of an ELF file (lowercase hex); "" if it has none.
 Result<std::string> ReadBuildId(const std::string& path);
 
+// Reads the ELF interpreter an executable names (PT_INTERP, e.g.
+// /lib64/ld-linux-x86-64.so.2); "" if it names none.
+Result<std::string> ReadElfInterpreter(const std::string& path);
+
 // ===--- After symbolization -------------------------------------------=== //
 
 inline constexpr uint32_t kKernelBinary = 0xfffffffeu;  // Location::binary of kernel addresses
