@@ -44,6 +44,18 @@ profile:hz:999 /comm == "%(comm)s"/ { @cpu[kstack, ustack] = count(); }
 
 
 
+def under_bpftrace(script, timeit, cmd, work):
+    """Runs cmd under bench/timeit with the bpftrace script attached (-c
+    starts it once the probes are); returns its (wall, user, sys) ns."""
+    out = os.path.join(work, "timeit.out")
+    p = subprocess.run(["bpftrace", "-q", "-c", " ".join([timeit] + cmd), script], env=dict(os.environ, TIMEIT_OUT=out),
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        raise SystemExit(f"bench: bpftrace failed: {p.stderr[-2000:]}")
+    w_, u_, s_, _ = (int(x) for x in open(out).read().split())
+    return w_, u_, s_
+
+
 def sampling(a, work, timeit, cpu_bound):
     hz = a.sampling
     cmd = [cpu_bound, "400000000"]
@@ -61,13 +73,7 @@ def sampling(a, work, timeit, cpu_bound):
     for i in range(a.runs):
         for v in list(variants)[i % 4:] + list(variants)[:i % 4]:
             if v == "bpftrace":
-                out = os.path.join(work, "timeit.out")
-                p = subprocess.run(["bpftrace", "-q", "-c", " ".join([timeit] + cmd), script],
-                                   env=dict(os.environ, TIMEIT_OUT=out), stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.PIPE, text=True)
-                if p.returncode != 0:
-                    raise SystemExit(f"bench: bpftrace failed: {p.stderr[-2000:]}")
-                _, u_, s_, _ = (int(x) for x in open(out).read().split())
+                _, u_, s_ = under_bpftrace(script, timeit, cmd, work)
             else:
                 _, u_, s_, _, _ = B.timed(timeit, cmd, work, prefix=variants[v])
             cpu[v].append(u_ + s_)
@@ -138,14 +144,7 @@ def main():
                     "bpftrace": None,
                 }[v]
                 if v == "bpftrace":
-                    # bpftrace -c starts the command once its probes are attached.
-                    out = os.path.join(work, "timeit.out")
-                    full = ["bpftrace", "-q", "-c", " ".join([timeit] + cmd), script]
-                    p = subprocess.run(full, env=dict(os.environ, TIMEIT_OUT=out), stdout=subprocess.DEVNULL,
-                                       stderr=subprocess.PIPE, text=True)
-                    if p.returncode != 0:
-                        raise SystemExit(f"bench: bpftrace failed: {p.stderr[-2000:]}")
-                    w_, u_, s_, _ = (int(x) for x in open(out).read().split())
+                    w_, u_, s_ = under_bpftrace(script, timeit, cmd, work)
                 else:
                     w_, u_, s_, _, _ = B.timed(timeit, cmd, work, prefix=prefix)
                 wall[v].append(w_)
