@@ -24,7 +24,9 @@ syspgo collect, rebuilds it with the LLVM sample profile and the symbol order,
 profiles the rebuilt binary and rewrites it with BOLT; with --eval, times every
 variant against the plain build. Every stage's commands, logs and binaries stay
 in DIR with manifest.json (everything) and summary.json (for CI). PATH ends up
-holding the final binary. Exit status: 0, 1 if a stage failed (named on stderr
+holding the final binary: the last stage's, or with --eval the earliest stage
+whose median is within 1% of the fastest (a stage that does not help beyond
+noise is left out, and the output says so). Exit status: 0, 1 if a stage failed (named on stderr
 and in summary.json), 2 for bad options.
 
 What to build and run (shell commands, run in the current directory):
@@ -44,6 +46,8 @@ Pipeline:
   --stages LIST        of sample, order, bolt              (default sample,order,bolt)
   --dir DIR            where everything is kept            (default syspgo-pgo)
   --runs N             eval runs per variant, interleaved  (default 5, 1..1000)
+  --final WHICH        fastest (default: chosen by --eval as above) or last
+                       (the last stage's binary whatever --eval measured)
   --profile-db DB      accumulate every training run in DB (CI) and merge all
                        of its runs (syspgo merge --normalize) into the profiles
   --use-profile DIR    reuse the profiles of an earlier 'syspgo pgo --dir DIR'
@@ -111,7 +115,7 @@ int Pgo(const std::vector<std::string>& args) {
     } else if (a == "--build" || a == "--clean" || a == "--binary" || a == "--train" || a == "--eval" || a == "--dir" ||
                a == "--profile-db" || a == "--use-profile" || a == "--probes" || a == "--cc" || a == "--cxx" ||
                a == "--bolt" || a == "--bolt-arg" || a == "--bolt-opts" || a == "--stages" || a == "--runs" ||
-               a == "--freq" || a == "--sample-counts") {
+               a == "--freq" || a == "--sample-counts" || a == "--final") {
       if (!value()) return UsageError(a + " needs a value; see 'syspgo pgo --help'");
       if (a == "--build") o.build_cmd = v;
       else if (a == "--clean") o.clean_cmd = v;
@@ -122,6 +126,10 @@ int Pgo(const std::vector<std::string>& args) {
       else if (a == "--profile-db") o.profile_db = v;
       else if (a == "--use-profile") o.use_profile = v;
       else if (a == "--probes") o.probes = v;
+      else if (a == "--final") {
+        if (v != "fastest" && v != "last") return UsageError("--final is fastest or last, got '" + v + "'");
+        o.final_last = v == "last";
+      }
       else if (a == "--sample-counts") {
         if (!ParseSampleCounts(v)) return UsageError("--sample-counts is stacks or ip, got '" + v + "'");
         o.sample_counts = v;
@@ -174,7 +182,8 @@ int Pgo(const std::vector<std::string>& args) {
     if (!r.manifest.empty()) fprintf(stderr, "syspgo pgo: details in %s\n", r.manifest.c_str());
     return 1;
   }
-  fprintf(stderr, "syspgo pgo: done: %s (also at %s); manifest %s\n", r.final_binary.c_str(), o.binary.c_str(),
+  fprintf(stderr, "syspgo pgo: done: %s stage, %s (also at %s); manifest %s\n", r.final_stage.c_str(),
+          r.final_binary.c_str(), o.binary.c_str(),
           r.manifest.c_str());
   return 0;
 }

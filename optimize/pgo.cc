@@ -441,10 +441,11 @@ Status Pipeline::Build(Stage& s, const std::string& variant, const std::string& 
     return MakeError("the build finished but " + binary_ + " does not exist or is not executable; check --binary "
                      "(relative paths are from the directory syspgo pgo runs in)");
   auto lines = NonEmptyLines(calls);
-  int with_profile = 0, links = 0;
+  int with_profile = 0, links = 0, with_order = 0;
   for (auto& l : lines) {
     with_profile += !profile.empty() && l.find("-fprofile-sample-use=") != std::string::npos;
     links += l.rfind("link ", 0) == 0;
+    with_order += !order.empty() && l.rfind("link ", 0) == 0 && l.find("--symbol-ordering-file=") != std::string::npos;
   }
   s.j.Set("compiler_calls", static_cast<int64_t>(lines.size()));
   s.j.Set("link_calls", links);
@@ -461,10 +462,24 @@ Status Pipeline::Build(Stage& s, const std::string& variant, const std::string& 
   s.j.Set("binary", copy);
   s.j.Set("build_id", *id);
   s.j.Set("log", log);
-  if (!last_build_id_.empty() && *id == last_build_id_)
-    return MakeError("the " + variant + " build produced the same binary (build-id " + *id + ") as the stage before: "
-                     "the build did not recompile and relink with the new flags. Make --build rebuild from scratch "
-                     "(e.g. 'make clean all', or a fresh CMake build directory per $SYSPGO_STAGE) or add --clean 'CMD'");
+  if (!last_build_id_.empty() && *id == last_build_id_) {
+    // What this stage adds over the one before: the order file at the link
+    // (order), else the profile at the compiles (sample). If it reached the
+    // calls, the same binary means it changed nothing, which happens: the
+    // linker's own layout can already be the hot-first order of a small
+    // program. If it did not, the build skipped the work.
+    bool reached = !order.empty() ? with_order > 0 : with_profile > 0;
+    if (!reached)
+      return MakeError("the " + variant + " build produced the same binary (build-id " + *id + ") as the stage before: "
+                       "the build did not recompile and relink with the new flags. Make --build rebuild from scratch "
+                       "(e.g. 'make clean all', or a fresh CMake build directory per $SYSPGO_STAGE) or add --clean 'CMD'");
+    rep_.warnings.push_back("the " + variant + " build is the same binary as the stage before (build-id " + *id + "): " +
+                            (!order.empty() ? "the linker already laid the functions out in the symbol order"
+                                            : "the sample profile changed no code") +
+                            ", so this stage changes nothing");
+    Say("      %s", rep_.warnings.back().c_str());
+    s.j.Set("same_as_previous", true);
+  }
   last_build_id_ = *id;
   variants_.emplace_back(variant, copy);
   return {};
@@ -727,6 +742,8 @@ void Pipeline::Finish() {
   manifest_.Set("error", rep_.ok ? Json() : Json(rep_.error));
   manifest_.Set("stages", stages_);
   manifest_.Set("final_binary", rep_.final_binary.empty() ? Json() : Json(rep_.final_binary));
+  manifest_.Set("final_stage", rep_.final_stage.empty() ? Json() : Json(rep_.final_stage));
+  manifest_.Set("final_reason", rep_.final_reason.empty() ? Json() : Json(rep_.final_reason));
   manifest_.Set("warnings", Json::Strings(rep_.warnings));
   if (dir_.empty()) return;  // nowhere to write: the options were refused before a directory existed
   rep_.manifest = dir_ + "/manifest.json";
@@ -738,6 +755,7 @@ void Pipeline::Finish() {
   sum.Set("failed_stage", rep_.ok ? Json() : Json(rep_.failed_stage));
   sum.Set("error", rep_.ok ? Json() : Json(rep_.error));
   sum.Set("final_binary", rep_.final_binary.empty() ? Json() : Json(rep_.final_binary));
+  sum.Set("final_stage", rep_.final_stage.empty() ? Json() : Json(rep_.final_stage));
   sum.Set("manifest", rep_.manifest);
   Json st = Json::Object();
   for (auto& s : done_) st.Set(s.name, s.name == rep_.failed_stage ? "failed" : "ok");
@@ -978,10 +996,24 @@ PgoReport Pipeline::Run() {
     stage("eval", "timing the evaluation command on every variant, " + std::to_string(o_.runs) + " runs each, interleaved",
           [&](Stage& s) { return Eval(s); });
 
-  // The last variant built is the result; it is left at --binary, where the
-  // build put its own output, and stays in DIR with every other stage's.
+  // The result is the last variant built, or with --eval the one
+  // ChooseFinalVariant picks; it is left at --binary, where the build put
+  // its own output, and stays in DIR with every other stage's.
   if (!variants_.empty()) {
-    rep_.final_binary = variants_.back().second;
+    size_t pick = variants_.size() - 1;
+    if (rep_.eval.size() == variants_.size()) {
+      size_t fastest = ChooseFinalVariant(rep_.eval, &rep_.final_reason);
+      if (!o_.final_last) pick = fastest;
+      else if (fastest != pick)
+        rep_.final_reason = "kept the last stage (--final last), though " + rep_.final_reason;
+      if (pick == 0) rep_.warnings.push_back("no stage made the evaluation command faster beyond noise; "
+                                             "the final binary is the plain build (" + rep_.final_reason + ")");
+    } else {
+      rep_.final_reason = o_.eval_cmd.empty() ? "the last stage (no --eval to compare them)" : "the last stage";
+    }
+    rep_.final_stage = variants_[pick].first;
+    rep_.final_binary = variants_[pick].second;
+    if (!rep_.final_reason.empty()) Say("final: %s: %s", rep_.final_stage.c_str(), rep_.final_reason.c_str());
     Status in_place = InstallFile(rep_.final_binary, binary_);
     if (!in_place.ok()) rep_.warnings.push_back(in_place.error().message);
   }
@@ -992,5 +1024,35 @@ PgoReport Pipeline::Run() {
 }  // namespace
 
 PgoReport RunPgo(const PgoOptions& o) { return Pipeline(o).Run(); }
+
+size_t ChooseFinalVariant(const std::vector<PgoEvalVariant>& v, std::string* why) {
+  if (v.empty()) return 0;
+  size_t best = 0;
+  for (size_t i = 1; i < v.size(); ++i)
+    if (v[i].speedup > v[best].speedup) best = i;
+  size_t pick = best;
+  for (size_t i = 0; i < best; ++i)
+    if (v[i].speedup * (1 + kPgoEvalTie) >= v[best].speedup) {
+      pick = i;
+      break;
+    }
+  auto x = [](const PgoEvalVariant& e) {
+    char b[64];
+    snprintf(b, sizeof b, "%s %.3fx", e.name.c_str(), e.speedup);
+    return std::string(b);
+  };
+  std::string w = pick == 0 ? "no stage was faster than the plain build by more than " +
+                                  std::to_string(int(kPgoEvalTie * 100 + 0.5)) + "%"
+                            : "speedup " + x(v[pick]).substr(v[pick].name.size() + 1) + " on the evaluation command";
+  if (pick != best && pick != 0)
+    w += "; " + x(v[best]) + " is within " + std::to_string(int(kPgoEvalTie * 100 + 0.5)) +
+         "% of it, no gain beyond noise";
+  std::string later;
+  for (size_t i = pick + 1; i < v.size(); ++i)
+    if (i != best || pick == 0) later += (later.empty() ? "" : ", ") + x(v[i]);
+  if (!later.empty()) w += pick == 0 ? " (" + later + ")" : "; later stages: " + later;
+  if (why) *why = w;
+  return pick;
+}
 
 }  // namespace syspgo

@@ -39,6 +39,7 @@ struct PgoOptions {
   bool bolt = true;         // rewrite the last build with BOLT and a syspgo fdata profile
   std::string dir = "syspgo-pgo";
   int runs = 5;             // eval runs per variant
+  bool final_last = false;  // keep the last stage's binary even when --eval found an earlier one as fast
   std::string profile_db;   // accumulate runs here and merge all of them (CI); else DIR/train/train.db
   std::string use_profile;  // an earlier pgo DIR whose profiles to reuse instead of training
   std::string probes = "cpu";
@@ -69,7 +70,9 @@ struct PgoReport {
   std::string error;         // what failed and what to do
   std::string manifest;      // DIR/manifest.json
   std::string summary;       // DIR/summary.json
-  std::string final_binary;  // the last stage's binary (also installed at --binary)
+  std::string final_binary;  // the chosen variant's binary (also installed at --binary)
+  std::string final_stage;   // its name: base, sample, order or bolt
+  std::string final_reason;  // why that one, for people
   std::vector<std::string> warnings;
   std::vector<PgoEvalVariant> eval;
 };
@@ -85,6 +88,14 @@ std::vector<std::string> PgoLinkFlags(const std::string& order_file);
 Status WriteCompilerWrappers(const std::string& bin_dir, const std::string& stage, const std::string& cc,
                              const std::string& cxx, const std::vector<std::string>& compile_flags,
                              const std::vector<std::string>& link_flags, const std::string& log);
+
+// Which --eval variant becomes the final binary: the earliest stage whose
+// median is within kPgoEvalTie of the fastest one's. A later stage is kept
+// only for a gain the evaluation can tell apart from noise, so a stage that
+// no longer helps (BOLT on a program it slows, a stale profile) is left out,
+// and `why` says so. `v` is in stage order with the plain build first.
+constexpr double kPgoEvalTie = 0.01;
+size_t ChooseFinalVariant(const std::vector<PgoEvalVariant>& v, std::string* why);
 
 // Runs the pipeline. Never throws; a failed stage is a report with ok=false
 // (the manifest and summary are written either way).

@@ -113,7 +113,13 @@ TEST(Pgo, MakeBuildEveryStageEndToEnd) {
   EXPECT_EQ(Json(sum, "d['failed_stage']"), "None");
   EXPECT_EQ(Json(sum, "','.join(d['stages'])"), "build,train,profile,sample,order,retrain,bolt,eval");
   EXPECT_EQ(Json(sum, "set(d['stages'].values())"), "{'ok'}");
-  EXPECT_EQ(Json(sum, "d['final_binary']"), dir + "/bolt/demo");
+  // The final binary is the one the evaluation chose: the earliest stage
+  // within 1% of the fastest median.
+  std::string final_stage = Json(sum, "d['final_stage']");
+  EXPECT_EQ(final_stage, Json(sum, "(lambda e: next(k for k, v in e.items() if v['speedup'] * 1.01 >= "
+                                   "max(x['speedup'] for x in e.values())))(d['eval'])"));
+  EXPECT_EQ(Json(sum, "d['final_binary']"), dir + "/" + final_stage + "/demo");
+  EXPECT_NE(r.err.find("final: " + final_stage + ": "), std::string::npos) << r.err;
   EXPECT_EQ(Json(sum, "d['profile']['samples'] >= d['profile']['binary_samples'] > 50"), "True");
   EXPECT_EQ(Json(sum, "d['profile']['match_share']"), "1") << "same sources: the whole profile must match";
   EXPECT_EQ(Json(sum, "d['profile']['bolt_matched_share'] > 0.5"), "True");
@@ -157,8 +163,33 @@ TEST(Pgo, MakeBuildEveryStageEndToEnd) {
     std::string want = Out(dir + "/base/demo" + args);
     for (const char* v : {"sample", "order", "bolt"}) EXPECT_EQ(Out(dir + "/" + v + "/demo" + args), want) << v << args;
   }
-  EXPECT_EQ(Sh("cmp " + src + "/demo " + dir + "/bolt/demo").status, 0);
+  EXPECT_EQ(Sh("cmp " + src + "/demo " + dir + "/" + final_stage + "/demo").status, 0);
   EXPECT_NE(Out("readelf -S " + dir + "/bolt/demo").find(".note.bolt_info"), std::string::npos);
+}
+
+PgoEvalVariant Timed(const char* name, double speedup) {
+  PgoEvalVariant v;
+  v.name = name;
+  v.speedup = speedup;
+  return v;
+}
+
+TEST(PgoFinal, KeepsALaterStageOnlyForAGainBeyondNoise) {
+  std::string why;
+  // Each stage faster than the last: the last one.
+  EXPECT_EQ(ChooseFinalVariant({Timed("base", 1), Timed("sample", 1.10), Timed("order", 1.12), Timed("bolt", 1.20)}, &why), 3u);
+  EXPECT_EQ(why, "speedup 1.200x on the evaluation command");
+  // BOLT slows the program down (SQLite's case in bench/RESULTS.md): order.
+  EXPECT_EQ(ChooseFinalVariant({Timed("base", 1), Timed("sample", 1.10), Timed("order", 1.12), Timed("bolt", 1.05)}, &why), 2u);
+  EXPECT_EQ(why, "speedup 1.120x on the evaluation command; later stages: bolt 1.050x");
+  // BOLT's 0.5% over sample is noise: the earlier stage, and the output says why.
+  EXPECT_EQ(ChooseFinalVariant({Timed("base", 1), Timed("sample", 1.100), Timed("order", 1.09), Timed("bolt", 1.105)}, &why), 1u);
+  EXPECT_EQ(why, "speedup 1.100x on the evaluation command; bolt 1.105x is within 1% of it, no gain beyond noise; "
+                 "later stages: order 1.090x");
+  // Nothing helped: the plain build.
+  EXPECT_EQ(ChooseFinalVariant({Timed("base", 1), Timed("sample", 1.004), Timed("bolt", 0.97)}, &why), 0u);
+  EXPECT_EQ(why, "no stage was faster than the plain build by more than 1% (sample 1.004x, bolt 0.970x)");
+  EXPECT_EQ(ChooseFinalVariant({Timed("base", 1)}, &why), 0u);
 }
 
 TEST(Pgo, CMakeProjectGetsTheFlagsThroughCC) {
@@ -247,6 +278,26 @@ TEST(Pgo, BuildThatDoesNotRecompileIsCaught) {
   EXPECT_EQ(ok.status, 0) << ok.err;
 }
 
+TEST(Pgo, OrderTheLinkerAlreadyFollowsIsAWarningNotAFailure) {
+  TempDir t;
+  std::string src = CopyDemo(t), first = t.File("first"), second = t.File("second");
+  auto r = Pgo(src, {"--build", kMakeBuild, "--binary", "./demo", "--train", kTrain, "--stages", "sample", "--dir", first});
+  ASSERT_EQ(r.status, 0) << r.err;
+  // A symbol order that is the sample build's own layout (its functions
+  // before _start, by address): the order build links to the same bytes.
+  std::string order = first + "/profile/order.txt";
+  ASSERT_EQ(Sh("nm -n " + first + "/sample/demo | awk '$3 == \"_start\" {exit} $2 ~ /^[Tt]$/ {print $3}' > " + order).status, 0);
+  ASSERT_GE(std::stoi(Out("grep -c . " + order)), 2) << Out("cat " + order);
+  // (--eval makes sample and order separate builds.)
+  auto again = Pgo(src, {"--build", kMakeBuild, "--binary", "./demo", "--use-profile", first, "--stages", "sample,order",
+                         "--dir", second, "--eval", "./demo eval 300", "--runs", "1", "--final", "last"});
+  ASSERT_EQ(again.status, 0) << "an order the linker already follows is not a build that skipped its work: " << again.err;
+  EXPECT_NE(again.err.find("the order build is the same binary as the stage before"), std::string::npos) << again.err;
+  EXPECT_NE(again.err.find("the linker already laid the functions out in the symbol order"), std::string::npos) << again.err;
+  EXPECT_EQ(Json(second + "/manifest.json", "[s['name'] for s in d['stages'] if s.get('same_as_previous')]"), "['order']");
+  EXPECT_EQ(Json(second + "/summary.json", "d['final_stage']"), "order");
+}
+
 TEST(Pgo, ChangedSourcesReportHowMuchOfTheProfileStillMatches) {
   TempDir t;
   std::string src = CopyDemo(t), first = t.File("first"), second = t.File("second");
@@ -254,12 +305,15 @@ TEST(Pgo, ChangedSourcesReportHowMuchOfTheProfileStillMatches) {
   ASSERT_EQ(r.status, 0) << r.err;
   // The sources move on: the hot hash function is renamed.
   ASSERT_EQ(Sh("cd " + src + " && sed -i 's/hash_bytes/digest_bytes/g' demo.c").status, 0);
+  // --final last keeps the sample build whatever one evaluation run says.
   auto again = Pgo(src, {"--build", kMakeBuild, "--binary", "./demo", "--use-profile", first, "--stages", "sample",
-                         "--dir", second});
+                         "--dir", second, "--eval", "./demo eval 300", "--runs", "1", "--final", "last"});
   ASSERT_EQ(again.status, 0) << "a stale profile still builds: " << again.err;
   EXPECT_NE(again.err.find("of its samples match the code"), std::string::npos) << again.err;
   std::string sum = second + "/summary.json";
-  EXPECT_EQ(Json(sum, "','.join(d['stages'])"), "build,profile,sample");
+  EXPECT_EQ(Json(sum, "','.join(d['stages'])"), "build,profile,sample,eval");
+  EXPECT_EQ(Json(sum, "d['final_stage'], d['final_binary'] == '" + second + "/sample/demo'"), "('sample', True)");
+  EXPECT_EQ(Json(second + "/manifest.json", "d['final_reason'] != ''"), "True");
   EXPECT_EQ(Json(sum, "0 < d['profile']['match_share'] < 0.99"), "True");
   EXPECT_EQ(Json(sum, "d['profile']['functions_in_binary'] < d['profile']['profile_functions']"), "True");
 }
@@ -291,6 +345,9 @@ TEST(Pgo, MissingOptionsAreUsageErrors) {
   s = Pgo(t.path(), {"--build", "make", "--binary", "./demo", "--train", "x", "--sample-counts", "lbr"});
   EXPECT_EQ(s.status, 2);
   EXPECT_NE(s.err.find("--sample-counts is stacks or ip, got 'lbr'"), std::string::npos) << s.err;
+  s = Pgo(t.path(), {"--build", "make", "--binary", "./demo", "--train", "x", "--final", "best"});
+  EXPECT_EQ(s.status, 2);
+  EXPECT_NE(s.err.find("--final is fastest or last, got 'best'"), std::string::npos) << s.err;
 }
 
 // cmake/SysPGO.cmake on a project that only includes it.
