@@ -11,6 +11,8 @@ different bench/workloads/*_eval.* workloads. Variants:
   instr          instrumented PGO: -fprofile-generate, train, -fprofile-use
   sample         syspgo sample profile            (syspgo pgo; --sample-counts ip)
   sample-stacks  the same run's profile with --sample-counts stacks
+  sample-ip-only the same run's profile with --sample-counts ip-only (no call
+                 targets: what llvm-profgen --leading-ip-only writes)
   sample+order   + symbol ordering file           (syspgo pgo)
   full           + BOLT with syspgo's fdata       (syspgo pgo)
   bolt-only      BOLT with syspgo's fdata on the plain build
@@ -54,7 +56,7 @@ PROFILING_FLAGS = ["-fno-omit-frame-pointer", "-mno-omit-leaf-frame-pointer", "-
 # What `syspgo pgo` adds with a sample profile (PgoCompileFlags), given to
 # every sample-profile variant so that only the profile differs.
 SAMPLE_USE_FLAGS = ["-fsample-profile-use-profi"]
-VARIANTS = ["base", "instr", "sample", "sample-stacks", "sample+order", "full", "bolt-only", "profgen", "perf2bolt"]
+VARIANTS = ["base", "instr", "sample", "sample-stacks", "sample-ip-only", "sample+order", "full", "bolt-only", "profgen", "perf2bolt"]
 
 
 def sh(cmd, cwd=None, env=None, what=None, capture=False):
@@ -188,13 +190,15 @@ def prepare(prog, a, timeit):
     v["sample+order"] = os.path.join(pgo_dir, "order", prog.binary)
     v["full"] = os.path.join(pgo_dir, "bolt", prog.binary)
 
-    # The same training run's sample profile counting the time below calls
-    # too (optimize --sample-counts stacks, docs/profiles.md).
-    stp = os.path.join(prog.dir, "sample-stacks.prof")
-    timed_step(costs, "sample-stacks: syspgo optimize --sample-counts stacks", lambda: sh(
-        [B.SYSPGO, "optimize", os.path.join(pgo_dir, "train", "train.db"), "--binary", v["base"], "--emit",
-         "sample-profile", "--sample-counts", "stacks", "-o", stp], what="syspgo optimize --sample-counts stacks"))
-    v["sample-stacks"] = variant_build(prog, "sample-stacks", [f"-fprofile-sample-use={stp}"] + SAMPLE_USE_FLAGS, costs)
+    # The same training run's sample profile counted the other ways
+    # (optimize --sample-counts, docs/profiles.md): with the time below calls
+    # too, and without the call targets.
+    for name, counts in [("sample-stacks", "stacks"), ("sample-ip-only", "ip-only")]:
+        prof = os.path.join(prog.dir, name + ".prof")
+        timed_step(costs, f"{name}: syspgo optimize --sample-counts {counts}", lambda: sh(
+            [B.SYSPGO, "optimize", os.path.join(pgo_dir, "train", "train.db"), "--binary", v["base"], "--emit",
+             "sample-profile", "--sample-counts", counts, "-o", prof], what=f"syspgo optimize --sample-counts {counts}"))
+        v[name] = variant_build(prog, name, [f"-fprofile-sample-use={prof}"] + SAMPLE_USE_FLAGS, costs)
 
     # BOLT alone on the plain build, from the same training run.
     fd = os.path.join(prog.dir, "bolt-only.fdata")
@@ -302,6 +306,8 @@ def report(prog, names, times, outs, counts, costs, notes, over, a):
         f"- syspgo sample profile beats perf + llvm-profgen ({gain['profgen'] * 100:+.1f}%): {verdict(gain['sample'] > gain['profgen'])}",
         f"- the same with --sample-counts stacks ({gain['sample-stacks'] * 100:+.1f}%): 85% of instrumented "
         f"{verdict(gi > 0 and gain['sample-stacks'] >= 0.85 * gi)}, beats llvm-profgen {verdict(gain['sample-stacks'] > gain['profgen'])}",
+        f"- without call targets, --sample-counts ip-only ({gain['sample-ip-only'] * 100:+.1f}%): 85% of instrumented "
+        f"{verdict(gi > 0 and gain['sample-ip-only'] >= 0.85 * gi)}, beats llvm-profgen {verdict(gain['sample-ip-only'] > gain['profgen'])}",
         f"- syspgo BOLT alone beats perf2bolt -nl + BOLT ({gain['bolt-only'] * 100:+.1f}% vs {gain['perf2bolt'] * 100:+.1f}%): "
         f"{verdict(gain['bolt-only'] > gain['perf2bolt'])}",
     ]
@@ -315,6 +321,8 @@ def report(prog, names, times, outs, counts, costs, notes, over, a):
         f"- sample profile alone ({save['sample'] * 100:.1f}%) reaches 85% of instrumented's saving "
         f"({0.85 * si * 100:.1f}%): {verdict(si > 0 and save['sample'] >= 0.85 * si)}",
         f"- sample profile beats perf + llvm-profgen ({save['profgen'] * 100:.1f}%): {verdict(save['sample'] > save['profgen'])}",
+        f"- for comparison: --sample-counts stacks {save['sample-stacks'] * 100:.1f}%, --sample-counts ip-only "
+        f"{save['sample-ip-only'] * 100:.1f}% (no call targets)",
         f"- BOLT alone beats perf2bolt -nl + BOLT ({save['bolt-only'] * 100:.1f}% vs {save['perf2bolt'] * 100:.1f}%): "
         f"{verdict(save['bolt-only'] > save['perf2bolt'])}",
     ]
@@ -359,8 +367,9 @@ def main():
     body = ("Variants: base (plain build, clang-19 -O2 with the flags profiling needs: frame pointers, "
             "`-gline-tables-only -fdebug-info-for-profiling -ffunction-sections`, lld, `--emit-relocs`, the same for all); "
             "instr (`-fprofile-generate`/`-fprofile-use`); sample, sample+order, full (+ BOLT): the stages of `syspgo pgo`; "
-            "sample-stacks (the same training run's profile with `--sample-counts stacks`); sample-profile variants "
-            f"(sample, sample-stacks, profgen, and the later stages) also get `{' '.join(SAMPLE_USE_FLAGS)}`; "
+            "sample-stacks and sample-ip-only (the same training run's profile with `--sample-counts stacks` and "
+            "`ip-only`); sample-profile variants "
+            f"(sample, sample-stacks, sample-ip-only, profgen, and the later stages) also get `{' '.join(SAMPLE_USE_FLAGS)}`; "
             "bolt-only (syspgo fdata on base); profgen (`perf record -e cpu-clock` + `llvm-profgen --leading-ip-only`); "
             "perf2bolt (`perf2bolt -nl` + the same BOLT options). Speedup = base median ÷ variant median; "
             f"{a.runs} interleaved runs each. Sources: `apt-get source lua5.4 sqlite3` (Debian bookworm). "

@@ -31,7 +31,7 @@ Options:
                  so a long run does not drown a short one
   --pid N        only samples of processes with this pid
   --debug-dir DIR  look for debug files under DIR/.build-id/ (repeatable)
-  --sample-counts ip|stacks  how a sample profile counts (see syspgo optimize --help)
+  --sample-counts ip|ip-only|stacks  how a sample profile counts (see syspgo optimize --help)
 
 Examples:
   syspgo merge small.db large.db:all --binary ./app --emit sample-profile -o app.prof
@@ -48,9 +48,9 @@ int Merge(const std::vector<std::string>& args) {
     } else if (s == "--normalize") {
       r.normalize = true;
     } else if (s == "--sample-counts") {
-      if (i + 1 >= args.size()) return UsageError("--sample-counts needs stacks or ip");
+      if (i + 1 >= args.size()) return UsageError(std::string("--sample-counts needs ") + kSampleCountsChoices);
       auto c = ParseSampleCounts(args[++i]);
-      if (!c) return UsageError("--sample-counts is stacks or ip, got '" + args[i] + "'");
+      if (!c) return UsageError(std::string("--sample-counts is ") + kSampleCountsChoices + ", got '" + args[i] + "'");
       r.sample_counts = *c;
     } else if (s == "--emit" || s == "-o" || s == "--binary" || s == "--debug-dir" || s == "--pid") {
       if (i + 1 >= args.size()) return UsageError(s + " needs a value; see 'syspgo merge --help'");

@@ -140,9 +140,12 @@ std::string Help() {
          "  --emit KIND       what to write (above)\n"
          "  -o FILE           where\n"
          "  --format text|binary  sample-profile: text (default) or extensible binary\n"
-         "  --sample-counts ip|stacks  sample-profile: ip (default: IP samples only, as llvm-profgen\n"
-         "                    --leading-ip-only) or stacks (IP samples plus the time below each\n"
-         "                    call site, call targets, head samples); docs/profiles.md compares\n"
+         "  --sample-counts ip|ip-only|stacks  sample-profile: ip (default: line counts from IP\n"
+         "                    samples only, plus each call site's targets from the stacks, for\n"
+         "                    indirect-call promotion), ip-only (IP samples and nothing else, as\n"
+         "                    llvm-profgen --leading-ip-only) or stacks (IP samples plus the time\n"
+         "                    below each call site, call targets, head samples); compared in\n"
+         "                    docs/profiles.md\n"
          "  --source-dir DIR  squashfs-sort: paths relative to the directory mksquashfs packs\n"
          "  --image-root DIR  prefetch-list: where the image was mounted in the traced run\n"
          "  --pages WHICH     plan: touched (pages read or faulted on), mapped (plus each fault's\n"
@@ -219,7 +222,7 @@ int Optimize(const std::vector<std::string>& args) {
   a.db = pos[0];
   if (a.format != "text" && a.format != "binary") return UsageError("--format is text or binary, got '" + a.format + "'");
   if (!ParseSampleCounts(a.sample_counts))
-    return UsageError("--sample-counts is stacks or ip, got '" + a.sample_counts + "'");
+    return UsageError(std::string("--sample-counts is ") + kSampleCountsChoices + ", got '" + a.sample_counts + "'");
   if (!ParsePlanPages(a.pages))
     return UsageError("--pages is touched, mapped, cached or auto, got '" + a.pages + "'");
   if (a.output.empty()) return UsageError("-o FILE is needed: where to write the artifact");

@@ -54,8 +54,8 @@ Pipeline:
                        instead of training; reports how much still matches
   --probes LIST        probe groups for syspgo collect     (default cpu)
   --freq HZ            cpu sampling frequency              (default: collect's)
-  --sample-counts C    stacks or ip: how the sample profile counts
-                       (default ip; see syspgo optimize --help)
+  --sample-counts C    ip, ip-only or stacks: how the sample profile
+                       counts (default ip; see syspgo optimize --help)
 
 Tools:
   --cc CC --cxx CXX    compilers the wrappers run          (default clang-19, clang++-19)
@@ -131,7 +131,7 @@ int Pgo(const std::vector<std::string>& args) {
         o.final_last = v == "last";
       }
       else if (a == "--sample-counts") {
-        if (!ParseSampleCounts(v)) return UsageError("--sample-counts is stacks or ip, got '" + v + "'");
+        if (!ParseSampleCounts(v)) return UsageError(std::string("--sample-counts is ") + kSampleCountsChoices + ", got '" + v + "'");
         o.sample_counts = v;
       }
       else if (a == "--cc") o.cc = v;

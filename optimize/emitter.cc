@@ -22,9 +22,8 @@ const std::vector<ProfileEmitter::Kind>& ProfileEmitter::Kinds() {
 }
 
 Result<std::unique_ptr<ProfileEmitter>> ProfileEmitter::Create(std::string_view kind, SampleCounts counts) {
-  bool ip = counts == SampleCounts::kIp;
-  if (kind == "sample-profile") return MakeSampleProfileEmitter(false, ip);
-  if (kind == "sample-profile-binary") return MakeSampleProfileEmitter(true, ip);
+  if (kind == "sample-profile") return MakeSampleProfileEmitter(false, counts);
+  if (kind == "sample-profile-binary") return MakeSampleProfileEmitter(true, counts);
   if (kind == "fdata") return MakeBoltFdataEmitter();
   if (kind == "order") return MakeSymbolOrderEmitter();
   if (kind == "pprof") return MakePprofEmitter();

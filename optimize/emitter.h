@@ -28,9 +28,10 @@ class ProfileEmitter {
   static const std::vector<Kind>& Kinds();
   // How a sample profile counts (docs/profiles.md): kStacks, the IP
   // samples plus the time below each call site from the stacks, with call
-  // targets and head samples; kIp, the IP samples only, as
-  // llvm-profgen --leading-ip-only does.
-  enum class SampleCounts { kStacks, kIp };
+  // targets and head samples; kIp, line counts from the IP samples only,
+  // with the stacks' call targets at the call sites; kIpOnly, the IP
+  // samples and nothing else, as llvm-profgen --leading-ip-only does.
+  enum class SampleCounts { kStacks, kIp, kIpOnly };
   static Result<std::unique_ptr<ProfileEmitter>> Create(std::string_view kind,
                                                         SampleCounts counts = SampleCounts::kIp);
 
@@ -41,7 +42,7 @@ class ProfileEmitter {
 };
 
 // The emitters, one per file.
-std::unique_ptr<ProfileEmitter> MakeSampleProfileEmitter(bool extbinary, bool ip_only);
+std::unique_ptr<ProfileEmitter> MakeSampleProfileEmitter(bool extbinary, ProfileEmitter::SampleCounts counts);
 std::unique_ptr<ProfileEmitter> MakeBoltFdataEmitter();
 std::unique_ptr<ProfileEmitter> MakeSymbolOrderEmitter();
 std::unique_ptr<ProfileEmitter> MakePprofEmitter();

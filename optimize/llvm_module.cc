@@ -25,9 +25,20 @@
 //    prologue_end), or at line 0, counts in the totals only: no IR line
 //    holds it.
 //  * Frames of other binaries are left out, except as call-target names.
-//  * With ip_only (optimize --sample-counts ip) only the first rule holds:
-//    no call-site counts, call targets or head samples, as
+//  * With ip_only (optimize --sample-counts ip-only) only the first rule
+//    holds: no call-site counts, call targets or head samples, as
 //    llvm-profgen --leading-ip-only writes.
+//  * With ip_only and call_targets (--sample-counts ip, the default) the
+//    line counts are those IP samples alone, and each call site of a
+//    function (or inlined instance) that has IP samples also lists its
+//    call targets from the stacks, as the second rule counts them, with two
+//    exceptions: targets in other binaries, and the first caller frame of
+//    a leaf in its prologue, whose frame is not set up yet, so that the
+//    frame found is its caller's caller's. The targets change no block
+//    count; they are what lets clang promote an indirect call to its hot
+//    targets (SQLite's page-cache and sorter callbacks), which a profile
+//    without them cannot do. Tail calls still show the function a target
+//    jumped to; clang skips a promotion whose signature does not fit.
 #include "optimize/llvm_module.h"
 
 #include <llvm/ProfileData/SampleProf.h>
@@ -52,7 +63,45 @@ const Function* Outermost(const Profile& p, const Location& l) {
 }
 
 // Returns "" on success, else the error message.
-std::string Write(const Profile& p, uint32_t binary, const std::string& path, bool extbinary, bool ip_only) {
+// The profile of the function or inlined instance `l` is in, if the IP
+// samples made one; nullptr if not.
+FunctionSamples* Existing(const Profile& p, SampleProfileMap& map, const Location& l) {
+  auto top = map.find(SampleContext(Name(p, l.frames.back())));
+  if (top == map.end()) return nullptr;
+  FunctionSamples* fs = &top->second;
+  for (size_t k = l.frames.size() - 1; fs && k > 0; --k) {
+    const SourceFrame& site = l.frames[k];
+    const auto* callees = fs->findFunctionSamplesMapAt(LineLocation(site.line_offset, site.discriminator));
+    FunctionSamples* next = nullptr;
+    if (callees) {
+      auto it = callees->find(Name(p, l.frames[k - 1]));
+      if (it != callees->end()) next = const_cast<FunctionSamples*>(&it->second);
+    }
+    fs = next;
+  }
+  return fs;
+}
+
+// --sample-counts ip's call targets (see the file comment).
+void AddCallTargets(const Profile& p, uint32_t binary, SampleProfileMap& map) {
+  for (const ProfileSample& s : p.samples) {
+    std::set<uint32_t> seen;  // caller frames count once per sample
+    for (size_t i = s.first_user + 1; i < s.stack.size(); ++i) {
+      const Location& l = p.locations[s.stack[i]];
+      if (l.binary != binary || !l.has_line() || !seen.insert(s.stack[i]).second) continue;
+      const Location& below = p.locations[s.stack[i - 1]];
+      const Function* callee = Outermost(p, below);
+      if (!callee || callee->binary != binary) continue;
+      if (i == s.first_user + 1 && (below.prologue || below.return_address)) continue;
+      FunctionSamples* fs = Existing(p, map, l);
+      if (fs) fs->addCalledTargetSamples(l.frames[0].line_offset, l.frames[0].discriminator, FunctionId(callee->name),
+                                         s.count);
+    }
+  }
+}
+
+std::string Write(const Profile& p, uint32_t binary, const std::string& path, bool extbinary, bool ip_only,
+                  bool call_targets) {
   const ProfileBinary& b = p.binaries[binary];
   SampleProfileMap map;
   uint64_t used = 0;
@@ -106,23 +155,12 @@ std::string Write(const Profile& p, uint32_t binary, const std::string& path, bo
   for (uint32_t id : p.unsampled) {
     const Location& l = p.locations[id];
     if (l.binary != binary || !l.has_line()) continue;
-    auto top = map.find(SampleContext(Name(p, l.frames.back())));
-    if (top == map.end()) continue;
-    FunctionSamples* fs = &top->second;
-    for (size_t k = l.frames.size() - 1; fs && k > 0; --k) {
-      const SourceFrame& site = l.frames[k];
-      const auto* callees = fs->findFunctionSamplesMapAt(LineLocation(site.line_offset, site.discriminator));
-      FunctionSamples* next = nullptr;
-      if (callees) {
-        auto it = callees->find(Name(p, l.frames[k - 1]));
-        if (it != callees->end()) next = const_cast<FunctionSamples*>(&it->second);
-      }
-      fs = next;
-    }
+    FunctionSamples* fs = Existing(p, map, l);
     // Offset 0 is the function's own line: the prologue, which the
     // backend makes, so no IR instruction carries it.
     if (fs && l.frames[0].line_offset != 0) fs->addBodySamples(l.frames[0].line_offset, l.frames[0].discriminator, 0);
   }
+  if (ip_only && call_targets) AddCallTargets(p, binary, map);
   if (map.empty() || used == 0)
     return "no sample of the run has its innermost frame in " + b.ref.path +
            " at a known source line; nothing to write. Was it running during the collection?";
@@ -149,6 +187,6 @@ extern "C" __attribute__((visibility("default"))) void syspgo_llvm_write_sample_
                 std::to_string(req.abi_version) + "): reinstall/rebuild syspgo.";
     return;
   }
-  res.error = syspgo::Write(*req.profile, req.binary, *req.path, req.extbinary, req.ip_only);
+  res.error = syspgo::Write(*req.profile, req.binary, *req.path, req.extbinary, req.ip_only, req.call_targets);
   res.ok = res.error.empty();
 }

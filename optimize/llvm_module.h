@@ -23,7 +23,7 @@
 
 namespace syspgo {
 
-inline constexpr uint32_t kSyspgoLlvmAbiVersion = 2;
+inline constexpr uint32_t kSyspgoLlvmAbiVersion = 3;
 inline constexpr const char* kSyspgoLlvmModuleName = "libsyspgo_llvm.so";
 inline constexpr const char* kSyspgoLlvmWriteSampleProfile = "syspgo_llvm_write_sample_profile";
 
@@ -33,7 +33,8 @@ struct LlvmSampleProfileRequest {
   uint32_t binary = 0;  // index into profile->binaries; already checked (CheckBinary, has_lines)
   const std::string* path = nullptr;
   bool extbinary = false;  // SPF_Ext_Binary, else SPF_Text
-  bool ip_only = false;    // count IP samples only (SampleCounts::kIp)
+  bool ip_only = false;       // lines count IP samples only (SampleCounts::kIp, kIpOnly)
+  bool call_targets = false;  // with ip_only: call targets from the stacks too (SampleCounts::kIp)
 };
 
 struct LlvmSampleProfileResult {

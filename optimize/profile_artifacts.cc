@@ -15,6 +15,7 @@ namespace syspgo {
 std::optional<ProfileEmitter::SampleCounts> ParseSampleCounts(std::string_view s) {
   if (s == "stacks") return ProfileEmitter::SampleCounts::kStacks;
   if (s == "ip") return ProfileEmitter::SampleCounts::kIp;
+  if (s == "ip-only") return ProfileEmitter::SampleCounts::kIpOnly;
   return std::nullopt;
 }
 

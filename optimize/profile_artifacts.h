@@ -26,8 +26,10 @@ struct ProfileInput {
 // A path that exists as given is taken whole, even with ':' or '@' in it.
 Result<ProfileInput> ParseProfileInput(const std::string& spec);
 
-// "stacks" or "ip" (optimize/merge/pgo --sample-counts); nullopt otherwise.
+// "ip", "ip-only" or "stacks" (optimize/merge/pgo --sample-counts); nullopt otherwise.
 std::optional<ProfileEmitter::SampleCounts> ParseSampleCounts(std::string_view s);
+// For usage errors: "--sample-counts is " + kSampleCountsChoices + ", got ...".
+inline constexpr const char* kSampleCountsChoices = "ip, ip-only or stacks";
 
 struct ArtifactRequest {
   std::vector<ProfileInput> inputs;

@@ -65,7 +65,7 @@ Result<SyspgoLlvmWriteSampleProfileFn> LoadModule() {
 
 class SampleProfileEmitter : public ProfileEmitter {
  public:
-  SampleProfileEmitter(bool extbinary, bool ip_only) : extbinary_(extbinary), ip_only_(ip_only) {}
+  SampleProfileEmitter(bool extbinary, SampleCounts counts) : extbinary_(extbinary), counts_(counts) {}
 
   Status Write(const Profile& p, uint32_t binary, const std::string& path) const override {
     SYSPGO_TRY(CheckBinary(p, binary, "a sample profile"));
@@ -82,7 +82,8 @@ class SampleProfileEmitter : public ProfileEmitter {
     req.binary = binary;
     req.path = &path;
     req.extbinary = extbinary_;
-    req.ip_only = ip_only_;
+    req.ip_only = counts_ != SampleCounts::kStacks;
+    req.call_targets = counts_ == SampleCounts::kIp;
     LlvmSampleProfileResult res;
     (*fn)(&req, &res);
     if (!res.ok) return MakeError(res.error);
@@ -91,13 +92,13 @@ class SampleProfileEmitter : public ProfileEmitter {
 
  private:
   bool extbinary_;
-  bool ip_only_;
+  SampleCounts counts_;
 };
 
 }  // namespace
 
-std::unique_ptr<ProfileEmitter> MakeSampleProfileEmitter(bool extbinary, bool ip_only) {
-  return std::make_unique<SampleProfileEmitter>(extbinary, ip_only);
+std::unique_ptr<ProfileEmitter> MakeSampleProfileEmitter(bool extbinary, ProfileEmitter::SampleCounts counts) {
+  return std::make_unique<SampleProfileEmitter>(extbinary, counts);
 }
 
 }  // namespace syspgo

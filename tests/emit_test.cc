@@ -229,12 +229,12 @@ TEST_F(Emit, SampleProfileCountsReadBackByLlvmProfdata) {
   EXPECT_EQ(Sh("cmp " + ext + " " + again).status, 0);
 }
 
-// --sample-counts ip: only the IP samples count (llvm-profgen
+// --sample-counts ip-only: only the IP samples count (llvm-profgen
 // --leading-ip-only): totals are a function's own samples, with no call
 // targets, no head samples, and no function that only calls.
 TEST_F(Emit, IpOnlySampleCountsLeaveCallersOut) {
   std::string prof = dir_.File("ip.prof");
-  auto r = RunCmd({SyspgoBin(), "optimize", db_, "--emit", "sample-profile", "--sample-counts", "ip", "-o", prof,
+  auto r = RunCmd({SyspgoBin(), "optimize", db_, "--emit", "sample-profile", "--sample-counts", "ip-only", "-o", prof,
                    "--binary", w_.app});
   ASSERT_EQ(r.status, 0) << r.err;
   auto fns = ProfdataShow(prof);
@@ -245,13 +245,61 @@ TEST_F(Emit, IpOnlySampleCountsLeaveCallersOut) {
   EXPECT_EQ(fns.count("main"), 0u) << text;
   EXPECT_EQ(text.find("lib_mix"), std::string::npos) << "no call targets\n" << text;
   EXPECT_NE(text.find(": rotate_mix:600"), std::string::npos) << "inlined frames still nest\n" << text;
-  // ip is the default.
-  std::string plain = dir_.File("default.prof");
-  ASSERT_EQ(Optimize("sample-profile", plain, w_.app).status, 0);
-  EXPECT_EQ(Sh("cmp " + prof + " " + plain).status, 0) << "the default is not --sample-counts ip";
   r = RunCmd({SyspgoBin(), "optimize", db_, "--emit", "sample-profile", "--sample-counts", "both", "-o", prof});
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("--sample-counts is stacks or ip, got 'both'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--sample-counts is ip, ip-only or stacks, got 'both'"), std::string::npos) << r.err;
+}
+
+// --sample-counts ip (the default): the line counts of ip-only, plus the
+// call targets of the call sites in functions that have IP samples, so
+// clang can promote indirect calls. Here run_rounds and main get IP samples
+// of their own (at the instruction after a call), and a sample in
+// hot_kernel's prologue, before its frame exists, shows main as its caller:
+// that is not a call main made.
+TEST_F(Emit, IpSampleCountsAddCallTargetsToSampledFunctions) {
+  auto A = [](uint64_t a) { return Frames({a + kAppBase}).substr(2, 16); };
+  uint64_t hot_entry = NmStarts(w_.app)["hot_kernel"];
+  std::string sql;
+  int id = 10;
+  for (auto [frames, n] : std::vector<std::pair<std::vector<uint64_t>, int>>{
+           {{w_.ret_warm, w_.ret_run}, 40}, {{w_.ret_run}, 20}, {{hot_entry, w_.ret_run}, 10}}) {
+    std::string hex = "X'";
+    for (uint64_t f : frames) hex += A(f);
+    hex += "'";
+    sql += "INSERT INTO stack (run_id, id, frames) VALUES (1, " + std::to_string(id) + ", " + hex + ");";
+    sql += "WITH RECURSIVE n(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM n WHERE k < " + std::to_string(n) +
+           ") INSERT INTO cpu_sample (run_id, ts, pid, tid, cpu, kernel, ip, user_stack_id, kernel_stack_id) "
+           "SELECT 1, k, 100, 100, 0, 0, " + std::to_string(frames[0] + kAppBase) + ", " + std::to_string(id) + ", 0 FROM n;";
+    ++id;
+  }
+  {
+    auto db = OpenProfileDb(db_, DbMode::kCreateOrAppend);
+    ASSERT_TRUE(db.ok()) << db.error().message;
+    Status st = db->Exec(sql);
+    ASSERT_TRUE(st.ok()) << st.error().message;
+  }
+  std::string ip = dir_.File("ip.prof"), only = dir_.File("only.prof");
+  ASSERT_EQ(Optimize("sample-profile", ip, w_.app).status, 0) << "ip is the default";
+  auto r = Optimize("sample-profile", only, w_.app, "ip-only");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string text = Sh("cat " + ip).out;
+  auto fns = ProfdataShow(ip);
+  EXPECT_EQ(fns, ProfdataShow(only)) << "call targets change no total and add no head samples\n" << text;
+  EXPECT_EQ(fns["run_rounds"], Counts(40, 0)) << text;
+  EXPECT_EQ(fns["hot_kernel"], Counts(810, 0)) << "the prologue sample counts in the total\n" << text;
+  // Every sample through run_rounds' calls, at their lines; lib_mix is in
+  // another binary, where clang cannot promote a call to.
+  EXPECT_NE(text.find(" hot_kernel:800"), std::string::npos) << text;
+  EXPECT_NE(text.find(" warm_local:300"), std::string::npos) << text;
+  EXPECT_EQ(text.find("lib_mix"), std::string::npos) << text;
+  // main called run_rounds for 1200 samples below it and 40 in it; the
+  // prologue sample is neither.
+  EXPECT_NE(text.find(" run_rounds:1240\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find(" hot_kernel:10\n"), std::string::npos) << "the prologue sample as a call main made\n" << text;
+  // Without the targets, the same lines and counts.
+  std::string stripped = Sh("sed -E 's/^( +[0-9.]+: [0-9]+)( [A-Za-z_][A-Za-z0-9_.]*:[0-9]+)+$/\\1/' " + ip).out;
+  EXPECT_NE(stripped, text) << "no call targets to strip";
+  EXPECT_EQ(stripped, Sh("cat " + only).out);
 }
 
 TEST_F(Emit, ClangUsesTheSampleProfileWithoutComplaint) {
