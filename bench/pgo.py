@@ -24,9 +24,16 @@ Every variant is timed interleaved (--runs rounds, each round every variant
 once, starting one further each round); medians, min-max and the ratio of
 the baseline's median to each variant's median (speedup). Deterministic
 counts come from cachegrind on a smaller input. Build and collection costs
-are wall times of each step. Writes its section of bench/RESULTS.md.
+are wall times of each step.
 
-usage: sudo bench/pgo.py [--runs 10] [--programs lua,sqlite] [--work DIR]
+A sample profile is a sample of one training run: two runs of the same
+training command give profiles that differ, and so do the builds made from
+them. --profiles N trains syspgo and perf N times each, builds each profile
+(sample-runK, profgen-runK; run 1 is the variant above) and reports the spread of
+their cachegrind instruction counts; "beats llvm-profgen" is judged on the
+medians of those. Writes its section of bench/RESULTS.md.
+
+usage: sudo bench/pgo.py [--runs 10] [--profiles 3] [--programs lua,sqlite] [--work DIR]
 """
 import argparse
 import glob
@@ -162,6 +169,49 @@ def bolt(binary, fdata, out, costs, step):
     return out, (int(m.group(1)) if m else None)
 
 
+def profgen_profile(prog, pbase, data, pg, costs, tag):
+    """perf record of the training run on pbase, then llvm-profgen: the profile path."""
+    timed_step(costs, f"perf{tag}: training run under perf record", lambda: sh(
+        ["perf", "record", "-e", "cpu-clock", "-F", SAMPLE_HZ, "--no-bpf-event", "-o", data, "--"] +
+        prog.cmd(pbase, "train", prog.train_scale), what="perf record"))
+    script = data + ".script"
+
+    def to_script():
+        text = sh(["perf", "script", "-i", data, "-F", "ip", "--show-mmap-events"], what="perf script", capture=True)
+        with open(script, "w") as f:
+            for line in text.splitlines():
+                f.write(line + "\n" if "PERF_RECORD" in line else f" {line.strip()} 0x0/0x0/P/-/-/0\n")
+    timed_step(costs, f"profgen{tag}: perf script", to_script)
+    timed_step(costs, f"profgen{tag}: llvm-profgen", lambda: sh(
+        ["llvm-profgen-19", f"--perfscript={script}", f"--binary={pbase}", f"--output={pg}", "--leading-ip-only",
+         "--format=text"], what="llvm-profgen"))
+    return pg
+
+
+def spread_builds(prog, v, a, costs):
+    """More training runs of each profiler, one build each: {"sample": [...], "profgen": [...]}
+    binaries, the bench's main variants first."""
+    out = {"sample": [v["sample"]], "profgen": [v["profgen"]]}
+    pbase = os.path.join(prog.dir, "perf", prog.binary)
+    for k in range(2, a.profiles + 1):
+        d = os.path.join(prog.dir, f"spread{k}")
+        os.makedirs(d, exist_ok=True)
+        db = os.path.join(d, "train.db")
+        for f in glob.glob(db + "*"):
+            os.unlink(f)
+        # The same binary, path and command as syspgo pgo's training run.
+        timed_step(costs, f"sample#{k}: training run under syspgo collect", lambda: sh(
+            [B.SYSPGO, "collect", "-o", db, "--probes", "cpu", "--freq", SAMPLE_HZ, "--"] +
+            prog.cmd(pbase, "train", prog.train_scale), what="syspgo collect"))
+        sp = os.path.join(d, "sample.prof")
+        timed_step(costs, f"sample#{k}: syspgo optimize", lambda: sh(
+            [B.SYSPGO, "optimize", db, "--binary", pbase, "--emit", "sample-profile", "-o", sp], what="syspgo optimize"))
+        out["sample"].append(variant_build(prog, f"sample-run{k}", [f"-fprofile-sample-use={sp}"] + SAMPLE_USE_FLAGS, costs))
+        pg = profgen_profile(prog, pbase, os.path.join(d, "perf.data"), os.path.join(d, "profgen.prof"), costs, f"#{k}")
+        out["profgen"].append(variant_build(prog, f"profgen-run{k}", [f"-fprofile-sample-use={pg}"] + SAMPLE_USE_FLAGS, costs))
+    return out
+
+
 def prepare(prog, a, timeit):
     """Builds every variant; returns ({variant: binary}, costs, notes)."""
     costs, notes, v = {}, {}, {}
@@ -227,21 +277,7 @@ def prepare(prog, a, timeit):
     pbase = os.path.join(pd, prog.binary)
     shutil.copy2(v["base"], pbase)
     data = os.path.join(pd, "perf.data")
-    timed_step(costs, "perf: training run under perf record", lambda: sh(
-        ["perf", "record", "-e", "cpu-clock", "-F", SAMPLE_HZ, "--no-bpf-event", "-o", data, "--"] +
-        prog.cmd(pbase, "train", prog.train_scale), what="perf record"))
-    script = os.path.join(pd, "perf.script")
-
-    def to_script():
-        text = sh(["perf", "script", "-i", data, "-F", "ip", "--show-mmap-events"], what="perf script", capture=True)
-        with open(script, "w") as f:
-            for line in text.splitlines():
-                f.write(line + "\n" if "PERF_RECORD" in line else f" {line.strip()} 0x0/0x0/P/-/-/0\n")
-    timed_step(costs, "profgen: perf script", to_script)
-    pg = os.path.join(pd, "profgen.prof")
-    timed_step(costs, "profgen: llvm-profgen", lambda: sh(
-        ["llvm-profgen-19", f"--perfscript={script}", f"--binary={pbase}", f"--output={pg}", "--leading-ip-only",
-         "--format=text"], what="llvm-profgen"))
+    pg = profgen_profile(prog, pbase, data, os.path.join(pd, "profgen.prof"), costs, "")
     v["profgen"] = variant_build(prog, "profgen", [f"-fprofile-sample-use={pg}"] + SAMPLE_USE_FLAGS, costs)
     pfd = os.path.join(pd, "perf2bolt.fdata")
     timed_step(costs, "perf2bolt: perf2bolt -nl", lambda: sh([PERF2BOLT, "-nl", "-p", data, "-o", pfd, pbase],
@@ -260,7 +296,8 @@ def prepare(prog, a, timeit):
         os.unlink(db)
         over["perf record -e cpu-clock"].append(B.timed(timeit, cmd, pd, prefix=[
             "perf", "record", "-q", "-e", "cpu-clock", "-F", SAMPLE_HZ, "--no-bpf-event", "-o", os.path.join(pd, "ov.data"), "--"])[0])
-    return v, costs, notes, over
+    spread = spread_builds(prog, v, a, costs)
+    return v, costs, notes, over, spread
 
 
 def measure(prog, v, a, timeit):
@@ -273,19 +310,22 @@ def measure(prog, v, a, timeit):
             times[n].append(B.timed(timeit, prog.cmd(v[n], "eval", prog.eval_scale), prog.dir)[0])
     for n in names:  # what each variant prints, against the plain build
         outs[n] = sh(prog.cmd(v[n], "eval", prog.cg_scale), what=f"{n} output", capture=True)
-    counts = {}
-    for n in names:
-        nodbg = v[n] + ".nodebug"
-        # Valgrind 3.19 cannot read clang-19's DWARF 5; the code is the same without it.
-        sh(["llvm-objcopy-19", "--strip-debug", v[n], nodbg], what="llvm-objcopy --strip-debug")
-        text = sh(["valgrind", "--tool=cachegrind", "--branch-sim=yes", "--cache-sim=yes", "--cachegrind-out-file=/dev/null"] +
-                  prog.cmd(nodbg, "eval", prog.cg_scale), what=f"cachegrind on {n}", capture=True)
-        get = lambda key: int(re.search(rf"{key}:\s+([\d,]+)", text).group(1).replace(",", ""))
-        counts[n] = (get(r"I\s+refs"), get(r"I1\s+misses"), get(r"Mispredicts"))
+    counts = {n: cachegrind(prog, v[n], n) for n in names}
     return names, times, outs, counts
 
 
-def report(prog, names, times, outs, counts, costs, notes, over, a):
+def cachegrind(prog, binary, name):
+    """(instructions, I1 misses, mispredicted branches) of the evaluation run at cg_scale."""
+    nodbg = binary + ".nodebug"
+    # Valgrind 3.19 cannot read clang-19's DWARF 5; the code is the same without it.
+    sh(["llvm-objcopy-19", "--strip-debug", binary, nodbg], what="llvm-objcopy --strip-debug")
+    text = sh(["valgrind", "--tool=cachegrind", "--branch-sim=yes", "--cache-sim=yes", "--cachegrind-out-file=/dev/null"] +
+              prog.cmd(nodbg, "eval", prog.cg_scale), what=f"cachegrind on {name}", capture=True)
+    get = lambda key: int(re.search(rf"{key}:\s+([\d,]+)", text).group(1).replace(",", ""))
+    return get(r"I\s+refs"), get(r"I1\s+misses"), get(r"Mispredicts")
+
+
+def report(prog, names, times, outs, counts, costs, notes, over, a, spread_counts):
     base = B.med(times["base"])
     sp = {n: base / B.med(times[n]) for n in names}
     ci, c1, cm = counts["base"]
@@ -315,12 +355,19 @@ def report(prog, names, times, outs, counts, costs, notes, over, a):
     # build's instructions each variant saves.
     save = {n: 1 - counts[n][0] / ci for n in names}
     si = save["instr"]
+    # Each training run's profile, as a share saved; medians decide.
+    runs_saved = {t: [1 - c / ci for c in cs] for t, cs in spread_counts.items()}
+    ms, mp = B.med(runs_saved["sample"]), B.med(runs_saved["profgen"])
+    spread_rows = "\n".join(
+        f"| {t} | " + ", ".join(f"{x * 100:.1f}%" for x in xs) + f" | {B.med(xs) * 100:.1f}% | "
+        f"{min(xs) * 100:.1f}–{max(xs) * 100:.1f}% |" for t, xs in runs_saved.items())
     targets_cg = [
         f"- full pipeline ({save['full'] * 100:.1f}% fewer) matches instrumented PGO ({si * 100:.1f}% fewer): "
         f"{verdict(save['full'] >= si)}",
         f"- sample profile alone ({save['sample'] * 100:.1f}%) reaches 85% of instrumented's saving "
         f"({0.85 * si * 100:.1f}%): {verdict(si > 0 and save['sample'] >= 0.85 * si)}",
-        f"- sample profile beats perf + llvm-profgen ({save['profgen'] * 100:.1f}%): {verdict(save['sample'] > save['profgen'])}",
+        f"- sample profile beats perf + llvm-profgen, medians over {a.profiles} training runs each ({ms * 100:.1f}% vs "
+        f"{mp * 100:.1f}%; the first runs alone: {save['sample'] * 100:.1f}% vs {save['profgen'] * 100:.1f}%): {verdict(ms > mp)}",
         f"- for comparison: --sample-counts stacks {save['sample-stacks'] * 100:.1f}%, --sample-counts ip-only "
         f"{save['sample-ip-only'] * 100:.1f}% (no call targets)",
         f"- BOLT alone beats perf2bolt -nl + BOLT ({save['bolt-only'] * 100:.1f}% vs {save['perf2bolt'] * 100:.1f}%): "
@@ -337,6 +384,8 @@ def report(prog, names, times, outs, counts, costs, notes, over, a):
             "|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n\nTargets (from the medians above):\n\n" + "\n".join(targets) +
             "\n\nThe same targets on cachegrind's instruction counts (deterministic; the machine's wall times "
             "are not):\n\n" + "\n".join(targets_cg) +
+            f"\n\nInstructions saved by the profile of each training run ({a.profiles} runs of each profiler; the first is "
+            "the variant in the table above):\n\n| profiler | each run | median | range |\n|---|---|---|---|\n" + spread_rows +
             "\n\nBuild and profiling steps, wall time:\n\n| step | wall |\n|---|---|\n" + cost_rows +
             f"\n\nCollection overhead on the training run ({a.overhead_runs} interleaved runs):\n\n"
             "| training run | wall, median (min–max) | vs plain |\n|---|---|---|\n" + over_rows +
@@ -347,6 +396,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--overhead-runs", type=int, default=5)
+    ap.add_argument("--profiles", type=int, default=3, help="training runs per profiler for the spread (>= 1)")
     ap.add_argument("--programs", default="lua,sqlite")
     ap.add_argument("--work", default=None, help="work directory (default: a new one under /var/tmp)")
     a = ap.parse_args()
@@ -354,6 +404,8 @@ def main():
         raise SystemExit("bench: at least 10 runs per variant")
     if a.overhead_runs < 3:
         raise SystemExit("bench: at least 3 overhead runs")
+    if a.profiles < 1:
+        raise SystemExit("bench: --profiles is at least 1 (the main variants' training runs)")
     work = a.work or tempfile.mkdtemp(prefix="syspgo-bench-pgo-", dir="/var/tmp")
     os.makedirs(work, exist_ok=True)
     timeit = B.build_timeit(work)
@@ -378,13 +430,17 @@ def main():
         prog = progs[name](name, work)
         prog.fetch(srcroot)
         print(f"bench: {name}: building the variants", file=sys.stderr)
-        v, costs, notes, over = prepare(prog, a, timeit)
+        v, costs, notes, over, spread = prepare(prog, a, timeit)
         print(f"bench: {name}: timing", file=sys.stderr)
         names, times, outs, counts = measure(prog, v, a, timeit)
-        section = report(prog, names, times, outs, counts, costs, notes, over, a)
+        print(f"bench: {name}: cachegrind on every training run's profile", file=sys.stderr)
+        spread_counts = {tool: [counts[tool][0]] + [cachegrind(prog, b, f"{tool} run {k + 2}")[0]
+                                                     for k, b in enumerate(bins[1:])]
+                         for tool, bins in spread.items()}
+        section = report(prog, names, times, outs, counts, costs, notes, over, a, spread_counts)
         print(section)
         body += section + "\n"
-    B.write_section("pgo", f"sudo bench/pgo.py --runs {a.runs} --programs {a.programs}", body)
+    B.write_section("pgo", f"sudo bench/pgo.py --runs {a.runs} --profiles {a.profiles} --programs {a.programs}", body)
 
 
 if __name__ == "__main__":
