@@ -199,7 +199,7 @@ def spread_builds(prog, v, a, costs):
         db = os.path.join(d, "train.db")
         for f in glob.glob(db + "*"):
             os.unlink(f)
-        # The same binary, path and command as syspgo pgo's training run.
+        # The plain build (the copy perf records too) and the training command.
         timed_step(costs, f"sample#{k}: training run under syspgo collect", lambda: sh(
             [B.SYSPGO, "collect", "-o", db, "--probes", "cpu", "--freq", SAMPLE_HZ, "--"] +
             prog.cmd(pbase, "train", prog.train_scale), what="syspgo collect"))

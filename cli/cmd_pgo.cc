@@ -26,8 +26,8 @@ variant against the plain build. Every stage's commands, logs and binaries stay
 in DIR with manifest.json (everything) and summary.json (for CI). PATH ends up
 holding the final binary: the last stage's, or with --eval the earliest stage
 whose median is within 1% of the fastest (a stage that does not help beyond
-noise is left out, and the output says so). Exit status: 0, 1 if a stage failed (named on stderr
-and in summary.json), 2 for bad options.
+noise is left out, and the output says so). Exit status: 0, 1 if a stage
+failed (named on stderr and in summary.json), 2 for bad options.
 
 What to build and run (shell commands, run in the current directory):
   --build 'CMD'        builds PATH; gets CC/CXX (and cc, gcc, clang, c++, g++,
@@ -183,8 +183,7 @@ int Pgo(const std::vector<std::string>& args) {
     return 1;
   }
   fprintf(stderr, "syspgo pgo: done: %s stage, %s (also at %s); manifest %s\n", r.final_stage.c_str(),
-          r.final_binary.c_str(), o.binary.c_str(),
-          r.manifest.c_str());
+          r.final_binary.c_str(), o.binary.c_str(), r.manifest.c_str());
   return 0;
 }
 

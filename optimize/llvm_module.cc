@@ -62,7 +62,6 @@ const Function* Outermost(const Profile& p, const Location& l) {
   return l.frames.empty() ? nullptr : &p.functions[l.frames.back().function];
 }
 
-// Returns "" on success, else the error message.
 // The profile of the function or inlined instance `l` is in, if the IP
 // samples made one; nullptr if not.
 FunctionSamples* Existing(const Profile& p, SampleProfileMap& map, const Location& l) {
@@ -100,6 +99,7 @@ void AddCallTargets(const Profile& p, uint32_t binary, SampleProfileMap& map) {
   }
 }
 
+// Returns "" on success, else the error message.
 std::string Write(const Profile& p, uint32_t binary, const std::string& path, bool extbinary, bool ip_only,
                   bool call_targets) {
   const ProfileBinary& b = p.binaries[binary];

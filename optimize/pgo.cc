@@ -1005,7 +1005,8 @@ PgoReport Pipeline::Run() {
       size_t fastest = ChooseFinalVariant(rep_.eval, &rep_.final_reason);
       if (!o_.final_last) pick = fastest;
       else if (fastest != pick)
-        rep_.final_reason = "kept the last stage (--final last), though " + rep_.final_reason;
+        rep_.final_reason = "the last stage (--final last); the evaluation chose " + variants_[fastest].first + ": " +
+                            rep_.final_reason;
       if (pick == 0) rep_.warnings.push_back("no stage made the evaluation command faster beyond noise; "
                                              "the final binary is the plain build (" + rep_.final_reason + ")");
     } else {

@@ -96,6 +96,15 @@ std::string Frames(const std::vector<uint64_t>& f) {
   return hex + "'";
 }
 
+// SQL for stack `id` of run 1 (absolute addresses, innermost first) and
+// `n` CPU samples of it, pid and tid 100.
+std::string SampledStack(int id, const std::vector<uint64_t>& frames, int n) {
+  return "INSERT INTO stack (run_id, id, frames) VALUES (1, " + std::to_string(id) + ", " + Frames(frames) + ");" +
+         "WITH RECURSIVE n(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM n WHERE k < " + std::to_string(n) +
+         ") INSERT INTO cpu_sample (run_id, ts, pid, tid, cpu, kernel, ip, user_stack_id, kernel_stack_id) "
+         "SELECT 1, k, 100, 100, 0, 0, " + std::to_string(frames[0]) + ", " + std::to_string(id) + ", 0 FROM n;";
+}
+
 // The mappings a process would have for `bin` loaded at `base`: one per
 // PT_LOAD, page-aligned, as the mapping table stores them.
 std::string Mappings(const std::string& bin, uint64_t base, const std::string& path, const std::string& id, int ino) {
@@ -137,14 +146,8 @@ void MakeFixture(const std::string& db_path, const Workload& w, const std::strin
         {{A(w.warm_ip), A(w.ret_warm), A(w.ret_run)}, 300},
         {{L(w.lib_ip), A(w.ret_lib), A(w.ret_run)}, 100},
     };
-    for (size_t i = 0; i < stacks.size(); ++i) {
-      std::string id = std::to_string(i + 1);
-      sql += "INSERT INTO stack (run_id, id, frames) VALUES (1, " + id + ", " + Frames(stacks[i].first) + ");";
-      sql += "WITH RECURSIVE n(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM n WHERE k < " +
-             std::to_string(stacks[i].second) +
-             ") INSERT INTO cpu_sample (run_id, ts, pid, tid, cpu, kernel, ip, user_stack_id, kernel_stack_id) "
-             "SELECT 1, k, 100, 100, 0, 0, " + std::to_string(stacks[i].first[0]) + ", " + id + ", 0 FROM n;";
-    }
+    for (size_t i = 0; i < stacks.size(); ++i)
+      sql += SampledStack(static_cast<int>(i + 1), stacks[i].first, stacks[i].second);
   }
   Status st = db->Exec(sql);
   ASSERT_TRUE(st.ok()) << st.error().message;
@@ -257,31 +260,21 @@ TEST_F(Emit, IpOnlySampleCountsLeaveCallersOut) {
 // hot_kernel's prologue, before its frame exists, shows main as its caller:
 // that is not a call main made.
 TEST_F(Emit, IpSampleCountsAddCallTargetsToSampledFunctions) {
-  auto A = [](uint64_t a) { return Frames({a + kAppBase}).substr(2, 16); };
-  uint64_t hot_entry = NmStarts(w_.app)["hot_kernel"];
-  std::string sql;
-  int id = 10;
-  for (auto [frames, n] : std::vector<std::pair<std::vector<uint64_t>, int>>{
-           {{w_.ret_warm, w_.ret_run}, 40}, {{w_.ret_run}, 20}, {{hot_entry, w_.ret_run}, 10}}) {
-    std::string hex = "X'";
-    for (uint64_t f : frames) hex += A(f);
-    hex += "'";
-    sql += "INSERT INTO stack (run_id, id, frames) VALUES (1, " + std::to_string(id) + ", " + hex + ");";
-    sql += "WITH RECURSIVE n(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM n WHERE k < " + std::to_string(n) +
-           ") INSERT INTO cpu_sample (run_id, ts, pid, tid, cpu, kernel, ip, user_stack_id, kernel_stack_id) "
-           "SELECT 1, k, 100, 100, 0, 0, " + std::to_string(frames[0] + kAppBase) + ", " + std::to_string(id) + ", 0 FROM n;";
-    ++id;
-  }
+  uint64_t hot_entry = NmStarts(w_.app)["hot_kernel"], base = kAppBase;
+  std::string sql = SampledStack(10, {base + w_.ret_warm, base + w_.ret_run}, 40) +
+                    SampledStack(11, {base + w_.ret_run}, 20) + SampledStack(12, {base + hot_entry, base + w_.ret_run}, 10);
   {
     auto db = OpenProfileDb(db_, DbMode::kCreateOrAppend);
     ASSERT_TRUE(db.ok()) << db.error().message;
     Status st = db->Exec(sql);
     ASSERT_TRUE(st.ok()) << st.error().message;
   }
-  std::string ip = dir_.File("ip.prof"), only = dir_.File("only.prof");
-  ASSERT_EQ(Optimize("sample-profile", ip, w_.app).status, 0) << "ip is the default";
-  auto r = Optimize("sample-profile", only, w_.app, "ip-only");
+  std::string ip = dir_.File("ip.prof"), only = dir_.File("only.prof"), plain = dir_.File("default.prof");
+  auto r = Optimize("sample-profile", ip, w_.app, "ip");
   ASSERT_EQ(r.status, 0) << r.err;
+  ASSERT_EQ(Optimize("sample-profile", only, w_.app, "ip-only").status, 0);
+  ASSERT_EQ(Optimize("sample-profile", plain, w_.app).status, 0);
+  EXPECT_EQ(Sh("cmp " + ip + " " + plain).status, 0) << "the default is not --sample-counts ip";
   std::string text = Sh("cat " + ip).out;
   auto fns = ProfdataShow(ip);
   EXPECT_EQ(fns, ProfdataShow(only)) << "call targets change no total and add no head samples\n" << text;
