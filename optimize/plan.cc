@@ -135,7 +135,7 @@ Plan FromProto(const PrefetchPlan& pb) {
   for (const auto& f : pb.files()) {
     PlanFile& pf = plan.files.emplace_back();
     pf.path = f.path();
-    pf.fingerprint = {f.size(), f.mtime_ns(), f.inode(), f.device(), f.sample_checksum()};
+    pf.fingerprint = {f.size(), f.mtime_ns(), f.inode(), f.device(), f.sample_checksum(), f.ctime_ns()};
     for (const auto& e : f.extents()) pf.extents.push_back({e.offset(), e.length(), e.first_touch_ns()});
   }
   return plan;
@@ -157,6 +157,7 @@ PrefetchPlan ToProto(const Plan& plan) {
     pf->set_inode(f.fingerprint.inode);
     pf->set_device(f.fingerprint.device);
     pf->set_sample_checksum(f.fingerprint.checksum);
+    pf->set_ctime_ns(f.fingerprint.ctime_ns);
     for (const auto& e : f.extents) {
       auto* pe = pf->add_extents();
       pe->set_offset(e.offset);
@@ -218,7 +219,7 @@ std::string ReplayListing(const Plan& plan, const std::vector<bool>& include) {
 
 // ---- Fingerprints -----------------------------------------------------------
 
-Result<FileFingerprint> ComputeFingerprint(int fd, const std::string& path) {
+Result<FileFingerprint> ComputeFingerprint(int fd, const std::string& path, const FileFingerprint* recorded) {
   struct stat st {};
   if (fstat(fd, &st) != 0) return MakeError("cannot stat " + path + ": " + Errno(errno), errno);
   if (!S_ISREG(st.st_mode)) return MakeError(path + " is not a regular file; plans list regular files only");
@@ -227,6 +228,12 @@ Result<FileFingerprint> ComputeFingerprint(int fd, const std::string& path) {
   fp.mtime_ns = int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
   fp.inode = st.st_ino;
   fp.device = st.st_dev;
+  fp.ctime_ns = int64_t(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
+  if (recorded && recorded->ctime_ns && recorded->ctime_ns == fp.ctime_ns && recorded->size == fp.size &&
+      recorded->mtime_ns == fp.mtime_ns && recorded->inode == fp.inode && recorded->device == fp.device) {
+    fp.checksum = recorded->checksum;
+    return fp;
+  }
 
   uint64_t blocks = (fp.size + kPlanPageSize - 1) / kPlanPageSize;
   std::vector<uint64_t> picks;
@@ -281,6 +288,11 @@ Result<FileFingerprint> ComputeFingerprint(const std::string& path) {
   auto fp = ComputeFingerprint(fd, path);
   close(fd);
   return fp;
+}
+
+bool SameContents(const FileFingerprint& a, const FileFingerprint& b) {
+  return a.size == b.size && a.mtime_ns == b.mtime_ns && a.inode == b.inode && a.device == b.device &&
+         a.checksum == b.checksum;
 }
 
 std::string DescribeMismatch(const FileFingerprint& planned, const FileFingerprint& now) {
@@ -373,7 +385,7 @@ Result<Plan> MergePlans(const std::vector<Plan>& plans) {
     std::vector<std::vector<PlanExtent>> runs_extents;  // per agreeing plan, sorted by offset
     std::vector<uint64_t> cuts;
     for (const PlanFile* f : entries) {
-      if (!(f->fingerprint == fp)) continue;
+      if (!SameContents(f->fingerprint, fp)) continue;
       auto& ex = runs_extents.emplace_back(f->extents);
       std::sort(ex.begin(), ex.end(), [](const PlanExtent& a, const PlanExtent& b) { return a.offset < b.offset; });
       for (const auto& e : ex) {
@@ -565,7 +577,8 @@ std::string PlanJson(const Plan& plan) {
            "\", \"size\": " + std::to_string(f.fingerprint.size) +
            ", \"mtime_ns\": " + std::to_string(f.fingerprint.mtime_ns) +
            ", \"inode\": " + std::to_string(f.fingerprint.inode) +
-           ", \"device\": " + std::to_string(f.fingerprint.device) + ", \"sample_checksum\": \"" + sum +
+           ", \"device\": " + std::to_string(f.fingerprint.device) +
+           ", \"ctime_ns\": " + std::to_string(f.fingerprint.ctime_ns) + ", \"sample_checksum\": \"" + sum +
            "\", \"bytes\": " + std::to_string(f.Bytes()) + ", \"extents\": [";
     for (size_t e = 0; e < f.extents.size(); ++e) {
       const PlanExtent& x = f.extents[e];

@@ -34,8 +34,12 @@ struct FileFingerprint {
   uint64_t inode = 0;
   uint64_t device = 0;     // st_dev
   uint64_t checksum = 0;   // FNV-1a 64 of the sampled blocks
+  int64_t ctime_ns = 0;    // st_ctim; 0 unknown (see ctime_ns in the schema)
   bool operator==(const FileFingerprint&) const = default;
 };
+
+// The same contents: every field but ctime_ns (which chmod changes too).
+bool SameContents(const FileFingerprint& a, const FileFingerprint& b);
 
 struct PlanFile {
   std::string path;                // absolute
@@ -121,8 +125,12 @@ Result<Plan> MergePlans(const std::vector<Plan>& plans);
 // into the page cache that the plan did not list.
 Result<FileFingerprint> ComputeFingerprint(const std::string& path);
 // The same for an open file descriptor (its O_DIRECT flag is toggled for the
-// sample reads and restored).
-Result<FileFingerprint> ComputeFingerprint(int fd, const std::string& path);
+// sample reads and restored). With `recorded` (a plan's fingerprint of the
+// file, ctime known): when size, mtime, inode, device and ctime all still
+// equal it, the file has not changed since (see ctime_ns in the schema),
+// and its checksum is taken from `recorded` without reading anything.
+Result<FileFingerprint> ComputeFingerprint(int fd, const std::string& path,
+                                           const FileFingerprint* recorded = nullptr);
 
 // Why `now` differs from `planned`, or "" when they match.
 std::string DescribeMismatch(const FileFingerprint& planned, const FileFingerprint& now);

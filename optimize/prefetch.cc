@@ -167,7 +167,7 @@ PrefetchFileResult CheckFile(const PlanFile& f, int* fd) {
       r.reason += " (opened as uid " + std::to_string(SudoInvoker().uid) + ", the user who ran sudo)";
     return r;
   }
-  auto now = ComputeFingerprint(*fd, f.path);
+  auto now = ComputeFingerprint(*fd, f.path, &f.fingerprint);
   std::string why = now.ok() ? DescribeMismatch(f.fingerprint, now.value()) : "";
   if (!now.ok() || !why.empty()) {
     close(*fd);

@@ -191,7 +191,7 @@ TEST(Fingerprint, SampledContentChangeIsDetectedEvenWithSizeAndMtimeKept) {
 Plan SamplePlan() {
   Plan p;
   p.creation = {"9.9.9", "host-a", {3, 7}, 2};
-  p.files.push_back({"/opt/app/lib/libbig.so", {1ULL << 40, -12345, 99, 2049, 0xfeedfacecafebeefULL},
+  p.files.push_back({"/opt/app/lib/libbig.so", {1ULL << 40, -12345, 99, 2049, 0xfeedfacecafebeefULL, 1700000000987654321},
                      {{0, 8 * kPage, 0}, {16 * kPage, kPage, 1000000}, {(1ULL << 39), kPage, 1000000}}});
   p.files.push_back({"/opt/app/data/a b\u00e9", {5000, 1700000000123456789, 12, 2049, 1},
                      {{0, 2 * kPage, 5}}});
@@ -319,13 +319,22 @@ TEST(MergePlans, KeepsOnlyRangesThatDescribeTheNewestContents) {
   ASSERT_EQ(m->files.size(), 1u);
   EXPECT_EQ(m->files[0].fingerprint.checksum, 222u);
   EXPECT_EQ(m->files[0].extents, Extents({{8 * kPage, kPage, 7}}));
+  // A ctime alone (a chmod between the runs) is the same contents: both
+  // plans' ranges, and the newer fingerprint.
+  older.files[0].fingerprint.checksum = 222;
+  newer.files[0].fingerprint.ctime_ns = 99;
+  m = MergePlans({older, newer});
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->files[0].extents, Extents({{0, kPage, 5}, {8 * kPage, kPage, 7}}));
+  EXPECT_EQ(m->files[0].fingerprint.ctime_ns, 99);
 }
 
 TEST(PlanJson, ListsFilesFingerprintsAndExtents) {
   std::string j = PlanJson(SamplePlan());
   EXPECT_NE(j.find("\"host\": \"host-a\", \"merged_runs\": 2, \"source_run_ids\": [3, 7]"), std::string::npos) << j;
   EXPECT_NE(j.find("{\"path\": \"/opt/app/lib/libbig.so\", \"size\": 1099511627776, \"mtime_ns\": -12345, "
-                   "\"inode\": 99, \"device\": 2049, \"sample_checksum\": \"feedfacecafebeef\", \"bytes\": 40960"),
+                   "\"inode\": 99, \"device\": 2049, \"ctime_ns\": 1700000000987654321, "
+                   "\"sample_checksum\": \"feedfacecafebeef\", \"bytes\": 40960"),
             std::string::npos)
       << j;
   EXPECT_NE(j.find("{\"offset\": 549755813888, \"length\": 4096, \"first_touch_ns\": 1000000}"), std::string::npos);

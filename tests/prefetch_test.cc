@@ -228,6 +228,45 @@ TEST(Replay, CheckingFingerprintsCachesNothing) {
   w.ExpectNothingCached();
 }
 
+// Bytes this process has had read from storage (/proc/self/io), O_DIRECT
+// reads included.
+uint64_t DiskReadBytes() {
+  std::ifstream in("/proc/self/io");
+  std::string key;
+  uint64_t v = 0;
+  while (in >> key >> v)
+    if (key == "read_bytes:") return v;
+  ADD_FAILURE() << "no read_bytes in /proc/self/io";
+  return 0;
+}
+
+// A file whose size, mtime, inode, device and ctime are the plan's has not
+// changed, and checking it reads nothing. A plan without ctimes (from an
+// older syspgo) has the sampled blocks read, and so does a file whose ctime
+// alone changed (chmod), which still matches.
+TEST(Replay, UnchangedFilesAreCheckedWithoutReadingThem) {
+  Workload w;
+  ASSERT_NO_FATAL_FAILURE(w.EvictAll());
+  uint64_t before = DiskReadBytes();
+  PrefetchStats s = DryRun(w.plan, {}, nullptr);
+  EXPECT_EQ(s.files_read, w.paths.size());
+  EXPECT_EQ(DiskReadBytes() - before, 0u);
+
+  Plan old = w.plan;
+  for (auto& f : old.files) f.fingerprint.ctime_ns = 0;
+  before = DiskReadBytes();
+  s = DryRun(old, {}, nullptr);
+  EXPECT_EQ(s.files_read, w.paths.size());
+  EXPECT_GT(DiskReadBytes() - before, 0u) << "a plan without ctimes must check the sampled blocks";
+
+  ASSERT_EQ(chmod(w.paths[0].c_str(), 0600), 0);
+  before = DiskReadBytes();
+  s = DryRun(w.plan, {}, nullptr);
+  EXPECT_EQ(s.files_read, w.paths.size()) << "a chmod does not change the contents";
+  EXPECT_GE(DiskReadBytes() - before, kPage) << "but the checksum had to be read to know it";
+  w.ExpectNothingCached();
+}
+
 TEST(Replay, ChangedAndMissingFilesAreSkippedAndReportedWhileTheOthersAreRead) {
   Workload w;
   const auto& p = w.paths;
