@@ -229,11 +229,8 @@ Result<FileFingerprint> ComputeFingerprint(int fd, const std::string& path, cons
   fp.inode = st.st_ino;
   fp.device = st.st_dev;
   fp.ctime_ns = int64_t(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
-  if (recorded && recorded->ctime_ns && recorded->ctime_ns == fp.ctime_ns && recorded->size == fp.size &&
-      recorded->mtime_ns == fp.mtime_ns && recorded->inode == fp.inode && recorded->device == fp.device) {
-    fp.checksum = recorded->checksum;
-    return fp;
-  }
+  fp.checksum = recorded ? recorded->checksum : 0;
+  if (recorded && recorded->ctime_ns && recorded->ctime_ns == fp.ctime_ns && SameContents(*recorded, fp)) return fp;
 
   uint64_t blocks = (fp.size + kPlanPageSize - 1) / kPlanPageSize;
   std::vector<uint64_t> picks;
