@@ -724,10 +724,10 @@ Status Pipeline::Eval(Stage& s) {
     if (v[i].output_differs)
       rep_.warnings.push_back("the " + v[i].name + " binary printed something else than the plain build for the "
                               "evaluation command: check it before using it");
-    if (i > 0 && v[i].speedup < 1.01)
+    if (i > 0 && v[i].speedup < 1 + kPgoEvalTie)
       rep_.warnings.push_back("the " + v[i].name + " stage did not help on the evaluation command (speedup " +
-                              std::to_string(v[i].speedup).substr(0, 5) + "x, " + std::to_string(o_.runs) +
-                              " runs): " + (v[i].speedup < 0.99 ? "it is slower than the plain build" : "no gain beyond noise"));
+                              std::to_string(v[i].speedup).substr(0, 5) + "x, " + std::to_string(o_.runs) + " runs): " +
+                              (v[i].speedup < 1 - kPgoEvalTie ? "it is slower than the plain build" : "no gain beyond noise"));
   }
   s.j.Set("runs", o_.runs);
   s.j.Set("variants", arr);
@@ -1007,8 +1007,7 @@ PgoReport Pipeline::Run() {
       else if (fastest != pick)
         rep_.final_reason = "the last stage (--final last); the evaluation chose " + variants_[fastest].first + ": " +
                             rep_.final_reason;
-      if (pick == 0) rep_.warnings.push_back("no stage made the evaluation command faster beyond noise; "
-                                             "the final binary is the plain build (" + rep_.final_reason + ")");
+      if (pick == 0) rep_.warnings.push_back("the final binary is the plain build: " + rep_.final_reason);
     } else {
       rep_.final_reason = o_.eval_cmd.empty() ? "the last stage (no --eval to compare them)" : "the last stage";
     }
@@ -1037,20 +1036,19 @@ size_t ChooseFinalVariant(const std::vector<PgoEvalVariant>& v, std::string* why
       pick = i;
       break;
     }
-  auto x = [](const PgoEvalVariant& e) {
-    char b[64];
-    snprintf(b, sizeof b, "%s %.3fx", e.name.c_str(), e.speedup);
+  auto speedup = [&](size_t i) {
+    char b[32];
+    snprintf(b, sizeof b, "%.3fx", v[i].speedup);
     return std::string(b);
   };
-  std::string w = pick == 0 ? "no stage was faster than the plain build by more than " +
-                                  std::to_string(int(kPgoEvalTie * 100 + 0.5)) + "%"
-                            : "speedup " + x(v[pick]).substr(v[pick].name.size() + 1) + " on the evaluation command";
-  if (pick != best && pick != 0)
-    w += "; " + x(v[best]) + " is within " + std::to_string(int(kPgoEvalTie * 100 + 0.5)) +
-         "% of it, no gain beyond noise";
+  auto x = [&](size_t i) { return v[i].name + " " + speedup(i); };
+  std::string tie = std::to_string(int(kPgoEvalTie * 100 + 0.5)) + "%";
+  std::string w = pick == 0 ? "no stage was faster than the plain build by more than " + tie
+                            : "speedup " + speedup(pick) + " on the evaluation command";
+  if (pick != best && pick != 0) w += "; " + x(best) + " is within " + tie + " of it, no gain beyond noise";
   std::string later;
   for (size_t i = pick + 1; i < v.size(); ++i)
-    if (i != best || pick == 0) later += (later.empty() ? "" : ", ") + x(v[i]);
+    if (i != best || pick == 0) later += (later.empty() ? "" : ", ") + x(i);
   if (!later.empty()) w += pick == 0 ? " (" + later + ")" : "; later stages: " + later;
   if (why) *why = w;
   return pick;
