@@ -43,7 +43,10 @@ constexpr int64_t kRangeGapPages = 16;             // refaulted pages this close
 constexpr size_t kHotRanges = 3;                   // hot ranges named in a fix
 constexpr int64_t kMiB = 1 << 20;
 
-bool IsReclaim(Deleter d) { return d == Deleter::kMemcg || d == Deleter::kKswapd || d == Deleter::kDirect || d == Deleter::kOther; }
+bool IsReclaim(Deleter d) {
+  return d == Deleter::kMemcg || d == Deleter::kKswapd || d == Deleter::kDirect || d == Deleter::kDamon ||
+         d == Deleter::kOther;
+}
 
 bool Has(const std::vector<std::string>& frames, bool (*match)(const std::string&)) {
   return std::any_of(frames.begin(), frames.end(), match);
@@ -331,7 +334,16 @@ Finding Analysis::MakeFinding(const PagecacheFile& f) const {
     ranges += (ranges.empty() ? "" : ", ") + std::string(buf);
   }
   std::string fix;
-  if (f.suggested_limit) {
+  if (f.reclaim == DeleterName(Deleter::kDamon)) {
+    // No limit was hit: DAMON paged the file out as cold between its uses.
+    fix = "DAMON's proactive reclaim (a kdamond thread running a pageout scheme) evicted these pages as cold, "
+          "though memory was not short: the file's uses are further apart than the scheme's minimum age. Raise the "
+          "scheme's minimum age above that gap (/sys/kernel/mm/damon/admin/kdamonds/<N>/contexts/0/schemes/<M>/"
+          "access_pattern/age/min, in aggregation intervals, then write 'commit' to kdamonds/<N>/state; for the "
+          "damon_reclaim module, /sys/module/damon_reclaim/parameters/min_age), or exclude the program's cgroup"
+          " from the scheme with a memcg filter (filters/<K>/type memcg, memcg_path " +
+          (f.cgroup.empty() ? std::string("<cgroup>") : f.cgroup) + ", matching Y, allow N). ";
+  } else if (f.suggested_limit) {
     int64_t mib = f.suggested_limit / kMiB;
     fix = "Raise the cgroup's memory.limit_in_bytes to at least " + std::to_string(mib) + " MiB (" +
           std::to_string(f.suggested_limit) + " bytes: its limit " + Mib(f.cgroup_limit) + " plus the working set " +
@@ -373,11 +385,13 @@ Result<PagecacheReport> Analysis::Run() {
   }
   // A cgroup must hold the working sets of every file that churns in it:
   // the limit suggested for each is its limit plus all of them.
+  // DAMON evicts what it sees idle whatever the limit: no limit fixes that.
+  auto by_limit = [](const PagecacheFile& f) { return f.churns && f.reclaim != DeleterName(Deleter::kDamon); };
   std::map<int64_t, int64_t> churning_ws;  // cgroup -> pages
   for (const PagecacheFile& f : report_.files)
-    if (f.churns) churning_ws[f.cgroup_id] += f.working_set_pages;
+    if (by_limit(f)) churning_ws[f.cgroup_id] += f.working_set_pages;
   for (PagecacheFile& f : report_.files) {
-    if (!f.churns || f.cgroup_limit < 0 || f.cgroup_limit >= kUnlimited) continue;
+    if (!by_limit(f) || f.cgroup_limit < 0 || f.cgroup_limit >= kUnlimited) continue;
     int64_t want = f.cgroup_limit + churning_ws[f.cgroup_id] * kPageBytes;
     f.suggested_limit = (want + kMiB - 1) / kMiB * kMiB;
   }
@@ -423,6 +437,7 @@ const char* DeleterName(Deleter d) {
     case Deleter::kMemcg: return "memcg reclaim";
     case Deleter::kKswapd: return "kswapd";
     case Deleter::kDirect: return "direct reclaim";
+    case Deleter::kDamon: return "DAMON reclaim";
     case Deleter::kTruncate: return "truncation";
     case Deleter::kDropCaches: return "drop_caches";
     case Deleter::kOther: return "other";
@@ -437,6 +452,11 @@ Deleter ClassifyDeletion(const std::vector<std::string>& frames, const std::stri
   if (comm.starts_with("kswapd") || Has(frames, [](const std::string& n) { return n == "balance_pgdat" || n == "kswapd"; }))
     return Deleter::kKswapd;
   if (Has(frames, [](const std::string& n) { return n == "try_to_free_pages"; })) return Deleter::kDirect;
+  // DAMON's proactive reclaim: a kdamond thread pages out what its monitor
+  // saw unused (a "pageout" scheme, or the damon_reclaim module).
+  if (comm.starts_with("kdamond") ||
+      Has(frames, [](const std::string& n) { return n.starts_with("damon_") || n == "kdamond_fn"; }))
+    return Deleter::kDamon;
   if (Has(frames, [](const std::string& n) {
         return n.starts_with("truncate_inode_pages") || n.starts_with("truncate_pagecache") || n == "evict" ||
                n.starts_with("do_unlinkat") || n == "vfs_unlink" || n == "iput_final";

@@ -118,6 +118,50 @@ TEST(AnalyzePagecache, FixtureChurnIsMemcgReclaimNotDropCaches) {
   EXPECT_EQ(libc["churns"], "false");
 }
 
+// DAMON's proactive reclaim (this VM runs a pageout scheme in kdamond)
+// evicts a file the service reads every 200 ms as idle. It is reclaim, so it
+// is churn, but no memory limit was hit: the fix is the scheme's minimum age
+// or a memcg filter, and no limit is suggested even in a limited cgroup.
+TEST(AnalyzePagecache, DamonPageoutIsNamedAndNoLimitIsSuggested) {
+  TempDir dir;
+  std::string db = LoadFixture(dir);
+  {
+    auto d = OpenProfileDb(db, DbMode::kCreateOrAppend);
+    ASSERT_TRUE(d.ok()) << d.error().message;
+    Status s = d->Exec(R"sql(
+INSERT INTO file (run_id, dev, ino, path) VALUES (1, 2049, 24, '/srv/model.bin');
+INSERT INTO page_cache (run_id, ts, op, pid, tid, comm, dev, ino, idx, pages, task_cgroup, page_cgroup, why, stack_id) VALUES
+  (1, 1900000000, 1, 200, 200, 'service', 2049, 24, 0, 16, 500, 500, 5, 0),
+  (1, 1900000100, 1, 200, 200, 'service', 2049, 24, 16, 16, 500, 500, 5, 0),
+  (1, 2000000000, 2, 78, 78, 'kdamond.0', 2049, 24, 0, 16, 1, 500, 6, 5),
+  (1, 2000000100, 2, 78, 78, 'kdamond.0', 2049, 24, 16, 16, 1, 500, 6, 5),
+  (1, 2100000000, 1, 200, 200, 'service', 2049, 24, 0, 16, 500, 500, 5, 0),
+  (1, 2100000100, 1, 200, 200, 'service', 2049, 24, 16, 16, 500, 500, 5, 0);
+)sql");
+    ASSERT_TRUE(s.ok()) << s.error().message;
+  }
+  std::string raw;
+  std::vector<FindingFields> all = Findings(db, dir.File("pc.json"), &raw);
+  const FindingFields* model = nullptr;
+  for (const FindingFields& f : all)
+    if (f.at("file") == "/srv/model.bin") model = &f;
+  ASSERT_NE(model, nullptr) << raw;
+  EXPECT_EQ(model->at("reclaim"), "DAMON reclaim");
+  EXPECT_EQ(model->at("churn_pages"), "32");
+  EXPECT_EQ(model->at("deleted_by"), R"({"DAMON reclaim": 32})");
+  EXPECT_EQ(model->at("suggested_limit_bytes"), "0");
+  const std::string& fix = model->at("fix");
+  EXPECT_NE(fix.find("access_pattern/age/min"), std::string::npos) << fix;
+  EXPECT_NE(fix.find("memcg_path /svc/syspgo-thrash-1"), std::string::npos) << fix;
+  EXPECT_EQ(fix.find("memory.limit_in_bytes"), std::string::npos) << fix;
+  // libbig.so's limit is still its own working set's, not model.bin's too.
+  for (const FindingFields& f : all) {
+    if (f.at("file") == "/opt/svc/lib/libbig.so") {
+      EXPECT_EQ(f.at("suggested_limit_bytes"), std::to_string(2 * kMiB));
+    }
+  }
+}
+
 // Records run_in_memcg.sh with the library at `lib` under `limit_mb` into
 // `db`, and prints the text report into the test log.
 void CollectThrash(const std::string& db, const std::string& lib, int limit_mb) {

@@ -66,19 +66,18 @@ TEST(PagecacheGroup, ColdReadAddsEveryPageRead) {
   EXPECT_EQ(QueryRows(db, "SELECT attached FROM run_probe WHERE probe_group = 'pagecache'"),
             std::vector<std::string>{"1"});
   std::set<int64_t> added;
-  int deleted = 0;
-  for (auto& e : FolioEvents(db, f)) {
-    if (e.op == 2) ++deleted;
+  for (auto& e : FolioEvents(db, f))
     for (int64_t p = e.idx; e.op == 1 && p < e.idx + e.pages; ++p) EXPECT_TRUE(added.insert(p).second) << p;
-  }
-  EXPECT_EQ(deleted, 0);
+  // The tree deleted nothing. (DAMON's pageout scheme on this VM may evict
+  // a page cat already read: kdamond's deletion is recorded, not the tree's.)
+  std::string of_file = " FROM page_cache WHERE dev = " + std::to_string(f.dev) + " AND ino = " + std::to_string(f.ino);
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*)" + of_file + " AND op = 2 AND comm NOT LIKE 'kdamond%'"), 0);
   ASSERT_FALSE(added.empty());
   EXPECT_EQ(*added.begin(), 0);
   EXPECT_GE(*added.rbegin(), kBytes / kPage - 1);
   EXPECT_EQ(static_cast<int64_t>(added.size()), kBytes / kPage);
   // Added by the traced cat, for itself.
-  std::string of_file = " FROM page_cache WHERE dev = " + std::to_string(f.dev) + " AND ino = " + std::to_string(f.ino);
-  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*)" + of_file + " AND (why & 1 = 0 OR comm != 'cat' OR stack_id != 0"
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*)" + of_file + " AND op = 1 AND (why & 1 = 0 OR comm != 'cat' OR stack_id != 0"
                          " OR pid NOT IN (SELECT pid FROM process))"),
             0);
   // The read went through readahead: a sync trigger at page 0 and windows.
@@ -249,29 +248,51 @@ TEST(PagecacheGroup, MemcgReclaimDeletesWithStacksAndRefaults) {
 // Outside reclaim, a burst of deletions of one file shares the first one's
 // kernel stack (a stack costs about 4 us; a truncate frees thousands of
 // pages): every deletion still has a stack, and it names the truncation.
+// The file is read inside the run first: this VM's DAMON pageout scheme
+// (kdamond) evicts idle page cache within seconds, so pages written before
+// the run may be gone by the truncate. Read in the run, every page is cached
+// (an addition), the file is the tree's, and any eviction is recorded too.
 TEST(PagecacheGroup, TruncateBurstSharesItsFirstStack) {
   TempDir dir;
   std::string data = dir.File("doomed");
+  constexpr int64_t kPages = 8 * kMiB / kPage;
   ASSERT_EQ(Sh("head -c " + std::to_string(8 * kMiB) + " /dev/urandom > " + data + " && sync " + data).status, 0);
   DevIno f = StatFile(data);
   std::string db_path = dir.File("run.db");
-  CmdResult r = RunCmd({SyspgoBin(), "collect", "-o", db_path, "--probes", "pagecache", "--", "truncate", "-s", "0",
-                        data});
+  CmdResult r = RunCmd({SyspgoBin(), "collect", "-o", db_path, "--probes", "pagecache", "--", "/bin/sh", "-c",
+                        "cat " + data + " > /dev/null && truncate -s 0 " + data});
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   Db db = OpenDb(db_path);
+  EXPECT_EQ(QueryInt(db, "SELECT events_dropped FROM run"), 0);
+  // Every page of the file ends the run deleted.
+  std::map<int64_t, int64_t> last_op;
+  for (auto& e : FolioEvents(db, f))
+    for (int64_t p = e.idx; p < e.idx + e.pages; ++p) last_op[p] = e.op;
+  int64_t gone = 0;
+  for (int64_t p = 0; p < kPages; ++p) gone += last_op.count(p) && last_op[p] == 2;
+  EXPECT_EQ(gone, kPages);
+  EXPECT_EQ(static_cast<int64_t>(last_op.size()), kPages);
+
   std::string of_file = " FROM page_cache WHERE op = 2 AND dev = " + std::to_string(f.dev) + " AND ino = " +
                         std::to_string(f.ino);
-  EXPECT_EQ(QueryInt(db, "SELECT SUM(pages)" + of_file), 8 * kMiB / kPage);
-  int64_t rows = QueryInt(db, "SELECT COUNT(*)" + of_file);
-  int64_t own = QueryInt(db, "SELECT COUNT(*)" + of_file + " AND (why & 256) = 0");
   EXPECT_EQ(QueryInt(db, "SELECT COUNT(*)" + of_file + " AND stack_id = 0"), 0);
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*)" + of_file + " AND comm != 'truncate' AND comm NOT LIKE 'kdamond%'"), 0);
+  std::string by_truncate = of_file + " AND comm = 'truncate'";
+  int64_t rows = QueryInt(db, "SELECT COUNT(*)" + by_truncate);
+  int64_t own = QueryInt(db, "SELECT COUNT(*)" + by_truncate + " AND (why & 256) = 0");
+  EXPECT_GE(QueryInt(db, "SELECT SUM(pages)" + by_truncate), kPages / 2);
   EXPECT_GE(own, 1);
   EXPECT_LE(own * 20, rows) << own << " of " << rows << " deletions took their own stack";
   Kallsyms ks;
   ASSERT_FALSE(ks.empty());
-  for (auto& id : QueryRows(db, "SELECT DISTINCT stack_id" + of_file)) {
-    auto names = StackNames(db, std::stoll(id), ks);
-    EXPECT_EQ(ClassifyDeletion(names, "truncate"), Deleter::kTruncate) << "stack " << id;
+  for (auto& row : QueryRows(db, "SELECT DISTINCT stack_id, comm" + of_file)) {
+    std::istringstream in(row);
+    int64_t id;
+    std::string comm;
+    in >> id >> comm;
+    auto names = StackNames(db, id, ks);
+    EXPECT_EQ(ClassifyDeletion(names, comm), comm == "truncate" ? Deleter::kTruncate : Deleter::kDamon)
+        << "stack " << id << " of " << comm;
   }
 }
 

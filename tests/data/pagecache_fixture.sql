@@ -55,7 +55,10 @@ ffffffff81001300 T do_syscall_64
 ffffffff81001400 T exc_page_fault
 ffffffff81001500 T proc_sys_call_handler
 ffffffff81001600 T kthread
-ffffffff81001700 T _etext');
+ffffffff81001700 T reclaim_pages
+ffffffff81001800 T damon_pa_apply_scheme
+ffffffff81001900 T kdamond_fn
+ffffffff81001a00 T _etext');
 INSERT INTO run_kallsyms (run_id, hash) VALUES (1, 'fedcba9876543210');
 INSERT INTO stack (run_id, id, frames) VALUES
   -- 1: memcg reclaim in a fault that charged a new page (filemap_fault -> ... -> try_to_free_mem_cgroup_pages)
@@ -65,7 +68,10 @@ INSERT INTO stack (run_id, id, frames) VALUES
   -- 3: echo 3 > /proc/sys/vm/drop_caches
   (1, 3, X'001000c0ffffffff10010081ffffffff10020081ffffffff10030081ffffffff100d0081ffffffff100e0081ffffffff10150081ffffffff10130081ffffffff'),
   -- 4: unlink of the last name: evict -> truncate_inode_pages_range
-  (1, 4, X'001000c0ffffffff10010081ffffffff10020081ffffffff10030081ffffffff100f0081ffffffff10100081ffffffff10110081ffffffff10120081ffffffff10130081ffffffff');
+  (1, 4, X'001000c0ffffffff10010081ffffffff10020081ffffffff10030081ffffffff100f0081ffffffff10100081ffffffff10110081ffffffff10120081ffffffff10130081ffffffff'),
+  -- 5: DAMON's pageout scheme (kdamond): not used by the rows here, but by
+  -- AnalyzePagecache.DamonPageoutIsNamedAndNoLimitIsSuggested
+  (1, 5, X'001000c0ffffffff10010081ffffffff10020081ffffffff10030081ffffffff10040081ffffffff10170081ffffffff10180081ffffffff10190081ffffffff10160081ffffffff');
 
 INSERT INTO page_cache (run_id, ts, op, pid, tid, comm, dev, ino, idx, pages, task_cgroup, page_cgroup, why, stack_id) VALUES
   -- libbig.so: drop_caches by the runner's shell (root cgroup), before the program
