@@ -737,7 +737,7 @@ function renderPageCache() {
       P.files.map(f => [f.path, fmtCount(f.added), fmtCount(f.deleted), P.has_refaults ? fmtCount(f.refaulted) : '–', fmtBytes(f.refaulted * 4096)])));
   if (P.deleters.length) {
     box.append(el('h3', {style: 'font-size:14px;margin:10px 0 2px', text: 'Who deleted pages'}));
-    box.append(el('div', {class: 'note', text: 'The task that ran the deletion: kswapd is background reclaim; a traced program here hit its memory cgroup\'s limit or truncated a file.'}));
+    box.append(el('div', {class: 'note', text: 'The task that ran the deletion: kswapd is background reclaim; kdamond is DAMON\'s proactive reclaim (pages it saw idle, with no limit hit); a traced program here hit its memory cgroup\'s limit or truncated a file.'}));
     box.append(table([['task', 1], ['pages deleted']], P.deleters.map(([c, n]) => [c, fmtCount(n)])));
   }
 }
