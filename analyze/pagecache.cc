@@ -142,14 +142,13 @@ Status Analysis::LoadRun() {
 }
 
 Deleter Analysis::Classify(int64_t stack_id, const std::string& comm) {
-  bool kswapd = comm.starts_with("kswapd");
-  if (stack_id == 0) return kswapd ? Deleter::kKswapd : Deleter::kOther;
+  Deleter by_task = ClassifyDeletion({}, comm);  // a reclaim thread (kswapd, kdamond) by its name, else other
+  if (stack_id == 0) return by_task;
   auto it = stack_class_.find(stack_id);
   if (it == stack_class_.end()) it = stack_class_.emplace(stack_id, ClassifyDeletion(names_->Kernel(stack_id), comm)).first;
-  // One stack can be shared by kswapd and a task only when the stack names
-  // neither; the task's name then decides.
-  if (it->second == Deleter::kOther && kswapd) return Deleter::kKswapd;
-  return it->second;
+  // One stack can be shared by a reclaim thread and a task only when the
+  // stack names neither; the task's name then decides.
+  return it->second == Deleter::kOther ? by_task : it->second;
 }
 
 Status Analysis::Replay() {

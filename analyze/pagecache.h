@@ -42,7 +42,7 @@ struct PagecacheQuery {
 
 // Who deleted pages, from the deletion's kernel stack and task.
 enum class Deleter { kMemcg, kKswapd, kDirect, kDamon, kTruncate, kDropCaches, kOther };
-// "memcg reclaim", "kswapd", "direct reclaim", "truncation", "drop_caches", "other".
+// "memcg reclaim", "kswapd", "direct reclaim", "DAMON reclaim", "truncation", "drop_caches", "other".
 const char* DeleterName(Deleter d);
 // Classifies a deletion by its kernel frames (innermost first) and the
 // deleting task's name.
