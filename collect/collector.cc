@@ -9,8 +9,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <memory>
 
 #include "collect/groups.h"
@@ -66,8 +69,47 @@ std::string SettingsJson(const CollectRequest& req, const std::vector<std::strin
 
 std::string SqlText(const std::string& s) {
   std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("''") : std::string(1, c);
+  out.reserve(s.size() + 2);
+  for (char c : s) {
+    if (c == '\'') out += '\'';
+    out += c;
+  }
   return out + "'";
+}
+
+// FNV-1a, 64 bits, as hex: a content key for kallsyms (not a security hash).
+std::string ContentHash(const std::string& s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
+  char buf[17];
+  snprintf(buf, sizeof buf, "%016" PRIx64, h);
+  return buf;
+}
+
+// Stores /proc/kallsyms once per distinct content and points the run at
+// its copy (a row of `run_kallsyms_table`), so that kernel stacks of every
+// group resolve later, on any machine. Returns a note when they will not.
+std::string StoreKallsyms(Writer& w, int run_kallsyms_table) {
+  // Symbols of JIT-ed BPF programs and trampolines come and go with every
+  // loaded program (ours included): left out, the text stays the same from
+  // run to run until the next boot or module load.
+  std::ifstream f("/proc/kallsyms");
+  std::string text, line;
+  while (std::getline(f, line)) {
+    if (line.ends_with("\t[bpf]") || line.ends_with("\t[__builtin__ftrace]")) continue;
+    text += line;
+    text += '\n';
+  }
+  if (text.empty()) return "no kernel symbols: /proc/kallsyms could not be read; kernel stacks will not resolve. ";
+  std::string note;
+  if (text.compare(0, 16, "0000000000000000") == 0)
+    note = "kernel symbol addresses are hidden (kernel.kptr_restrict); kernel stacks will not resolve. ";
+  std::string hash = ContentHash(text);
+  Status s = w.Exec("INSERT OR IGNORE INTO kallsyms (hash, size, text) VALUES (" + SqlText(hash) + ", " +
+                    std::to_string(text.size()) + ", " + SqlText(text) + ")");
+  if (!s.ok()) return "kernel symbols not stored: " + s.error().message + " ";
+  w.Row(run_kallsyms_table).T(hash);
+  return note;
 }
 
 Result<int64_t> InsertRun(Db& db, const CollectRequest& req, pid_t pid, uint64_t start_real, uint64_t start_mono,
@@ -169,6 +211,7 @@ Result<CollectResult> Collect(const CollectRequest& req) {
   for (auto& g : groups) g->DeclareTables(writer);
   int probe_tbl = writer.Table("run_probe", {"probe_group", "attached", "detail", "events"}, "INSERT OR REPLACE");
   int drop_tbl = writer.Table("run_drop", {"probe_group", "cpu", "dropped"});
+  int kallsyms_tbl = writer.Table("run_kallsyms", {"hash"}, "INSERT OR IGNORE");
   if (Status s = writer.Start(); !s.ok()) {
     abort_child();
     return s.error();
@@ -228,6 +271,11 @@ Result<CollectResult> Collect(const CollectRequest& req) {
     for (auto* g : live) g->OnTarget(writer, p, req.attach_pid != 0);
   }
   for (auto* g : live) g->OnStart(writer);
+  if (std::any_of(live.begin(), live.end(), [](ProbeGroup* g) { return g->kernel_stacks(); })) {
+    std::string note = StoreKallsyms(writer, kallsyms_tbl);
+    for (auto* g : live)
+      if (g->kernel_stacks()) g->note += note;
+  }
   ReadaheadOff readahead_off;
   if (req.no_readahead) {
     if (Status s = readahead_off.TurnOff(); !s.ok()) {

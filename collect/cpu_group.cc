@@ -5,8 +5,8 @@
 // For symbolization after the process is gone, the mappings the kernel side
 // saw under user frames are stored with their file's build-id (read here
 // with libelf, once per file), completed from /proc/PID/maps the first time
-// a process is sampled (while it most likely still lives). /proc/kallsyms
-// is stored once per distinct content and each run points at its copy.
+// a process is sampled (while it most likely still lives). The kernel's
+// symbols are the collector's (collector.cc, StoreKallsyms).
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -74,25 +74,6 @@ std::string ReadBuildId(int fd) {
   return hex;
 }
 
-// FNV-1a, 64 bits, as hex: a content key for kallsyms (not a security hash).
-std::string ContentHash(const std::string& s) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
-  char buf[17];
-  snprintf(buf, sizeof buf, "%016" PRIx64, h);
-  return buf;
-}
-
-std::string SqlQuote(const std::string& s) {
-  std::string out = "'";
-  out.reserve(s.size() + 2);
-  for (char c : s) {
-    if (c == '\'') out += '\'';
-    out += c;
-  }
-  return out + "'";
-}
-
 // A BPF-side stack of n frames (at most max), stored once; trailing 0
 // frames (a frame-pointer walk into zeroed memory) are cut.
 int64_t Stack(Writer& w, const __u64* ips, uint32_t n, uint32_t max) {
@@ -115,7 +96,6 @@ class CpuGroup : public SkelGroup<cpu> {
     sample_ = w.Table("cpu_sample", {"ts", "pid", "tid", "cpu", "kernel", "ip", "user_stack_id", "kernel_stack_id"});
     mapping_ = w.Table("mapping", {"ts", "pid", "vm_start", "vm_end", "file_off", "dev", "ino", "path", "build_id"},
                        "INSERT OR IGNORE");
-    run_kallsyms_ = w.Table("run_kallsyms", {"hash"}, "INSERT OR IGNORE");
   }
 
   Status Load(const GroupContext& ctx) override {
@@ -130,32 +110,7 @@ class CpuGroup : public SkelGroup<cpu> {
     if (attached && maps_read_.insert(pid).second) ReadProcMaps(w, pid, 0);
   }
 
-  void OnStart(Writer& w) override {
-    // Symbols of JIT-ed BPF programs and trampolines come and go with
-    // every loaded program (ours included): left out, the text stays the
-    // same from run to run until the next boot or module load.
-    std::ifstream f("/proc/kallsyms");
-    std::string text, line;
-    while (std::getline(f, line)) {
-      if (line.ends_with("\t[bpf]") || line.ends_with("\t[__builtin__ftrace]")) continue;
-      text += line;
-      text += '\n';
-    }
-    if (text.empty()) {
-      note += "no kernel symbols: /proc/kallsyms could not be read. ";
-      return;
-    }
-    if (text.compare(0, 16, "0000000000000000") == 0)
-      note += "kernel symbol addresses are hidden (kernel.kptr_restrict); kernel stacks will not resolve. ";
-    std::string hash = ContentHash(text);
-    Status s = w.Exec("INSERT OR IGNORE INTO kallsyms (hash, size, text) VALUES (" + SqlQuote(hash) + ", " +
-                      std::to_string(text.size()) + ", " + SqlQuote(text) + ")");
-    if (!s.ok()) {
-      note += "kernel symbols not stored: " + s.error().message + " ";
-      return;
-    }
-    w.Row(run_kallsyms_).T(hash);
-  }
+  bool kernel_stacks() const override { return true; }
 
   void Handle(const void* data, size_t size, Writer& w) override {
     auto* h = static_cast<const syspgo_hdr*>(data);
@@ -290,7 +245,7 @@ class CpuGroup : public SkelGroup<cpu> {
   }
 
   uint64_t start_ns_ = 0;
-  int sample_ = -1, mapping_ = -1, run_kallsyms_ = -1;
+  int sample_ = -1, mapping_ = -1;
   std::vector<int> perf_fds_;
   std::vector<bpf_link*> links_;
   std::unordered_set<uint32_t> maps_read_;

@@ -95,6 +95,7 @@ class PagecacheGroup : public SkelGroup<pagecache> {
   PagecacheGroup() : SkelGroup(SYSPGO_SKEL_OPS(pagecache)) {}
   const char* name() const override { return "pagecache"; }
   syspgo_group id() const override { return SYSPGO_GROUP_PAGECACHE; }
+  bool kernel_stacks() const override { return true; }
 
   void DeclareTables(Writer& w) override {
     page_ = w.Table("page_cache", {"ts", "op", "pid", "tid", "comm", "dev", "ino", "idx", "pages", "task_cgroup",

@@ -62,6 +62,9 @@ class ProbeGroup {
   virtual void OnStart(Writer&) {}
   // After the last event was drained: write in-kernel aggregates.
   virtual void Finish(Writer&) {}
+  // Whether the group stores kernel stacks: the collector then keeps the
+  // run's kernel symbols (kallsyms) once, for every such group.
+  virtual bool kernel_stacks() const { return false; }
   // Non-fatal warnings worth storing with the run (e.g. one probe missing).
   std::string note;
 };

@@ -27,6 +27,7 @@ class SchedGroup : public SkelGroup<sched> {
   SchedGroup() : SkelGroup(SYSPGO_SKEL_OPS(sched)) {}
   const char* name() const override { return "sched"; }
   syspgo_group id() const override { return SYSPGO_GROUP_SCHED; }
+  bool kernel_stacks() const override { return true; }
 
   void DeclareTables(Writer& w) override {
     offcpu_ = w.Table("offcpu", {"ts", "dur", "pid", "tid", "cpu", "state", "kernel_stack_id", "user_stack_id",

@@ -294,6 +294,19 @@ TEST(PagecacheGroup, TruncateBurstSharesItsFirstStack) {
     EXPECT_EQ(ClassifyDeletion(names, comm), comm == "truncate" ? Deleter::kTruncate : Deleter::kDamon)
         << "stack " << id << " of " << comm;
   }
+  // The run kept the kernel's symbols although the cpu group did not run,
+  // so the analysis names the truncation from the stored stacks.
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM run_kallsyms JOIN kallsyms USING (hash) WHERE size > 0"), 1);
+  CmdResult a = RunCmd({SyspgoBin(), "analyze", db_path, "pagecache", "--json"});
+  ASSERT_EQ(a.status, 0) << a.err;
+  std::string file = "\"ino\": " + std::to_string(f.ino) + ",";
+  size_t at = a.out.find(file);
+  ASSERT_NE(at, std::string::npos) << a.out;
+  size_t by = a.out.find("\"deleted_by\": ", at);
+  ASSERT_NE(by, std::string::npos) << a.out;
+  std::string deleted_by = a.out.substr(by, a.out.find('}', by) - by);
+  EXPECT_NE(deleted_by.find("\"truncation\": "), std::string::npos) << deleted_by;
+  EXPECT_EQ(deleted_by.find("\"other\""), std::string::npos) << deleted_by;
 }
 
 }  // namespace
