@@ -7,6 +7,7 @@
 #include "analyze/pagecache.h"
 
 #include <algorithm>
+#include <utility>
 #include <cstdio>
 #include <memory>
 #include <set>
@@ -88,6 +89,8 @@ std::string ByClass(const std::map<std::string, int64_t>& m) {
 
 struct PageState {
   std::unordered_map<int64_t, Deleter> gone;  // page -> class of the deletion that removed it, while out
+  std::unordered_map<int64_t, int64_t> loaded;  // page -> when it was last added
+  std::vector<int64_t> damon_reuse;           // load-to-reload times of pages DAMON evicted in between
   std::unordered_set<int64_t> touched;        // pages added or faulted on
   std::set<int64_t> churned;                  // pages refaulted after reclaim
   std::map<int64_t, int64_t> reclaimed_by_cgroup, added_by_cgroup;  // page_cgroup -> pages
@@ -170,8 +173,11 @@ Status Analysis::Replay() {
       if (cg) s.added_by_cgroup[cg] += pages;
       for (int64_t p = idx; p < idx + pages; ++p) {
         s.touched.insert(p);
+        auto [load, first] = s.loaded.try_emplace(p, ts);
+        int64_t before = first ? -1 : std::exchange(load->second, ts);
         auto g = s.gone.find(p);
         if (g == s.gone.end()) continue;
+        if (g->second == Deleter::kDamon && before >= 0) s.damon_reuse.push_back(ts - before);
         ++f.refaulted_pages;
         ++f.refaults_by[DeleterName(g->second)];
         if (IsReclaim(g->second)) {
@@ -260,6 +266,11 @@ void Analysis::Judge(PagecacheFile& f, PageState& s) {
     f.cgroup = it->second.first;
     f.cgroup_limit = it->second.second;
   }
+  if (!s.damon_reuse.empty()) {
+    auto mid = s.damon_reuse.begin() + static_cast<std::ptrdiff_t>(s.damon_reuse.size() / 2);
+    std::nth_element(s.damon_reuse.begin(), mid, s.damon_reuse.end());
+    f.damon_reuse_ns = *mid;
+  }
   int64_t most = 0;
   for (auto& [k, n] : f.refaults_by) {
     bool reclaim = k != DeleterName(Deleter::kDropCaches) && k != DeleterName(Deleter::kTruncate);
@@ -319,6 +330,9 @@ Finding Analysis::MakeFinding(const PagecacheFile& f) const {
     io += "; " + Mib(f.block_read_bytes) + " of the file read from disk in all, in " +
           FormatNs(static_cast<uint64_t>(f.block_read_ns)) + " of device time";
   x.facts.emplace_back("I/O", io);
+  if (f.damon_reuse_ns > 0)
+    x.facts.emplace_back("reuse", FormatNs(f.damon_reuse_ns) + " median from a page's load to its reload after DAMON "
+                                  "evicted it");
   if (f.suggested_limit) x.facts.emplace_back("suggested limit", Limit(f.suggested_limit));
   x.count = f.churn_pages;
   x.total_ns = f.reread_ns;
@@ -335,9 +349,13 @@ Finding Analysis::MakeFinding(const PagecacheFile& f) const {
   std::string fix;
   if (f.reclaim == DeleterName(Deleter::kDamon)) {
     // No limit was hit: DAMON paged the file out as cold between its uses.
+    std::string gap = f.damon_reuse_ns > 0 ? " (here a median of " + FormatNs(f.damon_reuse_ns) +
+                                                 " from a page's load to its reload)"
+                                           : "";
     fix = "DAMON's proactive reclaim (a kdamond thread running a pageout scheme) evicted these pages as cold, "
           "though memory was not short: the file's uses are further apart than the scheme's minimum age. Raise the "
-          "scheme's minimum age above that gap (/sys/kernel/mm/damon/admin/kdamonds/<N>/contexts/0/schemes/<M>/"
+          "scheme's minimum age above that gap" + gap +
+          " (/sys/kernel/mm/damon/admin/kdamonds/<N>/contexts/0/schemes/<M>/"
           "access_pattern/age/min, in aggregation intervals, then write 'commit' to kdamonds/<N>/state; for the "
           "damon_reclaim module, /sys/module/damon_reclaim/parameters/min_age), or exclude the program's cgroup"
           " from the scheme with a memcg filter (filters/<K>/type memcg, memcg_path " +
@@ -425,6 +443,7 @@ std::string DetailJson(const PagecacheFile& f) {
          ", \"block_read_ns\": " + std::to_string(f.block_read_ns) +
          ", \"deleted_by\": " + JsonMap(f.deleted_by) + ", \"refaults_by\": " + JsonMap(f.refaults_by) +
          ", \"deleters\": " + JsonMap(f.deleters) + ", \"hot_ranges\": " + ranges +
+         ", \"damon_reuse_ns\": " + std::to_string(f.damon_reuse_ns) +
          ", \"churns\": " + (f.churns ? "true" : "false") +
          ", \"suggested_limit_bytes\": " + std::to_string(f.suggested_limit) + "}";
 }

@@ -61,6 +61,7 @@ struct PagecacheFile {
   int64_t reread_ns = 0;                 // device time of reads issued after the file's first reclaim deletion
   int64_t reread_worst_ns = 0;           // the longest of them
   int64_t first_churn_ts = -1;           // first refault caused by reclaim (-1: none)
+  int64_t damon_reuse_ns = 0;            // median time from a page's load to its reload after DAMON evicted it (0: none)
   std::map<std::string, int64_t> deleted_by;   // DeleterName -> pages deleted
   std::map<std::string, int64_t> refaults_by;  // DeleterName of the undone deletion -> pages refaulted
   std::map<std::string, int64_t> deleters;     // comm of the deleting task (reclaim only) -> pages

@@ -152,6 +152,9 @@ INSERT INTO page_cache (run_id, ts, op, pid, tid, comm, dev, ino, idx, pages, ta
   EXPECT_EQ(model->at("suggested_limit_bytes"), "0");
   const std::string& fix = model->at("fix");
   EXPECT_NE(fix.find("access_pattern/age/min"), std::string::npos) << fix;
+  // Each page was loaded at 1.9 s and, evicted in between, again at 2.1 s.
+  EXPECT_EQ(model->at("damon_reuse_ns"), "200000000");
+  EXPECT_NE(fix.find("a median of 200.00 ms from a page's load to its reload"), std::string::npos) << fix;
   EXPECT_NE(fix.find("memcg_path /svc/syspgo-thrash-1"), std::string::npos) << fix;
   EXPECT_EQ(fix.find("memory.limit_in_bytes"), std::string::npos) << fix;
   // libbig.so's limit is still its own working set's, not model.bin's too.
