@@ -31,6 +31,12 @@ constexpr char kEventsSql[] =
     "ORDER BY ts, op";
 constexpr char kFaultsSql[] =
     "SELECT dev, ino, pgoff FROM page_fault WHERE run_id = ?1 AND dev != 0 AND pgoff >= 0";
+// The DAMON pageout schemes in force during the run (collect/damon.h).
+constexpr char kDamonSql[] = R"sql(
+SELECT json_extract(j.value, '$.path'), COALESCE(json_extract(j.value, '$.min_age'), -1),
+       COALESCE(json_extract(j.value, '$.aggr_us'), -1), COALESCE(json_extract(j.value, '$.min_age_us'), -1)
+FROM run, json_each(run.settings_json, '$.damon') AS j WHERE run.id = ?1
+)sql";
 constexpr char kCgroupsSql[] = "SELECT id, path, limit_bytes FROM memory_cgroup WHERE run_id = ?1";
 // Reads of each file's pages (file_dev is the file's st_dev).
 constexpr char kReadsSql[] = R"sql(
@@ -120,6 +126,13 @@ class Analysis {
   std::map<std::pair<uint64_t, uint64_t>, PagecacheFile> files_;
   std::map<std::pair<uint64_t, uint64_t>, PageState> state_;
   std::map<int64_t, std::pair<std::string, int64_t>> cgroups_;  // id -> path, limit (-1 unknown)
+  struct DamonScheme {
+    std::string path;        // "kdamonds/K/contexts/C/schemes/S" or "damon_reclaim"
+    int64_t min_age_ns = -1;  // -1 unknown
+    int64_t aggr_ns = -1;     // kdamond schemes: the aggregation interval the age counts in
+  };
+  std::vector<DamonScheme> damon_;  // pageout schemes in force; empty if none or not recorded
+  std::string DamonFix(const PagecacheFile& f) const;
 };
 
 Status Analysis::LoadRun() {
@@ -141,7 +154,19 @@ Status Analysis::LoadRun() {
   auto names = StackNames::Load(db_, q_.run_id);
   if (!names) return names.error();
   names_ = std::move(*names);
-  return {};
+  auto damon = db_.Prepare(kDamonSql);
+  if (!damon) return damon.error();
+  damon->Bind(1, q_.run_id);
+  Status err;
+  while (damon->Step(&err)) {
+    DamonScheme d{damon->Text(0)};
+    int64_t age = damon->Int(1), aggr_us = damon->Int(2), age_us = damon->Int(3);
+    if (aggr_us >= 0) d.aggr_ns = aggr_us * 1000;
+    if (age >= 0 && aggr_us >= 0) d.min_age_ns = age * aggr_us * 1000;
+    if (age_us >= 0) d.min_age_ns = age_us * 1000;
+    damon_.push_back(d);
+  }
+  return err;
 }
 
 Deleter Analysis::Classify(int64_t stack_id, const std::string& comm) {
@@ -348,18 +373,7 @@ Finding Analysis::MakeFinding(const PagecacheFile& f) const {
   }
   std::string fix;
   if (f.reclaim == DeleterName(Deleter::kDamon)) {
-    // No limit was hit: DAMON paged the file out as cold between its uses.
-    std::string gap = f.damon_reuse_ns > 0 ? " (here a median of " + FormatNs(f.damon_reuse_ns) +
-                                                 " from a page's load to its reload)"
-                                           : "";
-    fix = "DAMON's proactive reclaim (a kdamond thread running a pageout scheme) evicted these pages as cold, "
-          "though memory was not short: the file's uses are further apart than the scheme's minimum age. Raise the "
-          "scheme's minimum age above that gap" + gap +
-          " (/sys/kernel/mm/damon/admin/kdamonds/<N>/contexts/0/schemes/<M>/"
-          "access_pattern/age/min, in aggregation intervals, then write 'commit' to kdamonds/<N>/state; for the "
-          "damon_reclaim module, /sys/module/damon_reclaim/parameters/min_age), or exclude the program's cgroup"
-          " from the scheme with a memcg filter (filters/<K>/type memcg, memcg_path " +
-          (f.cgroup.empty() ? std::string("<cgroup>") : f.cgroup) + ", matching Y, allow N). ";
+    fix = DamonFix(f);
   } else if (f.suggested_limit) {
     int64_t mib = f.suggested_limit / kMiB;
     fix = "Raise the cgroup's memory.limit_in_bytes to at least " + std::to_string(mib) + " MiB (" +
@@ -385,6 +399,49 @@ Finding Analysis::MakeFinding(const PagecacheFile& f) const {
   x.evidence.push_back("refaults by who deleted the page: " + ByClass(f.refaults_by));
   if (f.first_churn_ts >= 0) x.occurrences.push_back({f.first_churn_ts, 0, 0});
   return x;
+}
+
+// No limit was hit: DAMON paged the file out as idle between its uses. The
+// scheme is named when the run recorded which one was in force.
+std::string Analysis::DamonFix(const PagecacheFile& f) const {
+  const DamonScheme* one = damon_.size() == 1 ? &damon_[0] : nullptr;
+  std::string schemes;
+  for (const DamonScheme& d : damon_)
+    schemes += (schemes.empty() ? "" : ", ") + d.path +
+               (d.min_age_ns >= 0 ? " (minimum age " + FormatNs(static_cast<uint64_t>(d.min_age_ns)) + ")" : "");
+  std::string fix = "DAMON's proactive reclaim (kdamond, " +
+                    (schemes.empty() ? std::string("a pageout scheme") : "pageout scheme " + schemes) +
+                    ") evicted these pages as idle, though no limit was hit";
+  if (f.damon_reuse_ns > 0)
+    fix += "; the program loaded them again a median of " + FormatNs(static_cast<uint64_t>(f.damon_reuse_ns)) +
+           " after loading them before";
+  fix += ". ";
+  bool age_helps = !(one && one->min_age_ns >= 0 && f.damon_reuse_ns > 0 && one->min_age_ns >= f.damon_reuse_ns);
+  bool module = one && one->path == "damon_reclaim";
+  std::string base = "/sys/kernel/mm/damon/admin/" + (one && !module ? one->path : "kdamonds/<N>/contexts/<C>/schemes/<S>");
+  std::string kdamond = one && !module ? one->path.substr(0, one->path.find("/contexts")) : "kdamonds/<N>";
+  if (!age_helps) {
+    fix += "Its minimum age is already above that: DAMON judges idleness per region of physical memory from one "
+           "sampled page per region, so pages in use are evicted with idle neighbours, and a longer age will not "
+           "reliably keep them. ";
+  } else if (module) {
+    fix += "Raise damon_reclaim's minimum age (/sys/module/damon_reclaim/parameters/min_age, microseconds) above the "
+           "time between the file's uses. ";
+  } else {
+    std::string want = "the time between the file's uses";
+    if (one && one->aggr_ns > 0 && f.damon_reuse_ns > 0)
+      want = std::to_string(f.damon_reuse_ns / one->aggr_ns + 1) + " aggregation intervals of " +
+             FormatNs(static_cast<uint64_t>(one->aggr_ns));
+    fix += "Raise the scheme's minimum age above " + want + " (" + base +
+           "/access_pattern/age/min, in aggregation intervals), then echo commit > /sys/kernel/mm/damon/admin/" +
+           kdamond + "/state. ";
+  }
+  if (!module)
+    fix += std::string(age_helps ? "Or" : "Instead,") + " exclude the program's cgroup from the scheme with a memcg " +
+           "filter: raise " + base + "/filters/nr_filters by one, set the new filters/<K> to type memcg, memcg_path " +
+           (f.cgroup.empty() ? std::string("<cgroup>") : f.cgroup) +
+           ", matching Y, allow N, then echo commit > /sys/kernel/mm/damon/admin/" + kdamond + "/state. ";
+  return fix;
 }
 
 Result<PagecacheReport> Analysis::Run() {

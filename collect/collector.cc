@@ -1,5 +1,6 @@
 //===- collector.cc - one collection, from spawn to a finalized run ------===//
 #include "collect/collector.h"
+#include "collect/damon.h"
 #include "collect/readahead_off.h"
 
 #include <bpf/bpf.h>
@@ -64,7 +65,11 @@ std::string SettingsJson(const CollectRequest& req, const std::vector<std::strin
   return "{\"probes\": [" + probes + "], \"ringbuf_bytes\": " + std::to_string(o.ringbuf_bytes) +
          ", \"freq_hz\": " + std::to_string(o.freq_hz) + ", \"offcpu_min_ns\": " + std::to_string(o.offcpu_min_ns) +
          ", \"irq_min_ns\": " + std::to_string(o.irq_min_ns) + ", \"cold\": " + (req.cold ? "true" : "false") +
-         ", \"no_readahead\": " + (req.no_readahead ? "true" : "false") + "}";
+         ", \"no_readahead\": " + (req.no_readahead ? "true" : "false") +
+         (std::find(groups.begin(), groups.end(), "pagecache") != groups.end()
+              ? ", \"damon\": " + DamonPageoutJson()
+              : std::string()) +
+         "}";
 }
 
 std::string SqlText(const std::string& s) {

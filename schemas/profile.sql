@@ -9,7 +9,9 @@
 -- analyze/ pass that owns them. profile_db.cc applies this file to a new
 -- database in one transaction and sets PRAGMA application_id / user_version.
 
--- One collection: what ran, where, and how the collection went.
+-- One collection: what ran, where, and how the collection went. settings_json
+-- holds the probe groups and knobs in force; with the pagecache group also
+-- "damon", the DAMON pageout schemes in force (collect/damon.h).
 CREATE TABLE run (
   id INTEGER PRIMARY KEY,            -- run id, referenced as run_id everywhere
   command TEXT NOT NULL,             -- the command line as one shell-quoted string ('' for -p)

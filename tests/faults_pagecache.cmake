@@ -1,3 +1,3 @@
 # faults and pagecache probe groups, on the real kernel, disk and memory cgroups.
 syspgo_test(faults_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/faults_test.cc)
-syspgo_test(pagecache_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/pagecache_test.cc LIBS syspgo_analyze)
+syspgo_test(pagecache_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/pagecache_test.cc LIBS syspgo_analyze syspgo_collect)

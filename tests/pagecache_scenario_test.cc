@@ -122,13 +122,13 @@ TEST(AnalyzePagecache, FixtureChurnIsMemcgReclaimNotDropCaches) {
 // evicts a file the service reads every 200 ms as idle. It is reclaim, so it
 // is churn, but no memory limit was hit: the fix is the scheme's minimum age
 // or a memcg filter, and no limit is suggested even in a limited cgroup.
-TEST(AnalyzePagecache, DamonPageoutIsNamedAndNoLimitIsSuggested) {
-  TempDir dir;
+// The advice depends on the scheme the run recorded (settings_json "damon").
+std::vector<FindingFields> DamonFindings(const TempDir& dir, const std::string& schemes, std::string* raw) {
   std::string db = LoadFixture(dir);
-  {
-    auto d = OpenProfileDb(db, DbMode::kCreateOrAppend);
-    ASSERT_TRUE(d.ok()) << d.error().message;
-    Status s = d->Exec(R"sql(
+  auto d = OpenProfileDb(db, DbMode::kCreateOrAppend);
+  EXPECT_TRUE(d.ok()) << d.error().message;
+  if (!d.ok()) return {};
+  Status s = d->Exec(R"sql(
 INSERT INTO file (run_id, dev, ino, path) VALUES (1, 2049, 24, '/srv/model.bin');
 INSERT INTO page_cache (run_id, ts, op, pid, tid, comm, dev, ino, idx, pages, task_cgroup, page_cgroup, why, stack_id) VALUES
   (1, 1900000000, 1, 200, 200, 'service', 2049, 24, 0, 16, 500, 500, 5, 0),
@@ -138,31 +138,81 @@ INSERT INTO page_cache (run_id, ts, op, pid, tid, comm, dev, ino, idx, pages, ta
   (1, 2100000000, 1, 200, 200, 'service', 2049, 24, 0, 16, 500, 500, 5, 0),
   (1, 2100000100, 1, 200, 200, 'service', 2049, 24, 16, 16, 500, 500, 5, 0);
 )sql");
-    ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_TRUE(s.ok()) << s.error().message;
+  if (!schemes.empty()) {
+    EXPECT_TRUE(d->Exec("UPDATE run SET settings_json = '{\"damon\": " + schemes + "}'").ok());
   }
-  std::string raw;
-  std::vector<FindingFields> all = Findings(db, dir.File("pc.json"), &raw);
-  const FindingFields* model = nullptr;
+  return Findings(db, dir.File("pc.json"), raw);
+}
+
+const FindingFields* FileFinding(const std::vector<FindingFields>& all, const std::string& path) {
   for (const FindingFields& f : all)
-    if (f.at("file") == "/srv/model.bin") model = &f;
+    if (f.at("file") == path) return &f;
+  return nullptr;
+}
+
+TEST(AnalyzePagecache, DamonPageoutIsNamedAndNoLimitIsSuggested) {
+  TempDir dir;
+  std::string raw;
+  std::vector<FindingFields> all = DamonFindings(dir, "", &raw);
+  const FindingFields* model = FileFinding(all, "/srv/model.bin");
   ASSERT_NE(model, nullptr) << raw;
   EXPECT_EQ(model->at("reclaim"), "DAMON reclaim");
   EXPECT_EQ(model->at("churn_pages"), "32");
   EXPECT_EQ(model->at("deleted_by"), R"({"DAMON reclaim": 32})");
   EXPECT_EQ(model->at("suggested_limit_bytes"), "0");
-  const std::string& fix = model->at("fix");
-  EXPECT_NE(fix.find("access_pattern/age/min"), std::string::npos) << fix;
   // Each page was loaded at 1.9 s and, evicted in between, again at 2.1 s.
   EXPECT_EQ(model->at("damon_reuse_ns"), "200000000");
-  EXPECT_NE(fix.find("a median of 200.00 ms from a page's load to its reload"), std::string::npos) << fix;
+  const std::string& fix = model->at("fix");
+  EXPECT_NE(fix.find("a median of 200.00 ms after loading them before"), std::string::npos) << fix;
+  EXPECT_NE(fix.find("schemes/<S>/access_pattern/age/min"), std::string::npos) << fix;
   EXPECT_NE(fix.find("memcg_path /svc/syspgo-thrash-1"), std::string::npos) << fix;
   EXPECT_EQ(fix.find("memory.limit_in_bytes"), std::string::npos) << fix;
   // libbig.so's limit is still its own working set's, not model.bin's too.
-  for (const FindingFields& f : all) {
-    if (f.at("file") == "/opt/svc/lib/libbig.so") {
-      EXPECT_EQ(f.at("suggested_limit_bytes"), std::to_string(2 * kMiB));
-    }
-  }
+  const FindingFields* big = FileFinding(all, "/opt/svc/lib/libbig.so");
+  ASSERT_NE(big, nullptr) << raw;
+  EXPECT_EQ(big->at("suggested_limit_bytes"), std::to_string(2 * kMiB));
+}
+
+// The fix for /srv/model.bin with `schemes` recorded ("" if none found).
+std::string ModelFix(const std::string& schemes) {
+  TempDir dir;
+  std::string raw;
+  std::vector<FindingFields> all = DamonFindings(dir, schemes, &raw);
+  const FindingFields* model = FileFinding(all, "/srv/model.bin");
+  if (!model) ADD_FAILURE() << "no finding for /srv/model.bin: " << raw;
+  return model ? model->at("fix") : "";
+}
+
+// A scheme whose minimum age (6 x 10 ms) is below the 200 ms reuse: raise it,
+// to 21 intervals, on that scheme's own path.
+TEST(AnalyzePagecache, DamonSchemeWithAShortMinimumAgeIsToldTheAgeThatKeepsTheFile) {
+  std::string fix = ModelFix(R"([{"path": "kdamonds/0/contexts/0/schemes/1", "ops": "paddr", "min_age": 6, )"
+                             R"("aggr_us": 10000}])");
+  EXPECT_NE(fix.find("pageout scheme kdamonds/0/contexts/0/schemes/1 (minimum age 60.00 ms)"), std::string::npos) << fix;
+  EXPECT_NE(fix.find("Raise the scheme's minimum age above 21 aggregation intervals of 10.00 ms "
+                     "(/sys/kernel/mm/damon/admin/kdamonds/0/contexts/0/schemes/1/access_pattern/age/min"),
+            std::string::npos)
+      << fix;
+  EXPECT_NE(fix.find("echo commit > /sys/kernel/mm/damon/admin/kdamonds/0/state"), std::string::npos) << fix;
+  EXPECT_NE(fix.find("Or exclude the program's cgroup"), std::string::npos) << fix;
+}
+
+// A scheme whose minimum age (6 x 5 s) is already above the reuse: a longer
+// age is not the fix (DAMON samples a page per region); the filter is.
+TEST(AnalyzePagecache, DamonSchemeAlreadyOlderThanTheReuseIsToldToFilterTheCgroup) {
+  std::string fix = ModelFix(R"([{"path": "kdamonds/0/contexts/0/schemes/0", "ops": "paddr", "min_age": 6, )"
+                             R"("aggr_us": 5000000}])");
+  EXPECT_NE(fix.find("Its minimum age is already above that"), std::string::npos) << fix;
+  EXPECT_EQ(fix.find("Raise the scheme's minimum age"), std::string::npos) << fix;
+  EXPECT_NE(fix.find("Instead, exclude the program's cgroup from the scheme with a memcg filter: raise "
+                     "/sys/kernel/mm/damon/admin/kdamonds/0/contexts/0/schemes/0/filters/nr_filters by one"),
+            std::string::npos)
+      << fix;
+  EXPECT_NE(fix.find("memcg_path /svc/syspgo-thrash-1, matching Y, allow N, then echo commit > "
+                     "/sys/kernel/mm/damon/admin/kdamonds/0/state"),
+            std::string::npos)
+      << fix;
 }
 
 // Records run_in_memcg.sh with the library at `lib` under `limit_mb` into

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "analyze/pagecache.h"
+#include "collect/damon.h"
 #include "tests/test_util.h"
 
 namespace syspgo::test {
@@ -294,6 +295,14 @@ TEST(PagecacheGroup, TruncateBurstSharesItsFirstStack) {
     EXPECT_EQ(ClassifyDeletion(names, comm), comm == "truncate" ? Deleter::kTruncate : Deleter::kDamon)
         << "stack " << id << " of " << comm;
   }
+  // The DAMON pageout schemes in force were recorded (this VM runs one).
+  CmdResult schemes = Sh(
+      "n=0; for k in /sys/kernel/mm/damon/admin/kdamonds/[0-9]*; do [ \"$(cat $k/state 2>/dev/null)\" = on ] || "
+      "continue; for s in $k/contexts/[0-9]*/schemes/[0-9]*; do [ \"$(cat $s/action)\" = pageout ] && n=$((n+1)); "
+      "done; done; [ \"$(cat /sys/module/damon_reclaim/parameters/enabled 2>/dev/null)\" = Y ] && n=$((n+1)); "
+      "echo $n");
+  ASSERT_EQ(schemes.status, 0) << schemes.err;
+  EXPECT_EQ(QueryInt(db, "SELECT json_array_length(settings_json, '$.damon') FROM run"), std::stoll(schemes.out));
   // The run kept the kernel's symbols although the cpu group did not run,
   // so the analysis names the truncation from the stored stacks.
   EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM run_kallsyms JOIN kallsyms USING (hash) WHERE size > 0"), 1);
@@ -307,6 +316,36 @@ TEST(PagecacheGroup, TruncateBurstSharesItsFirstStack) {
   std::string deleted_by = a.out.substr(by, a.out.find('}', by) - by);
   EXPECT_NE(deleted_by.find("\"truncation\": "), std::string::npos) << deleted_by;
   EXPECT_EQ(deleted_by.find("\"other\""), std::string::npos) << deleted_by;
+}
+
+// The DAMON snapshot from a made-up sysfs: a running kdamond with a
+// pageout scheme and a scheme of another action, a stopped kdamond, and
+// the damon_reclaim module enabled.
+TEST(Damon, PageoutSchemesOfRunningKdamondsAndTheReclaimModule) {
+  TempDir dir;
+  auto put = [&](const std::string& rel, const std::string& text) {
+    std::string p = dir.path() + "/" + rel;
+    ASSERT_EQ(Sh("mkdir -p \"$(dirname " + p + ")\"").status, 0);
+    std::ofstream(p) << text << "\n";
+  };
+  std::string k0 = "kernel/mm/damon/admin/kdamonds/0/", k1 = "kernel/mm/damon/admin/kdamonds/1/";
+  put(k0 + "state", "on");
+  put(k0 + "contexts/0/operations", "paddr");
+  put(k0 + "contexts/0/monitoring_attrs/intervals/aggr_us", "5000000");
+  put(k0 + "contexts/0/schemes/0/action", "lru_prio");
+  put(k0 + "contexts/0/schemes/0/access_pattern/age/min", "1");
+  put(k0 + "contexts/0/schemes/1/action", "pageout");
+  put(k0 + "contexts/0/schemes/1/access_pattern/age/min", "6");
+  put(k1 + "state", "off");
+  put(k1 + "contexts/0/schemes/0/action", "pageout");
+  EXPECT_EQ(DamonPageoutJson(dir.path()),
+            R"([{"path": "kdamonds/0/contexts/0/schemes/1", "ops": "paddr", "min_age": 6, "aggr_us": 5000000}])");
+  put("module/damon_reclaim/parameters/enabled", "Y");
+  put("module/damon_reclaim/parameters/min_age", "120000000");
+  EXPECT_EQ(DamonPageoutJson(dir.path()),
+            R"([{"path": "kdamonds/0/contexts/0/schemes/1", "ops": "paddr", "min_age": 6, "aggr_us": 5000000}, )"
+            R"({"path": "damon_reclaim", "min_age_us": 120000000}])");
+  EXPECT_EQ(DamonPageoutJson(dir.path() + "/none"), "[]");
 }
 
 }  // namespace
