@@ -436,6 +436,9 @@ std::string Analysis::DamonFix(const PagecacheFile& f) const {
            "/access_pattern/age/min, in aggregation intervals), then echo commit > /sys/kernel/mm/damon/admin/" +
            kdamond + "/state. ";
   }
+  if (module && !age_helps)
+    fix += "damon_reclaim has no per-cgroup filter: turn it off (echo N > /sys/module/damon_reclaim/parameters/enabled) "
+           "or keep the file's hot ranges resident. ";
   if (!module)
     fix += std::string(age_helps ? "Or" : "Instead,") + " exclude the program's cgroup from the scheme with a memcg " +
            "filter: raise " + base + "/filters/nr_filters by one, set the new filters/<K> to type memcg, memcg_path " +

@@ -215,6 +215,16 @@ TEST(AnalyzePagecache, DamonSchemeAlreadyOlderThanTheReuseIsToldToFilterTheCgrou
       << fix;
 }
 
+// damon_reclaim with a 10 s minimum age: a longer age is not the fix, and
+// the module has no cgroup filter.
+TEST(AnalyzePagecache, DamonReclaimModuleIsNamedWithItsOwnKnobs) {
+  std::string fix = ModelFix(R"([{"path": "damon_reclaim", "min_age_us": 10000000}])");
+  EXPECT_NE(fix.find("pageout scheme damon_reclaim (minimum age 10.000 s)"), std::string::npos) << fix;
+  EXPECT_NE(fix.find("Its minimum age is already above that"), std::string::npos) << fix;
+  EXPECT_NE(fix.find("echo N > /sys/module/damon_reclaim/parameters/enabled"), std::string::npos) << fix;
+  EXPECT_EQ(fix.find("memcg filter"), std::string::npos) << fix;
+}
+
 // Records run_in_memcg.sh with the library at `lib` under `limit_mb` into
 // `db`, and prints the text report into the test log.
 void CollectThrash(const std::string& db, const std::string& lib, int limit_mb) {
