@@ -7,13 +7,13 @@
 #include "analyze/pagecache.h"
 
 #include <algorithm>
-#include <utility>
 #include <cstdio>
 #include <memory>
 #include <set>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "analyze/file_paths.h"
 #include "analyze/finding_print.h"

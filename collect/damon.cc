@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <utility>
 #include <vector>
 
 #include "common/util.h"
@@ -21,23 +22,20 @@ std::string Read(const fs::path& p) {
   return line;
 }
 
-// Numbered entries (0, 1, ...) of a sysfs directory, in order.
-std::vector<std::string> Numbered(const fs::path& dir) {
-  std::vector<int> ids;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const std::string n = e.path().filename().string();
-    if (!n.empty() && std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; }))
-      ids.push_back(std::stoi(n));
-  }
-  std::sort(ids.begin(), ids.end());
-  std::vector<std::string> out;
-  for (int i : ids) out.push_back(std::to_string(i));
-  return out;
-}
-
 bool IsNumber(const std::string& s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// Numbered entries (0, 1, ...) of a sysfs directory, in numeric order.
+std::vector<std::string> Numbered(const fs::path& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (IsNumber(e.path().filename().string())) out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end(), [](const std::string& a, const std::string& b) {
+    return std::make_pair(a.size(), a) < std::make_pair(b.size(), b);
+  });
+  return out;
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 //===- findings_json.cc - stall findings from --json, for assertions -----===//
 #include "tests/findings_json.h"
 
+#include <gtest/gtest.h>
+
 #include <fstream>
 #include <sstream>
 
@@ -52,6 +54,24 @@ std::vector<FindingFields> AnalyzeStalls(const std::string& db, const std::strin
   }
   std::ofstream(json_path) << r.out;
   return ReadStallFindings(json_path, error);
+}
+
+FindingFields PagecacheFileRow(const std::string& json_path, const std::string& field, const std::string& value) {
+  CmdResult r = RunCmd({"/usr/bin/python3", "-c",
+                        "import json, sys\n"
+                        "for f in json.load(open(sys.argv[1]))['files']:\n"
+                        "    if str(f.get(sys.argv[2])) == sys.argv[3]:\n"
+                        "        for k, v in f.items(): print(k, json.dumps(v), sep='\\t')\n",
+                        json_path, field, value});
+  EXPECT_EQ(r.status, 0) << "python3 could not read " << json_path << " as a pagecache report: " << r.err;
+  FindingFields out;
+  std::istringstream in(r.out);
+  std::string line;
+  while (std::getline(in, line)) {
+    size_t tab = line.find('\t');
+    if (tab != std::string::npos) out[line.substr(0, tab)] = line.substr(tab + 1);
+  }
+  return out;
 }
 
 std::vector<FindingFields> ForThread(const std::vector<FindingFields>& all, const std::string& comm) {

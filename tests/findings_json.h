@@ -23,6 +23,11 @@ std::vector<FindingFields> ReadStallFindings(const std::string& path, std::strin
 // and reads it; on any failure returns nothing and sets *error.
 std::vector<FindingFields> AnalyzeStalls(const std::string& db, const std::string& json_path, std::string* error);
 
+// The files[] row of `syspgo analyze DB pagecache --json` output saved at
+// `json_path` whose `field` prints as `value` (e.g. "file" and a path, or
+// "ino" and a number), flattened to field -> JSON text; empty if none.
+FindingFields PagecacheFileRow(const std::string& json_path, const std::string& field, const std::string& value);
+
 // The findings whose detail.comm is `comm`.
 std::vector<FindingFields> ForThread(const std::vector<FindingFields>& all, const std::string& comm);
 

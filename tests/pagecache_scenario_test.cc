@@ -55,25 +55,6 @@ std::vector<FindingFields> Findings(const std::string& db, const std::string& js
   return all;
 }
 
-// The files[] row of `path` in the JSON, flattened: field -> JSON text.
-FindingFields FileRow(const std::string& json_path, const std::string& path) {
-  CmdResult r = RunCmd({"/usr/bin/python3", "-c",
-                        "import json, sys\n"
-                        "for f in json.load(open(sys.argv[1]))['files']:\n"
-                        "    if f['file'] == sys.argv[2]:\n"
-                        "        for k, v in f.items(): print(k, json.dumps(v), sep='\\t')\n",
-                        json_path, path});
-  EXPECT_EQ(r.status, 0) << r.err;
-  FindingFields out;
-  std::istringstream in(r.out);
-  std::string line;
-  while (std::getline(in, line)) {
-    size_t tab = line.find('\t');
-    if (tab != std::string::npos) out[line.substr(0, tab)] = line.substr(tab + 1);
-  }
-  return out;
-}
-
 TEST(AnalyzePagecache, TextMatchesExpected) {
   TempDir dir;
   CmdResult r = RunCmd({SyspgoBin(), "analyze", LoadFixture(dir), "pagecache"});
@@ -109,10 +90,10 @@ TEST(AnalyzePagecache, FixtureChurnIsMemcgReclaimNotDropCaches) {
   EXPECT_NE(f.at("fix").find("prefetch"), std::string::npos) << f.at("fix");
   EXPECT_NE(raw.find("\"kind\": \"pagecache-churn\""), std::string::npos);
 
-  FindingFields log = FileRow(dir.File("pc.json"), "/data/log.txt");
+  FindingFields log = PagecacheFileRow(dir.File("pc.json"), "file", "/data/log.txt");
   EXPECT_EQ(log["refaults_by"], R"({"truncation": 8})");
   EXPECT_EQ(log["churns"], "false");
-  FindingFields libc = FileRow(dir.File("pc.json"), "/usr/lib/libc.so.6");
+  FindingFields libc = PagecacheFileRow(dir.File("pc.json"), "file", "/usr/lib/libc.so.6");
   EXPECT_EQ(libc["deleted_by"], R"({"kswapd": 4})");
   EXPECT_EQ(libc["churn_pages"], "4");
   EXPECT_EQ(libc["churns"], "false");
@@ -275,7 +256,7 @@ TEST(PagecacheScenario, ThrashIsDiagnosedAndTheSuggestedLimitFixesIt) {
   ASSERT_NO_FATAL_FAILURE(CollectThrash(fixed, lib, static_cast<int>(suggested / kMiB)));
   std::vector<FindingFields> after = Findings(fixed, dir.File("fixed.json"), &raw);
   for (const FindingFields& x : after) EXPECT_NE(x.at("file"), lib) << "still churns: " << x.at("title");
-  FindingFields row = FileRow(dir.File("fixed.json"), lib);
+  FindingFields row = PagecacheFileRow(dir.File("fixed.json"), "file", lib);
   ASSERT_FALSE(row.empty()) << "the library's pages were not recorded in the second run:\n" << raw;
   // The first pass reads the library in. Not all of it: pages of the file
   // just written by the first run can survive the runner's drop_caches.

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -20,6 +21,8 @@
 
 #include "analyze/pagecache.h"
 #include "collect/damon.h"
+#include "common/util.h"
+#include "tests/findings_json.h"
 #include "tests/test_util.h"
 
 namespace syspgo::test {
@@ -306,16 +309,14 @@ TEST(PagecacheGroup, TruncateBurstSharesItsFirstStack) {
   // The run kept the kernel's symbols although the cpu group did not run,
   // so the analysis names the truncation from the stored stacks.
   EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM run_kallsyms JOIN kallsyms USING (hash) WHERE size > 0"), 1);
-  CmdResult a = RunCmd({SyspgoBin(), "analyze", db_path, "pagecache", "--json"});
+  std::string json = dir.File("pc.json");
+  CmdResult a = RunCmd({"/bin/sh", "-c", ShellQuote(SyspgoBin()) + " analyze " + ShellQuote(db_path) +
+                                           " pagecache --json > " + ShellQuote(json)});
   ASSERT_EQ(a.status, 0) << a.err;
-  std::string file = "\"ino\": " + std::to_string(f.ino) + ",";
-  size_t at = a.out.find(file);
-  ASSERT_NE(at, std::string::npos) << a.out;
-  size_t by = a.out.find("\"deleted_by\": ", at);
-  ASSERT_NE(by, std::string::npos) << a.out;
-  std::string deleted_by = a.out.substr(by, a.out.find('}', by) - by);
-  EXPECT_NE(deleted_by.find("\"truncation\": "), std::string::npos) << deleted_by;
-  EXPECT_EQ(deleted_by.find("\"other\""), std::string::npos) << deleted_by;
+  FindingFields row = PagecacheFileRow(json, "ino", std::to_string(f.ino));
+  ASSERT_TRUE(row.count("deleted_by")) << ReadAll(json);
+  EXPECT_NE(row["deleted_by"].find("\"truncation\": "), std::string::npos) << row["deleted_by"];
+  EXPECT_EQ(row["deleted_by"].find("\"other\""), std::string::npos) << row["deleted_by"];
 }
 
 // The DAMON snapshot from a made-up sysfs: a running kdamond with a
@@ -324,8 +325,8 @@ TEST(PagecacheGroup, TruncateBurstSharesItsFirstStack) {
 TEST(Damon, PageoutSchemesOfRunningKdamondsAndTheReclaimModule) {
   TempDir dir;
   auto put = [&](const std::string& rel, const std::string& text) {
-    std::string p = dir.path() + "/" + rel;
-    ASSERT_EQ(Sh("mkdir -p \"$(dirname " + p + ")\"").status, 0);
+    std::filesystem::path p = std::filesystem::path(dir.path()) / rel;
+    std::filesystem::create_directories(p.parent_path());
     std::ofstream(p) << text << "\n";
   };
   std::string k0 = "kernel/mm/damon/admin/kdamonds/0/", k1 = "kernel/mm/damon/admin/kdamonds/1/";
