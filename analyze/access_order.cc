@@ -3,6 +3,7 @@
 #include "analyze/sample_set.h"
 
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include <algorithm>
 #include <climits>
@@ -42,6 +43,18 @@ std::map<std::pair<uint64_t, uint64_t>, std::string> ExecNames(Db& db, int64_t r
   return out;
 }
 
+// Whether (dev, ino) is a block device's own page cache, where file systems
+// keep the metadata they read (directories, inode tables, extent blocks):
+// its inode lives on the kernel's internal bdev file system (an anonymous
+// device, major 0), numbered by the device's kernel dev_t (major << 20 |
+// minor), and the device is here now.
+bool IsBlockDeviceCache(uint64_t dev, uint64_t ino) {
+  if (major(static_cast<dev_t>(dev)) != 0 || ino == 0) return false;
+  std::string sys = "/sys/dev/block/" + std::to_string(ino >> 20) + ":" + std::to_string(ino & 0xfffff);
+  struct stat sb {};
+  return stat(sys.c_str(), &sb) == 0;
+}
+
 // Paths: opens (file) first, then the mappings the cpu group saw.
 constexpr char kTouchesSql[] = R"sql(
 WITH start AS (SELECT COALESCE(command_start_ts, 0) AS t0 FROM run WHERE id = ?1),
@@ -71,6 +84,21 @@ WHERE t.ts >= s.t0
 ORDER BY t.ts, t.dev, t.ino, t.off
 )sql";
 
+// Opens that walked their whole path: those that opened something, and
+// those that failed on a missing (ENOENT), non-directory (ENOTDIR) or
+// forbidden (EACCES) name; and every exec, whose ELF interpreter the kernel
+// looks up too (no syscall shows that one).
+constexpr char kLookupsSql[] = R"sql(
+WITH start AS (SELECT COALESCE(command_start_ts, 0) AS t0 FROM run WHERE id = ?1)
+SELECT MAX(l.ts - s.t0, 0), l.path, l.is_exec FROM (
+  SELECT ts, path, 0 AS is_exec FROM file_open WHERE run_id = ?1 AND (ret >= 0 OR ret IN (-2, -13, -20))
+  UNION ALL
+  SELECT ts, filename, 1 FROM exec WHERE run_id = ?1
+) l CROSS JOIN start s
+WHERE l.ts >= s.t0 AND l.path != ''
+ORDER BY l.ts, l.path
+)sql";
+
 }  // namespace
 
 Result<AccessOrder> FileAccessOrder(Db& db, int64_t run_id) {
@@ -80,6 +108,7 @@ Result<AccessOrder> FileAccessOrder(Db& db, int64_t run_id) {
   AccessOrder out;
   std::vector<std::string> unnamed;
   std::vector<FileTouch> nameless;  // touches of files no open named
+  auto exec_files = ExecNames(db, run_id);
   Status err;
   while (st->Step(&err)) {
     FileTouch t;
@@ -90,15 +119,19 @@ Result<AccessOrder> FileAccessOrder(Db& db, int64_t run_id) {
     t.length = st->Int(4);
     t.source = st->Text(5)[0];
     t.path = st->Text(6);
+    t.exec_file = exec_files.count({t.dev, t.ino}) != 0;
     (t.source == 'r' ? out.reads : t.source == 'f' ? out.faults : t.source == 'a' ? out.around : out.additions)++;
     (t.path.empty() ? nameless : out.touches).push_back(std::move(t));
   }
   if (!err.ok()) return err.error();
   if (!nameless.empty()) {
-    auto names = ExecNames(db, run_id);
     for (FileTouch& t : nameless) {
-      auto it = names.find({t.dev, t.ino});
-      if (it == names.end()) {
+      auto it = exec_files.find({t.dev, t.ino});
+      if (it == exec_files.end() && IsBlockDeviceCache(t.dev, t.ino)) {
+        out.metadata_bytes += t.length;
+        continue;
+      }
+      if (it == exec_files.end()) {
         unnamed.push_back(std::to_string(t.dev) + ":" + std::to_string(t.ino));
         continue;
       }
@@ -112,6 +145,17 @@ Result<AccessOrder> FileAccessOrder(Db& db, int64_t run_id) {
   std::sort(unnamed.begin(), unnamed.end());
   unnamed.erase(std::unique(unnamed.begin(), unnamed.end()), unnamed.end());
   out.unnamed = std::move(unnamed);
+  auto lk = db.Prepare(kLookupsSql);
+  if (!lk) return lk.error();
+  lk->Bind(1, run_id);
+  while (lk->Step(&err)) {
+    PathLookup l{lk->Text(1), static_cast<uint64_t>(lk->Int(0))};
+    if (lk->Int(2) && !l.path.empty() && l.path[0] == '/')
+      if (auto interp = ReadElfInterpreter(l.path); interp && !interp->empty())
+        out.lookups.push_back({*interp, l.ts_ns});
+    out.lookups.push_back(std::move(l));
+  }
+  if (!err.ok()) return err.error();
   return out;
 }
 

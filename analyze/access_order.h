@@ -25,11 +25,28 @@ struct FileTouch {
   uint64_t offset = 0, length = 0;  // bytes
   uint64_t ts_ns = 0;    // ns since the command started (run.command_start_ts)
   char source = 'r';     // r read, f fault, a fault-around window, p page-cache addition
+  // The file is an executable the run exec'd, or its ELF interpreter. The
+  // kernel reads pages of these during execve with no user fault or read
+  // call to show for it (the headers, and the page padzero() clears before
+  // the bss), so only the page-cache additions name those.
+  bool exec_file = false;
+};
+
+// A path the traced tree looked up: an exec, an open, or an open that found
+// nothing (ENOENT, ENOTDIR) or was refused (EACCES) after walking the path.
+struct PathLookup {
+  std::string path;    // as the program gave it (absolute or not)
+  uint64_t ts_ns = 0;  // ns since the command started
 };
 
 struct AccessOrder {
   std::vector<FileTouch> touches;  // ascending ts_ns
+  std::vector<PathLookup> lookups;  // ascending ts_ns
   std::vector<std::string> unnamed;  // "dev:ino" of files touched whose path the run never saw
+  // Bytes added to block devices' own page cache: file-system metadata the
+  // run's path walks and mappings read. No path names it; a plan's lookups
+  // make the walks read it again.
+  uint64_t metadata_bytes = 0;
   // How many touches each layer gave.
   uint64_t reads = 0, faults = 0, around = 0, additions = 0;
 };

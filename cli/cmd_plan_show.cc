@@ -16,8 +16,8 @@ const char kHelp[] = R"(usage: syspgo plan-show PLAN [--json] [-v]
 Prints a prefetch plan: where it was made, then its files in first-touch
 order with their extents and bytes.
 
-  --json   the whole plan as JSON (every file, fingerprint and extent)
-  -v       also list every extent in replay order
+  --json   the whole plan as JSON (every file, fingerprint, extent and lookup)
+  -v       also list every path looked up and every extent, in replay order
 
 examples:
   syspgo plan-show app.plan
@@ -36,6 +36,7 @@ void PrintText(const std::string& name, const Plan& plan, bool verbose) {
          c.syspgo_version.c_str());
   printf("made on  %s from %u run(s): %s\n", c.host.empty() ? "unknown host" : c.host.c_str(), c.merged_runs,
          Runs(c.source_run_ids).c_str());
+  printf("looks up %zu paths first\n", plan.lookups.size());
   printf("reads    %s (%llu bytes) in %zu extents of %zu files\n\n", FormatBytes(plan.Bytes()).c_str(),
          static_cast<unsigned long long>(plan.Bytes()), plan.ExtentCount(), plan.files.size());
 
@@ -53,6 +54,14 @@ void PrintText(const std::string& name, const Plan& plan, bool verbose) {
   printf("%s", files.Text().c_str());
   if (!verbose) return;
 
+  if (!plan.lookups.empty()) {
+    Table lookups({{"order", "order", Table::Align::kRight, true},
+                   {"first lookup", "first_touch_ns", Table::Align::kRight, true},
+                   {"path", "path", Table::Align::kLeft}});
+    for (const PlanLookup& l : plan.lookups)
+      lookups.AddRow({std::to_string(lookups.size() + 1), FormatNs(l.first_touch_ns), l.path});
+    printf("\n%s", lookups.Text().c_str());
+  }
   printf("\n%s", ReplayListing(plan).c_str());
 }
 

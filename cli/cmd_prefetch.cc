@@ -34,10 +34,11 @@ void Help() {
   std::string budget_limits = "1.." + std::to_string(kPrefetchMaxBudget >> 20);
   printf(
       "usage: syspgo prefetch PLAN [OPTIONS] [-- CMD ARGS...]\n\n"
-      "Reads the byte ranges a prefetch plan lists into the page cache, in the order\n"
-      "the program first touched them. With a command, starts it once the first\n"
-      "--lead MiB of the plan are queued at the disk (the replay then runs ahead of\n"
-      "it), or after the whole replay with --before.\n"
+      "Looks up the paths the program looked up (so its path walks find directories\n"
+      "and inodes in memory), then reads the byte ranges the plan lists into the page\n"
+      "cache, in the order the program first touched them. With a command, starts it\n"
+      "once the first --lead MiB of the plan are queued at the disk (the replay then\n"
+      "runs ahead of it), or after the whole replay with --before.\n"
       "Files changed or missing since the plan was made are skipped with a warning.\n\n"
       "what to do:\n"
       "  --dry-run       check the files and print what would be read; read nothing\n"
@@ -45,7 +46,10 @@ void Help() {
       "tuning          default  limits\n"
       "  --threads N   %-8u %-9s reading threads\n"
       "  --budget MiB  %-8llu %-9s MiB being read at once (the memory budget)\n"
-      "  --lead MiB    %-8llu %-9s MiB queued before CMD starts\n\n"
+      "  --lead MiB    %-8llu %-9s MiB queued before CMD starts\n"
+      "  --io-priority idle|inherit\n"
+      "                idle (default): read in the idle I/O class, so that CMD's own\n"
+      "                reads go first; inherit: in this process's class\n\n"
       "output:\n"
       "  -v              print the summary also when running CMD (on stderr)\n"
       "  -vv             also one line per file\n\n"
@@ -84,7 +88,8 @@ int Parse(const std::vector<std::string>& args, Options* o) {
     if (a.rfind("--", 0) == 0 && eq != std::string::npos) {
       value = a.substr(eq + 1);
       a = a.substr(0, eq);
-    } else if ((a == "--threads" || a == "--budget" || a == "--lead") && i + 1 < args.size()) {
+    } else if ((a == "--threads" || a == "--budget" || a == "--lead" || a == "--io-priority") &&
+               i + 1 < args.size()) {
       value = args[++i];
     }
     uint64_t n = 0;
@@ -115,6 +120,10 @@ int Parse(const std::vector<std::string>& args, Options* o) {
         return UsageError("--lead wants MiB from 0 to " + std::to_string(kPrefetchMaxBudget >> 20) + ", not '" +
                           value + "'");
       o->prefetch.lead_bytes = n << 20;
+    } else if (a == "--io-priority") {
+      if (value != "idle" && value != "inherit")
+        return UsageError("--io-priority wants idle or inherit, not '" + value + "'");
+      o->prefetch.idle_io = value == "idle";
     } else if (a.size() > 1 && a[0] == '-') {
       return UsageError("prefetch: unknown option '" + a + "'; see 'syspgo prefetch --help'");
     } else if (o->plan.empty()) {
@@ -135,6 +144,9 @@ void PrintStats(FILE* f, const Plan& plan, const PrefetchStats& s, int verbose) 
           rate.c_str());
   fprintf(f, "skipped     %zu changed, %zu missing, %zu failed, %zu not reached\n", s.files_changed, s.files_missing,
           s.files_failed, s.files_not_reached);
+  if (s.lookups_planned)
+    fprintf(f, "looked up   %zu paths first (%zu found), %s\n", s.lookups_planned, s.lookups_found,
+            FormatNs(s.lookup_ns).c_str());
   if (verbose < 2) return;
   Table t({{"outcome", "outcome", Table::Align::kLeft},
            {"read", "bytes_read", Table::Align::kRight, true},
@@ -223,6 +235,7 @@ int Prefetch(const std::vector<std::string>& args) {
   }
 
   if (!with_command || o.before) {
+    if (with_command) o.prefetch.command = o.command.front();
     PrefetchStats s = Replay(plan.value(), o.prefetch);
     if (!with_command || o.verbose) PrintStats(with_command ? stderr : stdout, plan.value(), s, o.verbose);
     return with_command ? RunCommand(o.command) : 0;
@@ -230,6 +243,7 @@ int Prefetch(const std::vector<std::string>& args) {
 
   // In parallel: the replay starts first and stays ahead of the command's
   // own reads; once the command is done, reading further is pointless.
+  o.prefetch.command = o.command.front();
   std::atomic<bool> cancel{false};
   o.prefetch.cancel = &cancel;
   std::promise<void> queued;

@@ -138,6 +138,7 @@ Plan FromProto(const PrefetchPlan& pb) {
     pf.fingerprint = {f.size(), f.mtime_ns(), f.inode(), f.device(), f.sample_checksum(), f.ctime_ns()};
     for (const auto& e : f.extents()) pf.extents.push_back({e.offset(), e.length(), e.first_touch_ns()});
   }
+  for (const auto& l : pb.lookups()) plan.lookups.push_back({l.path(), l.first_touch_ns()});
   return plan;
 }
 
@@ -165,7 +166,16 @@ PrefetchPlan ToProto(const Plan& plan) {
       pe->set_first_touch_ns(e.first_touch_ns);
     }
   }
+  for (const auto& l : plan.lookups) {
+    auto* pl = pb.add_lookups();
+    pl->set_path(l.path);
+    pl->set_first_touch_ns(l.first_touch_ns);
+  }
   return pb;
+}
+
+bool LookupOrder(const PlanLookup& a, const PlanLookup& b) {
+  return a.first_touch_ns != b.first_touch_ns ? a.first_touch_ns < b.first_touch_ns : a.path < b.path;
 }
 
 std::string RemakeAdvice(const std::string& name) {
@@ -312,6 +322,14 @@ void PlanBuilder::Add(TouchRecord r) {
   if (r.length > 0) records_.push_back(std::move(r));
 }
 
+void PlanBuilder::AddLookup(const std::string& path, uint64_t ts_ns) {
+  if (path.empty() || path[0] != '/') return;  // relative to a directory the plan does not know
+  for (const char* pseudo : {"/proc/", "/sys/", "/dev/"})
+    if (path.rfind(pseudo, 0) == 0) return;
+  auto [it, added] = lookups_.emplace(path, ts_ns);
+  if (!added) it->second = std::min(it->second, ts_ns);
+}
+
 PlanBuilder::Output PlanBuilder::Build() const {
   Output out;
   out.plan.creation = creation_;
@@ -353,6 +371,8 @@ PlanBuilder::Output PlanBuilder::Build() const {
     out.plan.files.push_back({path, fp.value(), Coalesce(std::move(pieces), merge_gap_)});
   }
   SortFiles(out.plan.files);
+  for (const auto& [path, ts] : lookups_) out.plan.lookups.push_back({path, ts});
+  std::sort(out.plan.lookups.begin(), out.plan.lookups.end(), LookupOrder);
   return out;
 }
 
@@ -367,7 +387,9 @@ Result<Plan> MergePlans(const std::vector<Plan>& plans) {
   std::set<int64_t> runs;
   // path -> the file entries that list it, in plan order.
   std::map<std::string, std::vector<const PlanFile*>> by_path;
+  std::map<std::string, std::vector<uint64_t>> lookup_times;
   for (const auto& p : plans) {
+    for (const auto& l : p.lookups) lookup_times[l.path].push_back(l.first_touch_ns);
     merged.creation.merged_runs += std::max<uint32_t>(1, p.creation.merged_runs);
     for (const auto& h : Split(p.creation.host, ','))
       if (!h.empty()) hosts.insert(h);
@@ -408,6 +430,8 @@ Result<Plan> MergePlans(const std::vector<Plan>& plans) {
     merged.files.push_back({path, fp, Coalesce(std::move(pieces), 0)});
   }
   SortFiles(merged.files);
+  for (auto& [path, times] : lookup_times) merged.lookups.push_back({path, Median(std::move(times))});
+  std::sort(merged.lookups.begin(), merged.lookups.end(), LookupOrder);
   return merged;
 }
 
@@ -447,6 +471,15 @@ Status CheckPlan(const Plan& plan, const std::string& name) {
     for (size_t e = 1; e < by_offset.size(); ++e)
       if (by_offset[e - 1].offset + by_offset[e - 1].length > by_offset[e].offset)
         return bad(where + " has overlapping extents at offset " + std::to_string(by_offset[e].offset));
+  }
+  std::set<std::string> looked_up;
+  for (size_t i = 0; i < plan.lookups.size(); ++i) {
+    const PlanLookup& l = plan.lookups[i];
+    std::string where = "lookup #" + std::to_string(i) + " (" + l.path + ")";
+    if (l.path.empty() || l.path[0] != '/') return bad(where + " is not an absolute path");
+    if (l.path.find('\0') != std::string::npos) return bad(where + " holds a NUL byte");
+    if (!looked_up.insert(l.path).second) return bad(where + " is listed twice");
+    if (i > 0 && LookupOrder(l, plan.lookups[i - 1])) return bad(where + " is out of first-lookup order");
   }
   return {};
 }
@@ -585,7 +618,11 @@ std::string PlanJson(const Plan& plan) {
     }
     out += "]}";
   }
-  out += plan.files.empty() ? "]}\n" : "\n ]}\n";
+  out += plan.files.empty() ? "],\n \"lookups\": [" : "\n ],\n \"lookups\": [";
+  for (size_t i = 0; i < plan.lookups.size(); ++i)
+    out += std::string(i ? "," : "") + "\n  {\"path\": \"" + JsonEscape(plan.lookups[i].path) +
+           "\", \"first_touch_ns\": " + std::to_string(plan.lookups[i].first_touch_ns) + "}";
+  out += plan.lookups.empty() ? "]}\n" : "\n ]}\n";
   return out;
 }
 

@@ -9,6 +9,7 @@
 // replayer never reads a file that changed since the plan was made.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -57,10 +58,20 @@ struct PlanCreation {
   bool operator==(const PlanCreation&) const = default;
 };
 
+// A path the program looked up (see Lookup in the schema): the replayer
+// resolves it before reading, so the program's own path walks find the
+// directories and inodes in memory.
+struct PlanLookup {
+  std::string path;             // absolute, as the program gave it
+  uint64_t first_touch_ns = 0;  // ns since program start
+  bool operator==(const PlanLookup&) const = default;
+};
+
 struct Plan {
   uint32_t format_version = kPlanFormatVersion;
   PlanCreation creation;
   std::vector<PlanFile> files;  // ordered by first touch of their first extent
+  std::vector<PlanLookup> lookups;  // first-lookup order
   uint64_t Bytes() const;
   size_t ExtentCount() const;
   bool operator==(const Plan&) const = default;
@@ -94,6 +105,10 @@ inline constexpr uint64_t kPlanDefaultMergeGap = 16 << 10;  // bytes
 class PlanBuilder {
  public:
   void Add(TouchRecord r);
+  // A path the program looked up at ts_ns. Relative paths and paths under
+  // /proc, /sys and /dev (no disk behind them) are ignored; a path looked
+  // up again keeps its first time.
+  void AddLookup(const std::string& path, uint64_t ts_ns);
   // Bytes, rounded down to whole pages; 0 merges only touching ranges.
   void SetMergeGap(uint64_t bytes) { merge_gap_ = bytes / kPlanPageSize * kPlanPageSize; }
   void SetCreation(PlanCreation c) { creation_ = std::move(c); }
@@ -109,6 +124,7 @@ class PlanBuilder {
 
  private:
   std::vector<TouchRecord> records_;
+  std::map<std::string, uint64_t> lookups_;  // path -> first lookup
   PlanCreation creation_;
   uint64_t merge_gap_ = kPlanDefaultMergeGap;
 };
@@ -117,7 +133,8 @@ class PlanBuilder {
 // each range ordered by the median of its first-touch times across the plans
 // that touched it. A path whose fingerprint differs between plans keeps the
 // fingerprint of the last plan listing it, and only the ranges of the plans
-// that agree with that one (the others described older contents).
+// that agree with that one (the others described older contents). Lookups
+// are the union of the plans', each at the median of its first-lookup times.
 Result<Plan> MergePlans(const std::vector<Plan>& plans);
 
 // Reads a file's fingerprint. The sampled blocks are read with O_DIRECT

@@ -54,12 +54,13 @@ Result<PlanFromRunResult> PlanFromRun(Db& db, int64_t run_id, const PlanFromRunO
     bool is_direct = direct.count({t.dev, t.ino}) != 0;
     bool keep = t.source == 'r' || t.source == 'f' ||
                 (t.source == 'a' && pages != PlanPages::kTouched) ||
-                (t.source == 'p' && (pages == PlanPages::kCached || !is_direct));
+                (t.source == 'p' && (pages == PlanPages::kCached || !is_direct || t.exec_file));
     if (!keep) continue;
     if (!is_direct) fallback.insert({t.dev, t.ino});
     b.Add({t.path, t.dev, t.ino, t.offset, t.length, t.ts_ns});
     r.touches++;
   }
+  for (const PathLookup& l : order->lookups) b.AddLookup(l.path, l.ts_ns);
   r.fallback_files = fallback.size();
   r.pages = pages;
   char host[256] = {};

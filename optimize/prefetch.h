@@ -49,6 +49,15 @@ struct PrefetchOptions {
   // not yet queued costs a read of the device's whole readahead window.
   std::function<void()> on_queued;
   uint64_t lead_bytes = kPrefetchDefaultLead;
+  // Read in the idle I/O class, so that other tasks' reads (the command's
+  // own misses) go first.
+  bool idle_io = true;
+  // The command the replay runs beside (its argv[0]), if any. Its PATH
+  // search is looked up first, as execvp(3) will make it: the misses in the
+  // directories before the one that holds it are lookups too, which no
+  // profile sees (a failed exec leaves no trace), and behind the queued
+  // extents each cost the exec a disk read.
+  std::string command;
 };
 
 enum class FileOutcome {
@@ -72,13 +81,18 @@ struct PrefetchStats {
   uint64_t extents_read = 0;
   uint64_t bytes_read = 0;     // bytes the reads returned (short at end of file)
   uint64_t bytes_planned = 0;  // Plan::Bytes()
-  uint64_t elapsed_ns = 0;
+  uint64_t elapsed_ns = 0;     // lookups included
+  size_t lookups_planned = 0;  // Plan::lookups, and the command's PATH search
+  size_t lookups_found = 0;    // of them, paths that resolved (the others were missing, as they
+                               // often were for the program too: a library search's misses)
+  uint64_t lookup_ns = 0;      // time the lookups took, before any extent was queued
   unsigned threads = 0;        // threads used (fewer than asked when the budget is small)
   uint64_t chunk_bytes = 0;    // longest single read request
 };
 
-// Replays `plan`. Never fails as a whole: per-file problems are in the stats
-// and reported through options.warn.
+// Replays `plan`: resolves its lookups, then reads its extents. Never fails
+// as a whole: per-file problems are in the stats and reported through
+// options.warn (a lookup that finds nothing is not a problem).
 PrefetchStats Replay(const Plan& plan, const PrefetchOptions& options);
 
 // Checks every file as Replay would (without reading planned data into the

@@ -204,6 +204,54 @@ TEST(ColdStartExample, AfterThePlanTheProgramReadsNothingItTouches) {
   EXPECT_GE(QueryInt(d, "SELECT COUNT(*) FROM page_fault WHERE ino = " + std::to_string(StatFile(lib).ino)), 500);
 }
 
+// The plan lists the paths the run looked up, to be resolved before any
+// read: the programs exec'd as the kernel named them, their ELF
+// interpreter (no syscall shows that lookup), the files opened, and the
+// ones tried and not found (a library search's misses cost a lookup too).
+TEST(ColdStart, PlanLooksUpWhatTheRunLookedUpFoundOrNot) {
+  TempDir dir;
+  std::string data = dir.File("data.txt"), missing = dir.File("lib/tls/libnone.so");
+  ASSERT_EQ(Sh("echo hello > " + data).status, 0);
+  std::string db = dir.File("run.db"), plan = dir.File("run.plan");
+  CmdResult c = Collect(db, {}, {"/bin/sh", "-c", "cat " + missing + " 2>/dev/null; cat " + data});
+  ASSERT_EQ(c.status, 0) << c.err;
+  EXPECT_EQ(c.out, "hello\n");
+  {
+    // The cold run re-read file-system metadata for its path walks: pages
+    // of the disk's own cache, which no path names and no plan reads.
+    Db d = OpenDb(db);
+    EXPECT_GT(QueryInt(d, "SELECT COUNT(*) FROM page_cache WHERE op = 1 AND (dev >> 8) = 0 AND ino > 1048576"), 0);
+  }
+  CmdResult o = RunCmd({SyspgoBin(), "optimize", db, "--emit", "plan", "-o", plan});
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_EQ(o.err.find("never saw their path"), std::string::npos) << "metadata is not an unnamed file: " << o.err;
+  auto p = ReadPlan(plan);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  std::set<std::string> paths;
+  for (const PlanLookup& l : p->lookups) paths.insert(l.path);
+  std::string all;
+  for (const auto& s : paths) all += s + "\n";
+  EXPECT_EQ(paths.count("/bin/sh"), 1u) << all;
+  EXPECT_EQ(paths.count(data), 1u) << all;
+  EXPECT_EQ(paths.count(missing), 1u) << all;
+  bool cat = false, interp = false;
+  for (const auto& s : paths) {
+    cat |= s.size() > 4 && s.compare(s.size() - 4, 4, "/cat") == 0;
+    interp |= s.find("/ld-linux") != std::string::npos;
+    EXPECT_NE(s.rfind("/proc/", 0), 0u) << s;
+    EXPECT_EQ(s[0], '/') << s;
+  }
+  EXPECT_TRUE(cat) << "cat's exec: " << all;
+  EXPECT_TRUE(interp) << "the ELF interpreter: " << all;
+  // In the run's order: the shell's exec, the miss, then the file.
+  std::map<std::string, uint64_t> at;
+  for (const PlanLookup& l : p->lookups) at[l.path] = l.first_touch_ns;
+  EXPECT_LT(at["/bin/sh"], at[missing]);
+  EXPECT_LT(at[missing], at[data]);
+  CmdResult show = RunCmd({SyspgoBin(), "plan-show", plan});
+  EXPECT_NE(show.out.find("looks up " + std::to_string(paths.size()) + " paths first"), std::string::npos) << show.out;
+}
+
 TEST(ColdStart, OptimizeRefusesAnUnknownPagesChoice) {
   CmdResult o = RunCmd({SyspgoBin(), "optimize", "x.db", "--emit", "plan", "--pages", "some", "-o", "x.plan"});
   EXPECT_EQ(o.status, 2);

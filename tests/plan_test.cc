@@ -74,6 +74,26 @@ TEST(PlanBuilder, AlignsToPagesKeepsFirstTouchAndMergesTouchingRanges) {
   EXPECT_EQ(out.plan.creation.syspgo_version, SYSPGO_VERSION);
 }
 
+TEST(PlanBuilder, LookupsKeepTheirFirstTimeAndSkipPathsWithNoDiskBehindThem) {
+  TempDir dir;
+  std::string a = dir.File("a");
+  WriteFile(a, Pattern(4096, 3));
+  PlanBuilder b;
+  b.Add(Touch(a, 0, 1, 10));
+  b.AddLookup("/usr/lib/x86_64-linux-gnu/libm.so.6", 30);
+  b.AddLookup("/opt/app/lib/glibc-hwcaps/x86-64-v3/libm.so.6", 20);  // a miss of a library search
+  b.AddLookup("/usr/lib/x86_64-linux-gnu/libm.so.6", 5);             // looked up again, earlier
+  b.AddLookup("lib/relative.so", 1);                                 // relative to an unknown directory
+  b.AddLookup("/proc/self/maps", 2);
+  b.AddLookup("/sys/devices/system/cpu/online", 3);
+  b.AddLookup("/dev/null", 4);
+  b.AddLookup("", 6);
+  auto out = b.Build();
+  EXPECT_EQ(out.plan.lookups, (std::vector<PlanLookup>{{"/usr/lib/x86_64-linux-gnu/libm.so.6", 5},
+                                                       {"/opt/app/lib/glibc-hwcaps/x86-64-v3/libm.so.6", 20}}));
+  EXPECT_TRUE(CheckPlan(out.plan, "built").ok());
+}
+
 TEST(PlanBuilder, RangesWithinTheMergeGapAreReadAsOneWithTheGap) {
   TempDir dir;
   std::string a = dir.File("a");
@@ -195,6 +215,7 @@ Plan SamplePlan() {
                      {{0, 8 * kPage, 0}, {16 * kPage, kPage, 1000000}, {(1ULL << 39), kPage, 1000000}}});
   p.files.push_back({"/opt/app/data/a b\u00e9", {5000, 1700000000123456789, 12, 2049, 1},
                      {{0, 2 * kPage, 5}}});
+  p.lookups = {{"/opt/app/bin/app", 0}, {"/opt/app/lib/libbig.so", 7}, {"/opt/app/lib/tls/libbig.so", 7}};
   return p;
 }
 
@@ -253,6 +274,18 @@ TEST(PlanFile, DamagedFilesAreRefusedWithAClearError) {
   Plan overlap = SamplePlan();
   overlap.files[0].extents.push_back({4 * kPage, kPage, 2000000});
   EXPECT_NE(ReadError(dir, "overlap", SerializePlan(overlap)).find("has overlapping extents"), std::string::npos);
+  Plan relative = SamplePlan();
+  relative.lookups[1].path = "lib/tls/libbig.so";
+  EXPECT_NE(ReadError(dir, "relative", SerializePlan(relative)).find("lookup #1 (lib/tls/libbig.so) is not an absolute path"),
+            std::string::npos);
+  Plan twice = SamplePlan();
+  twice.lookups.push_back({"/opt/app/bin/app", 9});
+  EXPECT_NE(ReadError(dir, "twice", SerializePlan(twice)).find("lookup #3 (/opt/app/bin/app) is listed twice"),
+            std::string::npos);
+  Plan unordered = SamplePlan();
+  std::swap(unordered.lookups[1], unordered.lookups[2]);  // same time: ties go by path
+  EXPECT_NE(ReadError(dir, "unordered", SerializePlan(unordered)).find("is out of first-lookup order"),
+            std::string::npos);
   Plan future = SamplePlan();
   future.format_version = 2;
   EXPECT_NE(ReadError(dir, "future", SerializePlan(future)).find("format version 2"), std::string::npos);
@@ -329,6 +362,24 @@ TEST(MergePlans, KeepsOnlyRangesThatDescribeTheNewestContents) {
   EXPECT_EQ(m->files[0].fingerprint.ctime_ns, 99);
 }
 
+TEST(MergePlans, LookupsAreTheUnionAtTheirMedianTime) {
+  Plan p1, p2, p3;
+  p1.files = p2.files = p3.files = {File("/x", {{0, kPage, 10}})};
+  p1.lookups = {{"/a", 10}, {"/b", 40}};
+  p2.lookups = {{"/b", 20}};
+  p3.lookups = {{"/a", 30}, {"/b", 30}, {"/c", 25}};
+  auto m = MergePlans({p1, p2, p3});
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  // /a: 10 and 30 -> 20; /b: 20, 30, 40 -> 30; /c only in one plan.
+  EXPECT_EQ(m->lookups, (std::vector<PlanLookup>{{"/a", 20}, {"/c", 25}, {"/b", 30}}));
+  EXPECT_TRUE(CheckPlan(m.value(), "merged").ok());
+  // A plan written before lookups existed merges as one with none.
+  p1.lookups.clear();
+  m = MergePlans({p1});
+  ASSERT_TRUE(m.ok());
+  EXPECT_TRUE(m->lookups.empty());
+}
+
 TEST(PlanJson, ListsFilesFingerprintsAndExtents) {
   std::string j = PlanJson(SamplePlan());
   EXPECT_NE(j.find("\"host\": \"host-a\", \"merged_runs\": 2, \"source_run_ids\": [3, 7]"), std::string::npos) << j;
@@ -338,6 +389,7 @@ TEST(PlanJson, ListsFilesFingerprintsAndExtents) {
             std::string::npos)
       << j;
   EXPECT_NE(j.find("{\"offset\": 549755813888, \"length\": 4096, \"first_touch_ns\": 1000000}"), std::string::npos);
+  EXPECT_NE(j.find("\"lookups\": [\n  {\"path\": \"/opt/app/bin/app\", \"first_touch_ns\": 0},"), std::string::npos) << j;
 }
 
 // ---- Deploy lists -----------------------------------------------------------

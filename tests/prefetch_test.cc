@@ -9,10 +9,15 @@
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
+#include <utility>
 
 #include "optimize/plan.h"
 #include "optimize/prefetch.h"
@@ -216,6 +221,65 @@ TEST(Replay, SignalsOnceWhenTheLeadIsQueued) {
   Replay(Plan{}, o);
   EXPECT_EQ(calls, 1) << "an empty plan";
   for (const auto& p : w.paths) w.ExpectExactlyPlanned(p);
+}
+
+int IoPriority() { return static_cast<int>(syscall(SYS_ioprio_get, 1 /* IOPRIO_WHO_PROCESS */, 0)); }
+
+// Lookups come first and read no file data: a path only looked up stays out
+// of the page cache, a missing one is no problem. The reads run in the idle
+// I/O class (or the caller's, if asked), and the calling thread gets its
+// own class back.
+TEST(Replay, LookupsReadNoDataAndReadsRunInTheIdleClass) {
+  Workload w;
+  std::string looked = w.dir.File("looked-up-only.bin");
+  WriteSynced(looked, 1 << 20, 9);
+  Evict(looked);
+  ASSERT_NO_FATAL_FAILURE(w.EvictAll());
+  ASSERT_EQ(Count(Resident(looked)), 0u);
+  Plan plan = w.plan;
+  plan.lookups = {{looked, 0}, {w.dir.File("no/such/lib.so"), 1}, {w.paths[0], 2}};
+  ASSERT_TRUE(CheckPlan(plan, "with lookups").ok());
+  const int before = IoPriority();
+  ASSERT_GE(before, 0) << strerror(errno);
+  std::atomic<int> during{-1};
+  PrefetchOptions o;
+  o.lead_bytes = kPage;  // signalled by the worker that queues the first chunk
+  o.on_queued = [&] { during = IoPriority(); };
+  PrefetchStats s = Replay(plan, o);
+  EXPECT_EQ(s.lookups_planned, 3u);
+  EXPECT_EQ(s.lookups_found, 2u);
+  EXPECT_GT(s.lookup_ns, 0u);
+  EXPECT_EQ(Count(Resident(looked)), 0u) << "a lookup read file data";
+  for (const auto& p : w.paths) w.ExpectExactlyPlanned(p);
+  EXPECT_EQ(during.load() >> 13, 3) << "the reading thread's class is not IOPRIO_CLASS_IDLE: " << during.load();
+  EXPECT_EQ(IoPriority(), before);
+
+  ASSERT_NO_FATAL_FAILURE(w.EvictAll());
+  o.idle_io = false;
+  s = Replay(plan, o);
+  EXPECT_EQ(during.load(), before);
+  for (const auto& p : w.paths) w.ExpectExactlyPlanned(p);
+}
+
+// The command's own PATH search is looked up as execvp(3) makes it: each
+// directory in turn, up to the first that holds it.
+TEST(Replay, TheCommandsPathSearchIsLookedUpUpToWhereItIsFound) {
+  TempDir dir;
+  const char* old = getenv("PATH");
+  std::string saved = old ? old : "";
+  setenv("PATH", (dir.File("empty") + ":/usr/bin:/bin").c_str(), 1);
+  auto stats = [](const std::string& command) {
+    PrefetchOptions o;
+    o.command = command;
+    PrefetchStats s = Replay(Plan{}, o);
+    return std::make_pair(s.lookups_planned, s.lookups_found);
+  };
+  EXPECT_EQ(stats("true"), std::make_pair(size_t{3}, size_t{1}));
+  EXPECT_EQ(stats("no-such-command-syspgo"), std::make_pair(size_t{3}, size_t{0}));
+  EXPECT_EQ(stats("/bin/sh"), std::make_pair(size_t{1}, size_t{1}));
+  EXPECT_EQ(stats(""), std::make_pair(size_t{0}, size_t{0}));
+  if (old) setenv("PATH", saved.c_str(), 1);
+  else unsetenv("PATH");
 }
 
 TEST(Replay, CheckingFingerprintsCachesNothing) {

@@ -202,6 +202,12 @@ TEST(Sudo, PrefetchReadsOnlyFilesTheInvokingUserCanRead) {
     DevIno di = StatFile(p);
     b.Add({p, di.dev, di.ino, 0, 64 << 10, p == secret ? 10u : 0u});
   }
+  // A lookup inside a directory only root may search: walked as root, not as the user.
+  std::string hidden_dir = dir.File("private"), hidden = hidden_dir + "/lib.so";
+  ASSERT_EQ(mkdir(hidden_dir.c_str(), 0700), 0);
+  WriteFile(hidden, 4096, 0644);
+  b.AddLookup(open_file, 0);
+  b.AddLookup(hidden, 1);
   auto built = b.Build();
   ASSERT_EQ(built.plan.files.size(), 2u);
   ASSERT_TRUE(WritePlan(built.plan, plan_path).ok());
@@ -219,6 +225,7 @@ TEST(Sudo, PrefetchReadsOnlyFilesTheInvokingUserCanRead) {
   EXPECT_NE(r.err.find("skipping " + secret), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("uid 65534"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("skipping " + open_file), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("looked up   2 paths first (1 found)"), std::string::npos) << r.out;
 
   // As root without sudo, both are read: the skip above was the user's ids.
   Evict(open_file);
@@ -227,6 +234,7 @@ TEST(Sudo, PrefetchReadsOnlyFilesTheInvokingUserCanRead) {
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(ResidentPages(open_file), 16u);
   EXPECT_EQ(ResidentPages(secret), 16u);
+  EXPECT_NE(r.out.find("looked up   2 paths first (2 found)"), std::string::npos) << r.out;
 }
 
 
