@@ -10,6 +10,10 @@ For each program: one cold collection with readahead off (`syspgo collect
   plan       drop the page cache, `syspgo-prefetch PLAN -- program` (the
              static replayer; the program starts once the first 16 MiB of the
              plan are queued, and the replay runs ahead of it);
+  bare       the plan run without the replayer's lookups and in the
+             caller's I/O class (`--no-lookups --io-priority inherit`): what
+             the replay did before it resolved the run's paths first and
+             let the program's own reads pass its queue;
   syspgo     the same with `syspgo prefetch` (the full binary, whose own cold
              start reads about 20 MiB);
   warm       run the program again with a warm cache;
@@ -130,13 +134,14 @@ def main():
             "whole": ["sh", "-c", "cat " + " ".join(f"'{p}'" for p in paths) + " > /dev/null; exec \"$@\"",
                       "sh"] + cmd,
             "plan": [B.SYSPGO_PREFETCH, plan, "--"] + cmd,
+            "bare": [B.SYSPGO_PREFETCH, plan, "--no-lookups", "--io-priority", "inherit", "--"] + cmd,
             "syspgo": [B.SYSPGO, "prefetch", plan, "--"] + cmd,
             "warm": cmd,
         }
         wall = {v: [] for v in list(variants) + ["floor"]}
         read = {v: [] for v in variants}
         for i in range(a.runs):
-            for v in ["cold", "whole", "plan", "syspgo", "warm", "floor"]:
+            for v in ["cold", "whole", "plan", "bare", "syspgo", "warm", "floor"]:
                 if v == "floor":
                     wall[v].append(floor_read(scratch, (plan_bytes + 4095) // 4096 * 4096))
                     continue
@@ -148,9 +153,10 @@ def main():
                 wall[v].append(run_variant(variants[v]))
                 read[v].append((disk_sectors_read(disk) - s0) * 512)
         med = {v: B.med(wall[v]) for v in wall}
-        rows.append([title] + [B.fmt_range(wall[v]) for v in ["cold", "whole", "plan", "syspgo", "warm", "floor"]] +
+        rows.append([title] + [B.fmt_range(wall[v]) for v in ["cold", "whole", "plan", "bare", "syspgo", "warm", "floor"]] +
                     [f"{med['plan'] / med['warm']:.1f}x", f"{med['whole'] / med['plan']:.2f}x",
-                     f"{med['cold'] / med['plan']:.2f}x",
+                     f"{med['cold'] / med['plan']:.2f}x", f"{med['bare'] / med['plan']:.2f}x",
+                     f"{len(shown.get('lookups', []))}",
                      " / ".join(f"{B.med(read[v]) / 1048576:.0f}" for v in ["cold", "whole", "plan"]),
                      f"{plan_bytes / 1048576:.0f} MiB, {len(paths)} files"])
         ms = lambda ns: f"{ns / 1e6:.0f} ms"
@@ -168,15 +174,19 @@ def main():
             f"{'met' if B.med(read['plan']) <= 1.1 * cold_read else 'not met'}")
     body = (f"Wall time of prefetch + program, medians of {a.runs} interleaved rounds (min–max); the page cache is "
             "dropped before every cold, whole and plan run.\n\n"
-            "| program | cold | whole-file prefetch | plan (syspgo-prefetch) | plan (syspgo prefetch) | warm | "
-            "floor (plan's bytes, sequential O_DIRECT) | "
-            "plan ÷ warm | whole ÷ plan | cold ÷ plan | MiB read from disk: cold / whole / plan | plan size |\n"
-            "|---|---|---|---|---|---|---|---|---|---|---|---|\n" +
+            "| program | cold | whole-file prefetch | plan (syspgo-prefetch) | plan, bare | plan (syspgo prefetch) | "
+            "warm | floor (plan's bytes, sequential O_DIRECT) | "
+            "plan ÷ warm | whole ÷ plan | cold ÷ plan | bare ÷ plan | lookups | MiB read from disk: cold / whole / plan | "
+            "plan size |\n"
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n" +
             "\n".join("| " + " | ".join(r) + " |" for r in rows) +
             f"\n\n*floor*: no program runs; as many bytes as the plan holds are read from one scratch file on the same "
             f"disk, in order, with O_DIRECT, {FLOOR_REQUEST >> 20} MiB requests, {FLOOR_DEPTH} in flight. It is the "
             "least time this disk takes to deliver those bytes in any order, so a target below it, or below the warm "
             "run, cannot be met by any replay of this plan.\n\n"
+            "*plan, bare*: the same replay with `--no-lookups --io-priority inherit`: no path is looked up first and "
+            "the reads are in the program's I/O class, so its own reads wait behind the queued plan (the replayer "
+            "before both). *lookups*: paths the plan resolves first.\n\n"
             "Targets (issue 7): plan within 2x of warm, at least 2x faster than whole-file prefetch, at least 4x "
             "faster than cold, reading no more than cold + 10%. Plan = the syspgo-prefetch column.\n\n" +
             "\n".join(verdicts) + "\n")

@@ -49,7 +49,8 @@ void Help() {
       "  --lead MiB    %-8llu %-9s MiB queued before CMD starts\n"
       "  --io-priority idle|inherit\n"
       "                idle (default): read in the idle I/O class, so that CMD's own\n"
-      "                reads go first; inherit: in this process's class\n\n"
+      "                reads go first; inherit: in this process's class\n"
+      "  --no-lookups  skip the plan's path lookups and CMD's PATH search\n\n"
       "output:\n"
       "  -v              print the summary also when running CMD (on stderr)\n"
       "  -vv             also one line per file\n\n"
@@ -120,6 +121,8 @@ int Parse(const std::vector<std::string>& args, Options* o) {
         return UsageError("--lead wants MiB from 0 to " + std::to_string(kPrefetchMaxBudget >> 20) + ", not '" +
                           value + "'");
       o->prefetch.lead_bytes = n << 20;
+    } else if (a == "--no-lookups") {
+      o->prefetch.lookups = false;
     } else if (a == "--io-priority") {
       if (value != "idle" && value != "inherit")
         return UsageError("--io-priority wants idle or inherit, not '" + value + "'");

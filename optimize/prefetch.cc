@@ -490,12 +490,14 @@ PrefetchStats Replay(const Plan& plan, const PrefetchOptions& options) {
   uint64_t start = NowNs();
   Sizing sizing = Size(options);
   PrefetchStats s;
-  std::vector<PlanLookup> search;
-  for (const std::string& path : CommandSearch(options.command)) search.push_back({path, 0});
-  s.lookups_planned = search.size() + plan.lookups.size();
-  s.lookups_found = ResolveLookups(search, 1, options.cancel, /*stop_at_first=*/true) +
-                    ResolveLookups(plan.lookups, sizing.threads, options.cancel);
-  s.lookup_ns = NowNs() - start;
+  if (options.lookups) {
+    std::vector<PlanLookup> search;
+    for (const std::string& path : CommandSearch(options.command)) search.push_back({path, 0});
+    s.lookups_planned = search.size() + plan.lookups.size();
+    s.lookups_found = ResolveLookups(search, 1, options.cancel, /*stop_at_first=*/true) +
+                      ResolveLookups(plan.lookups, sizing.threads, options.cancel);
+    s.lookup_ns = NowNs() - start;
+  }
   Replayer replayer(plan, options, sizing);
   s.files = replayer.Run();
   s.extents_read = replayer.extents_read();

@@ -52,6 +52,8 @@ struct PrefetchOptions {
   // Read in the idle I/O class, so that other tasks' reads (the command's
   // own misses) go first.
   bool idle_io = true;
+  // Resolve the plan's lookups and the command's PATH search first.
+  bool lookups = true;
   // The command the replay runs beside (its argv[0]), if any. Its PATH
   // search is looked up first, as execvp(3) will make it: the misses in the
   // directories before the one that holds it are lookups too, which no

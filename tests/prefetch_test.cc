@@ -256,8 +256,10 @@ TEST(Replay, LookupsReadNoDataAndReadsRunInTheIdleClass) {
 
   ASSERT_NO_FATAL_FAILURE(w.EvictAll());
   o.idle_io = false;
+  o.lookups = false;
   s = Replay(plan, o);
   EXPECT_EQ(during.load(), before);
+  EXPECT_EQ(s.lookups_planned + s.lookups_found, 0u);
   for (const auto& p : w.paths) w.ExpectExactlyPlanned(p);
 }
 
