@@ -55,7 +55,7 @@ BOLT = "/usr/lib/llvm-19/bin/llvm-bolt"
 # alike: a few seconds of training at 3999 Hz give 15-20k samples.
 SAMPLE_HZ = "3999"
 PERF2BOLT = "/usr/lib/llvm-19/bin/perf2bolt"  # perf2bolt-19 runs as llvm-bolt (FORMATS.md)
-BOLT_OPTS = ["-reorder-blocks=ext-tsp", "-reorder-functions=hfsort", "-split-functions", "-split-all-cold", "-dyno-stats"]
+BOLT_OPTS = ["-reorder-blocks=ext-tsp", "-reorder-functions=hfsort", "-dyno-stats"]  # syspgo pgo's default
 # What `syspgo pgo` adds to every build (optimize/pgo.cc PgoCompileFlags,
 # PgoLinkFlags): the variants built here without it get the same.
 PROFILING_FLAGS = ["-fno-omit-frame-pointer", "-mno-omit-leaf-frame-pointer", "-gline-tables-only",

@@ -63,8 +63,8 @@ Tools:
   --bolt-arg ARG       added to llvm-bolt's options (repeatable), e.g.
                        --bolt-arg=-skip-funcs=luaV_execute/1
   --bolt-opts 'ARGS'   replace the default options (-reorder-blocks=ext-tsp
-                       -reorder-functions=hfsort -split-functions -split-all-cold
-                       -dyno-stats)
+                       -reorder-functions=hfsort -dyno-stats; no splitting: with
+                       IP samples, blocks that run seldom look cold)
 
 Output:
   --json               print summary.json on stdout at the end

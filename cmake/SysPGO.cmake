@@ -59,7 +59,9 @@ _syspgo_default(SYSPGO_ORDER_FILE order.txt)
 _syspgo_default(SYSPGO_BOLT_PROFILE bolt.fdata)
 find_program(SYSPGO_LLVM_BOLT llvm-bolt PATHS /usr/lib/llvm-19/bin NO_DEFAULT_PATH)
 find_program(SYSPGO_LLVM_BOLT llvm-bolt)
-set(SYSPGO_BOLT_OPTIONS -reorder-blocks=ext-tsp -reorder-functions=hfsort -split-functions -split-all-cold
+# No -split-functions: from IP samples (no LBR) a block that runs seldom looks
+# cold, and split out it costs jumps and I-cache lines (see optimize/pgo.h).
+set(SYSPGO_BOLT_OPTIONS -reorder-blocks=ext-tsp -reorder-functions=hfsort
     CACHE STRING "SysPGO: llvm-bolt's optimization options")
 option(SYSPGO_REPORT_COVERAGE "SysPGO: clang reports how much of the sample profile applied" OFF)
 

@@ -605,10 +605,7 @@ Status Pipeline::Bolt(Stage& s, const std::string& input, const std::string& fda
   std::string out = sub + "/" + name_, log = sub + "/bolt.log";
   unlink(log.c_str());
   std::vector<std::string> argv = {bolt_, input, "-o", out, "-data", fdata};
-  std::vector<std::string> opts = o_.bolt_args.empty()
-                                      ? std::vector<std::string>{"-reorder-blocks=ext-tsp", "-reorder-functions=hfsort",
-                                                                 "-split-functions", "-split-all-cold", "-dyno-stats"}
-                                      : o_.bolt_args;
+  const std::vector<std::string>& opts = o_.bolt_args.empty() ? kDefaultBoltOptions : o_.bolt_args;
   argv.insert(argv.end(), opts.begin(), opts.end());
   argv.insert(argv.end(), o_.bolt_extra.begin(), o_.bolt_extra.end());
   Status st = Tool(s, argv, log, "llvm-bolt");
