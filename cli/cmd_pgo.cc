@@ -62,9 +62,11 @@ Tools:
   --bolt PATH          llvm-bolt                           (default /usr/lib/llvm-19/bin/llvm-bolt)
   --bolt-arg ARG       added to llvm-bolt's options (repeatable), e.g.
                        --bolt-arg=-skip-funcs=luaV_execute/1
-  --bolt-opts 'ARGS'   replace the default options (-reorder-blocks=ext-tsp
-                       -reorder-functions=hfsort -dyno-stats; no splitting: with
-                       IP samples, blocks that run seldom look cold)
+  --bolt-opts 'ARGS'   replace the default options: -reorder-functions=hfsort
+                       -dyno-stats, with -reorder-blocks=none after the sample
+                       stage (clang laid the blocks out from the profile) and
+                       =ext-tsp otherwise; never splitting (with IP samples,
+                       blocks that run seldom look cold)
 
 Output:
   --json               print summary.json on stdout at the end

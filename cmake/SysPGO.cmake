@@ -60,9 +60,16 @@ _syspgo_default(SYSPGO_BOLT_PROFILE bolt.fdata)
 find_program(SYSPGO_LLVM_BOLT llvm-bolt PATHS /usr/lib/llvm-19/bin NO_DEFAULT_PATH)
 find_program(SYSPGO_LLVM_BOLT llvm-bolt)
 # No -split-functions: from IP samples (no LBR) a block that runs seldom looks
-# cold, and split out it costs jumps and I-cache lines (see optimize/pgo.h).
-set(SYSPGO_BOLT_OPTIONS -reorder-blocks=ext-tsp -reorder-functions=hfsort
-    CACHE STRING "SysPGO: llvm-bolt's optimization options")
+# cold, and split out it costs jumps and I-cache lines. With a sample profile
+# clang has laid the blocks out already, and BOLT reorders functions only
+# (see kDefaultBoltOptions in optimize/pgo.h).
+if(SYSPGO_SAMPLE_PROFILE)
+  set(SYSPGO_BOLT_OPTIONS -reorder-blocks=none -reorder-functions=hfsort
+      CACHE STRING "SysPGO: llvm-bolt's optimization options")
+else()
+  set(SYSPGO_BOLT_OPTIONS -reorder-blocks=ext-tsp -reorder-functions=hfsort
+      CACHE STRING "SysPGO: llvm-bolt's optimization options")
+endif()
 option(SYSPGO_REPORT_COVERAGE "SysPGO: clang reports how much of the sample profile applied" OFF)
 
 foreach(_lang C CXX)

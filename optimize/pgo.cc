@@ -300,7 +300,7 @@ class Pipeline {
   Status Emit(Stage& s, const std::string& db, const std::string& kind, const std::string& out);
   Status SampleMatch(Stage& s, const std::string& binary);
   Status OrderCheck(Stage& s, const std::string& binary);
-  Status Bolt(Stage& s, const std::string& input, const std::string& fdata);
+  Status Bolt(Stage& s, const std::string& input, const std::string& fdata, bool sample_built);
   Status Eval(Stage& s);
   Status Shell(Stage& s, const std::string& cmd, const std::map<std::string, std::string>& env, const std::string& log,
                const std::string& what);
@@ -600,12 +600,14 @@ Status Pipeline::OrderCheck(Stage& s, const std::string& binary) {
   return {};
 }
 
-Status Pipeline::Bolt(Stage& s, const std::string& input, const std::string& fdata) {
+Status Pipeline::Bolt(Stage& s, const std::string& input, const std::string& fdata, bool sample_built) {
   std::string sub = Sub("bolt");
   std::string out = sub + "/" + name_, log = sub + "/bolt.log";
   unlink(log.c_str());
   std::vector<std::string> argv = {bolt_, input, "-o", out, "-data", fdata};
-  const std::vector<std::string>& opts = o_.bolt_args.empty() ? kDefaultBoltOptions : o_.bolt_args;
+  const std::vector<std::string>& opts = !o_.bolt_args.empty() ? o_.bolt_args
+                                        : sample_built         ? kBoltOptionsAfterSampleProfile
+                                                               : kDefaultBoltOptions;
   argv.insert(argv.end(), opts.begin(), opts.end());
   argv.insert(argv.end(), o_.bolt_extra.begin(), o_.bolt_extra.end());
   Status st = Tool(s, argv, log, "llvm-bolt");
@@ -987,7 +989,8 @@ PgoReport Pipeline::Run() {
     stage("bolt", "llvm-bolt with the syspgo fdata profile", [&](Stage& s) -> Status {
       if (access(fdata_.c_str(), R_OK) != 0)
         return MakeError("no BOLT profile at " + fdata_ + ": give --train so syspgo can profile the rebuilt binary");
-      return Bolt(s, variants_.back().second, fdata_);
+      bool sample_built = !sample_prof_.empty() && variants_.back().first != "base";
+      return Bolt(s, variants_.back().second, fdata_, sample_built);
     });
   if (!o_.eval_cmd.empty())
     stage("eval", "timing the evaluation command on every variant, " + std::to_string(o_.runs) + " runs each, interleaved",

@@ -94,7 +94,8 @@ Sizing Size(const PrefetchOptions& o) {
 // a read the command makes for a page the plan missed, or has queued but
 // not sent yet, goes past the replay's queue instead of waiting behind up
 // to a budget of it (clang-19 --version: a 4 KiB read waited 13-16 ms in
-// the scheduler before it reached the disk).
+// the scheduler before it reached the disk). A disk without a scheduler
+// ("none", common for NVMe) dispatches in arrival order whatever the class.
 class IdleIo {
  public:
   explicit IdleIo(bool on) {

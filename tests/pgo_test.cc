@@ -139,6 +139,9 @@ TEST(Pgo, MakeBuildEveryStageEndToEnd) {
   EXPECT_EQ(Json(man, "d['stages'][2]['sample-profile']['functions'] >= 2"), "True");
   EXPECT_EQ(Json(man, "d['stages'][4]['order_match']['in_order_share']"), "1");
   EXPECT_EQ(Json(man, "d['stages'][6]['bolt']['functions_with_profile'] >= 2"), "True");
+  // After the sample stage BOLT reorders functions only, and never splits.
+  EXPECT_EQ(Json(man, "[o for o in d['stages'][6]['commands'][0].split() if o.startswith(('-reorder', '-split'))]"),
+            "['-reorder-blocks=none', '-reorder-functions=hfsort']");
   EXPECT_EQ(Json(man, "d['stages'][7]['variants'][0]['name'], len(d['stages'][7]['variants'][3]['runs_s'])"), "('base', 3)");
 
   // Each flag reached the compiler and linker calls of its stage.
@@ -244,6 +247,11 @@ TEST(Pgo, PlainCompilerCommandNamingGccGetsClangAndBoltAlone) {
   EXPECT_TRUE(fs::exists(dir + "/profile/bolt.fdata"));
   EXPECT_FALSE(fs::exists(dir + "/profile/sample.prof"));
   EXPECT_EQ(Out(dir + "/bolt/demo eval 700"), Out(dir + "/base/demo eval 700"));
+  // On the plain build BOLT lays blocks out too (and still does not split).
+  EXPECT_EQ(Json(dir + "/manifest.json",
+                 "[o for s in d['stages'] if s['name'] == 'bolt' for o in s['commands'][0].split() "
+                 "if o.startswith(('-reorder', '-split'))]"),
+            "['-reorder-blocks=ext-tsp', '-reorder-functions=hfsort']");
 }
 
 TEST(Pgo, FailingBuildIsNamedAndExitsNonZero) {
