@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 #include <unordered_map>
 
@@ -19,13 +18,6 @@
 
 namespace syspgo {
 namespace {
-
-std::string ReadSmallFile(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 class ProcGroup : public SkelGroup<proc> {
  public:
@@ -48,8 +40,8 @@ class ProcGroup : public SkelGroup<proc> {
   void OnTarget(Writer& w, uint32_t pid, bool attached) override {
     std::string base = "/proc/" + std::to_string(pid);
     Proc& p = procs_[pid];
-    p.comm = Trim(ReadSmallFile(base + "/comm"));
-    std::string stat = ReadSmallFile(base + "/stat");
+    p.comm = Trim(ReadFileOrEmpty(base + "/comm"));
+    std::string stat = ReadFileOrEmpty(base + "/stat");
     size_t rp = stat.rfind(')');
     if (rp != std::string::npos) {
       std::istringstream is(stat.substr(rp + 2));
@@ -57,7 +49,7 @@ class ProcGroup : public SkelGroup<proc> {
       is >> state >> p.ppid;
     }
     if (attached) {
-      std::string cmd = ReadSmallFile(base + "/cmdline");
+      std::string cmd = ReadFileOrEmpty(base + "/cmdline");
       p.argv = JoinNulSeparated(cmd.data(), cmd.size());
       char buf[4096];
       ssize_t n = readlink((base + "/exe").c_str(), buf, sizeof buf - 1);
@@ -69,7 +61,7 @@ class ProcGroup : public SkelGroup<proc> {
           uint32_t tid = std::stoul(e->d_name);
           Thread& t = threads_[tid];
           t.pid = pid;
-          t.comm = Trim(ReadSmallFile(base + "/task/" + e->d_name + "/comm"));
+          t.comm = Trim(ReadFileOrEmpty(base + "/task/" + e->d_name + "/comm"));
           WriteThread(w, tid);
         }
         closedir(d);

@@ -2,9 +2,18 @@
 #include "common/util.h"
 
 #include <algorithm>
+#include <fstream>
 #include <cstdio>
+#include <sstream>
 
 namespace syspgo {
+
+std::string ReadFileOrEmpty(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
 
 std::string JsonEscape(const std::string& s) {
   std::string out;

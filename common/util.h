@@ -1,6 +1,6 @@
 //===- util.h - text helpers shared by every stage -----------------------===//
-// Quoting, human units, and Table: the one way syspgo prints tables (aligned
-// text for people, JSON arrays of objects for machines).
+// Quoting, human units, small files, and Table: the one way syspgo prints
+// tables (aligned text for people, JSON arrays of objects for machines).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -15,6 +15,8 @@ std::string FormatBytes(uint64_t bytes);        // "10.0 MiB"
 std::string FormatNs(uint64_t ns);              // "1.23 ms"
 std::string Trim(const std::string& s);
 std::vector<std::string> Split(const std::string& s, char sep);
+// The whole of a file (a /proc or sysfs file, a log); "" if it cannot be read.
+std::string ReadFileOrEmpty(const std::string& path);
 
 class Table {
  public:

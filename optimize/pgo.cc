@@ -106,13 +106,6 @@ class Json {
 
 // ===--- Files and processes ------------------------------------------=== //
 
-std::string ReadText(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 Status WriteText(const std::string& path, const std::string& text, mode_t mode = 0644) {
   std::string tmp = path + ".tmp";
   {
@@ -211,7 +204,7 @@ ProcResult RunProc(const std::vector<std::string>& argv, const std::map<std::str
 // Top-level records of a text sample profile: "name:total:head" at column 0.
 std::map<std::string, uint64_t> SampleProfileFunctions(const std::string& path) {
   std::map<std::string, uint64_t> out;
-  std::istringstream in(ReadText(path));
+  std::istringstream in(ReadFileOrEmpty(path));
   for (std::string line; std::getline(in, line);) {
     if (line.empty() || line[0] == ' ' || line[0] == '\t') continue;
     size_t head = line.rfind(':');
@@ -225,7 +218,7 @@ std::map<std::string, uint64_t> SampleProfileFunctions(const std::string& path) 
 
 std::vector<std::string> NonEmptyLines(const std::string& path) {
   std::vector<std::string> out;
-  std::istringstream in(ReadText(path));
+  std::istringstream in(ReadFileOrEmpty(path));
   for (std::string line; std::getline(in, line);)
     if (!Trim(line).empty()) out.push_back(Trim(line));
   return out;
@@ -237,7 +230,7 @@ std::map<std::string, uint64_t> Symbols(const std::string& binary, const std::st
   unlink(scratch.c_str());
   auto r = RunProc({"nm", "--defined-only", binary}, {}, scratch, "/dev/null");
   if (r.status != 0) return out;
-  std::istringstream in(ReadText(scratch));
+  std::istringstream in(ReadFileOrEmpty(scratch));
   for (std::string line; std::getline(in, line);) {
     auto f = Split(line, ' ');
     if (f.size() == 3) out.emplace(f[2], strtoull(f[0].c_str(), nullptr, 16));
@@ -367,7 +360,7 @@ Status Pipeline::Shell(Stage& s, const std::string& cmd, const std::map<std::str
   auto r = RunProc({"/bin/sh", "-c", cmd}, env, log, log);
   if (!r.spawn_error.empty()) return MakeError(r.spawn_error);
   if (r.status != 0) {
-    std::string tail = Tail(ReadText(log), 15);
+    std::string tail = Tail(ReadFileOrEmpty(log), 15);
     return MakeError(what + " '" + cmd + "' exited with status " + std::to_string(r.status) + " (full output in " + log +
                      "); its last lines:\n" + tail);
   }
@@ -380,7 +373,7 @@ Status Pipeline::Tool(Stage& s, const std::vector<std::string>& argv, const std:
   if (!r.spawn_error.empty()) return MakeError(r.spawn_error);
   if (r.status != 0)
     return MakeError(what + " failed with status " + std::to_string(r.status) + ": " + JoinShell(argv) + "\n" +
-                     Tail(ReadText(log), 15) + "\n(full output in " + log + ")");
+                     Tail(ReadFileOrEmpty(log), 15) + "\n(full output in " + log + ")");
   return {};
 }
 
@@ -494,7 +487,7 @@ Status Pipeline::Collect(Stage& s, const std::string& db, const std::string& sub
   s.commands.Push(JoinShell(argv));
   auto r = RunProc(argv, {}, log, log);
   if (!r.spawn_error.empty()) return MakeError(r.spawn_error);
-  std::string text = ReadText(log);
+  std::string text = ReadFileOrEmpty(log);
   if (r.status != 0)
     return MakeError("the training command under 'syspgo collect' exited with status " + std::to_string(r.status) +
                      " (output in " + log + "):\n" + Tail(text, 15));
@@ -526,9 +519,9 @@ Status Pipeline::Emit(Stage& s, const std::string& db, const std::string& kind, 
   SYSPGO_TRY(Tool(s, argv, log, "emitting the " + kind + " profile"));
   Json stats = Json::Object();
   stats.Set("file", out);
-  ParseOptimizeSummary(ReadText(log), stats);
+  ParseOptimizeSummary(ReadFileOrEmpty(log), stats);
   // The run's figures, from the first artifact made from it.
-  if (kind == "sample-profile" || (kind == "fdata" && !o_.sample)) ParseOptimizeSummary(ReadText(log), profile_summary_);
+  if (kind == "sample-profile" || (kind == "fdata" && !o_.sample)) ParseOptimizeSummary(ReadFileOrEmpty(log), profile_summary_);
   if (kind == "sample-profile") {
     auto fns = SampleProfileFunctions(out);
     uint64_t total = 0;
@@ -554,7 +547,7 @@ Status Pipeline::SampleMatch(Stage& s, const std::string& binary) {
     total += c;
     if (syms.count(n)) present += c, ++present_fns;
   }
-  Coverage cov = ParseCoverage(ReadText(dir_ + "/" + s.name + "/build.log"));
+  Coverage cov = ParseCoverage(ReadFileOrEmpty(dir_ + "/" + s.name + "/build.log"));
   uint64_t lost = cov.available - cov.applied;
   double share = total ? std::max(0.0, static_cast<double>(present) - static_cast<double>(lost)) / static_cast<double>(total) : 0;
   Json m = Json::Object();
@@ -618,10 +611,10 @@ Status Pipeline::Bolt(Stage& s, const std::string& input, const std::string& fda
              "function with --bolt-arg -skip-funcs=NAME/1";
     return MakeError(msg);
   }
-  std::string text = ReadText(log);
+  std::string text = ReadFileOrEmpty(log);
   std::set<std::string> fns;
   uint64_t samples = 0;
-  std::istringstream in(ReadText(fdata));
+  std::istringstream in(ReadFileOrEmpty(fdata));
   for (std::string line; std::getline(in, line);) {
     auto f = Split(line, ' ');
     if (f.size() == 4 && f[0] != "0" && f[0] != "no_lbr") fns.insert(f[1]), samples += strtoull(f[3].c_str(), nullptr, 10);
@@ -686,7 +679,7 @@ Status Pipeline::Eval(Stage& s) {
         return MakeError("the evaluation command '" + o_.eval_cmd + "' exited with status " + std::to_string(r.status) +
                          " on the " + variants_[i].first + " binary (stderr in " + log + ")");
       v[i].seconds.push_back(r.seconds);
-      std::string text = ReadText(out);
+      std::string text = ReadFileOrEmpty(out);
       if (round == 0) first_out[i] = text;
       else if (text != first_out[i]) stable[i] = false;
     }
