@@ -200,14 +200,14 @@ def spread_builds(prog, v, a, costs):
         for f in glob.glob(db + "*"):
             os.unlink(f)
         # The plain build (the copy perf records too) and the training command.
-        timed_step(costs, f"sample#{k}: training run under syspgo collect", lambda: sh(
+        timed_step(costs, f"sample-run{k}: training run under syspgo collect", lambda: sh(
             [B.SYSPGO, "collect", "-o", db, "--probes", "cpu", "--freq", SAMPLE_HZ, "--"] +
             prog.cmd(pbase, "train", prog.train_scale), what="syspgo collect"))
         sp = os.path.join(d, "sample.prof")
-        timed_step(costs, f"sample#{k}: syspgo optimize", lambda: sh(
+        timed_step(costs, f"sample-run{k}: syspgo optimize", lambda: sh(
             [B.SYSPGO, "optimize", db, "--binary", pbase, "--emit", "sample-profile", "-o", sp], what="syspgo optimize"))
         out["sample"].append(variant_build(prog, f"sample-run{k}", [f"-fprofile-sample-use={sp}"] + SAMPLE_USE_FLAGS, costs))
-        pg = profgen_profile(prog, pbase, os.path.join(d, "perf.data"), os.path.join(d, "profgen.prof"), costs, f"#{k}")
+        pg = profgen_profile(prog, pbase, os.path.join(d, "perf.data"), os.path.join(d, "profgen.prof"), costs, f"-run{k}")
         out["profgen"].append(variant_build(prog, f"profgen-run{k}", [f"-fprofile-sample-use={pg}"] + SAMPLE_USE_FLAGS, costs))
     return out
 
