@@ -125,11 +125,13 @@ Result<AccessOrder> FileAccessOrder(Db& db, int64_t run_id) {
   }
   if (!err.ok()) return err.error();
   if (!nameless.empty()) {
+    std::map<std::pair<uint64_t, uint64_t>, bool> metadata;  // IsBlockDeviceCache, once per file
     for (FileTouch& t : nameless) {
       auto it = exec_files.find({t.dev, t.ino});
-      if (it == exec_files.end() && IsBlockDeviceCache(t.dev, t.ino)) {
-        out.metadata_bytes += t.length;
-        continue;
+      if (it == exec_files.end()) {
+        auto [m, fresh] = metadata.try_emplace({t.dev, t.ino}, false);
+        if (fresh) m->second = IsBlockDeviceCache(t.dev, t.ino);
+        if (m->second) continue;  // not a file a plan reads: its lookups read it again
       }
       if (it == exec_files.end()) {
         unnamed.push_back(std::to_string(t.dev) + ":" + std::to_string(t.ino));
@@ -148,11 +150,15 @@ Result<AccessOrder> FileAccessOrder(Db& db, int64_t run_id) {
   auto lk = db.Prepare(kLookupsSql);
   if (!lk) return lk.error();
   lk->Bind(1, run_id);
+  std::map<std::string, std::string> interpreters;  // per exec'd file, read once
   while (lk->Step(&err)) {
     PathLookup l{lk->Text(1), static_cast<uint64_t>(lk->Int(0))};
-    if (lk->Int(2) && !l.path.empty() && l.path[0] == '/')
-      if (auto interp = ReadElfInterpreter(l.path); interp && !interp->empty())
-        out.lookups.push_back({*interp, l.ts_ns});
+    if (lk->Int(2) && l.path[0] == '/') {
+      auto [in, fresh] = interpreters.try_emplace(l.path);
+      if (fresh)
+        if (auto interp = ReadElfInterpreter(l.path)) in->second = *interp;
+      if (!in->second.empty()) out.lookups.push_back({in->second, l.ts_ns});
+    }
     out.lookups.push_back(std::move(l));
   }
   if (!err.ok()) return err.error();

@@ -42,11 +42,10 @@ struct PathLookup {
 struct AccessOrder {
   std::vector<FileTouch> touches;  // ascending ts_ns
   std::vector<PathLookup> lookups;  // ascending ts_ns
-  std::vector<std::string> unnamed;  // "dev:ino" of files touched whose path the run never saw
-  // Bytes added to block devices' own page cache: file-system metadata the
-  // run's path walks and mappings read. No path names it; a plan's lookups
-  // make the walks read it again.
-  uint64_t metadata_bytes = 0;
+  // "dev:ino" of files touched whose path the run never saw. Pages of a
+  // block device's own cache (file-system metadata) are not files and are
+  // left out: a plan's lookups make the path walks read them again.
+  std::vector<std::string> unnamed;
   // How many touches each layer gave.
   uint64_t reads = 0, faults = 0, around = 0, additions = 0;
 };
