@@ -53,7 +53,9 @@ void Help() {
       "  --no-lookups  skip the plan's path lookups and CMD's PATH search\n\n"
       "output:\n"
       "  -v              print the summary also when running CMD (on stderr)\n"
-      "  -vv             also one line per file\n\n"
+      "  -vv             also one line per file\n"
+      "  --json PATH     also write the summary as JSON to PATH ('-': stdout), with\n"
+      "                  every file's outcome, and CMD's exit status\n\n"
       "exit status: CMD's; without CMD, 0 once the plan was replayed (skipped files\n"
       "are warnings), 1 if the plan cannot be read, 2 for a usage error. With CMD, an\n"
       "unreadable plan is a warning and CMD runs without prefetching.\n\n"
@@ -68,6 +70,7 @@ void Help() {
 
 struct Options {
   std::string plan;
+  std::string json;  // --json PATH ("-": stdout)
   bool dry_run = false, before = false;
   int verbose = 0;
   PrefetchOptions prefetch;
@@ -89,7 +92,7 @@ int Parse(const std::vector<std::string>& args, Options* o) {
     if (a.rfind("--", 0) == 0 && eq != std::string::npos) {
       value = a.substr(eq + 1);
       a = a.substr(0, eq);
-    } else if ((a == "--threads" || a == "--budget" || a == "--lead" || a == "--io-priority") &&
+    } else if ((a == "--threads" || a == "--budget" || a == "--lead" || a == "--io-priority" || a == "--json") &&
                i + 1 < args.size()) {
       value = args[++i];
     }
@@ -121,6 +124,9 @@ int Parse(const std::vector<std::string>& args, Options* o) {
         return UsageError("--lead wants MiB from 0 to " + std::to_string(kPrefetchMaxBudget >> 20) + ", not '" +
                           value + "'");
       o->prefetch.lead_bytes = n << 20;
+    } else if (a == "--json") {
+      if (value.empty()) return UsageError("--json wants a file to write the summary to ('-' for stdout)");
+      o->json = value;
     } else if (a == "--no-lookups") {
       o->prefetch.lookups = false;
     } else if (a == "--io-priority") {
@@ -214,6 +220,24 @@ int RunCommand(const std::vector<std::string>& argv) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+// Writes the JSON summary where --json asked; false (with a warning) if it
+// could not be written.
+bool WriteJson(const Options& o, const Plan& plan, const PrefetchStats& s, const std::string& extra) {
+  if (o.json.empty()) return true;
+  std::string text = PrefetchStatsJson(plan, s, extra);
+  if (o.json == "-") return fwrite(text.data(), 1, text.size(), stdout) == text.size() && fflush(stdout) == 0;
+  FILE* f = fopen(o.json.c_str(), "w");
+  bool ok = f && fwrite(text.data(), 1, text.size(), f) == text.size();
+  int e = errno;
+  if (f && fclose(f) != 0) ok = false, e = errno;
+  if (!ok)
+    fprintf(stderr, "syspgo: warning: cannot write the JSON summary to %s: %s; check the directory exists and is "
+            "writable\n", o.json.c_str(), strerror(e));
+  return ok;
+}
+
+std::string StatusJson(int status) { return "\"command_status\": " + std::to_string(status); }
+
 int Prefetch(const std::vector<std::string>& args) {
   Options o;
   if (int rc = Parse(args, &o); rc >= 0) return rc;
@@ -231,17 +255,22 @@ int Prefetch(const std::vector<std::string>& args) {
   if (o.dry_run) {
     std::string listing;
     PrefetchStats s = DryRun(plan.value(), o.prefetch, &listing);
-    printf("%s", listing.c_str());
-    if (o.verbose >= 2) PrintStats(stdout, plan.value(), s, o.verbose);
-    if (with_command) printf("then would run: %s\n", JoinShell(o.command).c_str());
-    return 0;
+    if (o.json != "-") printf("%s", listing.c_str());
+    if (o.verbose >= 2 && o.json != "-") PrintStats(stdout, plan.value(), s, o.verbose);
+    if (with_command && o.json != "-") printf("then would run: %s\n", JoinShell(o.command).c_str());
+    return WriteJson(o, plan.value(), s, "\"dry_run\": true") ? 0 : 1;
   }
 
   if (!with_command || o.before) {
     if (with_command) o.prefetch.command = o.command.front();
     PrefetchStats s = Replay(plan.value(), o.prefetch);
-    if (!with_command || o.verbose) PrintStats(with_command ? stderr : stdout, plan.value(), s, o.verbose);
-    return with_command ? RunCommand(o.command) : 0;
+    bool json_out = o.json == "-" && !with_command;  // the JSON is the output
+    if ((!with_command || o.verbose) && !json_out)
+      PrintStats(with_command ? stderr : stdout, plan.value(), s, o.verbose);
+    if (!with_command) return WriteJson(o, plan.value(), s, "") ? 0 : 1;
+    int status = RunCommand(o.command);
+    WriteJson(o, plan.value(), s, StatusJson(status));
+    return status;
   }
 
   // In parallel: the replay starts first and stays ahead of the command's
@@ -258,6 +287,7 @@ int Prefetch(const std::vector<std::string>& args) {
   cancel = true;
   replay.join();
   if (o.verbose) PrintStats(stderr, plan.value(), s, o.verbose);
+  WriteJson(o, plan.value(), s, StatusJson(status));
   return status;
 }
 

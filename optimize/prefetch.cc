@@ -510,6 +510,26 @@ PrefetchStats Replay(const Plan& plan, const PrefetchOptions& options) {
   return s;
 }
 
+std::string PrefetchStatsJson(const Plan& plan, const PrefetchStats& s, const std::string& extra) {
+  auto n = [](uint64_t v) { return std::to_string(v); };
+  std::string out = "{\"elapsed_ns\": " + n(s.elapsed_ns) + ", \"threads\": " + n(s.threads) +
+                    ", \"chunk_bytes\": " + n(s.chunk_bytes) + ",\n \"bytes_planned\": " + n(s.bytes_planned) +
+                    ", \"bytes_read\": " + n(s.bytes_read) + ", \"extents_read\": " + n(s.extents_read) +
+                    ",\n \"lookups\": {\"planned\": " + n(s.lookups_planned) + ", \"found\": " + n(s.lookups_found) +
+                    ", \"ns\": " + n(s.lookup_ns) + "},\n \"files_read\": " + n(s.files_read) +
+                    ", \"files_changed\": " + n(s.files_changed) + ", \"files_missing\": " + n(s.files_missing) +
+                    ", \"files_failed\": " + n(s.files_failed) + ", \"files_not_reached\": " + n(s.files_not_reached) +
+                    (extra.empty() ? "" : ",\n " + extra) + ",\n \"files\": [";
+  for (size_t i = 0; i < plan.files.size() && i < s.files.size(); ++i) {
+    const PrefetchFileResult& f = s.files[i];
+    out += std::string(i ? "," : "") + "\n  {\"path\": \"" + JsonEscape(plan.files[i].path) + "\", \"outcome\": \"" +
+           OutcomeName(f.outcome) + "\", \"reason\": \"" + JsonEscape(f.reason) + "\", \"bytes_read\": " +
+           n(f.bytes_read) + ", \"bytes_planned\": " + n(plan.files[i].Bytes()) + "}";
+  }
+  out += plan.files.empty() ? "]}\n" : "\n ]}\n";
+  return out;
+}
+
 PrefetchStats DryRun(const Plan& plan, const PrefetchOptions& options, std::string* listing) {
   uint64_t start = NowNs();
   Sizing sizing = Size(options);

@@ -103,4 +103,10 @@ PrefetchStats Replay(const Plan& plan, const PrefetchOptions& options);
 // per extent it would read, then a total.
 PrefetchStats DryRun(const Plan& plan, const PrefetchOptions& options, std::string* listing);
 
+// The stats as one JSON object for machines: totals, lookups, and per file
+// of the plan its outcome, why it was skipped, and bytes read and planned.
+// `extra` (members such as "\"command_status\": 0", comma-separated) is
+// added to the object when non-empty.
+std::string PrefetchStatsJson(const Plan& plan, const PrefetchStats& s, const std::string& extra = "");
+
 }  // namespace syspgo

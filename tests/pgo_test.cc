@@ -38,12 +38,6 @@ CmdResult Pgo(const std::string& cwd, const std::vector<std::string>& args) {
 
 // A value from a JSON file, as Python prints it (`expr` over `d`): the
 // tests read the manifest the way a CI script would.
-std::string Json(const std::string& file, const std::string& expr) {
-  auto r = RunCmd({"python3", "-c", "import json,sys; d=json.load(open(sys.argv[1])); v=(" + expr + "); print(v if isinstance(v, str) else repr(v))", file});
-  EXPECT_EQ(r.status, 0) << "python3 could not read " << file << " for " << expr << ": " << r.err;
-  return Trim(r.out);
-}
-
 std::string Out(const std::string& cmd) {
   auto r = Sh(cmd);
   EXPECT_EQ(r.status, 0) << cmd << ": " << r.err;

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <utility>
@@ -412,6 +413,48 @@ TEST(PrefetchCommand, ReplaysAndPrintsASummary) {
   EXPECT_NE(r.out.find("(2 threads, "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("skipped     0 changed, 0 missing, 0 failed, 0 not reached"), std::string::npos) << r.out;
   for (const auto& p : w.paths) w.ExpectExactlyPlanned(p);
+}
+
+// --json: the summary for machines, every file's outcome, and the command's
+// status; a dry run says it is one and reads nothing.
+TEST(PrefetchCommand, JsonSummaryHasEveryFileAndTheCommandsStatus) {
+  Workload w;
+  std::string plan = w.PlanPath(), out = w.dir.File("summary.json");
+  ASSERT_NO_FATAL_FAILURE(w.EvictAll());
+  std::remove(w.paths[2].c_str());  // missing: skipped, named in the JSON
+  auto evict_rest = [&] {
+    for (size_t i = 0; i < w.paths.size(); ++i)
+      if (i != 2) Evict(w.paths[i]);
+  };
+  auto r = test::RunCmd({test::SyspgoBin(), "prefetch", plan, "--json", out, "--", "sh", "-c", "exit 4"});
+  EXPECT_EQ(r.status, 4) << r.err;
+  EXPECT_EQ(test::Json(out, "d['command_status']"), "4");
+  EXPECT_EQ(test::Json(out, "(d['files_read'], d['files_missing'], len(d['files']))"), "(4, 1, 5)");
+  EXPECT_EQ(test::Json(out, "[f['outcome'] for f in d['files'] if f['path'] == '" + w.paths[2] + "']"), "['missing']");
+  EXPECT_EQ(test::Json(out, "d['bytes_read'] == sum(f['bytes_read'] for f in d['files']) > 0"), "True");
+  EXPECT_EQ(test::Json(out, "d['bytes_planned']"), std::to_string(w.plan.Bytes()));
+
+  // Without a command, '-' makes the JSON the whole output.
+  evict_rest();
+  r = test::RunCmd({test::SyspgoBin(), "prefetch", plan, "--json", "-"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string printed = w.dir.File("printed.json");
+  { std::ofstream(printed) << r.out; }
+  EXPECT_EQ(test::Json(printed, "(d['files_read'], 'command_status' in d)"), "(4, False)");
+  for (size_t i = 0; i < w.paths.size(); ++i)
+    if (i != 2) w.ExpectExactlyPlanned(w.paths[i]);
+
+  evict_rest();
+  r = test::RunCmd({test::SyspgoBin(), "prefetch", plan, "--dry-run", "--json", out});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(test::Json(out, "(d['dry_run'], d['files_read'])"), "(True, 4)");
+  for (size_t i = 0; i < w.paths.size(); ++i)
+    if (i != 2) EXPECT_EQ(Count(Resident(w.paths[i])), 0u) << w.paths[i];
+
+  r = test::RunCmd({test::SyspgoBin(), "prefetch", plan, "--json", w.dir.File("no/such/dir/s.json")});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("cannot write the JSON summary to " + w.dir.File("no/such/dir/s.json")), std::string::npos)
+      << r.err;
 }
 
 TEST(PrefetchCommand, DryRunListsTheReadsAndReadsNothing) {

@@ -86,6 +86,16 @@ TempDir::~TempDir() {
   }
 }
 
+std::string Json(const std::string& file, const std::string& expr) {
+  auto r = RunCmd({"python3", "-c",
+                   "import json,sys; d=json.load(open(sys.argv[1])); v=(" + expr +
+                       "); print(v if isinstance(v, str) else repr(v))",
+                   file});
+  EXPECT_EQ(r.status, 0) << "python3 could not read " << file << " for " << expr << ": " << r.err;
+  while (!r.out.empty() && (r.out.back() == '\n' || r.out.back() == ' ')) r.out.pop_back();
+  return r.out;
+}
+
 std::string ReadAll(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(f), {});

@@ -41,6 +41,10 @@ class TempDir {
 // The whole contents of a file ("" if it cannot be read).
 std::string ReadAll(const std::string& path);
 
+// Python expression `expr` over the JSON in `file` (bound to d), printed as
+// str for strings and repr otherwise, e.g. Json(f, "d['files'][0]['path']").
+std::string Json(const std::string& file, const std::string& expr);
+
 // Opens a profile database read-only (asserts on failure).
 Db OpenDb(const std::string& path);
 // Runs a query returning one integer (NULL -> 0).
