@@ -220,11 +220,10 @@ int RunCommand(const std::vector<std::string>& argv) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-// Writes the JSON summary where --json asked; false (with a warning) if it
-// could not be written.
-bool WriteJson(const Options& o, const Plan& plan, const PrefetchStats& s, const std::string& extra) {
+// Writes `text` where --json asked; false (with a warning) if it could not
+// be written.
+bool WriteJsonText(const Options& o, const std::string& text) {
   if (o.json.empty()) return true;
-  std::string text = PrefetchStatsJson(plan, s, extra);
   if (o.json == "-") return fwrite(text.data(), 1, text.size(), stdout) == text.size() && fflush(stdout) == 0;
   FILE* f = fopen(o.json.c_str(), "w");
   bool ok = f && fwrite(text.data(), 1, text.size(), f) == text.size();
@@ -234,6 +233,10 @@ bool WriteJson(const Options& o, const Plan& plan, const PrefetchStats& s, const
     fprintf(stderr, "syspgo: warning: cannot write the JSON summary to %s: %s; check the directory exists and is "
             "writable\n", o.json.c_str(), strerror(e));
   return ok;
+}
+
+bool WriteJson(const Options& o, const Plan& plan, const PrefetchStats& s, const std::string& extra) {
+  return WriteJsonText(o, o.json.empty() ? "" : PrefetchStatsJson(plan, s, extra));
 }
 
 std::string StatusJson(int status) { return "\"command_status\": " + std::to_string(status); }
@@ -249,7 +252,9 @@ int Prefetch(const std::vector<std::string>& args) {
     if (!with_command) return Fail(plan.error().message);
     fprintf(stderr, "syspgo: warning: %s\nsyspgo: running %s without prefetching\n", plan.error().message.c_str(),
             JoinShell(o.command).c_str());
-    return RunCommand(o.command);
+    int status = RunCommand(o.command);
+    WriteJsonText(o, "{\"error\": \"" + JsonEscape(plan.error().message) + "\", " + StatusJson(status) + "}\n");
+    return status;
   }
 
   if (o.dry_run) {

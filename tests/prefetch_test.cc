@@ -455,6 +455,13 @@ TEST(PrefetchCommand, JsonSummaryHasEveryFileAndTheCommandsStatus) {
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("cannot write the JSON summary to " + w.dir.File("no/such/dir/s.json")), std::string::npos)
       << r.err;
+
+  // An unreadable plan: the command still runs, and the JSON says why nothing was read.
+  std::string garbage = w.dir.File("garbage.plan");
+  { std::ofstream(garbage) << "not a plan\n"; }
+  r = test::RunCmd({test::SyspgoBin(), "prefetch", garbage, "--json", out, "--", "sh", "-c", "exit 6"});
+  EXPECT_EQ(r.status, 6) << r.err;
+  EXPECT_EQ(test::Json(out, "(d['command_status'], 'is not a syspgo prefetch plan' in d['error'])"), "(6, True)");
 }
 
 TEST(PrefetchCommand, DryRunListsTheReadsAndReadsNothing) {
