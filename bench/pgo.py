@@ -55,7 +55,8 @@ BOLT = "/usr/lib/llvm-19/bin/llvm-bolt"
 # alike: a few seconds of training at 3999 Hz give 15-20k samples.
 SAMPLE_HZ = "3999"
 PERF2BOLT = "/usr/lib/llvm-19/bin/perf2bolt"  # perf2bolt-19 runs as llvm-bolt (FORMATS.md)
-BOLT_OPTS = ["-reorder-blocks=ext-tsp", "-reorder-functions=hfsort", "-dyno-stats"]  # syspgo pgo's default
+# bolt-only and perf2bolt (both on the plain build): syspgo pgo's default there
+BOLT_OPTS = ["-reorder-blocks=ext-tsp", "-reorder-functions=hfsort", "-dyno-stats"]
 # What `syspgo pgo` adds to every build (optimize/pgo.cc PgoCompileFlags,
 # PgoLinkFlags): the variants built here without it get the same.
 PROFILING_FLAGS = ["-fno-omit-frame-pointer", "-mno-omit-leaf-frame-pointer", "-gline-tables-only",
@@ -425,7 +426,8 @@ def main():
             "bolt-only (syspgo fdata on base); profgen (`perf record -e cpu-clock` + `llvm-profgen --leading-ip-only`); "
             "perf2bolt (`perf2bolt -nl` + the same BOLT options). Speedup = base median ÷ variant median; "
             f"{a.runs} interleaved runs each. Sources: `apt-get source lua5.4 sqlite3` (Debian bookworm). "
-            f"BOLT options: `{' '.join(BOLT_OPTS)}`.\n\n")
+            f"BOLT options of bolt-only and perf2bolt (plain build): `{' '.join(BOLT_OPTS)}`; full uses syspgo "
+            "pgo's own, which after the sample stage reorder functions only (`-reorder-blocks=none`).\n\n")
     for name in a.programs.split(","):
         prog = progs[name](name, work)
         prog.fetch(srcroot)
