@@ -15,24 +15,34 @@
 namespace syspgo {
 namespace {
 
+// Each absolute file the run exec'd, with its ELF interpreter as the file
+// names it now ("" for none, or if it cannot be read).
+std::map<std::string, std::string> ExecInterpreters(Db& db, int64_t run_id) {
+  std::map<std::string, std::string> out;
+  auto st = db.Prepare("SELECT DISTINCT filename FROM exec WHERE run_id = ?1");
+  if (!st) return out;
+  st->Bind(1, run_id);
+  Status err;
+  while (st->Step(&err)) {
+    std::string exe = st->Text(0);
+    if (exe.empty() || exe[0] != '/') continue;
+    auto interp = ReadElfInterpreter(exe);
+    out[exe] = interp ? *interp : "";
+  }
+  return out;
+}
+
 // Names for files the run touched but never opened: what the kernel maps
 // at exec without an open call, the executable and its ELF interpreter.
 // Each exec's file and interpreter is looked up now, and a match on
 // (dev, ino) names it by its real path. A file replaced since the run no
 // longer matches and stays unnamed (a plan would not read it blindly).
-std::map<std::pair<uint64_t, uint64_t>, std::string> ExecNames(Db& db, int64_t run_id) {
+std::map<std::pair<uint64_t, uint64_t>, std::string> ExecNames(const std::map<std::string, std::string>& execs) {
   std::map<std::pair<uint64_t, uint64_t>, std::string> out;
-  auto st = db.Prepare("SELECT DISTINCT filename FROM exec WHERE run_id = ?1");
-  if (!st) return out;
-  st->Bind(1, run_id);
   std::vector<std::string> candidates;
-  Status err;
-  while (st->Step(&err)) {
-    std::string exe = st->Text(0);
-    if (exe.empty() || exe[0] != '/') continue;
+  for (const auto& [exe, interp] : execs) {
     candidates.push_back(exe);
-    auto interp = ReadElfInterpreter(exe);
-    if (interp && !interp->empty()) candidates.push_back(*interp);
+    if (!interp.empty()) candidates.push_back(interp);
   }
   for (const std::string& c : candidates) {
     struct stat sb {};
@@ -108,7 +118,8 @@ Result<AccessOrder> FileAccessOrder(Db& db, int64_t run_id) {
   AccessOrder out;
   std::vector<std::string> unnamed;
   std::vector<FileTouch> nameless;  // touches of files no open named
-  auto exec_files = ExecNames(db, run_id);
+  auto execs = ExecInterpreters(db, run_id);
+  auto exec_files = ExecNames(execs);
   Status err;
   while (st->Step(&err)) {
     FileTouch t;
@@ -150,15 +161,10 @@ Result<AccessOrder> FileAccessOrder(Db& db, int64_t run_id) {
   auto lk = db.Prepare(kLookupsSql);
   if (!lk) return lk.error();
   lk->Bind(1, run_id);
-  std::map<std::string, std::string> interpreters;  // per exec'd file, read once
   while (lk->Step(&err)) {
     PathLookup l{lk->Text(1), static_cast<uint64_t>(lk->Int(0))};
-    if (lk->Int(2) && l.path[0] == '/') {
-      auto [in, fresh] = interpreters.try_emplace(l.path);
-      if (fresh)
-        if (auto interp = ReadElfInterpreter(l.path)) in->second = *interp;
-      if (!in->second.empty()) out.lookups.push_back({in->second, l.ts_ns});
-    }
+    if (auto e = execs.find(l.path); lk->Int(2) && e != execs.end() && !e->second.empty())
+      out.lookups.push_back({e->second, l.ts_ns});
     out.lookups.push_back(std::move(l));
   }
   if (!err.ok()) return err.error();

@@ -260,9 +260,11 @@ int Prefetch(const std::vector<std::string>& args) {
   if (o.dry_run) {
     std::string listing;
     PrefetchStats s = DryRun(plan.value(), o.prefetch, &listing);
-    if (o.json != "-") printf("%s", listing.c_str());
-    if (o.verbose >= 2 && o.json != "-") PrintStats(stdout, plan.value(), s, o.verbose);
-    if (with_command && o.json != "-") printf("then would run: %s\n", JoinShell(o.command).c_str());
+    if (o.json != "-") {  // else the JSON is the output
+      printf("%s", listing.c_str());
+      if (o.verbose >= 2) PrintStats(stdout, plan.value(), s, o.verbose);
+      if (with_command) printf("then would run: %s\n", JoinShell(o.command).c_str());
+    }
     return WriteJson(o, plan.value(), s, "\"dry_run\": true") ? 0 : 1;
   }
 

@@ -63,13 +63,12 @@ find_program(SYSPGO_LLVM_BOLT llvm-bolt)
 # cold, and split out it costs jumps and I-cache lines. With a sample profile
 # clang has laid the blocks out already, and BOLT reorders functions only
 # (see kDefaultBoltOptions in optimize/pgo.h).
+set(_syspgo_blocks ext-tsp)
 if(SYSPGO_SAMPLE_PROFILE)
-  set(SYSPGO_BOLT_OPTIONS -reorder-blocks=none -reorder-functions=hfsort
-      CACHE STRING "SysPGO: llvm-bolt's optimization options")
-else()
-  set(SYSPGO_BOLT_OPTIONS -reorder-blocks=ext-tsp -reorder-functions=hfsort
-      CACHE STRING "SysPGO: llvm-bolt's optimization options")
+  set(_syspgo_blocks none)
 endif()
+set(SYSPGO_BOLT_OPTIONS -reorder-blocks=${_syspgo_blocks} -reorder-functions=hfsort
+    CACHE STRING "SysPGO: llvm-bolt's optimization options")
 option(SYSPGO_REPORT_COVERAGE "SysPGO: clang reports how much of the sample profile applied" OFF)
 
 foreach(_lang C CXX)

@@ -519,9 +519,10 @@ Status Pipeline::Emit(Stage& s, const std::string& db, const std::string& kind, 
   SYSPGO_TRY(Tool(s, argv, log, "emitting the " + kind + " profile"));
   Json stats = Json::Object();
   stats.Set("file", out);
-  ParseOptimizeSummary(ReadFileOrEmpty(log), stats);
+  std::string summary = ReadFileOrEmpty(log);
+  ParseOptimizeSummary(summary, stats);
   // The run's figures, from the first artifact made from it.
-  if (kind == "sample-profile" || (kind == "fdata" && !o_.sample)) ParseOptimizeSummary(ReadFileOrEmpty(log), profile_summary_);
+  if (kind == "sample-profile" || (kind == "fdata" && !o_.sample)) ParseOptimizeSummary(summary, profile_summary_);
   if (kind == "sample-profile") {
     auto fns = SampleProfileFunctions(out);
     uint64_t total = 0;
