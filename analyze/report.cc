@@ -63,13 +63,14 @@ SELECT tid, pid, MIN(ts) FROM (
   SELECT tid, pid, ts FROM offcpu WHERE run_id = ?1
   UNION ALL SELECT tid, pid, ts FROM file_io WHERE run_id = ?1
   UNION ALL SELECT tid, pid, ts FROM file_open WHERE run_id = ?1
+  UNION ALL SELECT tid, pid, ts FROM file_lookup WHERE run_id = ?1
 )
 GROUP BY tid, pid
 ORDER BY tid, pid
 )sql";
 
-// File syscalls: file_io and file_open as one stream (for an open, the fd
-// column is the fd it returned).
+// File syscalls: file_io, file_open and file_lookup as one stream (for an
+// open, the fd column is the fd it returned; a lookup has none).
 constexpr char kSyscallsSql[] = R"sql(
 WITH calls AS (
   SELECT tid, ts, dur, nr, fd, dev, ino, kind, ret, pos, req, NULL AS open_path
@@ -77,6 +78,9 @@ WITH calls AS (
   UNION ALL
   SELECT tid, ts, dur, nr, ret, dev, ino, 32768, ret, -1, 0, path
   FROM file_open WHERE run_id = ?1
+  UNION ALL
+  SELECT tid, ts, dur, nr, -1, 0, 0, 0, ret, -1, 0, path
+  FROM file_lookup WHERE run_id = ?1
 )
 SELECT c.tid, c.ts, c.dur, COALESCE(n.name, 'syscall ' || c.nr), c.fd, c.dev, c.ino, c.kind, c.ret, c.pos, c.req,
        COALESCE(f.path, c.open_path, '')
@@ -327,7 +331,7 @@ Status ReportBuilder::Threads() {
 
 Status ReportBuilder::Syscalls() {
   std::map<int64_t, Longest> kept;
-  SYSPGO_TRY(ForEachRow(db_, What("file_io and file_open"), kSyscallsSql, {run_.id}, [&](Stmt& s) {
+  SYSPGO_TRY(ForEachRow(db_, What("file_io, file_open and file_lookup"), kSyscallsSql, {run_.id}, [&](Stmt& s) {
     int64_t tid = s.Int(0), ts = s.Int(1), dur = s.Int(2);
     std::string name = s.Text(3);
     auto [it, added] = kept.try_emplace(tid, o_.max_syscalls_per_thread);

@@ -56,6 +56,8 @@ constexpr char kCallsSql[] = R"sql(
 SELECT ts, dur, pid, tid, nr, fd, dev, ino, kind, pos, ret, 0 AS flags FROM file_io WHERE run_id = ?1
 UNION ALL
 SELECT ts, dur, pid, tid, nr, ret, dev, ino, 0, -1, ret, flags FROM file_open WHERE run_id = ?1
+UNION ALL
+SELECT ts, dur, pid, tid, nr, -1, 0, 0, 0, -1, ret, flags FROM file_lookup WHERE run_id = ?1
 ORDER BY ts, tid
 )sql";
 // One thread's syscalls between two stalls: where its steps show.

@@ -44,6 +44,7 @@ constexpr char kEventTasksSql[] = R"sql(
 SELECT pid, tid, MIN(comm) FROM (
   SELECT pid, tid, '' AS comm FROM file_io WHERE run_id = ?1
   UNION ALL SELECT pid, tid, '' FROM file_open WHERE run_id = ?1
+  UNION ALL SELECT pid, tid, '' FROM file_lookup WHERE run_id = ?1
   UNION ALL SELECT pid, tid, '' FROM offcpu WHERE run_id = ?1
 )
 GROUP BY pid, tid
@@ -72,6 +73,12 @@ SELECT ts, dur, pid, tid, name, fd, path, ret, pos, req, is_open, flags FROM (
   FROM file_open o
   LEFT JOIN syscall_name n ON n.nr = o.nr
   WHERE o.run_id = ?1
+  UNION ALL
+  SELECT l.ts, l.dur, l.pid, l.tid, COALESCE(n.name, 'syscall ' || l.nr), -1, l.path, l.ret, -1, 0, 2, l.flags,
+         0, 0, 0
+  FROM file_lookup l
+  LEFT JOIN syscall_name n ON n.nr = l.nr
+  WHERE l.run_id = ?1
 )
 ORDER BY ts, dur DESC
 )sql";
@@ -315,16 +322,16 @@ Status Exporter::Write(FILE* out) {
     return {};
   };
   streams.reserve(5);
-  SYSPGO_TRY(from_query("file_io and file_open", kSyscallsSql, [this](Stmt& s) {
+  SYSPGO_TRY(from_query("file_io, file_open and file_lookup", kSyscallsSql, [this](Stmt& s) {
     ++stats_.syscalls;
     JsonWriter w;
     Begin(w, s.Text(4), "syscall", "X", s.Int(2), s.Int(3)).Key("ts").Raw(Micros(s.Int(0)));
     w.Key("dur").Raw(Micros(s.Int(1))).Key("args").BeginObject();
     int64_t ret = s.Int(7);
-    if (s.Int(10)) {  // an open
+    if (s.Int(10)) {  // an open (1) or a lookup (2)
       w.Field("path", s.Text(6)).Field("flags", s.Int(11));
-      if (ret >= 0) w.Field("fd", ret);
-      else w.Field("errno", -ret);
+      if (ret < 0) w.Field("errno", -ret);
+      else w.Field(s.Int(10) == 1 ? "fd" : "result", ret);
     } else {
       w.Field("fd", s.Int(5)).Field("file", s.Text(6)).Field("requested", s.Int(9));
       if (ret >= 0) w.Field("done", ret);

@@ -25,9 +25,13 @@ enum {
 	NR_fsync = 74, NR_fdatasync = 75, NR_openat = 257, NR_sync_file_range = 277,
 	NR_preadv = 295, NR_pwritev = 296, NR_preadv2 = 327, NR_pwritev2 = 328,
 	NR_openat2 = 437,
+	/* Path lookups (K_LOOKUP). */
+	NR_stat = 4, NR_lstat = 6, NR_access = 21, NR_execve = 59, NR_readlink = 89,
+	NR_newfstatat = 262, NR_readlinkat = 267, NR_faccessat = 269, NR_execveat = 322,
+	NR_statx = 332, NR_faccessat2 = 439,
 };
 
-enum { K_NONE, K_IO, K_IOV, K_POS_IO, K_POS_IOV, K_SYNC, K_RANGE, K_CLOSE, K_OPEN, K_MMAP };
+enum { K_NONE, K_IO, K_IOV, K_POS_IO, K_POS_IOV, K_SYNC, K_RANGE, K_CLOSE, K_OPEN, K_MMAP, K_LOOKUP };
 
 static __always_inline int classify(long id)
 {
@@ -41,6 +45,9 @@ static __always_inline int classify(long id)
 	case NR_close: return K_CLOSE;
 	case NR_open: case NR_openat: case NR_openat2: return K_OPEN;
 	case NR_mmap: return K_MMAP;
+	case NR_stat: case NR_lstat: case NR_access: case NR_execve: case NR_readlink:
+	case NR_newfstatat: case NR_readlinkat: case NR_faccessat: case NR_execveat:
+	case NR_statx: case NR_faccessat2: return K_LOOKUP;
 	}
 	return K_NONE;
 }
@@ -228,6 +235,32 @@ int BPF_PROG(fileio_exit, struct pt_regs *regs, long ret)
 			size = sizeof(*e);
 		e->hdr.size = size;
 		output_event(e, size);
+		return 0;
+	}
+
+	if (k == K_LOOKUP) {
+		/* A successful execve returns in the new program: the proc group
+		 * records it. fstat() is newfstatat(fd, "", AT_EMPTY_PATH): no
+		 * path, no lookup. The *at calls take the path second. */
+		if ((nr == NR_execve || nr == NR_execveat) && ret == 0)
+			return 0;
+		int at = nr == NR_newfstatat || nr == NR_readlinkat || nr == NR_faccessat ||
+			 nr == NR_execveat || nr == NR_statx || nr == NR_faccessat2;
+		const char *path = (const char *)(at ? a1 : a0);
+		char first = 0;
+		if (bpf_probe_read_user(&first, 1, path) || !first)
+			return 0;
+		struct fileio_lookup_event *e = reserve_event(FILEIO_LOOKUP, sizeof(*e), ts, pid, tid);
+		if (!e)
+			return 0;
+		e->dur = now - ts;
+		e->nr = nr;
+		e->flags = nr == NR_newfstatat || nr == NR_faccessat2 ? a3 :
+			   nr == NR_statx ? a2 : nr == NR_execveat ? regs->r8 : 0;
+		e->ret = ret;
+		if (bpf_probe_read_user_str(e->given, sizeof(e->given), path) < 0)
+			e->given[0] = 0;
+		submit_event(e);
 		return 0;
 	}
 

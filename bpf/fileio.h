@@ -7,6 +7,7 @@ enum fileio_event_type {
 	FILEIO_IO = 1,    /* read/write family, sync, close */
 	FILEIO_OPEN = 2,
 	FILEIO_MMAP = 3,
+	FILEIO_LOOKUP = 4, /* a path looked up without opening it */
 };
 
 /* Resolved in the kernel from the fd's struct file. */
@@ -58,5 +59,15 @@ struct fileio_open_event {
 	__u32 truncated;  /* 1 if the walk stopped before the root */
 	char given[FILEIO_GIVEN_LEN];  /* the path as the program passed it */
 	char path[FILEIO_PATH_BUF + FILEIO_NAME_LEN];
+};
+/* The stat family, access, readlink, and execve calls that failed: each
+ * walks a path (and reads what a cold cache lacks) but leaves no fd. */
+struct fileio_lookup_event {
+	struct syspgo_hdr hdr;
+	__u64 dur;
+	__u32 nr;
+	__u32 flags;      /* AT_* flags (fstatat, statx, faccessat2, execveat), else 0 */
+	__s64 ret;        /* 0 or -errno (readlink: bytes) */
+	char given[FILEIO_GIVEN_LEN];  /* the path as the program passed it */
 };
 #endif

@@ -1,6 +1,6 @@
 //===- fileio_group.cc - loader for bpf/fileio.bpf.c: file-I/O syscalls --===//
-// Decodes the three fileio events into file_io, file_open and mmap rows,
-// and records each (dev, ino) -> path the first time an open names it.
+// Decodes the fileio events into file_io, file_open, file_lookup and mmap
+// rows, and records each (dev, ino) -> path the first time an open names it.
 #include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -50,6 +50,7 @@ class FileioGroup : public SkelGroup<fileio> {
   void DeclareTables(Writer& w) override {
     io_ = w.Table("file_io", {"ts", "dur", "pid", "tid", "nr", "fd", "dev", "ino", "kind", "pos", "req", "ret"});
     open_ = w.Table("file_open", {"ts", "dur", "pid", "tid", "nr", "path", "flags", "ret", "dev", "ino"});
+    lookup_ = w.Table("file_lookup", {"ts", "dur", "pid", "tid", "nr", "path", "flags", "ret"});
     mmap_ = w.Table("mmap", {"ts", "dur", "pid", "tid", "addr", "len", "prot", "flags", "fd", "dev", "ino", "off"});
     file_ = w.Table("file", {"dev", "ino", "path"}, "INSERT OR IGNORE");
   }
@@ -102,6 +103,15 @@ class FileioGroup : public SkelGroup<fileio> {
         if (e->ret >= 0 && seen_.insert({dev, ino}).second) w.Row(file_).I(dev).I(ino).T(JoinPath(e));
         return;
       }
+      case FILEIO_LOOKUP: {
+        if (size < sizeof(fileio_lookup_event)) return;
+        auto* e = static_cast<const fileio_lookup_event*>(data);
+        w.Row(lookup_)
+            .I(ts).I(e->dur).I(h->pid).I(h->tid).I(e->nr)
+            .T(std::string(e->given, strnlen(e->given, sizeof e->given)))
+            .I(e->flags).I(e->ret);
+        return;
+      }
       case FILEIO_MMAP: {
         if (size < sizeof(fileio_mmap_event)) return;
         auto* e = static_cast<const fileio_mmap_event*>(data);
@@ -115,7 +125,7 @@ class FileioGroup : public SkelGroup<fileio> {
 
  private:
   uint64_t start_ns_ = 0;
-  int io_ = -1, open_ = -1, mmap_ = -1, file_ = -1;
+  int io_ = -1, open_ = -1, lookup_ = -1, mmap_ = -1, file_ = -1;
   std::unordered_set<std::pair<uint64_t, uint64_t>, DevInoHash> seen_;
 };
 

@@ -13,9 +13,30 @@
 namespace syspgo {
 namespace {
 
-// Migrations from version N-1 to N, index N-2. Empty while version 1 is the
-// only released schema; each later entry is one SQL script.
-constexpr const char* kMigrations[] = {nullptr};
+// A statement of schemas/profile.sql, from `head` to the ";" that ends it
+// (the schema's comments hold no ";"). A migration that adds a table takes
+// its statement from there, so a migrated database gets the same table,
+// comments included, as a new one (tests/migration_test.cc compares them).
+std::string SchemaStatement(const std::string& head) {
+  std::string schema = kProfileSchemaSql;
+  size_t at = schema.find(head);
+  if (at == std::string::npos) return "";
+  return schema.substr(at, schema.find(';', at) + 1 - at);
+}
+
+constexpr char kNamesHead[] = "INSERT INTO syscall_name (nr, name) ";
+
+// The migration from version v - 1 to v, or "" if there is none.
+std::string Migration(int v) {
+  switch (v) {
+    case 2: {  // path lookups without an open, and their syscalls' names
+      std::string table = SchemaStatement("CREATE TABLE file_lookup ("), names = SchemaStatement(kNamesHead);
+      if (table.empty() || names.empty()) return "";
+      return table + "\nINSERT OR IGNORE INTO" + names.substr(strlen("INSERT INTO"));
+    }
+  }
+  return "";
+}
 
 Status CreateSchema(Db& db) {
   SYSPGO_TRY(db.Exec("BEGIN IMMEDIATE"));
@@ -50,8 +71,8 @@ Status RetryWhileBusy(F&& step) {
 Status Migrate(Db& db, int from) {
   SYSPGO_TRY(db.Exec("BEGIN IMMEDIATE"));
   for (int v = from + 1; v <= kProfileSchemaVersion; ++v) {
-    const char* sql = kMigrations[v - 2];
-    Status st = sql ? db.Exec(sql) : MakeError("no migration to schema version " + std::to_string(v));
+    std::string sql = Migration(v);
+    Status st = !sql.empty() ? db.Exec(sql) : MakeError("no migration to schema version " + std::to_string(v));
     if (st.ok()) st = db.Exec("PRAGMA user_version = " + std::to_string(v));
     if (!st.ok()) {
       (void)db.Exec("ROLLBACK");
@@ -174,8 +195,14 @@ Result<Db> OpenProfileDb(const std::string& path, DbMode mode) {
     if (*ver < kProfileSchemaVersion) {
       if (mode == DbMode::kReadOnly) {
         // Migrate through a writable handle, then reopen read-only.
-        auto rw = Db::Open(path, SQLITE_OPEN_READWRITE);
-        if (!rw) return rw.error();
+        auto rw = access(path.c_str(), W_OK) == 0 ? Db::Open(path, SQLITE_OPEN_READWRITE)
+                                                   : Result<Db>(MakeError(strerror(EACCES), EACCES));
+        if (!rw)
+          return MakeError("'" + path + "' has schema version " + std::to_string(*ver) + " and is migrated to " +
+                               std::to_string(kProfileSchemaVersion) + " when first opened, which needs write " +
+                               "access to it (" + rw.error().message + "). Open it once as its owner, or copy it " +
+                               "somewhere writable. It was left untouched.",
+                           EACCES);
         SYSPGO_TRY(Migrate(*rw, static_cast<int>(*ver)));
       } else {
         SYSPGO_TRY(Migrate(*db, static_cast<int>(*ver)));

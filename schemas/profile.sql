@@ -1,4 +1,4 @@
--- ===- profile.sql - the syspgo profile database, schema version 1 -------=== --
+-- ===- profile.sql - the syspgo profile database, schema version 2 -------=== --
 -- One SQLite file holds many runs; every event table carries run_id (-> run.id).
 -- Units: ts = nanoseconds since the run's start (run.start_monotonic_ns) on
 -- CLOCK_MONOTONIC, the clock bpf_ktime_get_ns() reads; dur = nanoseconds;
@@ -7,7 +7,8 @@
 -- inode number (st_ino). pid is the process (thread group) id, tid the thread.
 -- Raw event tables are written only by collect/; derived tables only by the
 -- analyze/ pass that owns them. profile_db.cc applies this file to a new
--- database in one transaction and sets PRAGMA application_id / user_version.
+-- database in one transaction and sets PRAGMA application_id / user_version;
+-- it migrates older databases (version 1 is schemas/frozen/profile_v1.sql).
 
 -- One collection: what ran, where, and how the collection went. settings_json
 -- holds the probe groups and knobs in force; with the pagecache group also
@@ -109,7 +110,10 @@ INSERT INTO syscall_name (nr, name) VALUES
   (17, 'pread64'), (18, 'pwrite64'), (19, 'readv'), (20, 'writev'),
   (74, 'fsync'), (75, 'fdatasync'), (257, 'openat'), (277, 'sync_file_range'),
   (295, 'preadv'), (296, 'pwritev'), (327, 'preadv2'), (328, 'pwritev2'),
-  (437, 'openat2');
+  (437, 'openat2'),
+  -- path lookups (file_lookup), schema version 2
+  (4, 'stat'), (6, 'lstat'), (21, 'access'), (59, 'execve'), (89, 'readlink'), (262, 'newfstatat'),
+  (267, 'readlinkat'), (269, 'faccessat'), (322, 'execveat'), (332, 'statx'), (439, 'faccessat2');
 
 -- open/openat/openat2 calls.
 CREATE TABLE file_open (
@@ -124,6 +128,22 @@ CREATE TABLE file_open (
   ret INTEGER NOT NULL,              -- resulting fd, or -errno
   dev INTEGER NOT NULL,              -- 0 if the open failed
   ino INTEGER NOT NULL               -- 0 if the open failed
+);
+
+-- Paths looked up without being opened (schema version 2): the stat family,
+-- access, readlink, and execve calls that failed (a successful one is an exec
+-- row). Each walks the path, and on a cold cache reads the directories and
+-- inodes it misses. fstat (a path of "" with AT_EMPTY_PATH) is not recorded.
+CREATE TABLE file_lookup (
+  run_id INTEGER NOT NULL REFERENCES run(id),
+  ts INTEGER NOT NULL,               -- ns since run start, at syscall entry
+  dur INTEGER NOT NULL,              -- ns in the syscall
+  pid INTEGER NOT NULL,
+  tid INTEGER NOT NULL,
+  nr INTEGER NOT NULL,               -- syscall number (-> syscall_name)
+  path TEXT NOT NULL,                -- path as the program gave it (first 255 bytes)
+  flags INTEGER NOT NULL,            -- AT_* flags of fstatat, statx, faccessat2 and execveat, else 0
+  ret INTEGER NOT NULL               -- 0, -errno, or (readlink) the bytes of the link
 );
 
 -- read/write-family, sync and close calls on a file descriptor.

@@ -211,9 +211,10 @@ TEST(ColdStartExample, AfterThePlanTheProgramReadsNothingItTouches) {
 TEST(ColdStart, PlanLooksUpWhatTheRunLookedUpFoundOrNot) {
   TempDir dir;
   std::string data = dir.File("data.txt"), missing = dir.File("lib/tls/libnone.so");
+  std::string probed = dir.File("conf.d/none.conf");  // stat()ed by the shell's test, never opened
   ASSERT_EQ(Sh("echo hello > " + data).status, 0);
   std::string db = dir.File("run.db"), plan = dir.File("run.plan");
-  CmdResult c = Collect(db, {}, {"/bin/sh", "-c", "cat " + missing + " 2>/dev/null; cat " + data});
+  CmdResult c = Collect(db, {}, {"/bin/sh", "-c", "cat " + missing + " 2>/dev/null; test -e " + probed + "; cat " + data});
   ASSERT_EQ(c.status, 0) << c.err;
   EXPECT_EQ(c.out, "hello\n");
   {
@@ -234,6 +235,7 @@ TEST(ColdStart, PlanLooksUpWhatTheRunLookedUpFoundOrNot) {
   EXPECT_EQ(paths.count("/bin/sh"), 1u) << all;
   EXPECT_EQ(paths.count(data), 1u) << all;
   EXPECT_EQ(paths.count(missing), 1u) << all;
+  EXPECT_EQ(paths.count(probed), 1u) << all;
   bool cat = false, interp = false;
   for (const auto& s : paths) {
     cat |= s.size() > 4 && s.compare(s.size() - 4, 4, "/cat") == 0;
@@ -243,11 +245,12 @@ TEST(ColdStart, PlanLooksUpWhatTheRunLookedUpFoundOrNot) {
   }
   EXPECT_TRUE(cat) << "cat's exec: " << all;
   EXPECT_TRUE(interp) << "the ELF interpreter: " << all;
-  // In the run's order: the shell's exec, the miss, then the file.
+  // In the run's order: the shell's exec, the miss, the stat, then the file.
   std::map<std::string, uint64_t> at;
   for (const PlanLookup& l : p->lookups) at[l.path] = l.first_touch_ns;
   EXPECT_LT(at["/bin/sh"], at[missing]);
-  EXPECT_LT(at[missing], at[data]);
+  EXPECT_LT(at[missing], at[probed]);
+  EXPECT_LT(at[probed], at[data]);
   CmdResult show = RunCmd({SyspgoBin(), "plan-show", plan});
   EXPECT_NE(show.out.find("looks up " + std::to_string(paths.size()) + " paths first"), std::string::npos) << show.out;
 }

@@ -97,6 +97,31 @@ TEST(Collect, FollowsTheTreeAndNothingElse) {
   EXPECT_EQ(QueryInt(d, "SELECT COUNT(*) FROM process WHERE run_id = 1 AND comm = 'dd'"), 2);
 }
 
+// Paths looked up without an open: one call of each syscall fileio knows
+// (tests/workloads/lookups.cc), with the arguments that workload passed.
+TEST(Collect, PathLookupsWithoutAnOpenAreRecorded) {
+  TempDir dir;
+  std::string db = dir.File("run.db"), file = dir.File("file"), link = dir.File("link"), missing = dir.File("missing");
+  auto r = RunCmd({SyspgoBin(), "collect", "-o", db, "--probes", "fileio", "--",
+                   std::string(SYSPGO_WORKLOADS_BIN) + "/lookups", dir.path()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  Db d = OpenDb(db);
+  std::string len = std::to_string(file.size());  // readlink returns the target's length
+  EXPECT_EQ(QueryRows(d, "SELECT n.name, l.path, l.flags, l.ret FROM file_lookup l JOIN syscall_name n USING (nr) "
+                         "WHERE l.run_id = 1 AND l.path LIKE " + Q(dir.path() + "/%") + " ORDER BY l.ts"),
+            (std::vector<std::string>{
+                "stat\t" + file + "\t0\t0", "lstat\t" + link + "\t0\t0", "access\t" + missing + "\t0\t-2",
+                "readlink\t" + link + "\t0\t" + len, "newfstatat\t" + file + "\t256\t0",
+                "readlinkat\t" + link + "\t0\t" + len, "faccessat\t" + file + "\t0\t0",
+                "statx\t" + missing + "\t256\t-2", "faccessat2\t" + file + "\t512\t0",
+                "execve\t" + missing + "\t0\t-2", "execveat\t" + missing + "\t256\t-2"}));
+  // fstat, as newfstatat(fd, "", AT_EMPTY_PATH) or fstat(fd), names no path;
+  // the successful exec of the workload itself is the proc group's.
+  EXPECT_EQ(QueryInt(d, "SELECT COUNT(*) FROM file_lookup WHERE path = '' OR nr = 5"), 0);
+  EXPECT_EQ(QueryInt(d, "SELECT COUNT(*) FROM file_lookup WHERE nr = 59 AND ret = 0"), 0);
+  EXPECT_GT(QueryInt(d, "SELECT MIN(dur) FROM file_lookup WHERE run_id = 1"), 0);
+}
+
 TEST(Collect, ThreadsAreNotProcesses) {
   TempDir dir;
   std::string db = dir.File("run.db");

@@ -5,6 +5,7 @@
 // a truncated database is refused with an error that names the file and
 // says what is wrong, and is left as it was.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -77,6 +78,40 @@ TEST(Migration, FrozenVersion1DatabaseOpensAndIsUsable) {
   EXPECT_EQ(QueryInt(d, "SELECT COUNT(*) FROM run_probe WHERE run_id = 3 AND attached = 0"), 0)
       << "a probe group could not write into a migrated database";
   EXPECT_EQ(QueryRows(d, "PRAGMA integrity_check"), std::vector<std::string>{"ok"});
+  // Version 2's lookups: the loader's access("/etc/ld.so.preload") of
+  // `true`, named like in a new database.
+  EXPECT_EQ(QueryRows(d, "SELECT n.name FROM file_lookup l JOIN syscall_name n USING (nr) WHERE l.run_id = 3 "
+                         "AND l.path = '/etc/ld.so.preload'"),
+            std::vector<std::string>{"access"});
+  TempDir fresh_dir;
+  ASSERT_TRUE(OpenProfileDb(fresh_dir.File("fresh.db"), DbMode::kCreateOrAppend).ok());
+  Db fresh = OpenDb(fresh_dir.File("fresh.db"));
+  EXPECT_EQ(QueryRows(d, "SELECT nr, name FROM syscall_name ORDER BY nr"),
+            QueryRows(fresh, "SELECT nr, name FROM syscall_name ORDER BY nr"));
+}
+
+// Migrating writes to the file: a user who may only read an older database
+// is told so, and the file stays as it was.
+TEST(Migration, ReadOnlyOlderDatabaseSaysItNeedsWriteAccessAndStaysUntouched) {
+  TempDir dir;
+  chmod(dir.path().c_str(), 0755);
+  std::string p = FrozenV1Db(dir, true);
+  chmod(p.c_str(), 0644);
+  std::string before = ReadAll(p);
+  auto a = RunCmd({"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", SyspgoBin(),
+                   "analyze", p, "files"});
+  EXPECT_EQ(a.status, 1) << a.out;
+  EXPECT_NE(a.err.find("'" + p + "' has schema version 1 and is migrated to " +
+                       std::to_string(kProfileSchemaVersion) + " when first opened, which needs write access"),
+            std::string::npos)
+      << a.err;
+  EXPECT_EQ(ReadAll(p), before);
+  // Its owner migrates it by opening it once; then anyone may read it.
+  ASSERT_EQ(RunCmd({SyspgoBin(), "analyze", p, "files"}).status, 0);
+  auto b = RunCmd({"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", SyspgoBin(),
+                   "analyze", p, "files", "--run", "1"});
+  EXPECT_EQ(b.status, 0) << b.err;
+  EXPECT_NE(b.out.find("/data/ckpt.bin"), std::string::npos) << b.out;
 }
 
 // The ladder must end where a fresh database starts: otherwise a table or

@@ -594,19 +594,21 @@ TEST(ReportEndToEnd, RealRunOfFileioDemoAndSleep) {
   std::set<std::string> tids;
   for (const std::string& t : QueryRows(d, "SELECT tid FROM thread WHERE run_id = 1 UNION SELECT tid FROM offcpu "
                                            "WHERE run_id = 1 UNION SELECT tid FROM file_io WHERE run_id = 1 UNION "
-                                           "SELECT tid FROM file_open WHERE run_id = 1 ORDER BY 1"))
+                                           "SELECT tid FROM file_open WHERE run_id = 1 UNION SELECT tid FROM file_lookup "
+                                           "WHERE run_id = 1 ORDER BY 1"))
     tids.insert(t);
   ASSERT_GE(tids.size(), 3u);  // sh, fileio_demo, sleep
   Page p = Load(dir, html);
   ExpectDrawnCleanly(p);
   EXPECT_EQ(p.status["data-threads"], std::to_string(tids.size()));
   EXPECT_EQ(Matches(p.dom, "class=\"tl-label\" data-tid=\"(\\d+)\""), tids);
-  // fileio_demo's row counts its syscalls: 16 writes, an fsync, reads, opens, closes.
+  // fileio_demo's row counts its syscalls: 16 writes, an fsync, reads, opens, closes, lookups.
   int64_t demo_pid = QueryInt(d, "SELECT pid FROM process WHERE run_id = 1 AND comm = 'fileio_demo'");
   ASSERT_GT(demo_pid, 0);
   std::string tid = std::to_string(demo_pid);
   int64_t demo_calls = QueryInt(d, "SELECT (SELECT COUNT(*) FROM file_io WHERE run_id = 1 AND tid = " + tid +
-                                       ") + (SELECT COUNT(*) FROM file_open WHERE run_id = 1 AND tid = " + tid + ")");
+                                       ") + (SELECT COUNT(*) FROM file_open WHERE run_id = 1 AND tid = " + tid +
+                                       ") + (SELECT COUNT(*) FROM file_lookup WHERE run_id = 1 AND tid = " + tid + ")");
   EXPECT_GT(demo_calls, 18);
   EXPECT_NE(p.dom.find("tid " + std::to_string(demo_pid) + " · main · " + std::to_string(demo_calls) + " syscalls"),
             std::string::npos);
@@ -683,7 +685,8 @@ TEST(ReportEndToEnd, RealRunOfFileioDemoAndSleep) {
   ASSERT_TRUE(t.valid) << t.error;
   ExpectTrace(t,
               QueryInt(d, "SELECT (SELECT COUNT(*) FROM file_io WHERE run_id = 1) + "
-                          "(SELECT COUNT(*) FROM file_open WHERE run_id = 1)"),
+                          "(SELECT COUNT(*) FROM file_open WHERE run_id = 1) + "
+                          "(SELECT COUNT(*) FROM file_lookup WHERE run_id = 1)"),
               QueryInt(d, "SELECT COUNT(*) FROM offcpu WHERE run_id = 1"),
               QueryInt(d, "SELECT COUNT(*) FROM block_rq WHERE run_id = 1"),
               QueryInt(d, "SELECT COUNT(*) FROM page_cache WHERE run_id = 1"), static_cast<int64_t>(occurrences));
