@@ -96,7 +96,8 @@ ORDER BY t.ts, t.dev, t.ino, t.off
 
 // Opens and lookups (stat, access, readlink, failed execs) that walked
 // their whole path: those that found something, and those that failed on a
-// missing (ENOENT), non-directory (ENOTDIR) or forbidden (EACCES) name; and
+// missing (ENOENT), non-directory (ENOTDIR) or forbidden (EACCES) name, or
+// (readlink) on a name that is there but no symbolic link (EINVAL); and
 // every exec, whose ELF interpreter the kernel looks up too (no syscall
 // shows that one).
 constexpr char kLookupsSql[] = R"sql(
@@ -104,7 +105,8 @@ WITH start AS (SELECT COALESCE(command_start_ts, 0) AS t0 FROM run WHERE id = ?1
 SELECT MAX(l.ts - s.t0, 0), l.path, l.is_exec FROM (
   SELECT ts, path, 0 AS is_exec FROM file_open WHERE run_id = ?1 AND (ret >= 0 OR ret IN (-2, -13, -20))
   UNION ALL
-  SELECT ts, path, 0 FROM file_lookup WHERE run_id = ?1 AND (ret >= 0 OR ret IN (-2, -13, -20))
+  SELECT ts, path, 0 FROM file_lookup
+  WHERE run_id = ?1 AND (ret >= 0 OR ret IN (-2, -13, -20) OR (nr IN (89, 267) AND ret = -22))
   UNION ALL
   SELECT ts, filename, 1 FROM exec WHERE run_id = ?1
 ) l CROSS JOIN start s
