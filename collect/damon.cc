@@ -2,6 +2,7 @@
 #include "collect/damon.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <utility>
@@ -38,11 +39,14 @@ std::vector<std::string> Numbered(const fs::path& dir) {
   return out;
 }
 
-}  // namespace
+struct Pageout {
+  std::string path, ops;
+  std::string min_age, aggr_us;  // kdamond: aggregation intervals and their length
+  std::string min_age_us;        // damon_reclaim
+};
 
-std::string DamonPageoutJson(const std::string& sysfs) {
-  std::string out;
-  auto add = [&](const std::string& obj) { out += (out.empty() ? "" : ", ") + obj; };
+std::vector<Pageout> Pageouts(const std::string& sysfs) {
+  std::vector<Pageout> out;
   const fs::path admin = fs::path(sysfs) / "kernel/mm/damon/admin/kdamonds";
   for (const std::string& k : Numbered(admin)) {
     if (Read(admin / k / "state") != "on") continue;
@@ -54,18 +58,50 @@ std::string DamonPageoutJson(const std::string& sysfs) {
         const fs::path scheme = ctx / "schemes" / s;
         if (Read(scheme / "action") != "pageout") continue;
         std::string age = Read(scheme / "access_pattern/age/min");
-        add("{\"path\": \"kdamonds/" + k + "/contexts/" + c + "/schemes/" + s + "\", \"ops\": \"" +
-            JsonEscape(Read(ctx / "operations")) + "\", \"min_age\": " + (IsNumber(age) ? age : "-1") +
-            ", \"aggr_us\": " + (IsNumber(aggr) ? aggr : "-1") + "}");
+        out.push_back({"kdamonds/" + k + "/contexts/" + c + "/schemes/" + s, Read(ctx / "operations"),
+                       IsNumber(age) ? age : "-1", IsNumber(aggr) ? aggr : "-1", ""});
       }
     }
   }
   const fs::path reclaim = fs::path(sysfs) / "module/damon_reclaim/parameters";
   if (Read(reclaim / "enabled") == "Y") {
     std::string age = Read(reclaim / "min_age");
-    add("{\"path\": \"damon_reclaim\", \"min_age_us\": " + (IsNumber(age) ? age : "-1") + "}");
+    out.push_back({"damon_reclaim", "", "", "", IsNumber(age) ? age : "-1"});
+  }
+  return out;
+}
+
+std::string Seconds(double us) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%g s", us / 1e6);
+  return buf;
+}
+
+}  // namespace
+
+std::string DamonPageoutJson(const std::string& sysfs) {
+  std::string out;
+  for (const Pageout& p : Pageouts(sysfs)) {
+    out += out.empty() ? "" : ", ";
+    if (p.path == "damon_reclaim")
+      out += "{\"path\": \"damon_reclaim\", \"min_age_us\": " + p.min_age_us + "}";
+    else
+      out += "{\"path\": \"" + p.path + "\", \"ops\": \"" + JsonEscape(p.ops) + "\", \"min_age\": " + p.min_age +
+             ", \"aggr_us\": " + p.aggr_us + "}";
   }
   return "[" + out + "]";
+}
+
+std::vector<std::string> DamonPageoutDescriptions(const std::string& sysfs) {
+  std::vector<std::string> out;
+  for (const Pageout& p : Pageouts(sysfs)) {
+    bool known = p.path == "damon_reclaim" ? p.min_age_us != "-1" : p.min_age != "-1" && p.aggr_us != "-1";
+    double us = !known ? 0 : p.path == "damon_reclaim" ? std::stod(p.min_age_us) : std::stod(p.min_age) * std::stod(p.aggr_us);
+    std::string idle = known ? "pageout after " + Seconds(us) + " idle" : "pageout";
+    out.push_back(p.path == "damon_reclaim" ? "the damon_reclaim module: " + idle
+                                            : "kdamond scheme " + p.path + " (" + p.ops + "): " + idle);
+  }
+  return out;
 }
 
 }  // namespace syspgo

@@ -6,6 +6,7 @@
 // so the analysis can name the scheme that evicted a file and its knobs.
 #pragma once
 #include <string>
+#include <vector>
 
 namespace syspgo {
 
@@ -16,5 +17,10 @@ namespace syspgo {
 //   {"path": "damon_reclaim", "min_age_us": 120000000}
 // "[]" when DAMON is absent or runs no such scheme.
 std::string DamonPageoutJson(const std::string& sysfs = "/sys");
+
+// The same schemes, one line each for people: where the scheme is and after
+// how long idle it pages memory out, e.g.
+//   "kdamond scheme kdamonds/0/contexts/0/schemes/0 (paddr): pageout after 30 s idle".
+std::vector<std::string> DamonPageoutDescriptions(const std::string& sysfs = "/sys");
 
 }  // namespace syspgo

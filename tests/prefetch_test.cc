@@ -20,6 +20,7 @@
 #include <fstream>
 #include <utility>
 
+#include "collect/damon.h"
 #include "optimize/plan.h"
 #include "optimize/prefetch.h"
 #include "tests/test_util.h"
@@ -417,6 +418,27 @@ TEST(PrefetchCommand, ReplaysAndPrintsASummary) {
 
 // --json: the summary for machines, every file's outcome, and the command's
 // status; a dry run says it is one and reads nothing.
+// Warming the cache with no command to use it meets DAMON's proactive
+// reclaim where the machine runs it (this VM does): the replay says so, and
+// its JSON lists the schemes. With a command, which uses the pages at once,
+// it does not warn.
+TEST(PrefetchCommand, WarmingAheadWarnsWhereDamonPagesOut) {
+  Workload w;
+  std::string plan = w.PlanPath(), out = w.dir.File("summary.json");
+  ASSERT_NO_FATAL_FAILURE(w.EvictAll());
+  auto r = test::RunCmd({test::SyspgoBin(), "prefetch", plan, "--json", out});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto schemes = DamonPageoutDescriptions();
+  bool warned = r.err.find("warning: DAMON proactive reclaim is on") != std::string::npos;
+  EXPECT_EQ(warned, !schemes.empty()) << r.err;
+  for (const auto& d : schemes) EXPECT_NE(r.err.find(d), std::string::npos) << r.err;
+  EXPECT_EQ(test::Json(out, "json.dumps(d['damon_pageout'])"), DamonPageoutJson()) << test::ReadAll(out);
+  ASSERT_NO_FATAL_FAILURE(w.EvictAll());
+  r = test::RunCmd({test::SyspgoBin(), "prefetch", plan, "--", "true"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err.find("DAMON"), std::string::npos) << r.err;
+}
+
 TEST(PrefetchCommand, JsonSummaryHasEveryFileAndTheCommandsStatus) {
   Workload w;
   std::string plan = w.PlanPath(), out = w.dir.File("summary.json");
