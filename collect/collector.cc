@@ -7,6 +7,7 @@
 #include <bpf/libbpf.h>
 #include <malloc.h>
 #include <signal.h>
+#include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <set>
 
 #include "collect/groups.h"
 #include "collect/ownership.h"
@@ -59,6 +61,28 @@ int OnEvent(void* ctx, void* data, size_t size) {
   return 0;
 }
 
+// The files the collector itself maps (its executable and shared
+// libraries), as [[dev, ino], ...] in st_dev encoding. Their mapped pages
+// stay in the cache through --cold's drop, so the command finds the pages
+// it shares with the collector (libc, libstdc++, libm...) already there:
+// fault-around maps them without a fault, and a plan of the touched pages
+// alone would miss them (optimize/plan_from_run.cc adds them back).
+std::string CollectorFilesJson() {
+  std::ifstream maps("/proc/self/maps");
+  std::set<std::pair<uint64_t, uint64_t>> files;
+  std::string line;
+  while (std::getline(maps, line)) {
+    unsigned maj = 0, min = 0;
+    unsigned long long ino = 0;
+    if (sscanf(line.c_str(), "%*s %*s %*s %x:%x %llu", &maj, &min, &ino) == 3 && ino != 0)
+      files.insert({makedev(maj, min), ino});
+  }
+  std::string out;
+  for (const auto& [dev, ino] : files)
+    out += (out.empty() ? "[" : ", [") + std::to_string(dev) + ", " + std::to_string(ino) + "]";
+  return "[" + out + "]";
+}
+
 std::string SettingsJson(const CollectRequest& req, const std::vector<std::string>& groups) {
   const CollectOptions& o = req.opts;
   std::string probes;
@@ -67,6 +91,7 @@ std::string SettingsJson(const CollectRequest& req, const std::vector<std::strin
          ", \"freq_hz\": " + std::to_string(o.freq_hz) + ", \"offcpu_min_ns\": " + std::to_string(o.offcpu_min_ns) +
          ", \"irq_min_ns\": " + std::to_string(o.irq_min_ns) + ", \"cold\": " + (req.cold ? "true" : "false") +
          ", \"no_readahead\": " + (req.no_readahead ? "true" : "false") +
+         ", \"collector_files\": " + CollectorFilesJson() +
          (std::find(groups.begin(), groups.end(), "pagecache") != groups.end()
               ? ", \"damon\": " + DamonPageoutJson()
               : std::string()) +

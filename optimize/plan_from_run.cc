@@ -42,6 +42,19 @@ Result<PlanFromRunResult> PlanFromRun(Db& db, int64_t run_id, const PlanFromRunO
                      "' touched no file the plan could name (" + std::to_string(order->unnamed.size()) +
                      " unnamed). Record a cold start with the file groups on: syspgo collect --cold --probes "
                      "fileio,faults,pagecache -o " + db.path() + " -- COMMAND");
+  // Files the collector itself mapped (settings_json "collector_files"):
+  // the pages it had mapped stayed cached through --cold's drop, and
+  // fault-around mapped them into the command, used without a fault. A
+  // replay maps none of them, so their fault-around windows count as
+  // touched (without them clang-19 --version made 3 major faults after a
+  // replay, reading 2.2 MiB of libstdc++, libm and libgcc_s).
+  std::set<std::pair<uint64_t, uint64_t>> shared;
+  if (auto st = db.Prepare("SELECT json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]') "
+                           "FROM run, json_each(run.settings_json, '$.collector_files') AS j WHERE run.id = ?1")) {
+    st->Bind(1, run_id);
+    Status err;
+    while (st->Step(&err)) shared.insert({static_cast<uint64_t>(st->Int(0)), static_cast<uint64_t>(st->Int(1))});
+  }
   // Files with direct evidence (a read or a fault) of which pages were used.
   std::set<std::pair<uint64_t, uint64_t>> direct;
   for (const FileTouch& t : order->touches)
@@ -53,7 +66,7 @@ Result<PlanFromRunResult> PlanFromRun(Db& db, int64_t run_id, const PlanFromRunO
   for (const FileTouch& t : order->touches) {
     bool is_direct = direct.count({t.dev, t.ino}) != 0;
     bool keep = t.source == 'r' || t.source == 'f' ||
-                (t.source == 'a' && pages != PlanPages::kTouched) ||
+                (t.source == 'a' && (pages != PlanPages::kTouched || shared.count({t.dev, t.ino}))) ||
                 (t.source == 'p' && (pages == PlanPages::kCached || !is_direct || t.exec_file));
     if (!keep) continue;
     if (!is_direct) fallback.insert({t.dev, t.ino});
