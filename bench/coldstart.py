@@ -23,10 +23,10 @@ For each program: one cold collection with readahead off (`syspgo collect
              order. No replay of the plan can finish sooner.
 Wall time covers prefetching plus the program. Bytes read from disk come from
 /proc/diskstats of the disk holding the files. After the timed rounds, the
-plan and bare replays run 3 more times each under `syspgo collect --cold
---probes block,proc`, which counts the disk reads the program still issued
-itself (a deterministic count beside the noisy wall times). Writes its
-section of bench/RESULTS.md.
+plan and bare replays run 3 more times each with the program under
+/usr/bin/time, whose count of major page faults is how often the program
+still started a read of its own (a deterministic count beside the noisy
+wall times). Writes its section of bench/RESULTS.md.
 
 usage: sudo bench/coldstart.py [--runs 10]
 """
@@ -34,7 +34,6 @@ import argparse
 import json
 import mmap
 import os
-import sqlite3
 import subprocess
 import threading
 import time
@@ -98,25 +97,17 @@ def floor_read(path, nbytes):
     return t1 - t0
 
 
-# Disk reads issued by the program (any process of the traced tree but the
-# root, which is the replayer) in a traced replay: (requests, bytes).
-OWN_READS_SQL = """
-SELECT COUNT(*), COALESCE(SUM(b.bytes), 0) FROM block_rq b JOIN block_op o ON o.run_id = b.run_id AND o.op = b.op
-WHERE b.run_id = 1 AND o.name = 'read' AND b.pid != (SELECT target_pid FROM run WHERE id = 1)
-  AND b.pid IN (SELECT pid FROM process WHERE run_id = 1)
-"""
-
-
-def own_reads(work, replay):
-    db = os.path.join(work, "replay.db")
-    for f in (db, db + "-wal", db + "-shm"):
-        if os.path.exists(f):
-            os.unlink(f)
-    subprocess.run([B.SYSPGO, "collect", "--cold", "--probes", "block,proc", "-o", db, "--"] + replay, check=True,
+# Major page faults of the program during a replay from a cold cache: the
+# faults that had to start a read (a page the plan had not queued); waiting
+# for a page the replay is reading is a minor fault. Tracing the replay
+# instead would not do: the collector's own libraries (libc, libstdc++)
+# stay cached through the drop, so the program would find them there.
+def major_faults(work, replay, cmd):
+    out = os.path.join(work, "time.out")
+    B.drop_caches()
+    subprocess.run(replay + ["--", "/usr/bin/time", "-f", "%F", "-o", out] + cmd, check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as c:
-        n, nbytes = c.execute(OWN_READS_SQL).fetchone()
-    return n, nbytes
+    return int(open(out).read().split()[-1])
 
 
 def main():
@@ -177,8 +168,9 @@ def main():
                 s0 = disk_sectors_read(disk)
                 wall[v].append(run_variant(variants[v]))
                 read[v].append((disk_sectors_read(disk) - s0) * 512)
-        own = {v: [own_reads(work, variants[v]) for _ in range(3)] for v in ["plan", "bare"]}
-        own_text = " / ".join(f"{B.med([n for n, _ in own[v]]):.0f} ({B.med([b for _, b in own[v]]) / 1024:.0f} KiB)"
+        replays = {"plan": [B.SYSPGO_PREFETCH, plan],
+                   "bare": [B.SYSPGO_PREFETCH, plan, "--no-lookups", "--io-priority", "inherit"]}
+        own_text = " / ".join(f"{B.med([major_faults(work, replays[v], cmd) for _ in range(3)]):.0f}"
                               for v in ["plan", "bare"])
         med = {v: B.med(wall[v]) for v in wall}
         rows.append([title] + [B.fmt_range(wall[v]) for v in ["cold", "whole", "plan", "bare", "syspgo", "warm", "floor"]] +
@@ -204,7 +196,7 @@ def main():
             "dropped before every cold, whole and plan run.\n\n"
             "| program | cold | whole-file prefetch | plan (syspgo-prefetch) | plan, bare | plan (syspgo prefetch) | "
             "warm | floor (plan's bytes, sequential O_DIRECT) | "
-            "plan ÷ warm | whole ÷ plan | cold ÷ plan | bare ÷ plan | lookups | program's own disk reads: plan / bare | "
+            "plan ÷ warm | whole ÷ plan | cold ÷ plan | bare ÷ plan | lookups | program's major faults: plan / bare | "
             "MiB read from disk: cold / whole / plan | plan size |\n"
             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n" +
             "\n".join("| " + " | ".join(r) + " |" for r in rows) +
@@ -214,9 +206,9 @@ def main():
             "run, cannot be met by any replay of this plan.\n\n"
             "*plan, bare*: the same replay with `--no-lookups --io-priority inherit`: no path is looked up first and "
             "the reads are in the program's I/O class, so its own reads wait behind the queued plan (the replayer "
-            "before both). *lookups*: paths the plan resolves first. *program's own disk reads*: read requests "
-            "(and their size) that the program issued itself during a replay, not the replayer: what the plan did not "
-            "bring in time; medians of 3 replays traced with `syspgo collect --cold --probes block,proc`.\n\n"
+            "before both). *lookups*: paths the plan resolves first. *program's major faults*: page faults in "
+            "which the program had to start a read itself during a replay (a page the plan did not hold; waiting for "
+            "one the replay is reading is a minor fault), from `/usr/bin/time -f %F`; medians of 3 replays.\n\n"
             "Targets (issue 7): plan within 2x of warm, at least 2x faster than whole-file prefetch, at least 4x "
             "faster than cold, reading no more than cold + 10%. Plan = the syspgo-prefetch column.\n\n" +
             "\n".join(verdicts) + "\n")

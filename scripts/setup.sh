@@ -18,7 +18,7 @@ PACKAGES=(
   libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
   libsqlite3-dev sqlite3 libprotobuf-dev protobuf-compiler
   googletest libgtest-dev
-  util-linux python3 python3-numpy rsync squashfs-tools chromium
+  util-linux python3 python3-numpy rsync squashfs-tools chromium time valgrind
 )
 missing=()
 for p in "${PACKAGES[@]}"; do
