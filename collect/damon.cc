@@ -95,11 +95,15 @@ std::string DamonPageoutJson(const std::string& sysfs) {
 std::vector<std::string> DamonPageoutDescriptions(const std::string& sysfs) {
   std::vector<std::string> out;
   for (const Pageout& p : Pageouts(sysfs)) {
-    bool known = p.path == "damon_reclaim" ? p.min_age_us != "-1" : p.min_age != "-1" && p.aggr_us != "-1";
-    double us = !known ? 0 : p.path == "damon_reclaim" ? std::stod(p.min_age_us) : std::stod(p.min_age) * std::stod(p.aggr_us);
-    std::string idle = known ? "pageout after " + Seconds(us) + " idle" : "pageout";
-    out.push_back(p.path == "damon_reclaim" ? "the damon_reclaim module: " + idle
-                                            : "kdamond scheme " + p.path + " (" + p.ops + "): " + idle);
+    bool reclaim = p.path == "damon_reclaim";
+    bool known = reclaim ? p.min_age_us != "-1" : p.min_age != "-1" && p.aggr_us != "-1";
+    std::string idle = "pageout";
+    if (known) {
+      double us = reclaim ? std::stod(p.min_age_us) : std::stod(p.min_age) * std::stod(p.aggr_us);
+      idle += " after " + Seconds(us) + " idle";
+    }
+    out.push_back(reclaim ? "the damon_reclaim module: " + idle
+                          : "kdamond scheme " + p.path + " (" + p.ops + "): " + idle);
   }
   return out;
 }
