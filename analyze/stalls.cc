@@ -51,13 +51,13 @@ constexpr char kThreadsSql[] = "SELECT tid, pid, comm, start_ts FROM thread WHER
 constexpr char kProcessesSql[] = "SELECT pid, comm FROM process WHERE run_id = ?1 ORDER BY pid, start_ts";
 constexpr char kSyscallNamesSql[] = "SELECT nr, name FROM syscall_name ORDER BY nr";
 // Every recorded file syscall, in the order they began; for an open the
-// fd column is its result.
+// fd column is its result; a path lookup (stat...) has its path.
 constexpr char kCallsSql[] = R"sql(
-SELECT ts, dur, pid, tid, nr, fd, dev, ino, kind, pos, ret, 0 AS flags FROM file_io WHERE run_id = ?1
+SELECT ts, dur, pid, tid, nr, fd, dev, ino, kind, pos, ret, 0 AS flags, '' AS lookup FROM file_io WHERE run_id = ?1
 UNION ALL
-SELECT ts, dur, pid, tid, nr, ret, dev, ino, 0, -1, ret, flags FROM file_open WHERE run_id = ?1
+SELECT ts, dur, pid, tid, nr, ret, dev, ino, 0, -1, ret, flags, '' FROM file_open WHERE run_id = ?1
 UNION ALL
-SELECT ts, dur, pid, tid, nr, -1, 0, 0, 0, -1, ret, flags FROM file_lookup WHERE run_id = ?1
+SELECT ts, dur, pid, tid, nr, -1, 0, 0, 0, -1, ret, flags, path FROM file_lookup WHERE run_id = ?1
 ORDER BY ts, tid
 )sql";
 // One thread's syscalls between two stalls: where its steps show.
@@ -204,12 +204,14 @@ struct Episode {
   int64_t written = 0, read = 0, off_lo = -1, off_hi = -1;
   int64_t synced = -1;                       // bytes written since the previous sync, at a sync; -1: no sync
   std::vector<size_t> ivs;                   // -> its thread's intervals
+  std::string lookup;                        // a path lookup's path (stat, access...): no fd, no inode
 };
 
 struct CallRow {
   int64_t ts, dur, pid, tid, nr, fd;
   uint64_t dev, ino;
   int64_t kind, pos, ret, flags;
+  std::string lookup;  // file_lookup.path, "" for the other calls
 };
 
 void AddCall(Episode& ep, const CallRow& r, const std::string& name, int64_t dirty_before) {
@@ -507,7 +509,7 @@ Status Analysis::ScanCalls() {
   while (st->Step(&err)) {
     CallRow r{st->Int(0), st->Int(1), st->Int(2), st->Int(3), st->Int(4), st->Int(5),
               static_cast<uint64_t>(st->Int(6)), static_cast<uint64_t>(st->Int(7)), st->Int(8), st->Int(9),
-              st->Int(10), st->Int(11)};
+              st->Int(10), st->Int(11), st->Text(12)};
     std::pair<uint64_t, uint64_t> file{r.dev, r.ino};
     bool opened = IsOpen(r.nr) && r.ret >= 0 && r.ino != 0;
     int64_t dirty_before = -1;
@@ -545,6 +547,7 @@ Status Analysis::ScanCalls() {
       o.ep.ino = r.ino;
       o.ep.kind = IsOpen(r.nr) ? kReg : r.kind;
       o.ep.regular = regular;
+      o.ep.lookup = r.lookup;
       o.active = true;
     }
     AddCall(o.ep, r, name, dirty_before);
@@ -664,10 +667,13 @@ void Analysis::Describe(Stall& s) {
     if (s.ep->regular) {
       s.path = paths_->At(s.dev, s.ino, s.start);
       if (s.path.empty()) s.path = "inode " + std::to_string(s.ino);
+    } else if (!s.ep->lookup.empty()) {
+      s.path = s.ep->lookup;
     } else {
       s.path = KindName(s.ep->kind) + ":[" + std::to_string(s.ino) + "]";
     }
-    s.key = who + "|" + Join(s.ep->order, "+") + "|" + (s.ep->regular ? PathShape(s.path) : KindName(s.ep->kind));
+    s.key = who + "|" + Join(s.ep->order, "+") + "|" +
+            (s.ep->regular || !s.ep->lookup.empty() ? PathShape(s.path) : KindName(s.ep->kind));
     return;
   }
   bool fault = HasFrame(Kernel(s.rep->kstack), {"asm_exc_page_fault", "exc_page_fault"});
