@@ -245,11 +245,10 @@ bool WriteJson(const Options& o, const Plan& plan, const PrefetchStats& s, const
 // that looked idle, and the pages just read sit in them, their own access
 // bits ignored. On the benchmark VM (a kdamond pageout after 30 s idle) 12-19%
 // of clang's plan was gone a second after its replay.
-void WarnOfDamon() {
-  auto schemes = DamonPageoutDescriptions();
-  if (schemes.empty()) return;
+void WarnOfDamon(const DamonPageouts& damon) {
+  if (damon.descriptions.empty()) return;
   std::string list;
-  for (const auto& d : schemes) list += (list.empty() ? "" : "; ") + d;
+  for (const auto& d : damon.descriptions) list += (list.empty() ? "" : "; ") + d;
   fprintf(stderr,
           "syspgo: warning: DAMON proactive reclaim is on (%s). It pages out whole physical memory regions it saw "
           "idle, pages just read included, so the cache this replay warmed can lose part of the plan within "
@@ -294,8 +293,9 @@ int Prefetch(const std::vector<std::string>& args) {
     if ((!with_command || o.verbose) && !json_out)
       PrintStats(with_command ? stderr : stdout, plan.value(), s, o.verbose);
     if (!with_command) {
-      WarnOfDamon();
-      return WriteJson(o, plan.value(), s, "\"damon_pageout\": " + DamonPageoutJson()) ? 0 : 1;
+      DamonPageouts damon = ReadDamonPageouts();
+      WarnOfDamon(damon);
+      return WriteJson(o, plan.value(), s, "\"damon_pageout\": " + damon.json) ? 0 : 1;
     }
     int status = RunCommand(o.command);
     WriteJson(o, plan.value(), s, StatusJson(status));

@@ -79,33 +79,30 @@ std::string Seconds(double us) {
 
 }  // namespace
 
-std::string DamonPageoutJson(const std::string& sysfs) {
-  std::string out;
-  for (const Pageout& p : Pageouts(sysfs)) {
-    out += out.empty() ? "" : ", ";
-    if (p.path == "damon_reclaim")
-      out += "{\"path\": \"damon_reclaim\", \"min_age_us\": " + p.min_age_us + "}";
-    else
-      out += "{\"path\": \"" + p.path + "\", \"ops\": \"" + JsonEscape(p.ops) + "\", \"min_age\": " + p.min_age +
-             ", \"aggr_us\": " + p.aggr_us + "}";
-  }
-  return "[" + out + "]";
-}
-
-std::vector<std::string> DamonPageoutDescriptions(const std::string& sysfs) {
-  std::vector<std::string> out;
+DamonPageouts ReadDamonPageouts(const std::string& sysfs) {
+  DamonPageouts out;
+  std::string json;
   for (const Pageout& p : Pageouts(sysfs)) {
     bool reclaim = p.path == "damon_reclaim";
+    json += json.empty() ? "" : ", ";
+    if (reclaim)
+      json += "{\"path\": \"damon_reclaim\", \"min_age_us\": " + p.min_age_us + "}";
+    else
+      json += "{\"path\": \"" + p.path + "\", \"ops\": \"" + JsonEscape(p.ops) + "\", \"min_age\": " + p.min_age +
+              ", \"aggr_us\": " + p.aggr_us + "}";
     bool known = reclaim ? p.min_age_us != "-1" : p.min_age != "-1" && p.aggr_us != "-1";
     std::string idle = "pageout";
     if (known) {
       double us = reclaim ? std::stod(p.min_age_us) : std::stod(p.min_age) * std::stod(p.aggr_us);
       idle += " after " + Seconds(us) + " idle";
     }
-    out.push_back(reclaim ? "the damon_reclaim module: " + idle
-                          : "kdamond scheme " + p.path + " (" + p.ops + "): " + idle);
+    out.descriptions.push_back(reclaim ? "the damon_reclaim module: " + idle
+                                       : "kdamond scheme " + p.path + " (" + p.ops + "): " + idle);
   }
+  out.json = "[" + json + "]";
   return out;
 }
+
+std::string DamonPageoutJson(const std::string& sysfs) { return ReadDamonPageouts(sysfs).json; }
 
 }  // namespace syspgo

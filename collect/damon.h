@@ -18,9 +18,13 @@ namespace syspgo {
 // "[]" when DAMON is absent or runs no such scheme.
 std::string DamonPageoutJson(const std::string& sysfs = "/sys");
 
-// The same schemes, one line each for people: where the scheme is and after
-// how long idle it pages memory out, e.g.
+// The same schemes read once, as that JSON and one line each for people:
+// where the scheme is and after how long idle it pages memory out, e.g.
 //   "kdamond scheme kdamonds/0/contexts/0/schemes/0 (paddr): pageout after 30 s idle".
-std::vector<std::string> DamonPageoutDescriptions(const std::string& sysfs = "/sys");
+struct DamonPageouts {
+  std::string json;
+  std::vector<std::string> descriptions;
+};
+DamonPageouts ReadDamonPageouts(const std::string& sysfs = "/sys");
 
 }  // namespace syspgo

@@ -346,11 +346,11 @@ TEST(Damon, PageoutSchemesOfRunningKdamondsAndTheReclaimModule) {
   EXPECT_EQ(DamonPageoutJson(dir.path()),
             R"([{"path": "kdamonds/0/contexts/0/schemes/1", "ops": "paddr", "min_age": 6, "aggr_us": 5000000}, )"
             R"({"path": "damon_reclaim", "min_age_us": 120000000}])");
-  EXPECT_EQ(DamonPageoutDescriptions(dir.path()),
+  EXPECT_EQ(ReadDamonPageouts(dir.path()).descriptions,
             (std::vector<std::string>{"kdamond scheme kdamonds/0/contexts/0/schemes/1 (paddr): pageout after 30 s idle",
                                       "the damon_reclaim module: pageout after 120 s idle"}));
   EXPECT_EQ(DamonPageoutJson(dir.path() + "/none"), "[]");
-  EXPECT_TRUE(DamonPageoutDescriptions(dir.path() + "/none").empty());
+  EXPECT_TRUE(ReadDamonPageouts(dir.path() + "/none").descriptions.empty());
 }
 
 }  // namespace

@@ -429,7 +429,7 @@ TEST(PrefetchCommand, WarmingAheadWarnsWhereDamonPagesOut) {
   ASSERT_NO_FATAL_FAILURE(w.EvictAll());
   auto r = test::RunCmd({test::SyspgoBin(), "prefetch", plan, "--json", out});
   ASSERT_EQ(r.status, 0) << r.err;
-  auto schemes = DamonPageoutDescriptions();
+  auto schemes = ReadDamonPageouts().descriptions;
   bool warned = r.err.find("warning: DAMON proactive reclaim is on") != std::string::npos;
   EXPECT_EQ(warned, !schemes.empty()) << r.err;
   for (const auto& d : schemes) EXPECT_NE(r.err.find(d), std::string::npos) << r.err;
