@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <utility>
 
 #include "collect/damon.h"
@@ -96,12 +97,15 @@ std::string Differences(const std::vector<bool>& want, const std::vector<bool>& 
 }
 
 // A set of files with scattered, interleaved touches, and the plan for them.
+// DAMON is stopped meanwhile (DamonPaused), unless a test is about it.
 struct Workload {
+  std::optional<test::DamonPaused> damon;
   TempDir dir;
   std::vector<std::string> paths;
   Plan plan;
 
-  Workload() {
+  explicit Workload(bool pause_damon = true) {
+    if (pause_damon) damon.emplace();
     const uint64_t sizes[] = {1 << 20, (3 << 20) + 123, 64 << 10, 10 << 20, (200 << 10) + 1};
     for (size_t i = 0; i < std::size(sizes); ++i) {
       paths.push_back(dir.File("file" + std::to_string(i) + ".bin"));
@@ -424,7 +428,7 @@ TEST(PrefetchCommand, ReplaysAndPrintsASummary) {
 // its JSON lists the schemes. With a command, which uses the pages at once,
 // it does not warn.
 TEST(PrefetchCommand, WarmingAheadWarnsWhereDamonPagesOut) {
-  Workload w;
+  Workload w(/*pause_damon=*/false);
   std::string plan = w.PlanPath(), out = w.dir.File("summary.json");
   ASSERT_NO_FATAL_FAILURE(w.EvictAll());
   auto r = test::RunCmd({test::SyspgoBin(), "prefetch", plan, "--json", out});

@@ -73,6 +73,28 @@ CmdResult Sh(const std::string& script) { return RunCmd({"/bin/sh", "-c", script
 std::string SyspgoBin() { return SYSPGO_BIN; }
 std::string ExampleBin(const std::string& name) { return std::string(SYSPGO_EXAMPLES_BIN) + "/" + name; }
 
+DamonPaused::DamonPaused() {
+  const std::string admin = "/sys/kernel/mm/damon/admin/kdamonds/";
+  for (int k = 0;; ++k) {
+    std::string state = admin + std::to_string(k) + "/state";
+    std::ifstream in(state);
+    std::string v;
+    if (!(in >> v)) break;
+    if (v != "on") continue;
+    std::ofstream(state) << "off\n";
+    stopped_.push_back(state);
+  }
+}
+
+DamonPaused::~DamonPaused() {
+  for (const std::string& state : stopped_) {
+    std::ofstream out(state);
+    out << "on\n";
+    out.flush();
+    if (!out) ADD_FAILURE() << "could not start the kdamond again: echo on > " << state;
+  }
+}
+
 TempDir::TempDir() {
   char tmpl[] = "/var/tmp/syspgo-test-XXXXXX";
   char* p = mkdtemp(tmpl);

@@ -38,6 +38,23 @@ class TempDir {
   std::string path_;
 };
 
+// Stops the machine's running kdamonds while it lives and starts them again
+// (same sysfs settings) when it goes. A DAMON pageout scheme on physical
+// memory (this VM runs one) pages out freshly read page cache within
+// seconds, whatever its access bits say: a test that checks which pages a
+// replay made resident would otherwise lose a few at random (2 of 8 runs of
+// prefetch_test did; none with DAMON stopped). Tests run one at a time.
+class DamonPaused {
+ public:
+  DamonPaused();
+  ~DamonPaused();
+  DamonPaused(const DamonPaused&) = delete;
+  DamonPaused& operator=(const DamonPaused&) = delete;
+
+ private:
+  std::vector<std::string> stopped_;  // state files of the kdamonds stopped here
+};
+
 // The whole contents of a file ("" if it cannot be read).
 std::string ReadAll(const std::string& path);
 
