@@ -65,9 +65,14 @@ bool IsBlockDeviceCache(uint64_t dev, uint64_t ino) {
   return stat(sys.c_str(), &sb) == 0;
 }
 
-// Paths: opens (file) first, then the mappings the cpu group saw.
+// Paths: opens (file) first, then the mappings the cpu group saw. The root
+// process runs syspgo's own code between its release and its exec (it is
+// the collector's fork): what it touches then (pages of the syspgo binary)
+// is not the command's.
 constexpr char kTouchesSql[] = R"sql(
-WITH start AS (SELECT COALESCE(command_start_ts, 0) AS t0 FROM run WHERE id = ?1),
+WITH start AS (SELECT COALESCE(command_start_ts, 0) AS t0, target_pid AS root,
+                      COALESCE((SELECT MIN(ts) FROM exec WHERE run_id = ?1 AND pid = run.target_pid), 0) AS root_exec
+               FROM run WHERE id = ?1),
 paths AS (
   SELECT dev, ino, MIN(path) AS path FROM (
     SELECT dev, ino, path FROM file WHERE run_id = ?1
@@ -76,21 +81,21 @@ paths AS (
   ) GROUP BY dev, ino
 ),
 touches AS (
-  SELECT ts, dev, ino, pos AS off, ret AS len, 'r' AS source FROM file_io
+  SELECT ts, pid, dev, ino, pos AS off, ret AS len, 'r' AS source FROM file_io
    WHERE run_id = ?1 AND nr IN (0, 17, 19, 295, 327) AND kind = 32768 AND ret > 0 AND pos >= 0
   UNION ALL
-  SELECT ts, dev, ino, pgoff * 4096, 4096, 'f' FROM page_fault
+  SELECT ts, pid, dev, ino, pgoff * 4096, 4096, 'f' FROM page_fault
    WHERE run_id = ?1 AND ino != 0 AND pgoff >= 0
   UNION ALL
-  SELECT ts, dev, ino, around_first * 4096, (around_last - around_first + 1) * 4096, 'a' FROM page_fault
+  SELECT ts, pid, dev, ino, around_first * 4096, (around_last - around_first + 1) * 4096, 'a' FROM page_fault
    WHERE run_id = ?1 AND ino != 0 AND around_first >= 0 AND around_last >= around_first
   UNION ALL
-  SELECT ts, dev, ino, idx * 4096, pages * 4096, 'p' FROM page_cache
+  SELECT ts, pid, dev, ino, idx * 4096, pages * 4096, 'p' FROM page_cache
    WHERE run_id = ?1 AND op = 1 AND (why & 1) != 0
 )
 SELECT MAX(t.ts - s.t0, 0), t.dev, t.ino, t.off, t.len, t.source, COALESCE(p.path, '')
 FROM touches t CROSS JOIN start s LEFT JOIN paths p ON p.dev = t.dev AND p.ino = t.ino
-WHERE t.ts >= s.t0
+WHERE t.ts >= s.t0 AND NOT (t.pid = s.root AND t.ts < s.root_exec)
 ORDER BY t.ts, t.dev, t.ino, t.off
 )sql";
 
