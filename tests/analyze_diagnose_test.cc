@@ -100,18 +100,14 @@ TEST(AnalyzeStalls, NamesEachWaitForWhatItIs) {
 TEST(AnalyzeStalls, AStallInAPathLookupNamesItsPath) {
   TempDir dir;
   std::string db = LoadFixture(dir, "diagnose_fixture.sql");
-  {
-    auto d = Db::Open(db, SQLITE_OPEN_READWRITE);
-    ASSERT_TRUE(d.ok()) << d.error().message;
-    Status st = d->Exec(
-        "INSERT INTO thread (run_id, tid, pid, comm, start_ts) VALUES (1, 104, 100, 'statter', 1000);"
-        "INSERT INTO file_lookup (run_id, ts, dur, pid, tid, nr, path, flags, ret) VALUES "
-        "  (1, 9000000000, 30000000, 100, 104, 262, '/srv/cold/config.toml', 256, 0);"
-        "INSERT INTO offcpu (run_id, ts, dur, pid, tid, cpu, state, kernel_stack_id, user_stack_id, wake_ts, "
-        "  waker_pid, waker_tid, waker_comm, waker_kernel_stack_id, waker_user_stack_id) VALUES "
-        "  (1, 9000010000, 29900000, 100, 104, 1, 2, 1, 0, 9029900000, 0, 0, 'swapper/1', 7, 0);");
-    ASSERT_TRUE(st.ok()) << st.error().message;
-  }
+  ASSERT_EQ(ExecSql(db,
+                    "INSERT INTO thread (run_id, tid, pid, comm, start_ts) VALUES (1, 104, 100, 'statter', 1000);"
+                    "INSERT INTO file_lookup (run_id, ts, dur, pid, tid, nr, path, flags, ret) VALUES "
+                    "  (1, 9000000000, 30000000, 100, 104, 262, '/srv/cold/config.toml', 256, 0);"
+                    "INSERT INTO offcpu (run_id, ts, dur, pid, tid, cpu, state, kernel_stack_id, user_stack_id, "
+                    "  wake_ts, waker_pid, waker_tid, waker_comm, waker_kernel_stack_id, waker_user_stack_id) VALUES "
+                    "  (1, 9000010000, 29900000, 100, 104, 1, 2, 1, 0, 9029900000, 0, 0, 'swapper/1', 7, 0);"),
+            "");
   std::string error;
   std::vector<FindingFields> f = ForThread(AnalyzeStalls(db, dir.File("stalls.json"), &error), "statter");
   ASSERT_TRUE(error.empty()) << error;

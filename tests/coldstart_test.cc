@@ -260,15 +260,13 @@ TEST(ColdStart, PlanLooksUpWhatTheRunLookedUpFoundOrNot) {
     // of the syspgo binary, which no path of the run names: 3 of 20 runs of
     // this test warned of an unnamed file. Such a fault, made certain here,
     // is not the command's.
-    auto d = Db::Open(db, SQLITE_OPEN_READWRITE);
-    ASSERT_TRUE(d.ok()) << d.error().message;
-    Status st = d->Exec(
-        "INSERT INTO page_fault (run_id, ts, pid, tid, addr, ip, error_code, dev, ino, pgoff, vm_start, vm_flags, "
-        "  major, filemap, around_first, around_last) "
-        "SELECT 1, e.ts - 1000, e.pid, e.pid, 4096, 4096, 20, 2049, 987654321, 0, 0, 5, 1, 1, 0, 15 "
-        "FROM exec e JOIN run r ON r.id = e.run_id AND e.pid = r.target_pid ORDER BY e.ts LIMIT 1");
-    ASSERT_TRUE(st.ok()) << st.error().message;
-    ASSERT_EQ(QueryInt(*d, "SELECT COUNT(*) FROM page_fault WHERE ino = 987654321"), 1);
+    ASSERT_EQ(ExecSql(db, "INSERT INTO page_fault (run_id, ts, pid, tid, addr, ip, error_code, dev, ino, pgoff, "
+                          "  vm_start, vm_flags, major, filemap, around_first, around_last) "
+                          "SELECT 1, e.ts - 1000, e.pid, e.pid, 4096, 4096, 20, 2049, 987654321, 0, 0, 5, 1, 1, 0, 15 "
+                          "FROM exec e JOIN run r ON r.id = e.run_id AND e.pid = r.target_pid ORDER BY e.ts LIMIT 1"),
+              "");
+    Db d = OpenDb(db);
+    ASSERT_EQ(QueryInt(d, "SELECT COUNT(*) FROM page_fault WHERE ino = 987654321"), 1);
   }
   CmdResult o = RunCmd({SyspgoBin(), "optimize", db, "--emit", "plan", "-o", plan});
   ASSERT_EQ(o.status, 0) << o.err;

@@ -129,6 +129,13 @@ Db OpenDb(const std::string& path) {
   return db.ok() ? std::move(db.value()) : Db();
 }
 
+std::string ExecSql(const std::string& path, const std::string& sql) {
+  auto d = Db::Open(path, SQLITE_OPEN_READWRITE);
+  if (!d.ok()) return d.error().message;
+  Status st = d->Exec(sql);
+  return st.ok() ? "" : st.error().message;
+}
+
 int64_t QueryInt(Db& db, const std::string& sql) {
   auto st = db.Prepare(sql);
   EXPECT_TRUE(st.ok()) << (st.ok() ? "" : st.error().message);

@@ -64,6 +64,9 @@ std::string Json(const std::string& file, const std::string& expr);
 
 // Opens a profile database read-only (asserts on failure).
 Db OpenDb(const std::string& path);
+// Runs SQL on a database opened for writing (adds what a test needs to a
+// recorded or fixture database); the error message, "" on success.
+std::string ExecSql(const std::string& path, const std::string& sql);
 // Runs a query returning one integer (NULL -> 0).
 int64_t QueryInt(Db& db, const std::string& sql);
 // Runs a query and returns every row as tab-separated text.
