@@ -108,10 +108,11 @@ ORDER BY t.ts, t.dev, t.ino, t.off
 constexpr char kLookupsSql[] = R"sql(
 WITH start AS (SELECT COALESCE(command_start_ts, 0) AS t0 FROM run WHERE id = ?1)
 SELECT MAX(l.ts - s.t0, 0), l.path, l.is_exec FROM (
-  SELECT ts, path, 0 AS is_exec FROM file_open WHERE run_id = ?1 AND (ret >= 0 OR ret IN (-2, -13, -20))
-  UNION ALL
-  SELECT ts, path, 0 FROM file_lookup
-  WHERE run_id = ?1 AND (ret >= 0 OR ret IN (-2, -13, -20) OR (nr IN (89, 267) AND ret = -22))
+  SELECT ts, path, 0 AS is_exec FROM (
+    SELECT ts, path, nr, ret FROM file_open WHERE run_id = ?1
+    UNION ALL
+    SELECT ts, path, nr, ret FROM file_lookup WHERE run_id = ?1
+  ) WHERE ret >= 0 OR ret IN (-2, -13, -20) OR (nr IN (89, 267) AND ret = -22)
   UNION ALL
   SELECT ts, filename, 1 FROM exec WHERE run_id = ?1
 ) l CROSS JOIN start s
