@@ -168,9 +168,9 @@ def main():
                 s0 = disk_sectors_read(disk)
                 wall[v].append(run_variant(variants[v]))
                 read[v].append((disk_sectors_read(disk) - s0) * 512)
-        replays = {"plan": [B.SYSPGO_PREFETCH, plan],
-                   "bare": [B.SYSPGO_PREFETCH, plan, "--no-lookups", "--io-priority", "inherit"]}
-        own_text = " / ".join(f"{B.med([major_faults(work, replays[v], cmd) for _ in range(3)]):.0f}"
+        # The replayer's part of each variant, up to its "--".
+        replay = lambda v: variants[v][:variants[v].index("--")]
+        own_text = " / ".join(f"{B.med([major_faults(work, replay(v), cmd) for _ in range(3)]):.0f}"
                               for v in ["plan", "bare"])
         med = {v: B.med(wall[v]) for v in wall}
         rows.append([title] + [B.fmt_range(wall[v]) for v in ["cold", "whole", "plan", "bare", "syspgo", "warm", "floor"]] +
