@@ -68,7 +68,9 @@ bool IsBlockDeviceCache(uint64_t dev, uint64_t ino) {
 // Paths: opens (file) first, then the mappings the cpu group saw. The root
 // process runs syspgo's own code between its release and its exec (it is
 // the collector's fork): what it touches then (pages of the syspgo binary)
-// is not the command's.
+// is not the command's. The exec itself also comes before its event, which
+// fires once the program is loaded: those touches (last column) are kept
+// for the files it loads (see FileAccessOrder).
 constexpr char kTouchesSql[] = R"sql(
 WITH start AS (SELECT COALESCE(command_start_ts, 0) AS t0, target_pid AS root,
                       COALESCE((SELECT MIN(ts) FROM exec WHERE run_id = ?1 AND pid = run.target_pid), 0) AS root_exec
@@ -93,9 +95,10 @@ touches AS (
   SELECT ts, pid, dev, ino, idx * 4096, pages * 4096, 'p' FROM page_cache
    WHERE run_id = ?1 AND op = 1 AND (why & 1) != 0
 )
-SELECT MAX(t.ts - s.t0, 0), t.dev, t.ino, t.off, t.len, t.source, COALESCE(p.path, '')
+SELECT MAX(t.ts - s.t0, 0), t.dev, t.ino, t.off, t.len, t.source, COALESCE(p.path, ''),
+       t.pid = s.root AND t.ts < s.root_exec
 FROM touches t CROSS JOIN start s LEFT JOIN paths p ON p.dev = t.dev AND p.ino = t.ino
-WHERE t.ts >= s.t0 AND NOT (t.pid = s.root AND t.ts < s.root_exec)
+WHERE t.ts >= s.t0
 ORDER BY t.ts, t.dev, t.ino, t.off
 )sql";
 
@@ -142,6 +145,12 @@ Result<AccessOrder> FileAccessOrder(Db& db, int64_t run_id) {
     t.source = st->Text(5)[0];
     t.path = st->Text(6);
     t.exec_file = exec_files.count({t.dev, t.ino}) != 0;
+    // Before the root's exec: only what the exec loaded is the command's.
+    // Loading reads the program's and its interpreter's headers, and
+    // zeroes the tail of the program's last data page (a kernel-mode
+    // fault, seen as that page's page-cache add): left out, python3.11's
+    // last page cost every replay a major fault and a 2 MiB readahead.
+    if (st->Int(7) && !t.exec_file) continue;
     (t.source == 'r' ? out.reads : t.source == 'f' ? out.faults : t.source == 'a' ? out.around : out.additions)++;
     (t.path.empty() ? nameless : out.touches).push_back(std::move(t));
   }
