@@ -35,10 +35,15 @@ def work_dir(name, runs, least=5):
     return tempfile.mkdtemp(prefix=f"syspgo-{name}-", dir="/var/tmp")
 
 
-def build_timeit(workdir):
-    out = os.path.join(workdir, "timeit")
-    subprocess.run(["cc", "-O2", "-o", out, os.path.join(ROOT, "bench", "timeit.c")], check=True)
+def build_c(workdir, name):
+    """Compiles bench/NAME.c into workdir; returns the program's path."""
+    out = os.path.join(workdir, name)
+    subprocess.run(["cc", "-O2", "-pthread", "-o", out, os.path.join(ROOT, "bench", name + ".c")], check=True)
     return out
+
+
+def build_timeit(workdir):
+    return build_c(workdir, "timeit")
 
 
 def timed(timeit, cmd, workdir, prefix=None, env=None):
