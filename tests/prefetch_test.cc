@@ -10,11 +10,13 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -600,6 +602,44 @@ TEST(PlanShowCommand, PrintsFilesAndJson) {
   r = test::RunCmd({test::SyspgoBin(), "plan-show", plan, "--json"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, PlanJson(w.plan));
+}
+
+// The tests' DAMON pause (test_util.h), on a stand-in of DAMON's sysfs
+// directory: a test killed while it had the kdamonds stopped leaves a mark,
+// and the next test binary starts them again; a running test's mark is left
+// alone.
+TEST(DamonPaused, KdamondsAKilledTestStoppedStartAgain) {
+  TempDir dir;
+  std::string admin = dir.File("kdamonds/"), marks = dir.File("marks");
+  ASSERT_EQ(test::Sh("mkdir -p " + admin + "0 " + admin + "1 " + marks + " && echo on > " + admin +
+                     "0/state && echo off > " + admin + "1/state").status,
+            0);
+  auto state = [&](int k) { return test::ReadAll(admin + std::to_string(k) + "/state"); };
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    test::DamonPaused paused(admin, marks);
+    raise(SIGKILL);  // as a timeout kills a test: no destructor runs
+    _exit(1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(state(0), "off\n") << "the killed test had stopped kdamond 0";
+  std::string mark = marks + "/syspgo-test-damon-paused." + std::to_string(child);
+  EXPECT_EQ(test::ReadAll(mark), admin + "0/state\n");
+  EXPECT_EQ(test::RestartDamonsOfDeadTests(marks), 1);
+  EXPECT_EQ(state(0), "on\n");
+  EXPECT_EQ(state(1), "off\n") << "it was off before the test: it stays off";
+  EXPECT_NE(access(mark.c_str(), F_OK), 0) << "the mark is removed";
+  {
+    test::DamonPaused paused(admin, marks);
+    EXPECT_EQ(state(0), "off\n");
+    EXPECT_EQ(test::RestartDamonsOfDeadTests(marks), 0) << "this process is alive: its pause stands";
+    EXPECT_EQ(state(0), "off\n");
+  }
+  EXPECT_EQ(state(0), "on\n");
+  EXPECT_EQ(test::Sh("ls -A " + marks).out, "");
 }
 
 }  // namespace

@@ -4,13 +4,17 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -73,26 +77,71 @@ CmdResult Sh(const std::string& script) { return RunCmd({"/bin/sh", "-c", script
 std::string SyspgoBin() { return SYSPGO_BIN; }
 std::string ExampleBin(const std::string& name) { return std::string(SYSPGO_EXAMPLES_BIN) + "/" + name; }
 
-DamonPaused::DamonPaused() {
-  const std::string admin = "/sys/kernel/mm/damon/admin/kdamonds/";
+namespace {
+
+constexpr char kDamonMarkPrefix[] = "syspgo-test-damon-paused.";
+
+bool WriteState(const std::string& state, const char* value) {
+  std::ofstream out(state);
+  out << value << "\n";
+  out.flush();
+  return static_cast<bool>(out);
+}
+
+std::string ReadState(const std::string& state) {
+  std::ifstream in(state);
+  std::string v;
+  in >> v;
+  return v;
+}
+
+// Run by every test binary as it starts (all of them link this file).
+[[maybe_unused]] const int kDamonsRestartedAtStart = [] {
+  int n = RestartDamonsOfDeadTests();
+  if (n > 0)
+    fprintf(stderr, "syspgo tests: started %d kdamond(s) again that a test stopped and could not restart\n", n);
+  return n;
+}();
+
+}  // namespace
+
+DamonPaused::DamonPaused(const std::string& admin, const std::string& mark_dir) {
   for (int k = 0;; ++k) {
     std::string state = admin + std::to_string(k) + "/state";
-    std::ifstream in(state);
-    std::string v;
-    if (!(in >> v)) break;
+    std::string v = ReadState(state);
+    if (v.empty()) break;
     if (v != "on") continue;
-    std::ofstream(state) << "off\n";
+    WriteState(state, "off");
     stopped_.push_back(state);
   }
+  if (stopped_.empty()) return;
+  mark_ = mark_dir + "/" + kDamonMarkPrefix + std::to_string(getpid());
+  std::ofstream mark(mark_);
+  for (const std::string& state : stopped_) mark << state << "\n";
+  mark.flush();
+  if (!mark) ADD_FAILURE() << "could not write " << mark_ << ", which names the kdamonds this test stopped";
 }
 
 DamonPaused::~DamonPaused() {
-  for (const std::string& state : stopped_) {
-    std::ofstream out(state);
-    out << "on\n";
-    out.flush();
-    if (!out) ADD_FAILURE() << "could not start the kdamond again: echo on > " << state;
+  for (const std::string& state : stopped_)
+    if (!WriteState(state, "on")) ADD_FAILURE() << "could not start the kdamond again: echo on > " << state;
+  if (!mark_.empty()) unlink(mark_.c_str());
+}
+
+int RestartDamonsOfDeadTests(const std::string& mark_dir) {
+  int started = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(mark_dir, ec)) {
+    std::string name = e.path().filename().string();
+    if (name.rfind(kDamonMarkPrefix, 0) != 0) continue;
+    pid_t pid = static_cast<pid_t>(atoi(name.c_str() + strlen(kDamonMarkPrefix)));
+    if (pid <= 0 || kill(pid, 0) == 0 || errno != ESRCH) continue;  // still running (or not ours to judge)
+    std::ifstream mark(e.path());
+    for (std::string state; std::getline(mark, state);)
+      if (ReadState(state) == "off" && WriteState(state, "on")) ++started;
+    unlink(e.path().c_str());
   }
+  return started;
 }
 
 TempDir::TempDir() {

@@ -44,16 +44,27 @@ class TempDir {
 // seconds, whatever its access bits say: a test that checks which pages a
 // replay made resident would otherwise lose a few at random (2 of 8 runs of
 // prefetch_test did; none with DAMON stopped). Tests run one at a time.
+// While they are stopped, a mark file in mark_dir names them and this
+// process: a test killed meanwhile (a timeout's SIGKILL, a crash) cannot
+// start them again, so the next test binary does (RestartDamonsOfDeadTests).
+inline constexpr char kDamonAdmin[] = "/sys/kernel/mm/damon/admin/kdamonds/";
+inline constexpr char kDamonMarkDir[] = "/run";
 class DamonPaused {
  public:
-  DamonPaused();
+  explicit DamonPaused(const std::string& admin = kDamonAdmin, const std::string& mark_dir = kDamonMarkDir);
   ~DamonPaused();
   DamonPaused(const DamonPaused&) = delete;
   DamonPaused& operator=(const DamonPaused&) = delete;
 
  private:
   std::vector<std::string> stopped_;  // state files of the kdamonds stopped here
+  std::string mark_;                  // the mark file, "" if none was written
 };
+
+// Starts the kdamonds that marks in mark_dir name for processes that are
+// gone, removes those marks and returns how many kdamonds it started. Every
+// test binary calls it once as it starts.
+int RestartDamonsOfDeadTests(const std::string& mark_dir = kDamonMarkDir);
 
 // The whole contents of a file ("" if it cannot be read).
 std::string ReadAll(const std::string& path);
