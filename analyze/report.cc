@@ -10,6 +10,7 @@
 #include <queue>
 
 #include "analyze/blockhist.h"
+#include "analyze/file_calls.h"
 #include "analyze/files.h"
 #include "analyze/report_common.h"
 #include "analyze/sample_db.h"
@@ -58,33 +59,21 @@ ORDER BY t.tid, t.start_ts
 
 // Threads seen in events but not in the thread table (attached to late, or
 // the proc group lost their fork).
-constexpr char kEventThreadsSql[] = R"sql(
+const std::string kEventThreadsSql = std::string("WITH ") + kFileCallsCte + R"sql(
 SELECT tid, pid, MIN(ts) FROM (
   SELECT tid, pid, ts FROM offcpu WHERE run_id = ?1
-  UNION ALL SELECT tid, pid, ts FROM file_io WHERE run_id = ?1
-  UNION ALL SELECT tid, pid, ts FROM file_open WHERE run_id = ?1
-  UNION ALL SELECT tid, pid, ts FROM file_lookup WHERE run_id = ?1
+  UNION ALL SELECT tid, pid, ts FROM file_calls
 )
 GROUP BY tid, pid
 ORDER BY tid, pid
 )sql";
 
-// File syscalls: file_io, file_open and file_lookup as one stream (for an
-// open, the fd column is the fd it returned; a lookup has none).
-constexpr char kSyscallsSql[] = R"sql(
-WITH calls AS (
-  SELECT tid, ts, dur, nr, fd, dev, ino, kind, ret, pos, req, NULL AS open_path
-  FROM file_io WHERE run_id = ?1
-  UNION ALL
-  SELECT tid, ts, dur, nr, ret, dev, ino, 32768, ret, -1, 0, path
-  FROM file_open WHERE run_id = ?1
-  UNION ALL
-  SELECT tid, ts, dur, nr, -1, 0, 0, 0, ret, -1, 0, path
-  FROM file_lookup WHERE run_id = ?1
-)
-SELECT c.tid, c.ts, c.dur, COALESCE(n.name, 'syscall ' || c.nr), c.fd, c.dev, c.ino, c.kind, c.ret, c.pos, c.req,
-       COALESCE(f.path, c.open_path, '')
-FROM calls c
+// File syscalls as one stream (file_calls.h); an open's file counts as a
+// regular one (S_IFREG), which is what the page shows it as.
+const std::string kSyscallsSql = std::string("WITH ") + kFileCallsCte + R"sql(
+SELECT c.tid, c.ts, c.dur, COALESCE(n.name, 'syscall ' || c.nr), c.fd, c.dev, c.ino,
+       CASE WHEN c.source = 1 THEN 32768 ELSE c.kind END, c.ret, c.pos, c.req, COALESCE(f.path, c.path, '')
+FROM file_calls c
 LEFT JOIN syscall_name n ON n.nr = c.nr
 LEFT JOIN file f ON f.run_id = ?1 AND f.dev = c.dev AND f.ino = c.ino
 ORDER BY c.tid, c.ts

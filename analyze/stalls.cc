@@ -31,6 +31,7 @@
 #include <unordered_map>
 
 #include "analyze/blockhist.h"
+#include "analyze/file_calls.h"
 #include "analyze/file_paths.h"
 #include "analyze/finding_print.h"
 #include "analyze/stack_names.h"
@@ -50,14 +51,11 @@ constexpr char kOffcpuSql[] =
 constexpr char kThreadsSql[] = "SELECT tid, pid, comm, start_ts FROM thread WHERE run_id = ?1 ORDER BY tid, start_ts";
 constexpr char kProcessesSql[] = "SELECT pid, comm FROM process WHERE run_id = ?1 ORDER BY pid, start_ts";
 constexpr char kSyscallNamesSql[] = "SELECT nr, name FROM syscall_name ORDER BY nr";
-// Every recorded file syscall, in the order they began; for an open the
-// fd column is its result; a path lookup (stat...) has its path.
-constexpr char kCallsSql[] = R"sql(
-SELECT ts, dur, pid, tid, nr, fd, dev, ino, kind, pos, ret, 0 AS flags, '' AS lookup FROM file_io WHERE run_id = ?1
-UNION ALL
-SELECT ts, dur, pid, tid, nr, ret, dev, ino, 0, -1, ret, flags, '' FROM file_open WHERE run_id = ?1
-UNION ALL
-SELECT ts, dur, pid, tid, nr, -1, 0, 0, 0, -1, ret, flags, path FROM file_lookup WHERE run_id = ?1
+// Every recorded file syscall (file_calls.h), in the order they began; a
+// path lookup (stat...) has its path.
+const std::string kCallsSql = std::string("WITH ") + kFileCallsCte + R"sql(
+SELECT ts, dur, pid, tid, nr, fd, dev, ino, kind, pos, ret, flags, CASE WHEN source = 2 THEN path ELSE '' END
+FROM file_calls
 ORDER BY ts, tid
 )sql";
 // One thread's syscalls between two stalls: where its steps show.

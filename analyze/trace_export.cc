@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "analyze/blockhist.h"
+#include "analyze/file_calls.h"
 #include "analyze/report_common.h"
 
 namespace syspgo {
@@ -40,11 +41,9 @@ ORDER BY start_ts, tid
 
 // Tasks with events but no thread row: threads the proc group missed, and
 // (page_cache) tasks outside the traced tree such as kswapd.
-constexpr char kEventTasksSql[] = R"sql(
+const std::string kEventTasksSql = std::string("WITH ") + kFileCallsCte + R"sql(
 SELECT pid, tid, MIN(comm) FROM (
-  SELECT pid, tid, '' AS comm FROM file_io WHERE run_id = ?1
-  UNION ALL SELECT pid, tid, '' FROM file_open WHERE run_id = ?1
-  UNION ALL SELECT pid, tid, '' FROM file_lookup WHERE run_id = ?1
+  SELECT pid, tid, '' AS comm FROM file_calls
   UNION ALL SELECT pid, tid, '' FROM offcpu WHERE run_id = ?1
 )
 GROUP BY pid, tid
@@ -59,28 +58,15 @@ GROUP BY pid, tid
 ORDER BY pid, tid
 )sql";
 
-constexpr char kSyscallsSql[] = R"sql(
-SELECT ts, dur, pid, tid, name, fd, path, ret, pos, req, is_open, flags FROM (
-  SELECT io.ts, io.dur, io.pid, io.tid, COALESCE(n.name, 'syscall ' || io.nr) AS name, io.fd,
-         COALESCE(f.path, '') AS path, io.ret, io.pos, io.req, 0 AS is_open, 0 AS flags, io.dev, io.ino, io.kind
-  FROM file_io io
-  LEFT JOIN syscall_name n ON n.nr = io.nr
-  LEFT JOIN file f ON f.run_id = io.run_id AND f.dev = io.dev AND f.ino = io.ino
-  WHERE io.run_id = ?1
-  UNION ALL
-  SELECT o.ts, o.dur, o.pid, o.tid, COALESCE(n.name, 'syscall ' || o.nr), o.ret, o.path, o.ret, -1, 0, 1, o.flags,
-         o.dev, o.ino, 32768
-  FROM file_open o
-  LEFT JOIN syscall_name n ON n.nr = o.nr
-  WHERE o.run_id = ?1
-  UNION ALL
-  SELECT l.ts, l.dur, l.pid, l.tid, COALESCE(n.name, 'syscall ' || l.nr), -1, l.path, l.ret, -1, 0, 2, l.flags,
-         0, 0, 0
-  FROM file_lookup l
-  LEFT JOIN syscall_name n ON n.nr = l.nr
-  WHERE l.run_id = ?1
-)
-ORDER BY ts, dur DESC
+// File syscalls (file_calls.h); the last but one column says which table:
+// 0 file_io, 1 an open, 2 a path lookup.
+const std::string kSyscallsSql = std::string("WITH ") + kFileCallsCte + R"sql(
+SELECT c.ts, c.dur, c.pid, c.tid, COALESCE(n.name, 'syscall ' || c.nr), c.fd,
+       CASE WHEN c.source = 0 THEN COALESCE(f.path, '') ELSE c.path END, c.ret, c.pos, c.req, c.source, c.flags
+FROM file_calls c
+LEFT JOIN syscall_name n ON n.nr = c.nr
+LEFT JOIN file f ON c.source = 0 AND f.run_id = ?1 AND f.dev = c.dev AND f.ino = c.ino
+ORDER BY c.ts, c.dur DESC
 )sql";
 
 constexpr char kOffCpuSql[] = R"sql(
@@ -322,7 +308,7 @@ Status Exporter::Write(FILE* out) {
     return {};
   };
   streams.reserve(5);
-  SYSPGO_TRY(from_query("file_io, file_open and file_lookup", kSyscallsSql, [this](Stmt& s) {
+  SYSPGO_TRY(from_query("file_io, file_open and file_lookup", kSyscallsSql.c_str(), [this](Stmt& s) {
     ++stats_.syscalls;
     JsonWriter w;
     Begin(w, s.Text(4), "syscall", "X", s.Int(2), s.Int(3)).Key("ts").Raw(Micros(s.Int(0)));
