@@ -8,6 +8,7 @@
 #include <grp.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -30,6 +31,9 @@ extern char** environ;
 namespace syspgo::cli {
 namespace {
 
+// The longest --hold: a day.
+constexpr unsigned kMaxHoldSeconds = 86400;
+
 void Help() {
   std::string thread_limits = "1.." + std::to_string(kPrefetchMaxThreads);
   std::string budget_limits = "1.." + std::to_string(kPrefetchMaxBudget >> 20);
@@ -43,7 +47,11 @@ void Help() {
       "Files changed or missing since the plan was made are skipped with a warning.\n\n"
       "what to do:\n"
       "  --dry-run       check the files and print what would be read; read nothing\n"
-      "  --before        finish the replay before starting CMD\n\n"
+      "  --before        finish the replay before starting CMD\n"
+      "  --hold SECONDS  without CMD: keep the replayed pages locked in memory\n"
+      "                  (mlock) for SECONDS, 1..%u, in a background process, so\n"
+      "                  that reclaim and DAMON leave them until the program\n"
+      "                  starts; kill that process to release them sooner\n\n"
       "tuning          default  limits\n"
       "  --threads N   %-8u %-9s reading threads\n"
       "  --budget MiB  %-8llu %-9s MiB being read at once (the memory budget)\n"
@@ -63,8 +71,9 @@ void Help() {
       "examples:\n"
       "  syspgo prefetch app.plan --dry-run\n"
       "  syspgo prefetch app.plan -- ./app --serve\n"
-      "  syspgo prefetch app.plan --before --threads 8 -- clang-19 -c main.c\n",
-      kPrefetchDefaultThreads, thread_limits.c_str(), static_cast<unsigned long long>(kPrefetchDefaultBudget >> 20),
+      "  syspgo prefetch app.plan --before --threads 8 -- clang-19 -c main.c\n"
+      "  syspgo prefetch app.plan --hold 60 && systemctl start app\n",
+      kMaxHoldSeconds, kPrefetchDefaultThreads, thread_limits.c_str(), static_cast<unsigned long long>(kPrefetchDefaultBudget >> 20),
       budget_limits.c_str(), static_cast<unsigned long long>(kPrefetchDefaultLead >> 20),
       ("0.." + std::to_string(kPrefetchMaxBudget >> 20)).c_str());
 }
@@ -74,6 +83,7 @@ struct Options {
   std::string json;  // --json PATH ("-": stdout)
   bool dry_run = false, before = false;
   int verbose = 0;
+  unsigned hold = 0;  // --hold SECONDS; 0: none
   PrefetchOptions prefetch;
   std::vector<std::string> command;
 };
@@ -93,7 +103,8 @@ int Parse(const std::vector<std::string>& args, Options* o) {
     if (a.rfind("--", 0) == 0 && eq != std::string::npos) {
       value = a.substr(eq + 1);
       a = a.substr(0, eq);
-    } else if ((a == "--threads" || a == "--budget" || a == "--lead" || a == "--io-priority" || a == "--json") &&
+    } else if ((a == "--threads" || a == "--budget" || a == "--lead" || a == "--io-priority" || a == "--json" ||
+                a == "--hold") &&
                i + 1 < args.size()) {
       value = args[++i];
     }
@@ -125,6 +136,11 @@ int Parse(const std::vector<std::string>& args, Options* o) {
         return UsageError("--lead wants MiB from 0 to " + std::to_string(kPrefetchMaxBudget >> 20) + ", not '" +
                           value + "'");
       o->prefetch.lead_bytes = n << 20;
+    } else if (a == "--hold") {
+      if (!ParseCount(value, 1, kMaxHoldSeconds, &n))
+        return UsageError("--hold wants seconds from 1 to " + std::to_string(kMaxHoldSeconds) + ", not '" + value +
+                          "'");
+      o->hold = static_cast<unsigned>(n);
     } else if (a == "--json") {
       if (value.empty()) return UsageError("--json wants a file to write the summary to ('-' for stdout)");
       o->json = value;
@@ -143,6 +159,10 @@ int Parse(const std::vector<std::string>& args, Options* o) {
     }
   }
   if (o->plan.empty()) return UsageError("prefetch: give a plan file; see 'syspgo prefetch --help'");
+  if (o->hold && !o->command.empty())
+    return UsageError("prefetch: --hold is for a replay ahead of the program; with a command the program uses the "
+                      "pages as they arrive, so drop --hold (or the command)");
+  if (o->hold && o->dry_run) return UsageError("prefetch: --dry-run reads nothing, so there is nothing to --hold");
   return -1;
 }
 
@@ -253,11 +273,64 @@ void WarnOfDamon(const DamonPageouts& damon) {
           "syspgo: warning: DAMON proactive reclaim is on (%s). It pages out whole physical memory regions it saw "
           "idle, pages just read included, so the cache this replay warmed can lose part of the plan within "
           "seconds. Start the program with the replay instead (syspgo prefetch PLAN -- CMD), so that it uses the "
-          "pages at once.\n",
+          "pages at once, or keep them locked in memory until it starts (--hold SECONDS).\n",
           list.c_str());
 }
 
 std::string StatusJson(int status) { return "\"command_status\": " + std::to_string(status); }
+
+// Starts the process that holds the replayed pages for `seconds` (locks
+// are not inherited across fork, so it maps and locks them itself), waits
+// until it has, and returns its pid; or the error it met, once it is gone.
+// It keeps nothing of ours open: a caller reading our output sees its end
+// when we exit, not when the hold ends.
+Result<pid_t> StartHolder(const Plan& plan, const PrefetchStats& s, unsigned seconds, HeldPages* what) {
+  int report[2];
+  if (pipe2(report, O_CLOEXEC) != 0) return MakeError(std::string("cannot create a pipe: ") + strerror(errno), errno);
+  fflush(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) {
+    int e = errno;
+    close(report[0]);
+    close(report[1]);
+    return MakeError(std::string("cannot start the holding process: ") + strerror(e), e);
+  }
+  if (pid == 0) {
+    close(report[0]);
+    setsid();
+    int null = open("/dev/null", O_RDWR);
+    for (int fd = 0; fd <= 2 && null >= 0; ++fd) dup2(null, fd);
+    auto held = HoldPlanPages(plan, s);
+    std::string msg = held.ok() ? std::to_string(held->bytes) + " " + std::to_string(held->files)
+                                : "error " + held.error().message;
+    (void)!write(report[1], msg.data(), msg.size());
+    close(report[1]);
+    if (!held.ok()) _exit(1);
+    struct timespec left {static_cast<time_t>(seconds), 0};
+    while (nanosleep(&left, &left) != 0 && errno == EINTR) {
+    }
+    _exit(0);
+  }
+  close(report[1]);
+  std::string msg;
+  char buf[4096];
+  for (ssize_t n; (n = read(report[0], buf, sizeof buf)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    msg.append(buf, static_cast<size_t>(n));
+  }
+  close(report[0]);
+  if (msg.rfind("error ", 0) == 0 || msg.empty()) {
+    waitpid(pid, nullptr, 0);
+    return MakeError(msg.empty() ? "the holding process ended before it held anything" : msg.substr(6));
+  }
+  unsigned long long bytes = 0;
+  size_t files = 0;
+  sscanf(msg.c_str(), "%llu %zu", &bytes, &files);
+  what->bytes = bytes;
+  what->files = files;
+  return pid;
+}
 
 int Prefetch(const std::vector<std::string>& args) {
   Options o;
@@ -294,8 +367,25 @@ int Prefetch(const std::vector<std::string>& args) {
       PrintStats(with_command ? stderr : stdout, plan.value(), s, o.verbose);
     if (!with_command) {
       DamonPageouts damon = ReadDamonPageouts();
-      WarnOfDamon(damon);
-      return WriteJson(o, plan.value(), s, "\"damon_pageout\": " + damon.json) ? 0 : 1;
+      std::string extra = "\"damon_pageout\": " + damon.json;
+      int rc = 0;
+      if (o.hold) {
+        HeldPages held;
+        auto holder = StartHolder(plan.value(), s, o.hold, &held);
+        if (holder.ok()) {
+          fprintf(json_out ? stderr : stdout,
+                  "holding    %s of %zu files in memory for %u s (process %d; kill it to release them sooner)\n",
+                  FormatBytes(held.bytes).c_str(), held.files, o.hold, static_cast<int>(*holder));
+          extra += ", \"hold\": {\"pid\": " + std::to_string(*holder) + ", \"seconds\": " + std::to_string(o.hold) +
+                   ", \"bytes\": " + std::to_string(held.bytes) + ", \"files\": " + std::to_string(held.files) + "}";
+        } else {
+          fprintf(stderr, "syspgo: error: the plan was replayed, but %s\n", holder.error().message.c_str());
+          extra += ", \"hold\": {\"error\": \"" + JsonEscape(holder.error().message) + "\"}";
+          rc = 1;
+        }
+      }
+      if (!o.hold) WarnOfDamon(damon);
+      return WriteJson(o, plan.value(), s, extra) && rc == 0 ? 0 : 1;
     }
     int status = RunCommand(o.command);
     WriteJson(o, plan.value(), s, StatusJson(status));

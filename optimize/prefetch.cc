@@ -31,6 +31,8 @@
 #include <grp.h>
 #include <pwd.h>
 #include <sys/fsuid.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -566,6 +568,55 @@ PrefetchStats DryRun(const Plan& plan, const PrefetchOptions& options, std::stri
   }
   s.elapsed_ns = NowNs() - start;
   return s;
+}
+
+// ---- Holding the pages (--hold) ----------------------------------------------
+
+HeldPages::HeldPages(HeldPages&& o) noexcept : bytes(o.bytes), files(o.files), maps_(std::move(o.maps_)) {
+  o.maps_.clear();
+}
+
+HeldPages::~HeldPages() {
+  for (auto [addr, len] : maps_) munmap(addr, len);
+}
+
+Result<HeldPages> HoldPlanPages(const Plan& plan, const PrefetchStats& replayed) {
+  HeldPages held;
+  for (size_t i = 0; i < plan.files.size() && i < replayed.files.size(); ++i) {
+    if (replayed.files[i].outcome != FileOutcome::kRead) continue;
+    const PlanFile& f = plan.files[i];
+    int fd = -1;
+    CheckFile(f, &fd);  // as the replay did; changed since, or gone: nothing of it to hold
+    if (fd < 0) continue;
+    // Only whole pages of the file can be locked: past its end a mapping
+    // has none.
+    size_t len = (f.fingerprint.size + kPlanPageSize - 1) / kPlanPageSize * kPlanPageSize;
+    void* m = len ? mmap(nullptr, len, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
+    int e = errno;
+    close(fd);
+    if (len == 0) continue;
+    if (m == MAP_FAILED) return MakeError("cannot map " + f.path + " to hold its pages: " + strerror(e), e);
+    held.maps_.push_back({m, len});
+    for (const PlanExtent& x : f.extents) {
+      if (x.offset >= len) continue;
+      size_t n = static_cast<size_t>(std::min<uint64_t>(x.length, len - x.offset));
+      if (mlock(static_cast<char*>(m) + x.offset, n) == 0) {
+        held.bytes += n;
+        continue;
+      }
+      e = errno;
+      struct rlimit lim {};
+      getrlimit(RLIMIT_MEMLOCK, &lim);
+      std::string limit = lim.rlim_cur == RLIM_INFINITY ? "unlimited"
+                                                         : FormatBytes(static_cast<uint64_t>(lim.rlim_cur));
+      return MakeError("cannot lock the pages of " + f.path + " in memory after " + FormatBytes(held.bytes) + ": " +
+                           strerror(e) + " (locked memory is limited to " + limit +
+                           " here, ulimit -l; run as root, or raise the limit)",
+                       e);
+    }
+    ++held.files;
+  }
+  return held;
 }
 
 }  // namespace syspgo

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/result.h"
 #include "optimize/plan.h"
 
 namespace syspgo {
@@ -108,5 +109,31 @@ PrefetchStats DryRun(const Plan& plan, const PrefetchOptions& options, std::stri
 // `extra` (members such as "\"command_status\": 0", comma-separated) is
 // added to the object when non-empty.
 std::string PrefetchStatsJson(const Plan& plan, const PrefetchStats& s, const std::string& extra = "");
+
+// Pages of a replay held in memory (prefetch --hold): the files the replay
+// read are mapped and their planned extents locked (mlock), so that neither
+// reclaim nor DAMON's proactive pageout evicts them before the program
+// starts. The lock lasts as long as this object, in this process (locks are
+// not inherited across fork).
+class HeldPages {
+ public:
+  HeldPages() = default;
+  HeldPages(HeldPages&& o) noexcept;
+  HeldPages& operator=(HeldPages&&) = delete;
+  HeldPages(const HeldPages&) = delete;
+  ~HeldPages();
+  uint64_t bytes = 0;  // bytes locked
+  size_t files = 0;    // files they belong to
+
+ private:
+  friend Result<HeldPages> HoldPlanPages(const Plan& plan, const PrefetchStats& replayed);
+  std::vector<std::pair<void*, size_t>> maps_;
+};
+
+// Locks the planned extents of every file `replayed` read (outcome kRead)
+// that still matches its fingerprint; an error names the file it could not
+// lock and what to do (the locked-memory limit, for a user without
+// CAP_IPC_LOCK).
+Result<HeldPages> HoldPlanPages(const Plan& plan, const PrefetchStats& replayed);
 
 }  // namespace syspgo

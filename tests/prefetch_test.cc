@@ -445,6 +445,48 @@ TEST(PrefetchCommand, WarmingAheadWarnsWhereDamonPagesOut) {
   EXPECT_EQ(r.err.find("DAMON"), std::string::npos) << r.err;
 }
 
+// --hold: a replay ahead of the program keeps its pages locked in memory
+// for a while, in a process of its own, which neither eviction nor (as here,
+// left running) DAMON's pageout can take them from; then it lets them go.
+TEST(PrefetchCommand, HoldKeepsTheReplayedPagesInMemoryThenLetsThemGo) {
+  Workload w(/*pause_damon=*/false);
+  std::string plan = w.PlanPath(), out = w.dir.File("summary.json");
+  ASSERT_NO_FATAL_FAILURE(w.EvictAll());
+  auto r = test::RunCmd({test::SyspgoBin(), "prefetch", plan, "--hold", "2", "--json", out});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("holding    "), std::string::npos) << r.out;
+  EXPECT_EQ(r.err.find("DAMON"), std::string::npos) << "the pages are held: no warning\n" << r.err;
+  int pid = std::stoi(test::Json(out, "d['hold']['pid']"));
+  uint64_t bytes = std::stoull(test::Json(out, "d['hold']['bytes']")), planned = 0;
+  for (const auto& f : w.plan.files) planned += Count(PlannedPages(f)) * kPage;
+  EXPECT_EQ(bytes, planned);
+  EXPECT_EQ(test::Json(out, "d['hold']['files']"), "5");
+  std::string status = test::ReadAll("/proc/" + std::to_string(pid) + "/status");
+  size_t lck = status.find("VmLck:");
+  ASSERT_NE(lck, std::string::npos) << status;
+  EXPECT_EQ(std::stoull(status.substr(lck + 6)) * 1024, bytes) << "locked by the holder, in /proc/" << pid << "/status";
+  // Dropping the files from the cache leaves the held pages there.
+  for (const auto& p : w.paths) Evict(p);
+  for (const auto& p : w.paths) w.ExpectExactlyPlanned(p);
+  // Then the holder ends on its own, and the pages can go.
+  auto gone = [&] {
+    std::string st = test::ReadAll("/proc/" + std::to_string(pid) + "/stat");
+    size_t paren = st.rfind(')');
+    return st.empty() || (paren != std::string::npos && st.compare(paren, 4, ") Z ") == 0);
+  };
+  for (int i = 0; i < 100 && !gone(); ++i) usleep(100000);
+  ASSERT_TRUE(gone()) << "the holding process " << pid << " outlived --hold 2 by 8 s";
+  ASSERT_NO_FATAL_FAILURE(w.EvictAll());
+  // It is for a replay ahead of the program only.
+  r = test::RunCmd({test::SyspgoBin(), "prefetch", plan, "--hold", "5", "--", "true"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--hold is for a replay ahead of the program"), std::string::npos) << r.err;
+  r = test::RunCmd({test::SyspgoBin(), "prefetch", plan, "--hold", "0"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--hold wants seconds from 1 to 86400, not '0'"), std::string::npos) << r.err;
+  w.ExpectNothingCached();
+}
+
 TEST(PrefetchCommand, JsonSummaryHasEveryFileAndTheCommandsStatus) {
   Workload w;
   std::string plan = w.PlanPath(), out = w.dir.File("summary.json");
