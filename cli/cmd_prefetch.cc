@@ -73,8 +73,8 @@ void Help() {
       "  syspgo prefetch app.plan -- ./app --serve\n"
       "  syspgo prefetch app.plan --before --threads 8 -- clang-19 -c main.c\n"
       "  syspgo prefetch app.plan --hold 60 && systemctl start app\n",
-      kMaxHoldSeconds, kPrefetchDefaultThreads, thread_limits.c_str(), static_cast<unsigned long long>(kPrefetchDefaultBudget >> 20),
-      budget_limits.c_str(), static_cast<unsigned long long>(kPrefetchDefaultLead >> 20),
+      kMaxHoldSeconds, kPrefetchDefaultThreads, thread_limits.c_str(),
+      static_cast<unsigned long long>(kPrefetchDefaultBudget >> 20), budget_limits.c_str(), static_cast<unsigned long long>(kPrefetchDefaultLead >> 20),
       ("0.." + std::to_string(kPrefetchMaxBudget >> 20)).c_str());
 }
 
@@ -279,12 +279,18 @@ void WarnOfDamon(const DamonPageouts& damon) {
 
 std::string StatusJson(int status) { return "\"command_status\": " + std::to_string(status); }
 
+struct Holder {
+  pid_t pid = 0;
+  uint64_t bytes = 0;  // held
+  size_t files = 0;
+};
+
 // Starts the process that holds the replayed pages for `seconds` (locks
 // are not inherited across fork, so it maps and locks them itself), waits
-// until it has, and returns its pid; or the error it met, once it is gone.
-// It keeps nothing of ours open: a caller reading our output sees its end
-// when we exit, not when the hold ends.
-Result<pid_t> StartHolder(const Plan& plan, const PrefetchStats& s, unsigned seconds, HeldPages* what) {
+// until it has, and returns it; or the error it met, once it is gone. It
+// keeps nothing of ours open: a caller reading our output sees its end when
+// we exit, not when the hold ends.
+Result<Holder> StartHolder(const Plan& plan, const PrefetchStats& s, unsigned seconds) {
   int report[2];
   if (pipe2(report, O_CLOEXEC) != 0) return MakeError(std::string("cannot create a pipe: ") + strerror(errno), errno);
   fflush(nullptr);
@@ -325,11 +331,10 @@ Result<pid_t> StartHolder(const Plan& plan, const PrefetchStats& s, unsigned sec
     return MakeError(msg.empty() ? "the holding process ended before it held anything" : msg.substr(6));
   }
   unsigned long long bytes = 0;
-  size_t files = 0;
-  sscanf(msg.c_str(), "%llu %zu", &bytes, &files);
-  what->bytes = bytes;
-  what->files = files;
-  return pid;
+  Holder h{pid, 0, 0};
+  sscanf(msg.c_str(), "%llu %zu", &bytes, &h.files);
+  h.bytes = bytes;
+  return h;
 }
 
 int Prefetch(const std::vector<std::string>& args) {
@@ -370,14 +375,14 @@ int Prefetch(const std::vector<std::string>& args) {
       std::string extra = "\"damon_pageout\": " + damon.json;
       int rc = 0;
       if (o.hold) {
-        HeldPages held;
-        auto holder = StartHolder(plan.value(), s, o.hold, &held);
+        auto holder = StartHolder(plan.value(), s, o.hold);
         if (holder.ok()) {
           fprintf(json_out ? stderr : stdout,
                   "holding    %s of %zu files in memory for %u s (process %d; kill it to release them sooner)\n",
-                  FormatBytes(held.bytes).c_str(), held.files, o.hold, static_cast<int>(*holder));
-          extra += ", \"hold\": {\"pid\": " + std::to_string(*holder) + ", \"seconds\": " + std::to_string(o.hold) +
-                   ", \"bytes\": " + std::to_string(held.bytes) + ", \"files\": " + std::to_string(held.files) + "}";
+                  FormatBytes(holder->bytes).c_str(), holder->files, o.hold, static_cast<int>(holder->pid));
+          extra += ", \"hold\": {\"pid\": " + std::to_string(holder->pid) + ", \"seconds\": " +
+                   std::to_string(o.hold) + ", \"bytes\": " + std::to_string(holder->bytes) +
+                   ", \"files\": " + std::to_string(holder->files) + "}";
         } else {
           fprintf(stderr, "syspgo: error: the plan was replayed, but %s\n", holder.error().message.c_str());
           extra += ", \"hold\": {\"error\": \"" + JsonEscape(holder.error().message) + "\"}";
