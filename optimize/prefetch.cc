@@ -609,9 +609,9 @@ Result<HeldPages> HoldPlanPages(const Plan& plan, const PrefetchStats& replayed)
       getrlimit(RLIMIT_MEMLOCK, &lim);
       std::string limit = lim.rlim_cur == RLIM_INFINITY ? "unlimited"
                                                          : FormatBytes(static_cast<uint64_t>(lim.rlim_cur));
-      return MakeError("cannot lock the pages of " + f.path + " in memory after " + FormatBytes(held.bytes) + ": " +
-                           strerror(e) + " (locked memory is limited to " + limit +
-                           " here, ulimit -l; run as root, or raise the limit)",
+      return MakeError("cannot lock the pages of " + f.path + " in memory (the plan holds " +
+                           FormatBytes(plan.Bytes()) + "): " + strerror(e) + "; locked memory is limited to " + limit +
+                           " here (ulimit -l): raise the limit, or run as root with CAP_IPC_LOCK",
                        e);
     }
     ++held.files;

@@ -24,6 +24,7 @@
 #include <utility>
 
 #include "collect/damon.h"
+#include "common/util.h"
 #include "optimize/plan.h"
 #include "optimize/prefetch.h"
 #include "tests/test_util.h"
@@ -485,6 +486,26 @@ TEST(PrefetchCommand, HoldKeepsTheReplayedPagesInMemoryThenLetsThemGo) {
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--hold wants seconds from 1 to 86400, not '0'"), std::string::npos) << r.err;
   w.ExpectNothingCached();
+}
+
+// Without the right to lock that much memory, --hold says which limit
+// stopped it and how much the plan needs; the replay itself stands.
+TEST(PrefetchCommand, HoldBeyondTheLockedMemoryLimitSaysWhichLimit) {
+  Workload w;
+  std::string plan = w.PlanPath(), out = w.dir.File("summary.json");
+  ASSERT_NO_FATAL_FAILURE(w.EvictAll());
+  // Root without CAP_IPC_LOCK (dropped from the bounding set, so the exec'd
+  // syspgo lacks it) under a 64 KiB limit.
+  auto r = test::Sh("ulimit -l 64 && exec setpriv --bounding-set -ipc_lock " + test::SyspgoBin() + " prefetch " +
+                    plan + " --hold 30 --json " + out);
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("the plan was replayed, but cannot lock the pages of "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("locked memory is limited to 64.0 KiB here (ulimit -l)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(the plan holds " + FormatBytes(w.plan.Bytes()) + ")"), std::string::npos) << r.err;
+  EXPECT_NE(test::Json(out, "d['hold']['error']"), "") << test::ReadAll(out);
+  // ([p] keeps pgrep from finding the shell that runs it.)
+  EXPECT_EQ(test::Sh("pgrep -f '[p]refetch " + plan + " --hold'").out, "") << "no holding process is left";
+  for (const auto& p : w.paths) w.ExpectExactlyPlanned(p);
 }
 
 TEST(PrefetchCommand, JsonSummaryHasEveryFileAndTheCommandsStatus) {
