@@ -29,6 +29,8 @@ struct ReportOptions {
   size_t max_block_requests = 20000;       // the longest, over all devices
   size_t max_occurrences = 2000;           // per finding, marked on the timeline
   size_t top_files = 20;
+  size_t access_files = 6;                 // files in the access-order charts, most pages used first
+  size_t max_access_points = 4000;         // touches drawn per file (evenly thinned beyond)
   int time_buckets = 400;                  // resolution of densities and page-cache churn over time
   double flame_min_share = 0.001;          // flame-graph frames below this share of samples are left out
   std::vector<std::string> debug_dirs;     // for symbolizing the flame graph (as `analyze hot --debug-dir`)

@@ -26,6 +26,9 @@
 //   files      [FileStats as `analyze files --json` names them]
 //   pagecache  {note, added [], deleted [], refaulted [], has_refaults,
 //              files [{path, added, deleted, refaulted}], deleters [[comm, pages]]}
+//   access     {note, files [{path, size, used_pages, touches, shown,
+//              points [[ts (ns since the command started), offset, length, kind
+//              (0 page fault, 1 read, 2 added to the page cache)]]}]}
 //   flame      {note, samples, period_ns, min_samples, omitted, problems [],
 //              tree [name, samples, kind, [children]]}
 //   limits     the caps in force (ReportOptions)
@@ -125,7 +128,7 @@ table.data td.l, table.data th.l { text-align: left; white-space: normal; word-b
   <div class="meta" id="run-meta"></div>
   <div class="probes" id="probes"></div>
 </header>
-<nav><a href="#findings">Findings</a><a href="#timeline">Timeline</a><a href="#latency">Latency</a><a href="#files">Top files</a><a href="#pagecache">Page cache</a><a href="#flame">CPU flame graph</a></nav>
+<nav><a href="#findings">Findings</a><a href="#timeline">Timeline</a><a href="#latency">Latency</a><a href="#files">Top files</a><a href="#pagecache">Page cache</a><a href="#access">File access order</a><a href="#flame">CPU flame graph</a></nav>
 <section id="findings"><h2>Findings</h2><div id="findings-body"></div></section>
 <section id="timeline"><h2>Timeline</h2>
   <div class="note" id="tl-note"></div>
@@ -149,6 +152,7 @@ table.data td.l, table.data th.l { text-align: left; white-space: normal; word-b
 </section>
 <section id="files"><h2>Top files</h2><div class="note">Regular files by total syscall latency (as <code>syspgo analyze DB files</code> prints them).</div><div id="files-body"></div></section>
 <section id="pagecache"><h2>Page cache churn</h2><div id="pc-body"></div></section>
+<section id="access"><h2>File access order</h2><div id="access-body"></div></section>
 <section id="flame"><h2>CPU flame graph</h2><div class="note" id="flame-note"></div>
   <div style="margin: 4px 0 6px"><button id="flame-reset">Show all</button> <span class="note" id="flame-path"></span></div>
   <div id="flame-box"></div></section>
@@ -742,6 +746,46 @@ function renderPageCache() {
   }
 }
 
+// ===--- File access order ----------------------------------------------=== //
+const ACCESS_KINDS = [['page fault', '#5c7cfa'], ['read', '#2f9e44'], ['added to the cache (readahead)', '#ced4da']];
+function renderAccess() {
+  const box = document.getElementById('access-body');
+  const A = D.access;
+  if (A.note) { box.append(el('p', {class: 'empty', text: A.note})); return; }
+  box.append(el('div', {class: 'note', text: 'Where in each file the run\'s touches landed, and when (from the command\'s ' +
+      'start): the order a prefetch plan (syspgo optimize --emit plan) replays. Scattered dots are a file paged in at ' +
+      'random; a rising line is one read in order. Files with the most pages used first, on one time axis.'}));
+  const legend = el('div', {class: 'note'});
+  for (const [name, colour] of ACCESS_KINDS)
+    legend.append(el('span', {style: 'display:inline-block;width:10px;height:10px;margin:0 4px 0 12px;background:' + colour}), name);
+  box.append(legend);
+  let tmax = 1;
+  for (const f of A.files) for (const p of f.points) tmax = Math.max(tmax, p[0]);
+  for (const f of A.files) {
+    const W = 1000, H = 150, L = 64, T = 6, Bt = 20;
+    const sx = (W - L - 6) / tmax, sy = (H - T - Bt) / Math.max(1, f.size);
+    box.append(el('h3', {style: 'font-size:13px;margin:10px 0 2px', text: f.path + ' · ' + fmtBytes(f.size) + ', ' +
+        fmtBytes(f.used_pages * 4096) + ' of it used, ' + fmtCount(f.touches) + (f.touches === 1 ? ' touch' : ' touches') +
+        (f.shown < f.touches ? ' (' + fmtCount(f.shown) + ' drawn, evenly spaced)' : '')}));
+    const svg = sv('svg', {viewBox: '0 0 ' + W + ' ' + H, width: '100%', style: 'max-width:1200px', class: 'access-chart'});
+    svg.append(sv('rect', {x: L, y: T, width: W - L - 6, height: H - T - Bt, fill: 'none', stroke: '#dfe3ea'}));
+    const lbl = (y, t) => svg.append(sv('text', {x: L - 4, y: y + 3, 'text-anchor': 'end', 'font-size': 10, fill: '#5b6474'}, t));
+    lbl(T + 4, '0'); lbl(H - Bt - 2, fmtBytes(f.size));
+    for (let i = 0; i <= 4; ++i)
+      svg.append(sv('text', {x: L + (W - L - 6) * i / 4, y: H - 6, 'text-anchor': i ? (i === 4 ? 'end' : 'middle') : 'start', 'font-size': 10, fill: '#5b6474'},
+                    fmtNs(tmax * i / 4)));
+    // Cache additions first, so the touches are drawn over them.
+    for (const kind of [2, 1, 0])
+      for (const [ts, off, len, k] of f.points) {
+        if (k !== kind) continue;
+        const r = sv('rect', {x: L + ts * sx, y: T + off * sy, width: 2, height: Math.max(1.5, len * sy), fill: ACCESS_KINDS[k][1], class: 'ac-pt'});
+        r.append(sv('title', {}, ACCESS_KINDS[k][0] + ' at ' + fmtNs(ts) + ': ' + fmtBytes(len) + ' at offset ' + fmtBytes(off)));
+        svg.append(r);
+      }
+    box.append(svg);
+  }
+}
+
 // ===--- Flame graph ----------------------------------------------------=== //
 const FL = {
   init() {
@@ -794,6 +838,7 @@ panel('tl', () => TL.init());
 panel('block-hist', renderHistograms);
 panel('files-body', renderFiles);
 panel('pc-body', renderPageCache);
+panel('access-body', renderAccess);
 panel('flame-box', () => FL.init());
 {
   const st = document.getElementById('report-status');
@@ -802,6 +847,8 @@ panel('flame-box', () => FL.init());
   st.dataset.findings = String(D.findings.length);
   st.dataset.markers = String(TL.markers);
   st.dataset.flameFrames = String(document.querySelectorAll('#flame-box .fr').length);
+  st.dataset.accessCharts = String(document.querySelectorAll('#access-body .access-chart').length);
+  st.dataset.accessPoints = String(document.querySelectorAll('#access-body .ac-pt').length);
   if (!window.syspgoErrors.length) st.dataset.state = 'ok';
   st.textContent = 'report drawn: ' + st.dataset.state;
 }

@@ -363,6 +363,8 @@ TEST(ReportPage, EmptyRunAndADatabaseWithoutPageCacheTables) {
             std::string::npos);
   EXPECT_NE(Part(p.dom, "pc-body").find("no page-cache data in this run (the pagecache probe group was off"),
             std::string::npos);
+  EXPECT_NE(Part(p.dom, "access-body").find("no file was faulted on or read in this run"), std::string::npos);
+  EXPECT_EQ(p.status["data-access-charts"], "0");
 
   // A database written before the pagecache group existed.
   {
@@ -376,6 +378,7 @@ TEST(ReportPage, EmptyRunAndADatabaseWithoutPageCacheTables) {
   p = Load(dir, dir.File("old.html"));
   ExpectDrawnCleanly(p);
   EXPECT_NE(Part(p.dom, "pc-body").find("no page-cache data in this run: the database predates"), std::string::npos);
+  EXPECT_NE(Part(p.dom, "access-body").find("no access order: "), std::string::npos) << Part(p.dom, "access-body");
   EXPECT_EQ(p.status["data-threads"], "3");
 }
 
@@ -643,6 +646,13 @@ TEST(ReportEndToEnd, RealRunOfFileioDemoAndSleep) {
   // Page cache: the demo's pages were added (and deleted when it unlinked the file).
   EXPECT_GT(QueryInt(d, "SELECT COUNT(*) FROM page_cache WHERE run_id = 1"), 0);
   EXPECT_NE(Part(p.dom, "pc-body").find("class=\"pc-chart\""), std::string::npos);
+  // File access order: the demo read its whole file back, so it has a chart
+  // with at least a mark for each of its 16 reads of 1 MiB.
+  std::string access = Part(p.dom, "access-body");
+  EXPECT_NE(access.find(dir.File("demo.dat") + " · 16.0 MiB, 16.0 MiB of it used"), std::string::npos)
+      << access.substr(0, 2000);
+  EXPECT_GE(std::stoll(p.status["data-access-charts"]), 1);
+  EXPECT_GE(std::stoll(p.status["data-access-points"]), 16);
   // Flame graph: drawn when the cpu group sampled anything.
   if (QueryInt(d, "SELECT COUNT(*) FROM cpu_sample WHERE run_id = 1") > 0) {
     EXPECT_GT(std::stoll(p.status["data-flame-frames"]), 1);
