@@ -4,15 +4,12 @@
 // (a report is read for what took time), aggregates always cover all rows.
 #include "analyze/report.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <queue>
-#include <set>
 
-#include "analyze/access_order.h"
+#include "analyze/access_summary.h"
 #include "analyze/blockhist.h"
 #include "analyze/file_calls.h"
 #include "analyze/files.h"
@@ -568,47 +565,29 @@ Status ReportBuilder::PageCache() {
 // database this cannot read gets a note, not a failed report.
 void ReportBuilder::Access() {
   w_.Key("access").BeginObject();
-  auto order = FileAccessOrder(db_, run_.id);
-  struct PerFile {
-    std::string path;
-    uint64_t end = 0;            // past the furthest byte touched
-    std::set<uint64_t> used;     // pages faulted on or read
-    std::vector<const FileTouch*> touches;
-  };
-  std::map<std::pair<uint64_t, uint64_t>, PerFile> files;
-  if (order.ok())
-    for (const FileTouch& t : order->touches) {
-      if (t.source == 'a') continue;
-      PerFile& f = files[{t.dev, t.ino}];
-      f.path = t.path;
-      f.end = std::max(f.end, t.offset + t.length);
-      if (t.source != 'p')
-        for (uint64_t p = t.offset / 4096; p * 4096 < t.offset + t.length; ++p) f.used.insert(p);
-      f.touches.push_back(&t);
-    }
-  std::vector<PerFile*> top;
-  for (auto& [id, f] : files)
-    if (!f.used.empty()) top.push_back(&f);
+  auto summary = SummarizeAccess(db_, run_.id);
+  std::vector<const FileAccess*> top;
+  if (summary.ok())
+    for (const FileAccess& f : summary->files)
+      if (f.used_pages) top.push_back(&f);
   std::stable_sort(top.begin(), top.end(),
-                   [](const PerFile* a, const PerFile* b) { return a->used.size() > b->used.size(); });
+                   [](const FileAccess* a, const FileAccess* b) { return a->used_pages > b->used_pages; });
   if (top.size() > o_.access_files) top.resize(o_.access_files);
-  if (!order.ok())
-    w_.Field("note", "no access order: " + order.error().message);
+  if (!summary.ok())
+    w_.Field("note", "no access order: " + summary.error().message);
   else if (top.empty())
     w_.Field("note", "no file was faulted on or read in this run (the faults and fileio probe groups record that)");
   else
     w_.Field("note", "");
   w_.Key("files").BeginArray();
-  for (const PerFile* f : top) {
-    struct stat sb {};
-    uint64_t size = stat(f->path.c_str(), &sb) == 0 ? static_cast<uint64_t>(sb.st_size) : 0;
+  for (const FileAccess* f : top) {
     size_t n = f->touches.size(), shown = std::min(n, o_.max_access_points);
-    w_.BeginObject().Field("path", f->path).Field("size", static_cast<int64_t>(std::max(size, f->end)));
-    w_.Field("used_pages", static_cast<int64_t>(f->used.size())).Field("touches", static_cast<int64_t>(n));
+    w_.BeginObject().Field("path", f->path).Field("size", static_cast<int64_t>(f->size));
+    w_.Field("used_pages", static_cast<int64_t>(f->used_pages)).Field("touches", static_cast<int64_t>(n));
     w_.Field("shown", static_cast<int64_t>(shown));
     w_.Key("points").BeginArray();
     for (size_t i = 0; i < shown; ++i) {
-      const FileTouch& t = *f->touches[i * n / shown];
+      const FileTouch& t = summary->order.touches[f->touches[i * n / shown]];
       w_.BeginArray().Int(static_cast<int64_t>(t.ts_ns)).Int(static_cast<int64_t>(t.offset));
       w_.Int(static_cast<int64_t>(t.length)).Int(t.source == 'f' ? 0 : t.source == 'r' ? 1 : 2).EndArray();
     }

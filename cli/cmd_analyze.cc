@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 
+#include "analyze/access_summary.h"
 #include "analyze/blockhist.h"
 #include "analyze/files.h"
 #include "analyze/hot.h"
@@ -38,6 +39,10 @@ WHAT:
                them (memcg reclaim, kswapd, truncation, drop_caches), the memory
                cgroup and its limit, the I/O re-read; findings for churning files
                with the working set and a limit that fixes it
+  access       per file, in the order the run first touched them: how much it
+               used (pages faulted on or read), how much the kernel read for it
+               (readahead included), whether in order; what to do when a cold
+               start pages large files in at random (a prefetch plan)
 
 Options:
   --run N      the run to read (default: the newest)
@@ -46,7 +51,7 @@ Options:
   --threshold MS  stalls: shortest off-CPU time that is a stall (default 10)
   --slower MS  io: shortest operation listed (default 10)
   -v           stalls: show each finding's evidence (histogram, stacks, times)
-  --limit N    at most N rows (default: all; hot: 20 per table; pagecache: files)
+  --limit N    at most N rows (default: all; hot: 20 per table; pagecache, access: files)
   --binary PATH  hot: only samples through this binary, and its functions
   --pid N      hot: only this process
   --debug-dir DIR  hot: also look for debug files under DIR/.build-id (repeatable)
@@ -57,6 +62,7 @@ Examples:
   syspgo analyze run.db hot --binary ./my_program --limit 10
   syspgo analyze run.db stalls -v --threshold 20
   syspgo analyze run.db pagecache --json
+  syspgo analyze cold.db access --limit 10
   syspgo analyze run.db offcpu > offcpu.folded && flamegraph.pl offcpu.folded > offcpu.svg
 )";
 
@@ -129,6 +135,7 @@ const std::map<std::string, std::function<int(Db&, const RunInfo&, const Analyze
       {"block", [](Db& db, const RunInfo& r, const AnalyzeArgs& a) { return Print(BlockReport(db, r, a.json)); }},
       {"offcpu", [](Db& db, const RunInfo& r, const AnalyzeArgs& a) { return Print(OffCpuReport(db, r, a.limit, a.json)); }},
       {"pagecache", [](Db& db, const RunInfo& r, const AnalyzeArgs& a) { return Print(PagecacheReportText(db, r, {r.id, a.limit}, a.json)); }},
+      {"access", [](Db& db, const RunInfo& r, const AnalyzeArgs& a) { return Print(AccessReportText(db, r, a.limit, a.json)); }},
   };
   return m;
 }

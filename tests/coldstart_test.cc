@@ -236,6 +236,56 @@ TEST(ColdStartExample, AfterThePlanTheProgramReadsNothingItTouches) {
   EXPECT_GE(QueryInt(d, "SELECT COUNT(*) FROM page_fault WHERE ino = " + std::to_string(StatFile(lib).ino)), 500);
 }
 
+// `analyze access` on story 2 with the device's readahead on: the kernel
+// read most of both files around touches at scattered offsets, a small part
+// of them used, and it says to make a plan, naming the command; a file read
+// in order is in order; a run recorded with readahead off is ready for a plan.
+TEST(ColdStartExample, AnalyzeAccessNamesRandomPagingInAndThePlanThatFixesIt) {
+  TempDir dir;
+  std::string bin = ExampleBin("cold_start"), lib = dir.File("libbig.so.data");
+  ASSERT_EQ(RunCmd({bin, dir.path(), "--make"}).status, 0);
+  std::string db = dir.File("cold.db"), json = dir.File("access.json");
+  ASSERT_EQ(Collect(db, {}, {bin, dir.path()}).status, 0);
+  CmdResult a = RunCmd({SyspgoBin(), "analyze", db, "access", "--json"});
+  ASSERT_EQ(a.status, 0) << a.err;
+  std::ofstream(json) << a.out;
+  std::string row = "[f for f in d['files'] if f['path'] == '" + lib + "'][0]";
+  EXPECT_EQ(Json(json, row + "['size']"), std::to_string(96 << 20));
+  int64_t used = std::stoll(Json(json, row + "['used_bytes']"));
+  int64_t read = std::stoll(Json(json, row + "['kernel_read_bytes']"));
+  EXPECT_GE(used, 1000 * 4096) << "2400 random touches of 24576 pages";
+  EXPECT_GE(read, 4 * used) << "readahead around each fault";
+  EXPECT_LT(std::stod(Json(json, row + "['in_order']")), 0.2);
+  EXPECT_GE(std::stoll(Json(json, row + "['faults']")), 500);
+  std::string hint = Json(json, "d['hint']");
+  EXPECT_NE(hint.find("around touches at scattered offsets"), std::string::npos) << hint;
+  EXPECT_NE(hint.find("--emit plan"), std::string::npos) << hint;
+  EXPECT_NE(hint.find("syspgo prefetch app.plan -- " + bin + " " + dir.path()), std::string::npos) << hint;
+  CmdResult text = RunCmd({SyspgoBin(), "analyze", db, "access", "--limit", "3"});
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find("first touch  file"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("more files; --limit"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("A cold start like this one gets faster with a prefetch plan"), std::string::npos) << text.out;
+
+  // A file read from start to end: in order, and no plan advice.
+  std::string seq = dir.File("seq.db");
+  ASSERT_EQ(Collect(seq, {}, {"/bin/sh", "-c", "cat " + lib + " > /dev/null"}).status, 0);
+  a = RunCmd({SyspgoBin(), "analyze", seq, "access", "--json"});
+  ASSERT_EQ(a.status, 0) << a.err;
+  std::ofstream(json) << a.out;
+  EXPECT_GE(std::stod(Json(json, row + "['in_order']")), 0.9);
+  EXPECT_EQ(Json(json, row + "['used_bytes']"), std::to_string(96 << 20));
+  EXPECT_EQ(Json(json, "d['hint']"), "");
+
+  // Recorded with readahead off: ready to make a plan from.
+  std::string off = dir.File("off.db");
+  ASSERT_EQ(Collect(off, {"--no-readahead"}, {"/bin/sh", "-c", "head -c 65536 " + lib + " > /dev/null"}).status, 0);
+  a = RunCmd({SyspgoBin(), "analyze", off, "access"});
+  ASSERT_EQ(a.status, 0) << a.err;
+  EXPECT_NE(a.out.find("the run is ready to make a prefetch plan from (syspgo optimize " + off), std::string::npos)
+      << a.out;
+}
+
 // The plan lists the paths the run looked up, to be resolved before any
 // read: the programs exec'd as the kernel named them, their ELF
 // interpreter (no syscall shows that lookup), the files opened, and the

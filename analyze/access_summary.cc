@@ -1,0 +1,163 @@
+//===- access_summary.cc - how a run read its files, per file --------------===//
+#include "analyze/access_summary.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "analyze/report_common.h"
+#include "common/util.h"
+
+namespace syspgo {
+namespace {
+
+constexpr uint64_t kPage = 4096;
+// A fault or read up to this far past where the previous one ended still
+// goes in order (fault-around and small gaps between reads skip a little).
+constexpr uint64_t kInOrderReach = 64 << 10;
+// Fewer faults and reads than this say nothing about an order.
+constexpr size_t kMinForOrder = 8;
+// The hint: the kernel read at least this many times what was used, of
+// files with at least kHintMinUsed used, and the file it read most for was
+// touched mostly out of order.
+constexpr double kHintAmplification = 4;
+constexpr uint64_t kHintMinUsed = 64 << 10;
+constexpr double kHintOutOfOrder = 0.5;
+
+}  // namespace
+
+Result<AccessSummary> SummarizeAccess(Db& db, int64_t run_id) {
+  AccessSummary s;
+  auto order = FileAccessOrder(db, run_id);
+  if (!order) return order.error();
+  s.order = std::move(*order);
+  auto off = db.QueryInt("SELECT COALESCE(json_extract(settings_json, '$.no_readahead'), 0) FROM run WHERE id = " +
+                         std::to_string(run_id));
+  s.no_readahead = off.ok() && *off;
+  struct Acc {
+    FileAccess f;
+    std::set<uint64_t> used, cached;
+    uint64_t last_end = 0;
+    size_t ordered = 0, ranked = 0;
+  };
+  std::map<std::pair<uint64_t, uint64_t>, size_t> index;
+  std::vector<Acc> acc;
+  for (size_t i = 0; i < s.order.touches.size(); ++i) {
+    const FileTouch& t = s.order.touches[i];
+    if (t.source == 'a') continue;  // fault-around windows: mapped, not used
+    auto [it, fresh] = index.try_emplace({t.dev, t.ino}, acc.size());
+    if (fresh) {
+      acc.emplace_back();
+      acc.back().f.path = t.path;
+      acc.back().f.dev = t.dev;
+      acc.back().f.ino = t.ino;
+      acc.back().f.first_ns = t.ts_ns;
+    }
+    Acc& a = acc[it->second];
+    a.f.touches.push_back(i);
+    a.f.size = std::max(a.f.size, t.offset + t.length);
+    std::set<uint64_t>& pages = t.source == 'p' ? a.cached : a.used;
+    for (uint64_t p = t.offset / kPage; p * kPage < t.offset + t.length; ++p) pages.insert(p);
+    if (t.source == 'p') continue;
+    (t.source == 'f' ? a.f.faults : a.f.reads)++;
+    if (a.f.faults + a.f.reads > 1) {
+      ++a.ranked;
+      if (t.offset + kPage >= a.last_end && t.offset <= a.last_end + kInOrderReach) ++a.ordered;
+    }
+    a.last_end = t.offset + t.length;
+  }
+  for (Acc& a : acc) {
+    struct stat sb {};
+    if (stat(a.f.path.c_str(), &sb) == 0 && static_cast<uint64_t>(sb.st_ino) == a.f.ino)
+      a.f.size = static_cast<uint64_t>(sb.st_size);
+    a.f.used_pages = a.used.size();
+    a.f.cached_pages = a.cached.size();
+    if (a.ranked + 1 >= kMinForOrder) a.f.in_order = static_cast<double>(a.ordered) / static_cast<double>(a.ranked);
+    s.files.push_back(std::move(a.f));
+  }
+  return s;
+}
+
+Result<std::string> AccessReportText(Db& db, const RunInfo& run, size_t limit, bool json) {
+  auto s = SummarizeAccess(db, run.id);
+  if (!s) return s.error();
+  uint64_t used = 0, cached = 0;
+  for (const FileAccess& f : s->files) used += f.used_pages * kPage, cached += f.cached_pages * kPage;
+  // The hint, when the kernel read far more than was used and, of the
+  // files with much used, the one it read most for was touched out of order.
+  const FileAccess* most = nullptr;
+  for (const FileAccess& f : s->files)
+    if (f.used_pages * kPage >= kHintMinUsed && (!most || f.cached_pages > most->cached_pages)) most = &f;
+  std::string hint;
+  if (s->no_readahead && !s->files.empty()) {
+    hint = "Readahead was off while this run was recorded (collect --no-readahead), so each page the program used "
+           "was read by itself: the run is ready to make a prefetch plan from (syspgo optimize " + db.path() +
+           " --emit plan -o app.plan; then syspgo prefetch app.plan -- " + run.command + ").";
+  } else if (most && cached >= kHintAmplification * used && most->in_order >= 0 && most->in_order < kHintOutOfOrder) {
+    char buf[512];
+    snprintf(buf, sizeof buf,
+             "The kernel read %.1fx what the program used, around touches at scattered offsets (%s: %s read, %s "
+             "used, %.0f%% of its touches out of order). A cold start like this one gets faster with a prefetch "
+             "plan: ",
+             static_cast<double>(cached) / static_cast<double>(used), most->path.c_str(),
+             FormatBytes(most->cached_pages * kPage).c_str(), FormatBytes(most->used_pages * kPage).c_str(),
+             100 * (1 - most->in_order));
+    hint = std::string(buf) +
+           "record one with the cache cold and readahead off (sudo syspgo collect --cold --no-readahead --probes "
+           "fileio,faults,pagecache -o cold.db -- " + run.command + "), make it (syspgo optimize cold.db --emit plan "
+           "-o app.plan), and start the program through it (syspgo prefetch app.plan -- " + run.command + ").";
+  }
+  size_t shown = limit ? std::min(limit, s->files.size()) : s->files.size();
+  Table t({{"#", "order", Table::Align::kRight, true},
+           {"first touch", "first_touch_ns", Table::Align::kRight, true},
+           {"file", "path", Table::Align::kLeft},
+           {"size", "size", Table::Align::kRight, true},
+           {"used", "used_bytes", Table::Align::kRight, true},
+           {"kernel read", "kernel_read_bytes", Table::Align::kRight, true},
+           {"faults", "faults", Table::Align::kRight, true},
+           {"reads", "reads", Table::Align::kRight, true},
+           {"in order", "in_order", Table::Align::kRight, true}});
+  for (size_t i = 0; i < shown; ++i) {
+    const FileAccess& f = s->files[i];
+    char share[32] = "-", raw[32] = "null";
+    if (f.in_order >= 0) {
+      snprintf(share, sizeof share, "%.0f%%", 100 * f.in_order);
+      snprintf(raw, sizeof raw, "%.3f", f.in_order);
+    }
+    t.AddRow({std::to_string(i + 1), FormatNs(static_cast<int64_t>(f.first_ns)), f.path, FormatBytes(f.size),
+              FormatBytes(f.used_pages * kPage), FormatBytes(f.cached_pages * kPage), std::to_string(f.faults),
+              std::to_string(f.reads), share},
+             {std::to_string(i + 1), std::to_string(f.first_ns), f.path, std::to_string(f.size),
+              std::to_string(f.used_pages * kPage), std::to_string(f.cached_pages * kPage), std::to_string(f.faults),
+              std::to_string(f.reads), raw});
+  }
+  if (json) {
+    JsonWriter w;
+    w.BeginObject().Field("run", run.id).Field("files_touched", static_cast<int64_t>(s->files.size()));
+    w.Field("used_bytes", static_cast<int64_t>(used)).Field("kernel_read_bytes", static_cast<int64_t>(cached));
+    w.Key("no_readahead").Bool(s->no_readahead).Field("hint", hint);
+    w.Key("files").Raw(t.Json());
+    w.EndObject();
+    return w.str() + "\n";
+  }
+  std::string out = "run " + std::to_string(run.id) + ": " + run.command + "\n";
+  if (s->files.empty())
+    return out + "no file was faulted on, read or added to the page cache in this run (the faults, fileio and "
+                 "pagecache probe groups record that).\n";
+  out += t.Text();
+  if (shown < s->files.size()) out += "(" + std::to_string(s->files.size() - shown) + " more files; --limit)\n";
+  char ratio[32] = "";
+  if (used) snprintf(ratio, sizeof ratio, " (%.1fx)", static_cast<double>(cached) / static_cast<double>(used));
+  out += "\n" + std::to_string(s->files.size()) + " files: " + FormatBytes(used) + " used, " + FormatBytes(cached) +
+         " read by the kernel for them" + ratio + "\n";
+  if (!s->order.unnamed.empty())
+    out += std::to_string(s->order.unnamed.size()) + " touched file(s) left out: the run never saw their path\n";
+  if (!hint.empty()) out += "\n" + hint + "\n";
+  return out;
+}
+
+}  // namespace syspgo
