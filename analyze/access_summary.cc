@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
-#include <set>
 #include <utility>
 
 #include "analyze/report_common.h"
@@ -40,7 +39,7 @@ Result<AccessSummary> SummarizeAccess(Db& db, int64_t run_id) {
   s.no_readahead = off.ok() && *off;
   struct Acc {
     FileAccess f;
-    std::set<uint64_t> used, cached;
+    std::vector<uint64_t> used, cached;  // page numbers, with repeats until counted
     uint64_t last_end = 0;
     size_t ordered = 0, ranked = 0;
   };
@@ -60,8 +59,8 @@ Result<AccessSummary> SummarizeAccess(Db& db, int64_t run_id) {
     Acc& a = acc[it->second];
     a.f.touches.push_back(i);
     a.f.size = std::max(a.f.size, t.offset + t.length);
-    std::set<uint64_t>& pages = t.source == 'p' ? a.cached : a.used;
-    for (uint64_t p = t.offset / kPage; p * kPage < t.offset + t.length; ++p) pages.insert(p);
+    std::vector<uint64_t>& pages = t.source == 'p' ? a.cached : a.used;
+    for (uint64_t p = t.offset / kPage; p * kPage < t.offset + t.length; ++p) pages.push_back(p);
     if (t.source == 'p') continue;
     (t.source == 'f' ? a.f.faults : a.f.reads)++;
     if (a.f.faults + a.f.reads > 1) {
@@ -74,8 +73,12 @@ Result<AccessSummary> SummarizeAccess(Db& db, int64_t run_id) {
     struct stat sb {};
     if (stat(a.f.path.c_str(), &sb) == 0 && static_cast<uint64_t>(sb.st_ino) == a.f.ino)
       a.f.size = static_cast<uint64_t>(sb.st_size);
-    a.f.used_pages = a.used.size();
-    a.f.cached_pages = a.cached.size();
+    auto distinct = [](std::vector<uint64_t>& v) {
+      std::sort(v.begin(), v.end());
+      return static_cast<uint64_t>(std::unique(v.begin(), v.end()) - v.begin());
+    };
+    a.f.used_pages = distinct(a.used);
+    a.f.cached_pages = distinct(a.cached);
     if (a.ranked + 1 >= kMinForOrder) a.f.in_order = static_cast<double>(a.ordered) / static_cast<double>(a.ranked);
     s.files.push_back(std::move(a.f));
   }
