@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "analyze/report_common.h"
@@ -85,34 +86,50 @@ Result<AccessSummary> SummarizeAccess(Db& db, int64_t run_id) {
   return s;
 }
 
+std::optional<Finding> RandomPagingFinding(const AccessSummary& s, const RunInfo& run) {
+  uint64_t used = 0, cached = 0;
+  for (const FileAccess& f : s.files) used += f.used_pages * kPage, cached += f.cached_pages * kPage;
+  // Of the files with much used, the one the kernel read most for.
+  const FileAccess* most = nullptr;
+  for (const FileAccess& f : s.files)
+    if (f.used_pages * kPage >= kHintMinUsed && (!most || f.cached_pages > most->cached_pages)) most = &f;
+  if (!most || cached < kHintAmplification * used || most->in_order < 0 || most->in_order >= kHintOutOfOrder)
+    return std::nullopt;
+  Finding x;
+  x.kind = "random-paging";
+  char buf[256];
+  snprintf(buf, sizeof buf, "The kernel read %.1fx what the program used, around touches at scattered offsets",
+           static_cast<double>(cached) / static_cast<double>(used));
+  x.title = std::string(buf) + " in " + most->path.substr(most->path.rfind('/') + 1);
+  snprintf(buf, sizeof buf, "%.0f%%", 100 * (1 - most->in_order));
+  x.facts = {{"file", most->path},
+             {"read by the kernel", FormatBytes(most->cached_pages * kPage)},
+             {"used", FormatBytes(most->used_pages * kPage)},
+             {"faults, reads", std::to_string(most->faults) + ", " + std::to_string(most->reads)},
+             {"out of order", buf},
+             {"all files", FormatBytes(cached) + " read, " + FormatBytes(used) + " used"}};
+  x.count = static_cast<int64_t>(most->faults + most->reads);
+  x.evidence.push_back(most->path + ": " + FormatBytes(most->cached_pages * kPage) + " read, " +
+                       FormatBytes(most->used_pages * kPage) + " used, " + buf + " of its touches out of order");
+  x.fix = "A cold start like this one gets faster with a prefetch plan: record one with the cache cold and readahead "
+          "off (sudo syspgo collect --cold --no-readahead --probes fileio,faults,pagecache -o cold.db -- " +
+          run.command + "), make it (syspgo optimize cold.db --emit plan -o app.plan), and start the program "
+          "through it (syspgo prefetch app.plan -- " + run.command + ").";
+  return x;
+}
+
 Result<std::string> AccessReportText(Db& db, const RunInfo& run, size_t limit, bool json) {
   auto s = SummarizeAccess(db, run.id);
   if (!s) return s.error();
   uint64_t used = 0, cached = 0;
   for (const FileAccess& f : s->files) used += f.used_pages * kPage, cached += f.cached_pages * kPage;
-  // The hint, when the kernel read far more than was used and, of the
-  // files with much used, the one it read most for was touched out of order.
-  const FileAccess* most = nullptr;
-  for (const FileAccess& f : s->files)
-    if (f.used_pages * kPage >= kHintMinUsed && (!most || f.cached_pages > most->cached_pages)) most = &f;
   std::string hint;
   if (s->no_readahead && !s->files.empty()) {
     hint = "Readahead was off while this run was recorded (collect --no-readahead), so each page the program used "
            "was read by itself: the run is ready to make a prefetch plan from (syspgo optimize " + db.path() +
            " --emit plan -o app.plan; then syspgo prefetch app.plan -- " + run.command + ").";
-  } else if (most && cached >= kHintAmplification * used && most->in_order >= 0 && most->in_order < kHintOutOfOrder) {
-    char buf[512];
-    snprintf(buf, sizeof buf,
-             "The kernel read %.1fx what the program used, around touches at scattered offsets (%s: %s read, %s "
-             "used, %.0f%% of its touches out of order). A cold start like this one gets faster with a prefetch "
-             "plan: ",
-             static_cast<double>(cached) / static_cast<double>(used), most->path.c_str(),
-             FormatBytes(most->cached_pages * kPage).c_str(), FormatBytes(most->used_pages * kPage).c_str(),
-             100 * (1 - most->in_order));
-    hint = std::string(buf) +
-           "record one with the cache cold and readahead off (sudo syspgo collect --cold --no-readahead --probes "
-           "fileio,faults,pagecache -o cold.db -- " + run.command + "), make it (syspgo optimize cold.db --emit plan "
-           "-o app.plan), and start the program through it (syspgo prefetch app.plan -- " + run.command + ").";
+  } else if (auto f = RandomPagingFinding(*s, run)) {
+    hint = f->title + " (" + f->evidence.front() + "). " + f->fix;
   }
   size_t shown = limit ? std::min(limit, s->files.size()) : s->files.size();
   Table t({{"#", "order", Table::Align::kRight, true},

@@ -9,10 +9,12 @@
 // prefetch plan (optimize --emit plan) fixes.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "analyze/access_order.h"
+#include "analyze/finding.h"
 #include "analyze/run.h"
 #include "common/result.h"
 #include "common/sqlite.h"
@@ -40,6 +42,12 @@ struct AccessSummary {
 };
 
 Result<AccessSummary> SummarizeAccess(Db& db, int64_t run_id);
+
+// A finding ("random-paging") when the kernel read at least 4x what the run
+// used and, of the files with 64 KiB or more used, the one it read most for
+// was touched mostly out of order; its fix records, makes and replays a
+// prefetch plan for the run's command.
+std::optional<Finding> RandomPagingFinding(const AccessSummary& s, const RunInfo& run);
 
 // `analyze access`: a table of the files in first-touch order (at most
 // `limit`, 0 = all), totals, and what to do when the kernel read far more

@@ -1,6 +1,7 @@
 //===- report_findings.cc - the Findings that `syspgo report` marks ------===//
 #include "analyze/report_findings.h"
 
+#include "analyze/access_summary.h"
 #include "analyze/pagecache.h"
 #include "analyze/stalls.h"
 #include "common/profile_db.h"
@@ -25,11 +26,20 @@ Result<std::vector<Finding>> Pagecache(Db& db, const RunInfo& run) {
   return std::move(r->findings);
 }
 
+Result<std::vector<Finding>> Access(Db& db, const RunInfo& run) {
+  auto s = SummarizeAccess(db, run.id);
+  if (!s) return s.error();
+  std::vector<Finding> out;
+  if (auto f = RandomPagingFinding(*s, run)) out.push_back(std::move(*f));
+  return out;
+}
+
 // Every diagnosing analysis, in the order its findings are listed.
 const std::vector<Source>& Sources() {
   static const std::vector<Source> sources = {
       {"stalls", &Stalls},
       {"pagecache", &Pagecache},
+      {"access", &Access},
   };
   return sources;
 }

@@ -276,9 +276,11 @@ function renderFindings() {
     const stats = el('div', {class: 'stats'});
     const stat = (label, value) => stats.append(label, el('b', {text: value}), '   ');
     stat(f.kind + ' · ', fmtCount(f.count) + '×');
-    stat('total ', fmtNs(f.total_ns));
-    stat('worst ', fmtNs(f.worst_ns));
-    stat('share of the run ', pct(f.share));
+    if (f.total_ns) {  // a finding about bytes (random paging) has no time of its own
+      stat('total ', fmtNs(f.total_ns));
+      stat('worst ', fmtNs(f.worst_ns));
+      stat('share of the run ', pct(f.share));
+    }
     if (f.period) stat('period ', f.period);
     card.append(stats);
     if (f.facts.length) {

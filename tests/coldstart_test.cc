@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "analyze/report_findings.h"
 #include "optimize/plan.h"
 #include "tests/test_util.h"
 
@@ -261,6 +262,19 @@ TEST(ColdStartExample, AnalyzeAccessNamesRandomPagingInAndThePlanThatFixesIt) {
   EXPECT_NE(hint.find("around touches at scattered offsets"), std::string::npos) << hint;
   EXPECT_NE(hint.find("--emit plan"), std::string::npos) << hint;
   EXPECT_NE(hint.find("syspgo prefetch app.plan -- " + bin + " " + dir.path()), std::string::npos) << hint;
+  // The report lists it among its findings.
+  auto run = OpenRunWithFindings(db, 0);
+  ASSERT_TRUE(run.ok()) << run.error().message;
+  int paging = 0;
+  for (const Finding& f : run->findings.findings)
+    if (f.kind == "random-paging") {
+      ++paging;
+      EXPECT_NE(f.title.find("at scattered offsets in libbig.so.data"), std::string::npos) << f.title;
+      ASSERT_FALSE(f.facts.empty());
+      EXPECT_EQ(f.facts[0], std::make_pair(std::string("file"), lib));
+      EXPECT_EQ(f.fix, hint.substr(hint.find("A cold start like this one")));
+    }
+  EXPECT_EQ(paging, 1);
   CmdResult text = RunCmd({SyspgoBin(), "analyze", db, "access", "--limit", "3"});
   ASSERT_EQ(text.status, 0) << text.err;
   EXPECT_NE(text.out.find("first touch  file"), std::string::npos) << text.out;
