@@ -52,4 +52,9 @@ struct AccessOrder {
 
 Result<AccessOrder> FileAccessOrder(Db& db, int64_t run_id);
 
+// Whether the run was recorded with readahead off (collect --no-readahead):
+// then each page it used was read by itself, and its touches are the pages
+// used, no more. False when unknown.
+bool RecordedWithoutReadahead(Db& db, int64_t run_id);
+
 }  // namespace syspgo

@@ -35,9 +35,7 @@ Result<AccessSummary> SummarizeAccess(Db& db, int64_t run_id) {
   auto order = FileAccessOrder(db, run_id);
   if (!order) return order.error();
   s.order = std::move(*order);
-  auto off = db.QueryInt("SELECT COALESCE(json_extract(settings_json, '$.no_readahead'), 0) FROM run WHERE id = " +
-                         std::to_string(run_id));
-  s.no_readahead = off.ok() && *off;
+  s.no_readahead = RecordedWithoutReadahead(db, run_id);
   struct Acc {
     FileAccess f;
     std::vector<uint64_t> used, cached;  // page numbers, with repeats until counted

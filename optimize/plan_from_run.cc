@@ -31,9 +31,7 @@ const char* PlanPagesName(PlanPages p) {
 Result<PlanFromRunResult> PlanFromRun(Db& db, int64_t run_id, const PlanFromRunOptions& o) {
   PlanPages pages = o.pages;
   if (pages == PlanPages::kAuto) {
-    auto off = db.QueryInt("SELECT COALESCE(json_extract(settings_json, '$.no_readahead'), 0) FROM run WHERE id = " +
-                           std::to_string(run_id));
-    pages = off.ok() && *off ? PlanPages::kTouched : PlanPages::kMapped;
+    pages = RecordedWithoutReadahead(db, run_id) ? PlanPages::kTouched : PlanPages::kMapped;
   }
   auto order = FileAccessOrder(db, run_id);
   if (!order) return order.error();
