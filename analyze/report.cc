@@ -7,12 +7,14 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <queue>
 
 #include "analyze/access_summary.h"
 #include "analyze/blockhist.h"
 #include "analyze/file_calls.h"
 #include "analyze/files.h"
+#include "analyze/report_findings.h"
 #include "analyze/report_common.h"
 #include "analyze/sample_db.h"
 #include "analyze/symbolize.h"
@@ -241,7 +243,7 @@ class ReportBuilder {
   void Findings(const FindingSet& set);
   Status Files();
   Status PageCache();
-  void Access();
+  void Access(const FindingSet& set);
   void Flame();
 
   Db& db_;
@@ -563,18 +565,25 @@ Status ReportBuilder::PageCache() {
 // page fault and read, and the pages the kernel added to the cache for them
 // (readahead); fault-around windows are left out (mapped, not used). A
 // database this cannot read gets a note, not a failed report.
-void ReportBuilder::Access() {
+void ReportBuilder::Access(const FindingSet& set) {
   w_.Key("access").BeginObject();
-  auto summary = SummarizeAccess(db_, run_.id);
+  // The findings' access analysis summarized it already, unless it did not run.
+  std::shared_ptr<const AccessSummary> summary = set.access;
+  std::string why;
+  if (!summary) {
+    auto own = SummarizeAccess(db_, run_.id);
+    if (own.ok()) summary = std::make_shared<const AccessSummary>(std::move(*own));
+    else why = own.error().message;
+  }
   std::vector<const FileAccess*> top;
-  if (summary.ok())
+  if (summary)
     for (const FileAccess& f : summary->files)
       if (f.used_pages) top.push_back(&f);
   std::stable_sort(top.begin(), top.end(),
                    [](const FileAccess* a, const FileAccess* b) { return a->used_pages > b->used_pages; });
   if (top.size() > o_.access_files) top.resize(o_.access_files);
-  if (!summary.ok())
-    w_.Field("note", "no access order: " + summary.error().message);
+  if (!summary)
+    w_.Field("note", "no access order: " + why);
   else if (top.empty())
     w_.Field("note", "no file was faulted on or read in this run (the faults and fileio probe groups record that)");
   else
@@ -710,7 +719,7 @@ Result<std::string> ReportBuilder::Build(const FindingSet& findings) {
   Findings(findings);
   SYSPGO_TRY(Files());
   SYSPGO_TRY(PageCache());
-  Access();
+  Access(findings);
   Flame();
   w_.Key("limits").BeginObject();
   w_.Field("syscalls_per_thread", static_cast<int64_t>(o_.max_syscalls_per_thread));

@@ -9,29 +9,32 @@
 namespace syspgo {
 namespace {
 
+// An analysis: its findings, and anything it summarized that the report
+// draws as well, left in `out`.
 struct Source {
   const char* name;
-  Result<std::vector<Finding>> (*run)(Db& db, const RunInfo& run);
+  Result<std::vector<Finding>> (*run)(Db& db, const RunInfo& run, FindingSet* out);
 };
 
-Result<std::vector<Finding>> Stalls(Db& db, const RunInfo& run) {
+Result<std::vector<Finding>> Stalls(Db& db, const RunInfo& run, FindingSet*) {
   auto r = FindStalls(db, {run.id, kDefaultStallThresholdNs});
   if (!r) return r.error();
   return std::move(r->findings);
 }
 
-Result<std::vector<Finding>> Pagecache(Db& db, const RunInfo& run) {
+Result<std::vector<Finding>> Pagecache(Db& db, const RunInfo& run, FindingSet*) {
   auto r = AnalyzePagecache(db, {run.id, 0});
   if (!r) return r.error();
   return std::move(r->findings);
 }
 
-Result<std::vector<Finding>> Access(Db& db, const RunInfo& run) {
+Result<std::vector<Finding>> Access(Db& db, const RunInfo& run, FindingSet* out) {
   auto s = SummarizeAccess(db, run.id);
   if (!s) return s.error();
-  std::vector<Finding> out;
-  if (auto f = RandomPagingFinding(*s, run)) out.push_back(std::move(*f));
-  return out;
+  std::vector<Finding> found;
+  if (auto f = RandomPagingFinding(*s, run)) found.push_back(std::move(*f));
+  out->access = std::make_shared<const AccessSummary>(std::move(*s));
+  return found;
 }
 
 // Every diagnosing analysis, in the order its findings are listed.
@@ -49,7 +52,7 @@ const std::vector<Source>& Sources() {
 FindingSet CollectFindings(Db& db, const RunInfo& run) {
   FindingSet out;
   for (const Source& s : Sources()) {
-    auto found = s.run(db, run);
+    auto found = s.run(db, run, &out);
     if (!found) {
       out.problems.push_back(std::string(s.name) + ": " + found.error().message);
       continue;

@@ -4,6 +4,7 @@
 // analysis that cannot run on this run (its probe group was off) does not
 // stop the report: its reason is kept and shown on the page.
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,10 +15,15 @@
 
 namespace syspgo {
 
+struct AccessSummary;
+
 struct FindingSet {
   std::vector<Finding> findings;      // in the order the analyses return them
   std::vector<std::string> analyses;  // analyses that ran
   std::vector<std::string> problems;  // "stalls: <why it could not run>"
+  // What the access analysis summarized, which the report draws too (null
+  // if it could not run): read once, not again for the charts.
+  std::shared_ptr<const AccessSummary> access;
 };
 
 FindingSet CollectFindings(Db& db, const RunInfo& run);
