@@ -150,35 +150,29 @@ AHEAD_WAIT = 3
 AHEAD_RUNS = 6
 
 
-def ahead_run(work, plan, cmd, hold):
+def ahead_run(work, plan, cmd, hold, damon):
+    """One run warmed ahead of time; adds the DAMON pageout schemes the
+    replay reported in force (its JSON summary) to the set `damon`."""
     summary = os.path.join(work, "ahead.json")
     B.drop_caches()
     subprocess.run([B.SYSPGO_PREFETCH, plan, "--json", summary] + (["--hold", str(AHEAD_WAIT + 30)] if hold else []),
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    replayed = json.load(open(summary))
+    damon.update(damon_text(s) for s in replayed["damon_pageout"])
     time.sleep(AHEAD_WAIT)
     try:
         return counted(work, [], cmd)
     finally:
         if hold:
-            os.kill(json.load(open(summary))["hold"]["pid"], signal.SIGTERM)
+            os.kill(replayed["hold"]["pid"], signal.SIGTERM)
 
 
-def damon_text():
-    """The kdamonds running now and their pageout schemes, for the record."""
-    admin = "/sys/kernel/mm/damon/admin/kdamonds"
-    found = []
-    for k in sorted(os.listdir(admin)) if os.path.isdir(admin) else []:
-        if not k.isdigit() or open(f"{admin}/{k}/state").read().strip() != "on":
-            continue
-        for ctx in sorted(os.listdir(f"{admin}/{k}/contexts")):
-            if not ctx.isdigit():
-                continue
-            ops = open(f"{admin}/{k}/contexts/{ctx}/operations").read().strip()
-            schemes = f"{admin}/{k}/contexts/{ctx}/schemes"
-            for sc in sorted(os.listdir(schemes)):
-                if sc.isdigit() and open(f"{schemes}/{sc}/action").read().strip() == "pageout":
-                    found.append(f"kdamond {k} pageout on {ops}")
-    return ", ".join(found) if found else "none running"
+def damon_text(scheme):
+    """A pageout scheme as the replayer's JSON lists it (collect/damon.h)."""
+    if "min_age_us" in scheme:
+        return f"{scheme['path']}: pageout after {scheme['min_age_us'] / 1e6:g} s idle"
+    idle = scheme["min_age"] * scheme["aggr_us"] / 1e6
+    return f"{scheme['path']} ({scheme['ops']}): pageout after {idle:g} s idle"
 
 
 def main():
@@ -203,7 +197,7 @@ def main():
                    check=True)
     if disk_of(scratch) != disk:
         raise SystemExit(f"bench: {work} is not on {disk}, the disk of /usr/lib; the floor would measure another disk")
-    rows, verdicts, ahead_rows = [], [], []
+    rows, verdicts, ahead_rows, damon = [], [], [], set()
     for title, cmd in programs:
         db, plan = os.path.join(work, "cold.db"), os.path.join(work, "app.plan")
         for f in (db, plan):
@@ -251,7 +245,7 @@ def main():
         ahead = {False: [], True: []}
         for i in range(AHEAD_RUNS):
             for hold in ([False, True] if i % 2 == 0 else [True, False]):
-                ahead[hold].append(ahead_run(work, plan, cmd, hold))
+                ahead[hold].append(ahead_run(work, plan, cmd, hold, damon))
         ahead_rows.append([title] + [
             " / ".join(f"{sum(1 for _, _, kib in ahead[h] if kib > 0)} of {AHEAD_RUNS}" for h in (False, True)),
             " / ".join(f"{max(kib for _, _, kib in ahead[h])}" for h in (False, True)),
@@ -313,7 +307,7 @@ def main():
             "\n".join(verdicts) + "\n\n"
             f"Warmed ahead of time: the page cache is dropped, `syspgo-prefetch PLAN` runs alone (with `--hold`, or "
             f"not), then {AHEAD_WAIT} s later the program; {AHEAD_RUNS} runs of each, interleaved. DAMON's proactive "
-            f"reclaim on this machine: {damon_text()}.\n\n"
+            f"pageout schemes in force, as the replays reported them: {'; '.join(sorted(damon)) or 'none'}.\n\n"
             "| program | runs in which the program read from disk: no hold / --hold | most KiB it read: no hold / "
             "--hold | program's wall time, median (min–max): no hold / --hold |\n"
             "|---|---|---|---|\n" +
