@@ -123,6 +123,7 @@ struct ProfileBinary {
   bool has_lines = false;     // DWARF line info found (in it or a debug file)
   bool has_symtab = false;    // the file itself has a .symtab (what BOLT and the linker read)
   std::string debug_file;     // where its DWARF came from, if not the binary itself
+  std::string code_file;      // the file its code was read from (build-id matched); "" if only its debug file was found
   uint64_t samples = 0;       // samples with a frame in it
 };
 
@@ -134,7 +135,9 @@ struct Profile {
   std::vector<ProfileSample> samples;
   // Code addresses (line-table rows) of the sampled functions that no
   // sample hit, as locations: a sample profile lists their lines with 0
-  // samples, so the compiler knows them cold rather than unknown.
+  // samples, so the compiler knows them cold rather than unknown. Rows of
+  // line 0 are here too (they have no has_line()): with the sampled
+  // addresses they give every instruction of those functions its row.
   std::vector<uint32_t> unsampled;
   std::map<uint32_t, std::string> comm;
   uint64_t period_ns = 0;

@@ -505,6 +505,7 @@ Profile Symbolize(const SampleSet& set, Symbolizer& sym) {
     b.has_lines = st.has_lines;
     b.has_symtab = st.has_symtab;
     b.debug_file = st.debug_file;
+    if (st.problem.empty() && st.file != st.debug_file) b.code_file = st.file;
   }
   if (!set.kallsyms.empty()) sym.SetKallsyms(set.kallsyms);
 
@@ -618,7 +619,7 @@ Profile Symbolize(const SampleSet& set, Symbolizer& sym) {
       uint64_t off;
       if (hit.count({s.binary, vaddr}) || !sym.ToOffset(set.binaries[s.binary], vaddr, &off)) continue;
       uint32_t id = user_location(UserFrame{s.binary, off}, false);
-      if (p.locations[id].has_line()) p.unsampled.push_back(id);
+      p.unsampled.push_back(id);
     }
   }
   return p;

@@ -23,7 +23,7 @@
 
 namespace syspgo {
 
-inline constexpr uint32_t kSyspgoLlvmAbiVersion = 3;
+inline constexpr uint32_t kSyspgoLlvmAbiVersion = 4;
 inline constexpr const char* kSyspgoLlvmModuleName = "libsyspgo_llvm.so";
 inline constexpr const char* kSyspgoLlvmWriteSampleProfile = "syspgo_llvm_write_sample_profile";
 
@@ -40,6 +40,7 @@ struct LlvmSampleProfileRequest {
 struct LlvmSampleProfileResult {
   bool ok = false;
   std::string error;  // a complete message when !ok
+  std::string note;   // when ok: why IP counts are per line rather than per block ("" if they are per block)
 };
 
 }  // namespace syspgo

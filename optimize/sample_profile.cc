@@ -11,6 +11,8 @@
 #include <limits.h>
 #include <unistd.h>
 
+#include <cstdio>
+
 #include <mutex>
 #include <vector>
 
@@ -87,6 +89,11 @@ class SampleProfileEmitter : public ProfileEmitter {
     LlvmSampleProfileResult res;
     (*fn)(&req, &res);
     if (!res.ok) return MakeError(res.error);
+    if (!res.note.empty())
+      fprintf(stderr,
+              "syspgo: warning: %s; the sample profile counts each line by its own samples instead of by the "
+              "samples of its basic blocks, which is less exact. Pass the binary that ran (--binary) to fix it.\n",
+              res.note.c_str());
     return {};
   }
 
