@@ -51,9 +51,10 @@
 //    same samples summed, and a call site's targets split its line's count
 //    in the proportions the stacks give them, so that a target's count is
 //    in the same units as the line that calls it. All counts are then in
-//    hundredths of a sample (kBlockScale). On SQLite's evaluation this
-//    took the instructions saved from 6.1% to 8.2% (median of three
-//    training runs, bench/RESULTS.md has the current figures).
+//    hundredths of a sample (kBlockScale). On bench/pgo.py's evaluation
+//    runs this took the instructions saved (cachegrind, median of three
+//    training runs) from 6.1% to 8.6% on SQLite and from 3.2% to 4.3% on
+//    Lua; bench/RESULTS.md has the current figures.
 #include "optimize/llvm_module.h"
 
 #include <llvm/MC/MCAsmInfo.h>
