@@ -299,6 +299,42 @@ TEST_F(Emit, IpSampleCountsAddCallTargetsToSampledFunctions) {
   EXPECT_EQ(stripped, Sh("cat " + only).out);
 }
 
+// A call site's targets share its line's count by calls, not by the time
+// below the call: each target's entry block says how often it was entered,
+// and the site gets its share of those entries by its share of the
+// target's time. Here the call that run_rounds makes to hot_kernel also
+// shows warm_local below it (as an indirect call would) with less time
+// (300 samples against 800), but warm_local's entry block has 100 times
+// hot_kernel's samples: warm_local is entered far more often, so it gets
+// the larger count. By time, hot_kernel would. (Call targets are listed in
+// functions with IP samples: run_rounds gets some in the call's block.)
+TEST_F(Emit, IpCallTargetsShareTheirSiteByCallsNotTime) {
+  auto starts = NmStarts(w_.app);
+  uint64_t base = kAppBase, hot_entry = starts["hot_kernel"], warm_entry = starts["warm_local"];
+  std::string sql = SampledStack(20, {base + w_.warm_ip, base + w_.ret_hot, base + w_.ret_run}, 300) +
+                    SampledStack(21, {base + warm_entry, base + w_.ret_warm, base + w_.ret_run}, 500) +
+                    SampledStack(22, {base + hot_entry, base + w_.ret_hot, base + w_.ret_run}, 5) +
+                    SampledStack(23, {base + w_.ret_hot, base + w_.ret_run}, 40);  // the call's own block
+  {
+    auto db = OpenProfileDb(db_, DbMode::kCreateOrAppend);
+    ASSERT_TRUE(db.ok()) << db.error().message;
+    Status st = db->Exec(sql);
+    ASSERT_TRUE(st.ok()) << st.error().message;
+  }
+  std::string prof = dir_.File("ip.prof");
+  auto r = Optimize("sample-profile", prof, w_.app, "ip");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string text = Sh("cat " + prof).out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(text, m, std::regex(" [0-9.]+: ([0-9]+) (hot_kernel|warm_local):([0-9]+) "
+                                                    "(hot_kernel|warm_local):([0-9]+)\n")))
+      << "no call site with both targets\n" << text;
+  std::map<std::string, uint64_t> count = {{m[2], std::stoull(m[3])}, {m[4], std::stoull(m[5])}};
+  EXPECT_GT(count["warm_local"], count["hot_kernel"]) << m[0] << "\n" << text;
+  EXPECT_NEAR(static_cast<double>(count["warm_local"] + count["hot_kernel"]), std::stod(m[1]), 2.0)
+      << "the targets share out the call line's count\n" << m[0];
+}
+
 // IP counts are block estimates: a basic block's samples are shared by its
 // instructions, so samples that land on another instruction of the same
 // block (timer skid moves them) make the same profile, and the lines of the
