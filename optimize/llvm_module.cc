@@ -4,9 +4,10 @@
 // timer samples that carry a frame-pointer stack and no branch records (no
 // LBR on this kind of machine). How the counts are made:
 //
-//  * Body samples: each sample's innermost user frame (its IP) adds its
-//    count at (line offset, base discriminator) of the innermost inline
-//    frame, nested under the inlined call sites of its inline chain; every
+//  * Body samples (--sample-counts stacks; the ip modes count by blocks,
+//    below): each sample's innermost user frame (its IP) adds its count at
+//    (line offset, base discriminator) of the innermost inline frame,
+//    nested under the inlined call sites of its inline chain; every
 //    level's TOTAL grows by the count, as llvm-profgen --leading-ip-only
 //    does (it sums a line's instructions in that mode, where with LBR it
 //    takes their maximum). A line's count is therefore time spent on it
@@ -124,6 +125,24 @@ FunctionSamples* Existing(const Profile& p, SampleProfileMap& map, const Locatio
   return fs;
 }
 
+// The profile of the function or inlined instance `l` is in, made (with
+// every level of its inline chain) if missing; `add_total` is applied to
+// each level, outermost first.
+template <typename AddTotal>
+FunctionSamples* Create(const Profile& p, SampleProfileMap& map, const Location& l, AddTotal add_total) {
+  FunctionSamples* fs = &map.create(SampleContext(Name(p, l.frames.back())));
+  add_total(fs);
+  for (size_t k = l.frames.size() - 1; k > 0; --k) {
+    const SourceFrame& site = l.frames[k];
+    FunctionId callee = Name(p, l.frames[k - 1]);
+    FunctionSamples& in = fs->functionSamplesAt(LineLocation(site.line_offset, site.discriminator))[callee];
+    in.setFunction(callee);
+    add_total(&in);
+    fs = &in;
+  }
+  return fs;
+}
+
 // --sample-counts ip's call targets (see the file comment). `entries`:
 // each function's start address -> its entry block's estimate (empty
 // without block estimates: the targets then split by time below).
@@ -195,9 +214,12 @@ struct Insn {
 // the others, so that is the block's execution count in sampling units
 // (times the block's mean cost per instruction), where a line's own samples
 // also grow with its instruction count and the skid of the timer
-// interrupt. Returns "" on success, else why the binary could not be read
-// (the caller then counts lines by their samples).
-std::string EstimateBlocks(const Profile& p, uint32_t binary, std::vector<Insn>* out) {
+// interrupt. `entries` gets each function's start address -> its entry
+// block's estimate (how often it was entered). Returns "" on success, else
+// why the binary could not be read (the caller then counts lines by their
+// samples).
+std::string EstimateBlocks(const Profile& p, uint32_t binary, std::vector<Insn>* out,
+                           std::unordered_map<uint64_t, double>* entries) {
   static std::once_flag once;
   std::call_once(once, [] {
     llvm::InitializeAllTargetInfos();
@@ -288,6 +310,7 @@ std::string EstimateBlocks(const Profile& p, uint32_t binary, std::vector<Insn>*
       }
       double per = samples / static_cast<double>(j - i);
       for (size_t k = i; k < j; ++k) out->push_back({insns[k].address, per});
+      if (i == 0) (*entries)[start] = per;
       i = j;
     }
   }
@@ -309,9 +332,10 @@ std::string Write(const Profile& p, uint32_t binary, const std::string& path, bo
   // IP counts come from block estimates where the code can be read; every
   // count (totals and call targets too) is then in kBlockScale units.
   std::vector<Insn> insns;
+  std::unordered_map<uint64_t, double> entries;  // function start -> its entry block's estimate
   if (ip_only) {
-    *note = EstimateBlocks(p, binary, &insns);
-    if (!note->empty()) insns.clear();
+    *note = EstimateBlocks(p, binary, &insns, &entries);
+    if (!note->empty()) insns.clear(), entries.clear();
   }
   const uint64_t scale = insns.empty() ? 1 : kBlockScale;
   std::set<uint64_t> covered;
@@ -339,16 +363,7 @@ std::string Write(const Profile& p, uint32_t binary, const std::string& path, bo
       if (ip_only && !leaf) break;  // IP samples only: callers add nothing
       if (!leaf && !seen.insert(s.stack[i]).second) continue;
       used += leaf ? s.count : 0;
-      FunctionSamples* fs = &map.create(SampleContext(Name(p, l.frames.back())));
-      fs->addTotalSamples(s.count * scale);
-      for (size_t k = l.frames.size() - 1; k > 0; --k) {
-        const SourceFrame& site = l.frames[k];
-        FunctionId callee = Name(p, l.frames[k - 1]);
-        FunctionSamples& in = fs->functionSamplesAt(LineLocation(site.line_offset, site.discriminator))[callee];
-        in.setFunction(callee);
-        in.addTotalSamples(s.count * scale);
-        fs = &in;
-      }
+      FunctionSamples* fs = Create(p, map, l, [&](FunctionSamples* level) { level->addTotalSamples(s.count * scale); });
       const SourceFrame& f = l.frames[0];
       // A prologue's samples stay in the totals but on no line: no IR
       // instruction of the rebuild carries the prologue's line, and clang
@@ -384,22 +399,10 @@ std::string Write(const Profile& p, uint32_t binary, const std::string& path, bo
         if (in.estimate > 0) totals[&map.create(SampleContext(Name(p, l.frames.back())))] += in.estimate;
         continue;
       }
-      FunctionSamples* fs = nullptr;
-      if (in.estimate > 0) {
-        fs = &map.create(SampleContext(Name(p, l.frames.back())));
-        totals[fs] += in.estimate;
-        for (size_t k = l.frames.size() - 1; k > 0; --k) {
-          const SourceFrame& site = l.frames[k];
-          FunctionId callee = Name(p, l.frames[k - 1]);
-          FunctionSamples& inl = fs->functionSamplesAt(LineLocation(site.line_offset, site.discriminator))[callee];
-          inl.setFunction(callee);
-          totals[&inl] += in.estimate;
-          fs = &inl;
-        }
-      } else {
-        fs = Existing(p, map, l);
-        if (!fs) continue;
-      }
+      FunctionSamples* fs = in.estimate > 0
+                                ? Create(p, map, l, [&](FunctionSamples* level) { totals[level] += in.estimate; })
+                                : Existing(p, map, l);
+      if (!fs) continue;
       if (l.prologue) continue;
       double& b = bodies[{fs, l.frames[0].line_offset, l.frames[0].discriminator}];
       b = std::max(b, in.estimate);
@@ -421,15 +424,7 @@ std::string Write(const Profile& p, uint32_t binary, const std::string& path, bo
     // backend makes, so no IR instruction carries it.
     if (fs && l.frames[0].line_offset != 0) fs->addBodySamples(l.frames[0].line_offset, l.frames[0].discriminator, 0);
   }
-  if (ip_only && call_targets) {
-    std::unordered_map<uint64_t, double> entries;  // function start -> its entry block's estimate
-    std::set<uint64_t> starts;
-    for (const Symbol& sym : p.symbols)
-      if (sym.binary == binary) starts.insert(sym.start);
-    for (const Insn& in : insns)
-      if (starts.count(in.address)) entries[in.address] = in.estimate;
-    AddCallTargets(p, binary, map, scale, entries);
-  }
+  if (ip_only && call_targets) AddCallTargets(p, binary, map, scale, entries);
   if (map.empty() || used == 0)
     return "no sample of the run has its innermost frame in " + b.ref.path +
            " at a known source line; nothing to write. Was it running during the collection?";
