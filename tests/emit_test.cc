@@ -170,6 +170,17 @@ class Emit : public testing::Test {
     return RunCmd(argv);
   }
   // "Function: NAME: TOTAL, HEAD, ..." lines of llvm-profdata show.
+  // The lines of a text profile under top-level function `fn`'s header.
+  static std::string Body(const std::string& text, const std::string& fn) {
+    std::string body;
+    std::istringstream in(text);
+    bool in_fn = false;
+    for (std::string line; std::getline(in, line);) {
+      if (!line.empty() && line[0] != ' ') in_fn = line.rfind(fn + ":", 0) == 0;
+      else if (in_fn) body += line + "\n";
+    }
+    return body;
+  }
   static std::map<std::string, Counts> ProfdataShow(const std::string& file) {
     std::map<std::string, Counts> out;
     std::istringstream in(Sh("llvm-profdata-19 show --sample " + file).out);
@@ -202,16 +213,7 @@ TEST_F(Emit, SampleProfileCountsReadBackByLlvmProfdata) {
   EXPECT_NE(text.find("lib_mix:100"), std::string::npos) << "call target into the shared library\n" << text;
   // Lines of a sampled function that no sample hit are listed with 0 (cold,
   // not unknown): main's call of never_called (line 61, main is at 58).
-  std::string main_body;
-  {
-    std::istringstream in(text);
-    std::string line;
-    bool in_main = false;
-    while (std::getline(in, line)) {
-      if (!line.empty() && line[0] != ' ') in_main = line.rfind("main:", 0) == 0;
-      else if (in_main) main_body += line + "\n";
-    }
-  }
+  std::string main_body = Body(text, "main");
   EXPECT_NE(main_body.find(" 3: 0\n"), std::string::npos) << "main's unsampled line 61 as a zero\n" << text;
   EXPECT_NE(main_body.find(" 2.1: 1200 run_rounds:1200\n"), std::string::npos) << text;
   EXPECT_EQ(text.find("never_called"), std::string::npos) << "a function without samples\n" << text;
@@ -265,12 +267,7 @@ TEST_F(Emit, IpSampleCountsAddCallTargetsToSampledFunctions) {
   uint64_t hot_entry = NmStarts(w_.app)["hot_kernel"], base = kAppBase;
   std::string sql = SampledStack(10, {base + w_.ret_warm, base + w_.ret_run}, 40) +
                     SampledStack(11, {base + w_.ret_run}, 20) + SampledStack(12, {base + hot_entry, base + w_.ret_run}, 10);
-  {
-    auto db = OpenProfileDb(db_, DbMode::kCreateOrAppend);
-    ASSERT_TRUE(db.ok()) << db.error().message;
-    Status st = db->Exec(sql);
-    ASSERT_TRUE(st.ok()) << st.error().message;
-  }
+  ASSERT_EQ(ExecSql(db_, sql), "");
   std::string ip = dir_.File("ip.prof"), only = dir_.File("only.prof"), plain = dir_.File("default.prof");
   auto r = Optimize("sample-profile", ip, w_.app, "ip");
   ASSERT_EQ(r.status, 0) << r.err;
@@ -290,7 +287,7 @@ TEST_F(Emit, IpSampleCountsAddCallTargetsToSampledFunctions) {
   EXPECT_TRUE(std::regex_search(text, m, std::regex(" [0-9.]+: ([1-9][0-9]*) warm_local:\\1\n"))) << text;
   EXPECT_EQ(text.find("lib_mix"), std::string::npos) << text;
   // main called run_rounds; the prologue sample is not a call main made.
-  std::string main_body = text.substr(text.find("\nmain:"));
+  std::string main_body = Body(text, "main");
   EXPECT_TRUE(std::regex_search(main_body, m, std::regex(" [0-9.]+: ([1-9][0-9]*) run_rounds:\\1\n"))) << text;
   EXPECT_EQ(main_body.find(" hot_kernel:"), std::string::npos) << "the prologue sample as a call main made\n" << text;
   // Without the targets, the same lines and counts.
@@ -315,12 +312,7 @@ TEST_F(Emit, IpCallTargetsShareTheirSiteByCallsNotTime) {
                     SampledStack(21, {base + warm_entry, base + w_.ret_warm, base + w_.ret_run}, 500) +
                     SampledStack(22, {base + hot_entry, base + w_.ret_hot, base + w_.ret_run}, 5) +
                     SampledStack(23, {base + w_.ret_hot, base + w_.ret_run}, 40);  // the call's own block
-  {
-    auto db = OpenProfileDb(db_, DbMode::kCreateOrAppend);
-    ASSERT_TRUE(db.ok()) << db.error().message;
-    Status st = db->Exec(sql);
-    ASSERT_TRUE(st.ok()) << st.error().message;
-  }
+  ASSERT_EQ(ExecSql(db_, sql), "");
   std::string prof = dir_.File("ip.prof");
   auto r = Optimize("sample-profile", prof, w_.app, "ip");
   ASSERT_EQ(r.status, 0) << r.err;
@@ -364,15 +356,13 @@ TEST_F(Emit, IpCountsAreTheirBasicBlocksSamplesSharedOut) {
   r = RunCmd({SyspgoBin(), "optimize", moved_db, "--emit", "sample-profile", "--sample-counts", "ip-only", "-o", there,
               "--binary", w_.app});
   ASSERT_EQ(r.status, 0) << r.err;
-  auto body = [](const std::string& text, const std::string& fn) {
+  auto body = [](const std::string& text, const std::string& fn) {  // line -> count
     std::map<std::string, uint64_t> lines;
-    std::istringstream in(text);
-    bool in_fn = false;
+    std::istringstream in(Body(text, fn));
     for (std::string line; std::getline(in, line);) {
-      if (!line.empty() && line[0] != ' ') in_fn = line.rfind(fn + ":", 0) == 0;
       char loc[32];
       unsigned long long n;
-      if (in_fn && sscanf(line.c_str(), " %31[0-9.]: %llu", loc, &n) == 2) lines[loc] = n;
+      if (sscanf(line.c_str(), " %31[0-9.]: %llu", loc, &n) == 2) lines[loc] = n;
     }
     return lines;
   };
