@@ -30,8 +30,9 @@ A sample profile is a sample of one training run: two runs of the same
 training command give profiles that differ, and so do the builds made from
 them. --profiles N trains syspgo and perf N times each, builds each profile
 (sample-runK, profgen-runK; run 1 is the variant above) and reports the spread of
-their cachegrind instruction counts; "beats llvm-profgen" is judged on the
-medians of those. Writes its section of bench/RESULTS.md.
+their cachegrind instruction counts; "beats llvm-profgen" and "85% of the
+instrumented saving" are judged on the medians of those (one run's profile
+moves SQLite's count by several percent either way). Writes its section of bench/RESULTS.md.
 
 usage: sudo bench/pgo.py [--runs 10] [--profiles 3] [--programs lua,sqlite] [--work DIR]
 """
@@ -365,8 +366,9 @@ def report(prog, names, times, outs, counts, costs, notes, over, a, spread_count
     targets_cg = [
         f"- full pipeline ({save['full'] * 100:.1f}% fewer) matches instrumented PGO ({si * 100:.1f}% fewer): "
         f"{verdict(save['full'] >= si)}",
-        f"- sample profile alone ({save['sample'] * 100:.1f}%) reaches 85% of instrumented's saving "
-        f"({0.85 * si * 100:.1f}%): {verdict(si > 0 and save['sample'] >= 0.85 * si)}",
+        f"- sample profile alone, median over {a.profiles} training runs ({ms * 100:.1f}%; the first run alone: "
+        f"{save['sample'] * 100:.1f}%) reaches 85% of instrumented's saving ({0.85 * si * 100:.1f}%): "
+        f"{verdict(si > 0 and ms >= 0.85 * si)}",
         f"- sample profile beats perf + llvm-profgen, medians over {a.profiles} training runs each ({ms * 100:.1f}% vs "
         f"{mp * 100:.1f}%; the first runs alone: {save['sample'] * 100:.1f}% vs {save['profgen'] * 100:.1f}%): {verdict(ms > mp)}",
         f"- for comparison: --sample-counts stacks {save['sample-stacks'] * 100:.1f}%, --sample-counts ip-only "
