@@ -30,7 +30,8 @@ A sample profile is a sample of one training run: two runs of the same
 training command give profiles that differ, and so do the builds made from
 them. --profiles N trains syspgo and perf N times each, builds each profile
 (sample-runK, profgen-runK; run 1 is the variant above) and reports the spread of
-their cachegrind instruction counts; "beats llvm-profgen" and "85% of the
+their cachegrind instruction counts, and of syspgo profiles that merge three
+of the runs each (sample-mergedK, what syspgo pgo --train-runs 3 makes); "beats llvm-profgen" and "85% of the
 instrumented saving" are judged on the medians of those (one run's profile
 moves SQLite's count by several percent either way). Writes its section of bench/RESULTS.md.
 
@@ -190,11 +191,15 @@ def profgen_profile(prog, pbase, data, pg, costs, tag):
     return pg
 
 
+MERGED = "sample, 3 runs merged"
+
+
 def spread_builds(prog, v, a, costs):
     """More training runs of each profiler, one build each: {"sample": [...], "profgen": [...]}
     binaries, the bench's main variants first."""
     out = {"sample": [v["sample"]], "profgen": [v["profgen"]]}
     pbase = os.path.join(prog.dir, "perf", prog.binary)
+    dbs = [os.path.join(prog.dir, "pgo", "train", "train.db")]  # syspgo pgo's own training run
     for k in range(2, a.profiles + 1):
         d = os.path.join(prog.dir, f"spread{k}")
         os.makedirs(d, exist_ok=True)
@@ -211,6 +216,20 @@ def spread_builds(prog, v, a, costs):
         out["sample"].append(variant_build(prog, f"sample-run{k}", [f"-fprofile-sample-use={sp}"] + SAMPLE_USE_FLAGS, costs))
         pg = profgen_profile(prog, pbase, os.path.join(d, "perf.data"), os.path.join(d, "profgen.prof"), costs, f"-run{k}")
         out["profgen"].append(variant_build(prog, f"profgen-run{k}", [f"-fprofile-sample-use={pg}"] + SAMPLE_USE_FLAGS, costs))
+        dbs.append(db)
+    # What syspgo pgo --train-runs 3 does with them: three runs merged into
+    # one profile. Each window of three consecutive runs (wrapping), so that
+    # every run is in as many merges as the others.
+    n = len(dbs)
+    if n >= 3:
+        out[MERGED] = []
+        for k in range(n if n > 3 else 1):
+            group = [dbs[(k + j) % n] for j in range(3)]
+            mp = os.path.join(prog.dir, f"merged{k + 1}.prof")
+            timed_step(costs, f"sample-merged{k + 1}: syspgo merge", lambda: sh(
+                [B.SYSPGO, "merge"] + group + ["--normalize", "--binary", pbase, "--emit", "sample-profile", "-o", mp],
+                what="syspgo merge"))
+            out[MERGED].append(variant_build(prog, f"sample-merged{k + 1}", [f"-fprofile-sample-use={mp}"] + SAMPLE_USE_FLAGS, costs))
     return out
 
 
@@ -388,7 +407,9 @@ def report(prog, names, times, outs, counts, costs, notes, over, a, spread_count
             "\n\nThe same targets on cachegrind's instruction counts (deterministic; the machine's wall times "
             "are not):\n\n" + "\n".join(targets_cg) +
             f"\n\nInstructions saved by the profile of each training run ({a.profiles} runs of each profiler; the first is "
-            "the variant in the table above):\n\n| profiler | each run | median | range |\n|---|---|---|---|\n" + spread_rows +
+            "the variant in the table above), and by syspgo's profiles of three of those runs merged (`syspgo merge "
+            "--normalize`, what `syspgo pgo --train-runs 3` makes; each window of three consecutive runs):\n\n"
+            "| profiler | each profile | median | range |\n|---|---|---|---|\n" + spread_rows +
             "\n\nBuild and profiling steps, wall time:\n\n| step | wall |\n|---|---|\n" + cost_rows +
             f"\n\nCollection overhead on the training run ({a.overhead_runs} interleaved runs):\n\n"
             "| training run | wall, median (min–max) | vs plain |\n|---|---|---|\n" + over_rows +
@@ -438,8 +459,8 @@ def main():
         print(f"bench: {name}: timing", file=sys.stderr)
         names, times, outs, counts = measure(prog, v, a, timeit)
         print(f"bench: {name}: cachegrind on every training run's profile", file=sys.stderr)
-        spread_counts = {tool: [counts[tool][0]] + [cachegrind(prog, b, f"{tool} run {k + 2}")[0]
-                                                     for k, b in enumerate(bins[1:])]
+        spread_counts = {tool: ([counts[tool][0]] if tool in counts else []) +
+                         [cachegrind(prog, b, f"{tool} {k + 1}")[0] for k, b in enumerate(bins[1 if tool in counts else 0:])]
                          for tool, bins in spread.items()}
         section = report(prog, names, times, outs, counts, costs, notes, over, a, spread_counts)
         print(section)

@@ -50,6 +50,11 @@ Pipeline:
                        (the last stage's binary whatever --eval measured)
   --profile-db DB      accumulate every training run in DB (CI) and merge all
                        of its runs (syspgo merge --normalize) into the profiles
+  --train-runs N       run the training command N times (and the retraining
+                       for BOLT) and merge the runs into the profiles
+                       (default 1): one run's samples are a sample, and
+                       profiles of merged runs vary less from one to the
+                       next (docs/profiles.md, bench/RESULTS.md)
   --use-profile DIR    reuse the profiles of an earlier 'syspgo pgo --dir DIR'
                        instead of training; reports how much still matches
   --probes LIST        probe groups for syspgo collect     (default cpu)
@@ -117,7 +122,7 @@ int Pgo(const std::vector<std::string>& args) {
     } else if (a == "--build" || a == "--clean" || a == "--binary" || a == "--train" || a == "--eval" || a == "--dir" ||
                a == "--profile-db" || a == "--use-profile" || a == "--probes" || a == "--cc" || a == "--cxx" ||
                a == "--bolt" || a == "--bolt-arg" || a == "--bolt-opts" || a == "--stages" || a == "--runs" ||
-               a == "--freq" || a == "--sample-counts" || a == "--final") {
+               a == "--freq" || a == "--sample-counts" || a == "--final" || a == "--train-runs") {
       if (!value()) return UsageError(a + " needs a value; see 'syspgo pgo --help'");
       if (a == "--build") o.build_cmd = v;
       else if (a == "--clean") o.clean_cmd = v;
@@ -155,10 +160,11 @@ int Pgo(const std::vector<std::string>& args) {
       } else {
         char* end = nullptr;
         long n = strtol(v.c_str(), &end, 10);
-        long hi = a == "--runs" ? 1000 : 10000;
+        long hi = a == "--runs" ? 1000 : a == "--train-runs" ? 100 : 10000;
         if (v.empty() || *end || n < 1 || n > hi)
           return UsageError(a + " needs a whole number from 1 to " + std::to_string(hi) + ", got '" + v + "'");
         if (a == "--runs") o.runs = static_cast<int>(n);
+        else if (a == "--train-runs") o.train_runs = static_cast<int>(n);
         else o.freq_hz = static_cast<uint32_t>(n);
       }
     } else {

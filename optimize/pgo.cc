@@ -278,6 +278,9 @@ struct Stage {
   std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
 };
 
+// " N times" for N > 1, for the progress lines.
+std::string Times(int n) { return n > 1 ? " " + std::to_string(n) + " times" : ""; }
+
 class Pipeline {
  public:
   explicit Pipeline(const PgoOptions& o) : o_(o) {}
@@ -289,7 +292,10 @@ class Pipeline {
   void End(Stage& s, const Status& st);
   Status Setup();
   Status Build(Stage& s, const std::string& variant, const std::string& profile, const std::string& order);
-  Status Collect(Stage& s, const std::string& db, const std::string& subdir);
+  Status Collect(Stage& s, const std::string& db, const std::string& subdir, int k);
+  Status CollectAll(Stage& s, const std::string& db, const std::string& subdir);
+  // Profiles come from `syspgo merge` of every run in the DB, not one run.
+  bool Merging() const { return !o_.profile_db.empty() || o_.train_runs > 1; }
   Status Emit(Stage& s, const std::string& db, const std::string& kind, const std::string& out);
   Status SampleMatch(Stage& s, const std::string& binary);
   Status OrderCheck(Stage& s, const std::string& binary);
@@ -478,8 +484,8 @@ Status Pipeline::Build(Stage& s, const std::string& variant, const std::string& 
   return {};
 }
 
-Status Pipeline::Collect(Stage& s, const std::string& db, const std::string& subdir) {
-  std::string log = Sub(subdir) + "/collect.log";
+Status Pipeline::Collect(Stage& s, const std::string& db, const std::string& subdir, int k) {
+  std::string log = Sub(subdir) + (k == 1 ? std::string("/collect.log") : "/collect-" + std::to_string(k) + ".log");
   unlink(log.c_str());
   std::vector<std::string> argv = {syspgo_, "collect", "-o", db, "--probes", o_.probes};
   if (o_.freq_hz) argv.insert(argv.end(), {"--freq", std::to_string(o_.freq_hz)});
@@ -492,6 +498,8 @@ Status Pipeline::Collect(Stage& s, const std::string& db, const std::string& sub
     return MakeError("the training command under 'syspgo collect' exited with status " + std::to_string(r.status) +
                      " (output in " + log + "):\n" + Tail(text, 15));
   s.j.Set("db", db);
+  s.j.Set("runs_collected", static_cast<int64_t>(k));
+  if (k > 1) return {};  // the stage's figures are its first run's
   s.j.Set("log", log);
   s.j.Set("train_seconds", r.seconds);
   static const std::regex re(R"(run (\d+) recorded into .*?: (\d+) events in ([0-9.]+) s)");
@@ -505,13 +513,25 @@ Status Pipeline::Collect(Stage& s, const std::string& db, const std::string& sub
   return {};
 }
 
+// The training runs of one collection stage, each into `db`: one run's
+// samples are a sample of the training command, and several merged vary
+// less from one profile to the next (bench/RESULTS.md, SQLite).
+Status Pipeline::CollectAll(Stage& s, const std::string& db, const std::string& subdir) {
+  for (int k = 1; k <= o_.train_runs; ++k) {
+    if (o_.train_runs > 1) Say("      training run %d of %d", k, o_.train_runs);
+    SYSPGO_TRY(Collect(s, db, subdir, k));
+  }
+  return {};
+}
+
 // One artifact of `kind` for the binary at --binary, from `db` (every run of
-// it through `syspgo merge` when runs accumulate there, else its newest).
+// it through `syspgo merge` when runs accumulate there or --train-runs made
+// several, else its newest).
 Status Pipeline::Emit(Stage& s, const std::string& db, const std::string& kind, const std::string& out) {
   std::string log = dir_ + "/profile/" + kind + ".log";
   unlink(log.c_str());
   std::vector<std::string> argv;
-  if (!o_.profile_db.empty())
+  if (Merging())
     argv = {syspgo_, "merge", db + ":all", "--normalize", "--binary", binary_, "--emit", kind, "-o", out};
   else
     argv = {syspgo_, "optimize", db, "--binary", binary_, "--emit", kind, "-o", out};
@@ -871,6 +891,7 @@ PgoReport Pipeline::Run() {
   in.Set("stages", Json::Strings(stage_names));
   in.Set("runs", o_.runs);
   in.Set("profile_db", o_.profile_db.empty() ? Json() : Json(o_.profile_db));
+  in.Set("train_runs", static_cast<int64_t>(o_.train_runs));
   in.Set("use_profile", o_.use_profile.empty() ? Json() : Json(o_.use_profile));
   in.Set("probes", o_.probes);
   in.Set("cwd", fs::current_path().string());
@@ -918,10 +939,10 @@ PgoReport Pipeline::Run() {
   stage("build", "the plain build, with the flags profiling needs: " + o_.build_cmd,
         [&](Stage& s) { return Build(s, "base", "", ""); });
   if (train)
-    stage("train", "running the training command under syspgo collect --probes " + o_.probes,
-          [&](Stage& s) { return Collect(s, db_, "train"); });
+    stage("train", "running the training command" + Times(o_.train_runs) + " under syspgo collect --probes " + o_.probes,
+          [&](Stage& s) { return CollectAll(s, db_, "train"); });
   if (profiles || o_.bolt)
-    stage("profile", train ? "emitting the profiles (syspgo " + std::string(o_.profile_db.empty() ? "optimize" : "merge") + ")"
+    stage("profile", train ? "emitting the profiles (syspgo " + std::string(Merging() ? "merge" : "optimize") + ")"
                            : "taking the profiles of " + o_.use_profile,
           [&](Stage& s) -> Status {
             Sub("profile");
@@ -970,11 +991,11 @@ PgoReport Pipeline::Run() {
           });
   }
   if (retrain)
-    stage("retrain", "running the training command again on the rebuilt binary, for BOLT's profile",
+    stage("retrain", "running the training command" + Times(o_.train_runs) + " again on the rebuilt binary, for BOLT's profile",
           [&](Stage& s) -> Status {
             std::string db = !o_.profile_db.empty() ? db_ : Sub("retrain") + "/retrain.db";
             if (o_.profile_db.empty()) unlink(db.c_str());
-            SYSPGO_TRY(Collect(s, db, "retrain"));
+            SYSPGO_TRY(CollectAll(s, db, "retrain"));
             fdata_ = dir_ + "/profile/bolt.fdata";
             return Emit(s, db, "fdata", fdata_);
           });

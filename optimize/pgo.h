@@ -61,6 +61,7 @@ struct PgoOptions {
   int runs = 5;             // eval runs per variant
   bool final_last = false;  // keep the last stage's binary even when --eval found an earlier one as fast
   std::string profile_db;   // accumulate runs here and merge all of them (CI); else DIR/train/train.db
+  int train_runs = 1;       // training runs per collection, merged into the profiles
   std::string use_profile;  // an earlier pgo DIR whose profiles to reuse instead of training
   std::string probes = "cpu";
   std::string sample_counts = "ip";  // optimize --sample-counts for the sample profile

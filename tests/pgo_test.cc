@@ -341,6 +341,28 @@ TEST(Pgo, ProfileDbAccumulatesRunsAndMergesThem) {
   EXPECT_EQ(QueryInt(d, "SELECT COUNT(*) FROM run"), 2);
 }
 
+TEST(Pgo, TrainRunsCollectsEachRunAndMergesThem) {
+  TempDir t;
+  std::string src = CopyDemo(t), dir = t.File("pgo");
+  auto r = Pgo(src, {"--build", kMakeBuild, "--binary", "./demo", "--train", kTrain, "--stages", "sample,bolt",
+                     "--dir", dir, "--train-runs", "2"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("training run 2 of 2"), std::string::npos) << r.err;
+  // Both the training and BOLT's retraining hold two runs, and the
+  // profiles come from merging them.
+  Db train = OpenDb(dir + "/train/train.db"), retrain = OpenDb(dir + "/retrain/retrain.db");
+  EXPECT_EQ(QueryInt(train, "SELECT COUNT(*) FROM run"), 2);
+  EXPECT_EQ(QueryInt(retrain, "SELECT COUNT(*) FROM run"), 2);
+  std::string m = dir + "/manifest.json";
+  EXPECT_EQ(Json(m, "[s.get('runs_collected') for s in d['stages'] if s['name'] in ('train', 'retrain')]"), "[2, 2]");
+  EXPECT_EQ(Json(m, "d['inputs']['train_runs']"), "2");
+  std::string cmd = Json(m, "[s for s in d['stages'] if s['name'] == 'profile'][0]['commands'][0]");
+  EXPECT_NE(cmd.find(" merge " + dir + "/train/train.db:all --normalize"), std::string::npos) << cmd;
+  EXPECT_NE(ReadAll(dir + "/profile/sample-profile.log").find("from 2 runs"), std::string::npos);
+  EXPECT_EQ(Sh(dir + "/bolt/demo eval 300").out, Sh(dir + "/base/demo eval 300").out);
+  EXPECT_NE(Pgo(src, {"--build", kMakeBuild, "--binary", "./demo", "--train", kTrain, "--train-runs", "0"}).status, 0);
+}
+
 TEST(Pgo, MissingOptionsAreUsageErrors) {
   TempDir t;
   auto r = Pgo(t.path(), {"--build", "make", "--binary", "./demo"});
