@@ -52,9 +52,9 @@ Pipeline:
                        of its runs (syspgo merge --normalize) into the profiles
   --train-runs N       run the training command N times (and the retraining
                        for BOLT) and merge the runs into the profiles
-                       (default 1): one run's samples are a sample, and
-                       profiles of merged runs vary less from one to the
-                       next (docs/profiles.md, bench/RESULTS.md)
+                       (default 1): more samples where one run of a short
+                       training command covers too little of the code
+                       (docs/profiles.md)
   --use-profile DIR    reuse the profiles of an earlier 'syspgo pgo --dir DIR'
                        instead of training; reports how much still matches
   --probes LIST        probe groups for syspgo collect     (default cpu)

@@ -513,9 +513,10 @@ Status Pipeline::Collect(Stage& s, const std::string& db, const std::string& sub
   return {};
 }
 
-// The training runs of one collection stage, each into `db`: one run's
-// samples are a sample of the training command, and several merged vary
-// less from one profile to the next (bench/RESULTS.md, SQLite).
+// The training runs of one collection stage, each into `db` (--train-runs):
+// more samples where one run of a short training command covers too little
+// of the code. On the bench's SQLite they did not steady the result: three
+// merged runs' profiles spread as widely as single runs' (docs/profiles.md).
 Status Pipeline::CollectAll(Stage& s, const std::string& db, const std::string& subdir) {
   for (int k = 1; k <= o_.train_runs; ++k) {
     if (o_.train_runs > 1) Say("      training run %d of %d", k, o_.train_runs);
