@@ -497,6 +497,8 @@ Status Pipeline::Collect(Stage& s, const std::string& db, const std::string& sub
   if (r.status != 0)
     return MakeError("the training command under 'syspgo collect' exited with status " + std::to_string(r.status) +
                      " (output in " + log + "):\n" + Tail(text, 15));
+  if (text.find("LOST") != std::string::npos)
+    rep_.warnings.push_back("the " + subdir + " collection lost events (see " + log + "); the profile is thinner than it could be");
   s.j.Set("db", db);
   s.j.Set("runs_collected", static_cast<int64_t>(k));
   if (k > 1) return {};  // the stage's figures are its first run's
@@ -508,8 +510,6 @@ Status Pipeline::Collect(Stage& s, const std::string& db, const std::string& sub
     s.j.Set("run", static_cast<int64_t>(std::stoll(m[1])));
     s.j.Set("events", static_cast<uint64_t>(std::stoull(m[2])));
   }
-  if (text.find("LOST") != std::string::npos)
-    rep_.warnings.push_back("the " + subdir + " collection lost events (see " + log + "); the profile is thinner than it could be");
   return {};
 }
 
