@@ -31,9 +31,10 @@ training command give profiles that differ, and so do the builds made from
 them. --profiles N trains syspgo and perf N times each, builds each profile
 (sample-runK, profgen-runK; run 1 is the variant above) and reports the spread of
 their cachegrind instruction counts, and of syspgo profiles that merge three
-of the runs each (sample-mergedK, what syspgo pgo --train-runs 3 makes); "beats llvm-profgen" and "85% of the
-instrumented saving" are judged on the medians of those (one run's profile
-moves SQLite's count by several percent either way). Writes its section of bench/RESULTS.md.
+of the runs each (sample-mergedK, what syspgo pgo --train-runs 3 makes);
+"beats llvm-profgen" and "85% of the instrumented saving" are judged on the
+medians of the single runs (one run's profile moves SQLite's count by several
+percent either way). Writes its section of bench/RESULTS.md.
 
 usage: sudo bench/pgo.py [--runs 10] [--profiles 3] [--programs lua,sqlite] [--work DIR]
 """

@@ -169,7 +169,6 @@ class Emit : public testing::Test {
     if (!counts.empty()) argv.insert(argv.end(), {"--sample-counts", counts});
     return RunCmd(argv);
   }
-  // "Function: NAME: TOTAL, HEAD, ..." lines of llvm-profdata show.
   // The lines of a text profile under top-level function `fn`'s header.
   static std::string Body(const std::string& text, const std::string& fn) {
     std::string body;
@@ -181,6 +180,7 @@ class Emit : public testing::Test {
     }
     return body;
   }
+  // "Function: NAME: TOTAL, HEAD, ..." lines of llvm-profdata show.
   static std::map<std::string, Counts> ProfdataShow(const std::string& file) {
     std::map<std::string, Counts> out;
     std::istringstream in(Sh("llvm-profdata-19 show --sample " + file).out);
