@@ -8,8 +8,8 @@ For each program: one cold collection with readahead off (`syspgo collect
   whole      drop the page cache, read every file of the plan whole (what cat
              or vmtouch -t does), then run the program;
   plan       drop the page cache, `syspgo-prefetch PLAN -- program` (the
-             static replayer; the program starts once the first 16 MiB of the
-             plan are queued, and the replay runs ahead of it);
+             static replayer; the program starts once the plan's first read
+             is queued, and the replay runs ahead of it);
   bare       the plan run without the replayer's lookups and in the
              caller's I/O class (`--no-lookups --io-priority inherit`): what
              the replay did before it resolved the run's paths first and

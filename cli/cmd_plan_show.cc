@@ -36,7 +36,7 @@ void PrintText(const std::string& name, const Plan& plan, bool verbose) {
          c.syspgo_version.c_str());
   printf("made on  %s from %u run(s): %s\n", c.host.empty() ? "unknown host" : c.host.c_str(), c.merged_runs,
          Runs(c.source_run_ids).c_str());
-  printf("looks up %zu paths first\n", plan.lookups.size());
+  printf("looks up %zu paths\n", plan.lookups.size());
   printf("reads    %s (%llu bytes) in %zu extents of %zu files\n\n", FormatBytes(plan.Bytes()).c_str(),
          static_cast<unsigned long long>(plan.Bytes()), plan.ExtentCount(), plan.files.size());
 

@@ -40,10 +40,11 @@ void Help() {
   printf(
       "usage: syspgo prefetch PLAN [OPTIONS] [-- CMD ARGS...]\n\n"
       "Looks up the paths the program looked up (so its path walks find directories\n"
-      "and inodes in memory), then reads the byte ranges the plan lists into the page\n"
-      "cache, in the order the program first touched them. With a command, starts it\n"
-      "once the first --lead MiB of the plan are queued at the disk (the replay then\n"
-      "runs ahead of it), or after the whole replay with --before.\n"
+      "and inodes in memory) and reads the byte ranges the plan lists into the page\n"
+      "cache, both in the order the program first touched them. With a command,\n"
+      "starts it once the first --lead MiB of the plan are queued at the disk and the\n"
+      "paths it looked up by then are resolved (the rest of the replay then runs\n"
+      "ahead of it), or after the whole replay with --before.\n"
       "Files changed or missing since the plan was made are skipped with a warning.\n\n"
       "what to do:\n"
       "  --dry-run       check the files and print what would be read; read nothing\n"
@@ -175,8 +176,8 @@ void PrintStats(FILE* f, const Plan& plan, const PrefetchStats& s, int verbose) 
   fprintf(f, "skipped     %zu changed, %zu missing, %zu failed, %zu not reached\n", s.files_changed, s.files_missing,
           s.files_failed, s.files_not_reached);
   if (s.lookups_planned)
-    fprintf(f, "looked up   %zu paths first (%zu found), %s\n", s.lookups_planned, s.lookups_found,
-            FormatNs(s.lookup_ns).c_str());
+    fprintf(f, "looked up   %zu paths (%zu found), %s; %zu of them before the first read, %s\n", s.lookups_planned,
+            s.lookups_found, FormatNs(s.lookup_ns).c_str(), s.lookups_first, FormatNs(s.lookup_first_ns).c_str());
   if (verbose < 2) return;
   Table t({{"outcome", "outcome", Table::Align::kLeft},
            {"read", "bytes_read", Table::Align::kRight, true},
@@ -354,6 +355,7 @@ int Prefetch(const std::vector<std::string>& args) {
   }
 
   if (o.dry_run) {
+    if (with_command) o.prefetch.command = o.command.front();
     std::string listing;
     PrefetchStats s = DryRun(plan.value(), o.prefetch, &listing);
     if (o.json != "-") {  // else the JSON is the output

@@ -232,6 +232,36 @@ TEST(Replay, SignalsOnceWhenTheLeadIsQueued) {
   for (const auto& p : w.paths) w.ExpectExactlyPlanned(p);
 }
 
+// With a command (on_queued), the lookups the program made by the time of
+// the lead's last first touch are resolved before any extent is queued; the
+// rest, and all of them without a command, beside the reads. Every lookup
+// is resolved either way.
+TEST(Replay, LookupsAfterTheLeadRunBesideTheReads) {
+  Workload w;
+  ASSERT_NO_FATAL_FAILURE(w.EvictAll());
+  Plan plan = w.plan;
+  uint64_t first_touch = UINT64_MAX;
+  for (const auto& f : plan.files) first_touch = std::min(first_touch, f.extents.front().first_touch_ns);
+  plan.lookups = {{w.paths[0], first_touch},
+                  {w.dir.File("no/such/lib.so"), first_touch},
+                  {w.paths[1], 1'000'000'000},
+                  {w.paths[2], 2'000'000'000}};
+  auto replay = [&](bool with_command, uint64_t lead) {
+    PrefetchOptions o;
+    o.lead_bytes = lead;
+    if (with_command) o.on_queued = [] {};
+    PrefetchStats s = Replay(plan, o);
+    EXPECT_EQ(s.lookups_planned, 4u);
+    EXPECT_EQ(s.lookups_found, 3u) << "with_command " << with_command << ", lead " << lead;
+    EXPECT_GE(s.lookup_ns, s.lookup_first_ns);
+    return s.lookups_first;
+  };
+  EXPECT_EQ(replay(true, 0), 2u) << "the lookups at the first extent's time go first";
+  EXPECT_EQ(replay(true, uint64_t{1} << 30), 4u) << "a lead of the whole plan: all first";
+  EXPECT_EQ(replay(false, 0), 0u) << "nothing waits without a command";
+  for (const auto& p : w.paths) w.ExpectExactlyPlanned(p);
+}
+
 int IoPriority() { return static_cast<int>(syscall(SYS_ioprio_get, 1 /* IOPRIO_WHO_PROCESS */, 0)); }
 
 // Lookups come first and read no file data: a path only looked up stays out
