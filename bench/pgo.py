@@ -29,12 +29,14 @@ are wall times of each step.
 A sample profile is a sample of one training run: two runs of the same
 training command give profiles that differ, and so do the builds made from
 them. --profiles N trains syspgo and perf N times each, builds each profile
-(sample-runK, profgen-runK; run 1 is the variant above) and reports the spread of
-their cachegrind instruction counts, and of syspgo profiles that merge three
-of the runs each (sample-mergedK, what syspgo pgo --train-runs 3 makes);
-"beats llvm-profgen" and "85% of the instrumented saving" are judged on the
-medians of the single runs (one run's profile moves SQLite's count by several
-percent either way). Writes its section of bench/RESULTS.md.
+(sample-runK, profgen-runK; run 1 is the variant above), BOLTs the plain build
+with each run's samples (syspgo fdata and perf2bolt -nl), and reports the
+spread of their cachegrind instruction counts, and of syspgo profiles that
+merge three of the runs each (sample-mergedK, what syspgo pgo --train-runs 3
+makes); "beats llvm-profgen", "beats perf2bolt" and "85% of the instrumented
+saving" are judged on the medians of the single runs (one run's profile moves
+SQLite's count by several percent either way, and BOLT's layout its I-cache
+misses several-fold). Writes its section of bench/RESULTS.md.
 
 usage: sudo bench/pgo.py [--runs 10] [--profiles 3] [--programs lua,sqlite] [--work DIR]
 """
@@ -196,9 +198,13 @@ MERGED = "sample, 3 runs merged"
 
 
 def spread_builds(prog, v, a, costs):
-    """More training runs of each profiler, one build each: {"sample": [...], "profgen": [...]}
-    binaries, the bench's main variants first."""
-    out = {"sample": [v["sample"]], "profgen": [v["profgen"]]}
+    """More training runs of each profiler, one build each: {"sample": [...], "profgen": [...],
+    "bolt-only": [...], "perf2bolt": [...]} binaries, the bench's main variants first. BOLT's
+    layout of one run's profile is a draw: the same tool's I1 misses on SQLite ranged
+    44k-906k over five training runs (scratch test, 2026-11-23), so BOLT alone is compared over
+    the runs as the sample profiles are."""
+    out = {"sample": [v["sample"]], "profgen": [v["profgen"]], "bolt-only": [v["bolt-only"]],
+           "perf2bolt": [v["perf2bolt"]]}
     pbase = os.path.join(prog.dir, "perf", prog.binary)
     dbs = [os.path.join(prog.dir, "pgo", "train", "train.db")]  # syspgo pgo's own training run
     for k in range(2, a.profiles + 1):
@@ -217,6 +223,17 @@ def spread_builds(prog, v, a, costs):
         out["sample"].append(variant_build(prog, f"sample-run{k}", [f"-fprofile-sample-use={sp}"] + SAMPLE_USE_FLAGS, costs))
         pg = profgen_profile(prog, pbase, os.path.join(d, "perf.data"), os.path.join(d, "profgen.prof"), costs, f"-run{k}")
         out["profgen"].append(variant_build(prog, f"profgen-run{k}", [f"-fprofile-sample-use={pg}"] + SAMPLE_USE_FLAGS, costs))
+        # BOLT alone on the plain build (pbase, the binary both runs profiled), from the same two runs.
+        fd = os.path.join(d, "bolt-only.fdata")
+        timed_step(costs, f"bolt-only-run{k}: syspgo optimize --emit fdata", lambda: sh(
+            [B.SYSPGO, "optimize", db, "--binary", pbase, "--emit", "fdata", "-o", fd], what="syspgo optimize --emit fdata"))
+        out["bolt-only"].append(bolt(pbase, fd, os.path.join(d, "bolt-only." + prog.binary), costs,
+                                     f"bolt-only-run{k}: llvm-bolt")[0])
+        pfd = os.path.join(d, "perf2bolt.fdata")
+        timed_step(costs, f"perf2bolt-run{k}: perf2bolt -nl", lambda: sh(
+            [PERF2BOLT, "-nl", "-p", os.path.join(d, "perf.data"), "-o", pfd, pbase], what="perf2bolt -nl"))
+        out["perf2bolt"].append(bolt(pbase, pfd, os.path.join(d, "perf2bolt." + prog.binary), costs,
+                                     f"perf2bolt-run{k}: llvm-bolt")[0])
         dbs.append(db)
     # What syspgo pgo --train-runs 3 does with them: three runs merged into
     # one profile. Each window of three consecutive runs (wrapping), so that
@@ -378,7 +395,10 @@ def report(prog, names, times, outs, counts, costs, notes, over, a, spread_count
     save = {n: 1 - counts[n][0] / ci for n in names}
     si = save["instr"]
     # Each training run's profile, as a share saved; medians decide.
-    runs_saved = {t: [1 - c / ci for c in cs] for t, cs in spread_counts.items()}
+    runs_saved = {t: [1 - c[0] / ci for c in cs] for t, cs in spread_counts.items()}
+    mb, m2 = B.med(runs_saved["bolt-only"]), B.med(runs_saved["perf2bolt"])
+    run_med = lambda t, i: B.med([c[i] for c in spread_counts[t]])
+    run_range = lambda t, i: f"{min(c[i] for c in spread_counts[t]):,}–{max(c[i] for c in spread_counts[t]):,}"
     ms, mp = B.med(runs_saved["sample"]), B.med(runs_saved["profgen"])
     spread_rows = "\n".join(
         f"| {t} | " + ", ".join(f"{x * 100:.1f}%" for x in xs) + f" | {B.med(xs) * 100:.1f}% | "
@@ -393,8 +413,12 @@ def report(prog, names, times, outs, counts, costs, notes, over, a, spread_count
         f"{mp * 100:.1f}%; the first runs alone: {save['sample'] * 100:.1f}% vs {save['profgen'] * 100:.1f}%): {verdict(ms > mp)}",
         f"- for comparison: --sample-counts stacks {save['sample-stacks'] * 100:.1f}%, --sample-counts ip-only "
         f"{save['sample-ip-only'] * 100:.1f}% (no call targets)",
-        f"- BOLT alone beats perf2bolt -nl + BOLT ({save['bolt-only'] * 100:.1f}% vs {save['perf2bolt'] * 100:.1f}%): "
-        f"{verdict(save['bolt-only'] > save['perf2bolt'])}",
+        f"- BOLT alone beats perf2bolt -nl + BOLT, medians over {a.profiles} training runs each ({mb * 100:.1f}% vs "
+        f"{m2 * 100:.1f}%; the first runs alone: {save['bolt-only'] * 100:.1f}% vs {save['perf2bolt'] * 100:.1f}%): "
+        f"{verdict(mb > m2)}. Over the same runs, mispredicted branches (medians) {run_med('bolt-only', 2):,.0f} vs "
+        f"{run_med('perf2bolt', 2):,.0f}; I1 misses {run_med('bolt-only', 1):,.0f} vs {run_med('perf2bolt', 1):,.0f}, "
+        f"ranging {run_range('bolt-only', 1)} and {run_range('perf2bolt', 1)}: which hot code shares I-cache sets "
+        "changes from one profile to the next, so one build's wall time says little about either tool",
     ]
     cost_rows = "\n".join(f"| {k} | {v_:.1f} s |" for k, v_ in costs.items())
     ob = B.med(over["plain"])
@@ -409,7 +433,8 @@ def report(prog, names, times, outs, counts, costs, notes, over, a, spread_count
             "are not):\n\n" + "\n".join(targets_cg) +
             f"\n\nInstructions saved by the profile of each training run ({a.profiles} runs of each profiler; the first is "
             "the variant in the table above), and by syspgo's profiles of three of those runs merged (`syspgo merge "
-            "--normalize`, what `syspgo pgo --train-runs 3` makes; each window of three consecutive runs):\n\n"
+            "--normalize`, what `syspgo pgo --train-runs 3` makes; each window of three consecutive runs); bolt-only and "
+            "perf2bolt: BOLT on the plain build from each run's samples:\n\n"
             "| profiler | each profile | median | range |\n|---|---|---|---|\n" + spread_rows +
             "\n\nBuild and profiling steps, wall time:\n\n| step | wall |\n|---|---|\n" + cost_rows +
             f"\n\nCollection overhead on the training run ({a.overhead_runs} interleaved runs):\n\n"
@@ -460,8 +485,8 @@ def main():
         print(f"bench: {name}: timing", file=sys.stderr)
         names, times, outs, counts = measure(prog, v, a, timeit)
         print(f"bench: {name}: cachegrind on every training run's profile", file=sys.stderr)
-        spread_counts = {tool: ([counts[tool][0]] if tool in counts else []) +
-                         [cachegrind(prog, b, f"{tool} {k + 1}")[0] for k, b in enumerate(bins[1 if tool in counts else 0:])]
+        spread_counts = {tool: ([counts[tool]] if tool in counts else []) +
+                         [cachegrind(prog, b, f"{tool} {k + 1}") for k, b in enumerate(bins[1 if tool in counts else 0:])]
                          for tool, bins in spread.items()}
         section = report(prog, names, times, outs, counts, costs, notes, over, a, spread_counts)
         print(section)

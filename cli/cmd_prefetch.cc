@@ -355,7 +355,9 @@ int Prefetch(const std::vector<std::string>& args) {
   }
 
   if (o.dry_run) {
-    if (with_command) o.prefetch.command = o.command.front();
+    // Which lookups would go before the first read: with a command started
+    // beside the replay, those before the lead; else none (--before).
+    if (with_command && !o.before) o.prefetch.command = o.command.front();
     std::string listing;
     PrefetchStats s = DryRun(plan.value(), o.prefetch, &listing);
     if (o.json != "-") {  // else the JSON is the output
