@@ -38,8 +38,9 @@
 //    frame found is its caller's caller's. The targets change no block
 //    count; they are what lets clang promote an indirect call to its hot
 //    targets (SQLite's page-cache and sorter callbacks), which a profile
-//    without them cannot do. Tail calls still show the function a target
-//    jumped to; clang skips a promotion whose signature does not fit.
+//    without them cannot do. A tail call shows the function jumped to in
+//    place of the one called; at an indirect call, targets whose address
+//    the program never takes are dropped (CallEvidence, AddCallTargets).
 //  * Block estimates (both ip modes, when the binary's code can be read).
 //    The sampled functions are disassembled and cut into basic blocks;
 //    each instruction gets its block's IP samples divided by the block's
@@ -76,6 +77,8 @@
 #include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/MCTargetOptions.h>
 #include <llvm/MC/TargetRegistry.h>
+#include <llvm/BinaryFormat/ELF.h>
+#include <llvm/Object/ELFObjectFile.h>
 #include <llvm/Object/ObjectFile.h>
 #include <llvm/ProfileData/SampleProf.h>
 #include <llvm/ProfileData/SampleProfWriter.h>
@@ -89,6 +92,7 @@
 #include <mutex>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace syspgo {
 namespace {
@@ -143,14 +147,115 @@ FunctionSamples* Create(const Profile& p, SampleProfileMap& map, const Location&
   return fs;
 }
 
+// What the binary says about its calls, for the call targets: which
+// functions have their address taken (only those can be called through a
+// pointer), and whether the call before a return address is direct.
+// Filled only for x86-64 ELF that kept its code's relocations (linked with
+// --emit-relocs, as syspgo pgo and BOLT want); otherwise `known` is false
+// and nothing is filtered.
+class CallEvidence {
+ public:
+  CallEvidence(const Profile& p, uint32_t binary) {
+    const ProfileBinary& b = p.binaries[binary];
+    if (b.code_file.empty()) return;
+    auto owning = llvm::object::ObjectFile::createObjectFile(b.code_file);
+    if (!owning) {
+      llvm::consumeError(owning.takeError());
+      return;
+    }
+    file_ = std::make_unique<llvm::object::OwningBinary<llvm::object::ObjectFile>>(std::move(*owning));
+    const auto* elf = llvm::dyn_cast<llvm::object::ELFObjectFileBase>(file_->getBinary());
+    if (!elf || elf->getArch() != llvm::Triple::x86_64) return;
+    std::unordered_set<uint64_t> starts;
+    for (const Symbol& sym : p.symbols)
+      if (sym.binary == binary) starts.insert(sym.start);
+    for (const llvm::object::SectionRef& sec : elf->sections()) {
+      if (sec.isText()) {
+        if (auto c = sec.getContents()) text_.push_back({sec.getAddress(), llvm::arrayRefFromStringRef(*c)});
+        else llvm::consumeError(c.takeError());
+      }
+      auto relocated = sec.getRelocatedSection();
+      if (!relocated) {
+        llvm::consumeError(relocated.takeError());
+        continue;
+      }
+      if (*relocated == elf->section_end()) continue;  // not a relocation section
+      // Dynamic relocations apply to no one section (index 0); the others
+      // to their section. Unwind tables and debug info name every function
+      // and take no address the program uses.
+      bool dynamic = (*relocated)->getIndex() == 0;
+      if (!dynamic) {
+        llvm::object::ELFSectionRef target(**relocated);
+        auto name = (*relocated)->getName();
+        if (!name) {
+          llvm::consumeError(name.takeError());
+          continue;
+        }
+        if (!(target.getFlags() & llvm::ELF::SHF_ALLOC) || name->starts_with(".eh_frame")) continue;
+        if (target.getFlags() & llvm::ELF::SHF_EXECINSTR) known = true;
+      }
+      for (const llvm::object::RelocationRef& r : sec.relocations()) {
+        uint64_t type = r.getType();
+        if (type == llvm::ELF::R_X86_64_PLT32) continue;  // call or jmp: a direct transfer
+        auto addend = llvm::object::ELFRelocationRef(r).getAddend();
+        if (!addend) {
+          llvm::consumeError(addend.takeError());
+          continue;
+        }
+        uint64_t at = static_cast<uint64_t>(*addend);
+        if (type != llvm::ELF::R_X86_64_RELATIVE) {
+          llvm::object::symbol_iterator sym = r.getSymbol();
+          if (sym == elf->symbol_end()) continue;
+          auto value = sym->getValue();
+          if (!value) {
+            llvm::consumeError(value.takeError());
+            continue;
+          }
+          at += *value;
+        }
+        // PC-relative references (lea f(%rip)) carry -4 for the rest of
+        // the instruction.
+        for (uint64_t a : {at, at + 4})
+          if (starts.count(a)) taken_.insert(a);
+      }
+    }
+  }
+
+  bool known = false;
+  bool AddressTaken(uint64_t start) const { return taken_.count(start) > 0; }
+
+  // Whether the instruction ending at `ret` is a direct call (e8 rel32)
+  // into this binary's code.
+  bool DirectCallBefore(uint64_t ret) const {
+    for (const auto& [addr, data] : text_) {
+      if (ret < addr + 5 || ret > addr + data.size()) continue;
+      const uint8_t* insn = data.data() + (ret - 5 - addr);
+      if (insn[0] != 0xe8) return false;
+      int32_t rel = static_cast<int32_t>(insn[1] | insn[2] << 8 | insn[3] << 16 | static_cast<uint32_t>(insn[4]) << 24);
+      uint64_t to = ret + static_cast<uint64_t>(static_cast<int64_t>(rel));
+      for (const auto& [a2, d2] : text_)
+        if (to >= a2 && to < a2 + d2.size()) return true;
+      return false;
+    }
+    return false;
+  }
+
+ private:
+  std::unique_ptr<llvm::object::OwningBinary<llvm::object::ObjectFile>> file_;
+  std::vector<std::pair<uint64_t, llvm::ArrayRef<uint8_t>>> text_;  // section address, contents
+  std::unordered_set<uint64_t> taken_;
+};
+
 // --sample-counts ip's call targets (see the file comment). `entries`:
 // each function's start address -> its entry block's estimate (empty
 // without block estimates: the targets then split by time below).
 void AddCallTargets(const Profile& p, uint32_t binary, SampleProfileMap& map, uint64_t scale,
                     const std::unordered_map<uint64_t, double>& entries) {
+  CallEvidence evidence(p, binary);
   std::map<std::tuple<FunctionSamples*, uint32_t, uint32_t>, std::map<const Function*, uint64_t>> sites;
   std::map<const Function*, uint64_t> below_all;   // time below every call into it
   std::map<const Function*, uint64_t> entry_of;    // its symbol's start
+  std::set<std::tuple<FunctionSamples*, uint32_t, uint32_t>> indirect;  // sites with an indirect call
   for (const ProfileSample& s : p.samples) {
     std::set<uint32_t> seen;  // caller frames count once per sample
     for (size_t i = s.first_user + 1; i < s.stack.size(); ++i) {
@@ -163,11 +268,27 @@ void AddCallTargets(const Profile& p, uint32_t binary, SampleProfileMap& map, ui
       below_all[callee] += s.count;
       if (below.symbol >= 0) entry_of[callee] = p.symbols[below.symbol].start;
       FunctionSamples* fs = Existing(p, map, l);
-      if (fs) sites[{fs, l.frames[0].line_offset, l.frames[0].discriminator}][callee] += s.count * scale;
+      if (!fs) continue;
+      std::tuple<FunctionSamples*, uint32_t, uint32_t> key{fs, l.frames[0].line_offset, l.frames[0].discriminator};
+      sites[key][callee] += s.count * scale;
+      if (evidence.known && l.return_address && !evidence.DirectCallBefore(l.address)) indirect.insert(key);
     }
   }
   for (auto& [key, targets] : sites) {
     auto [fs, line, disc] = key;
+    // At an indirect call, a function whose address the program never
+    // takes is no target: it was reached by a tail call from the real one,
+    // whose frame it replaced. clang promotes a site's targets in count
+    // order and stops at the first whose type does not fit the call, so
+    // such a name ahead of a real target kept that one from promotion
+    // (SQLite's sorter: sqlite3VdbeRecordCompareWithSkip, jumped to from
+    // vdbeSorterCompare, ahead of vdbeSorterCompareText).
+    if (indirect.count(key))
+      for (auto it = targets.begin(); it != targets.end();) {
+        auto e = entry_of.find(it->first);
+        if (e != entry_of.end() && !evidence.AddressTaken(e->second)) it = targets.erase(it);
+        else ++it;
+      }
     // Each target's share: its calls from here, where every target's entry
     // block has an estimate; else its time below the call.
     std::map<const Function*, double> weight;

@@ -327,6 +327,61 @@ TEST_F(Emit, IpCallTargetsShareTheirSiteByCallsNotTime) {
       << "the targets share out the call line's count\n" << m[0];
 }
 
+// The return address of the first indirect call ("call *...") in `fn`.
+uint64_t ReturnAddressOfIndirectCall(const std::string& bin, const std::string& fn) {
+  std::istringstream in(Sh("llvm-objdump-19 -d --no-show-raw-insn --disassemble-symbols=" + fn + " " + bin).out);
+  bool after_call = false;
+  for (std::string line; std::getline(in, line);) {
+    if (after_call) return std::stoull(Trim(line), nullptr, 16);
+    after_call = line.find("call") != std::string::npos && line.find("*") != std::string::npos;
+  }
+  return 0;
+}
+
+// At an indirect call only functions whose address the program takes are
+// call targets: warm_local below main's call through pointer_to can only
+// have been jumped to (a tail call from the real target, whose frame it
+// took over), and clang stops promoting a site's targets at the first
+// whose type does not fit. A direct call keeps every target (the test
+// above lists warm_local under hot_kernel's call). A binary without its
+// code's relocations cannot tell, and then nothing is dropped.
+TEST_F(Emit, IndirectCallTargetsAreFunctionsWhoseAddressIsTaken) {
+  uint64_t ret_ptr = ReturnAddressOfIndirectCall(w_.app, "main");
+  uint64_t in_via = ReturnAddressOfCall(w_.app, "via_pointer", "never_called");
+  ASSERT_NE(ret_ptr, 0u);
+  ASSERT_NE(in_via, 0u);
+  uint64_t base = kAppBase;
+  std::string sql = SampledStack(30, {base + w_.warm_ip, base + ret_ptr}, 300) +
+                    SampledStack(31, {base + in_via, base + ret_ptr}, 100) +
+                    SampledStack(32, {base + ret_ptr}, 40);  // main's own samples, at the call's line
+  ASSERT_EQ(ExecSql(db_, sql), "");
+  auto targets = [&](const std::string& binary) {
+    std::string prof = dir_.File("indirect.prof");
+    auto r = Optimize("sample-profile", prof, binary, "ip");
+    EXPECT_EQ(r.status, 0) << r.err;
+    std::string main_body = Body(Sh("cat " + prof).out, "main");
+    // The call sites' targets, but for main's call of run_rounds.
+    std::regex site(" [0-9.]+: [0-9]+((?: [a-z_]+:[0-9]+)+)\n");
+    for (auto it = std::sregex_iterator(main_body.begin(), main_body.end(), site); it != std::sregex_iterator(); ++it)
+      if ((*it)[1].str().find("run_rounds") == std::string::npos) return (*it)[1].str();
+    ADD_FAILURE() << "no call site through the pointer in main\n" << main_body;
+    return std::string();
+  };
+  std::string with_relocs = targets(w_.app);
+  EXPECT_NE(with_relocs.find(" via_pointer:"), std::string::npos) << with_relocs;
+  EXPECT_EQ(with_relocs.find("warm_local"), std::string::npos) << "a function whose address is never taken\n"
+                                                              << with_relocs;
+
+  std::string bare = dir_.File("pgo_app.norelocs");
+  // What a link without --emit-relocs leaves: the dynamic relocations only.
+  ASSERT_EQ(Sh("llvm-objcopy-19 --wildcard --remove-section='.rela.[!dp]*' " + w_.app + " " + bare).status, 0);
+  ASSERT_EQ(Sh("readelf -SW " + bare + " | grep -c '\\.rela\\.text'").out, "0\n");
+  std::string without = targets(bare);
+  EXPECT_NE(without.find(" via_pointer:"), std::string::npos) << without;
+  EXPECT_NE(without.find(" warm_local:"), std::string::npos) << "without the code's relocations nothing is known\n"
+                                                             << without;
+}
+
 // IP counts are block estimates: a basic block's samples are shared by its
 // instructions, so samples that land on another instruction of the same
 // block (timer skid moves them) make the same profile, and the lines of the

@@ -4,8 +4,8 @@
 // 300) in hot_kernel, whose loop has two paths on one source line
 // (discriminators) and an always-inlined helper (an inline frame), then in
 // warm_local (a static function: a local symbol, which BOLT names
-// "warm_local/1"), then in lib_mix from libpgo_lib.so. never_called stays
-// cold. Built with frame pointers and no sibling calls, so user stacks keep
+// "warm_local/1"), then in lib_mix from libpgo_lib.so. never_called and
+// via_pointer stay cold. Built with frame pointers and no sibling calls, so user stacks keep
 // every caller.
 #include <stdint.h>
 #include <stdio.h>
@@ -38,6 +38,13 @@ static __attribute__((noinline)) uint64_t warm_local(uint64_t n, uint64_t x) {
 
 __attribute__((noinline)) uint64_t never_called(uint64_t x) { return x * 3 + 1; }
 
+// Called only through a pointer, from main, and only with 4+ arguments (so
+// never in the tests that run this): the emitter tests fake samples below
+// that indirect call. Its address is taken (the pointer's initializer);
+// hot_kernel's and warm_local's are not.
+__attribute__((noinline)) uint64_t via_pointer(uint64_t x) { return never_called(x) ^ x; }
+uint64_t (*volatile pointer_to)(uint64_t) = via_pointer;
+
 static uint64_t cpu_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
@@ -59,6 +66,7 @@ int main(int argc, char** argv) {
   long ms = argc > 1 ? atol(argv[1]) : 300;
   uint64_t r = run_rounds(cpu_ns() + (uint64_t)ms * 1000000ull);
   if (argc > 2) r += never_called(r);
+  if (argc > 3) r += pointer_to(r);
   printf("r=%llu\n", (unsigned long long)(r & 0xff));
   return 0;
 }
