@@ -565,8 +565,8 @@ std::string PrefetchStatsJson(const Plan& plan, const PrefetchStats& s, const st
                     ", \"chunk_bytes\": " + n(s.chunk_bytes) + ",\n \"bytes_planned\": " + n(s.bytes_planned) +
                     ", \"bytes_read\": " + n(s.bytes_read) + ", \"extents_read\": " + n(s.extents_read) +
                     ",\n \"lookups\": {\"planned\": " + n(s.lookups_planned) + ", \"found\": " + n(s.lookups_found) +
-                    ", \"ns\": " + n(s.lookup_ns) +
-                    ", \"first\": " + n(s.lookups_first) + ", \"first_ns\": " + n(s.lookup_first_ns) + "},\n \"files_read\": " + n(s.files_read) +
+                    ", \"ns\": " + n(s.lookup_ns) + ", \"first\": " + n(s.lookups_first) +
+                    ", \"first_ns\": " + n(s.lookup_first_ns) + "},\n \"files_read\": " + n(s.files_read) +
                     ", \"files_changed\": " + n(s.files_changed) + ", \"files_missing\": " + n(s.files_missing) +
                     ", \"files_failed\": " + n(s.files_failed) + ", \"files_not_reached\": " + n(s.files_not_reached) +
                     (extra.empty() ? "" : ",\n " + extra) + ",\n \"files\": [";
