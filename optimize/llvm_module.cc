@@ -147,6 +147,40 @@ FunctionSamples* Create(const Profile& p, SampleProfileMap& map, const Location&
   return fs;
 }
 
+// The code of the profiled binary, read once for the block estimates and
+// the call evidence: the object file and its executable sections.
+struct BinaryCode {
+  std::unique_ptr<llvm::object::OwningBinary<llvm::object::ObjectFile>> file;
+  std::vector<std::pair<uint64_t, llvm::ArrayRef<uint8_t>>> text;  // section address, contents
+  std::string error;  // why the code cannot be read; "" when it can
+  const llvm::object::ObjectFile* object() const { return file ? file->getBinary() : nullptr; }
+};
+
+BinaryCode ReadCode(const Profile& p, uint32_t binary) {
+  BinaryCode code;
+  const ProfileBinary& b = p.binaries[binary];
+  if (b.code_file.empty()) {
+    code.error = "the code of " + b.ref.path + " is not at hand (only its debug file " + b.debug_file + " was found)";
+    return code;
+  }
+  auto owning = llvm::object::ObjectFile::createObjectFile(b.code_file);
+  if (!owning) {
+    code.error = "cannot read " + b.code_file + ": " + llvm::toString(owning.takeError());
+    return code;
+  }
+  code.file = std::make_unique<llvm::object::OwningBinary<llvm::object::ObjectFile>>(std::move(*owning));
+  for (const llvm::object::SectionRef& sec : code.object()->sections()) {
+    if (!sec.isText()) continue;
+    auto contents = sec.getContents();
+    if (!contents) {
+      llvm::consumeError(contents.takeError());
+      continue;
+    }
+    code.text.push_back({sec.getAddress(), llvm::arrayRefFromStringRef(*contents)});
+  }
+  return code;
+}
+
 // What the binary says about its calls, for the call targets: which
 // functions have their address taken (only those can be called through a
 // pointer), and whether the call before a return address is direct.
@@ -155,25 +189,13 @@ FunctionSamples* Create(const Profile& p, SampleProfileMap& map, const Location&
 // and nothing is filtered.
 class CallEvidence {
  public:
-  CallEvidence(const Profile& p, uint32_t binary) {
-    const ProfileBinary& b = p.binaries[binary];
-    if (b.code_file.empty()) return;
-    auto owning = llvm::object::ObjectFile::createObjectFile(b.code_file);
-    if (!owning) {
-      llvm::consumeError(owning.takeError());
-      return;
-    }
-    file_ = std::make_unique<llvm::object::OwningBinary<llvm::object::ObjectFile>>(std::move(*owning));
-    const auto* elf = llvm::dyn_cast<llvm::object::ELFObjectFileBase>(file_->getBinary());
+  CallEvidence(const Profile& p, uint32_t binary, const BinaryCode& code) : text_(code.text) {
+    const auto* elf = llvm::dyn_cast_or_null<llvm::object::ELFObjectFileBase>(code.object());
     if (!elf || elf->getArch() != llvm::Triple::x86_64) return;
     std::unordered_set<uint64_t> starts;
     for (const Symbol& sym : p.symbols)
       if (sym.binary == binary) starts.insert(sym.start);
     for (const llvm::object::SectionRef& sec : elf->sections()) {
-      if (sec.isText()) {
-        if (auto c = sec.getContents()) text_.push_back({sec.getAddress(), llvm::arrayRefFromStringRef(*c)});
-        else llvm::consumeError(c.takeError());
-      }
       auto relocated = sec.getRelocatedSection();
       if (!relocated) {
         llvm::consumeError(relocated.takeError());
@@ -241,17 +263,16 @@ class CallEvidence {
   }
 
  private:
-  std::unique_ptr<llvm::object::OwningBinary<llvm::object::ObjectFile>> file_;
-  std::vector<std::pair<uint64_t, llvm::ArrayRef<uint8_t>>> text_;  // section address, contents
+  const std::vector<std::pair<uint64_t, llvm::ArrayRef<uint8_t>>>& text_;  // BinaryCode::text
   std::unordered_set<uint64_t> taken_;
 };
 
 // --sample-counts ip's call targets (see the file comment). `entries`:
 // each function's start address -> its entry block's estimate (empty
 // without block estimates: the targets then split by time below).
-void AddCallTargets(const Profile& p, uint32_t binary, SampleProfileMap& map, uint64_t scale,
+void AddCallTargets(const Profile& p, uint32_t binary, const BinaryCode& code, SampleProfileMap& map, uint64_t scale,
                     const std::unordered_map<uint64_t, double>& entries) {
-  CallEvidence evidence(p, binary);
+  CallEvidence evidence(p, binary, code);
   std::map<std::tuple<FunctionSamples*, uint32_t, uint32_t>, std::map<const Function*, uint64_t>> sites;
   std::map<const Function*, uint64_t> below_all;   // time below every call into it
   std::map<const Function*, uint64_t> entry_of;    // its symbol's start
@@ -339,7 +360,7 @@ struct Insn {
 // block's estimate (how often it was entered). Returns "" on success, else
 // why the binary could not be read (the caller then counts lines by their
 // samples).
-std::string EstimateBlocks(const Profile& p, uint32_t binary, std::vector<Insn>* out,
+std::string EstimateBlocks(const Profile& p, uint32_t binary, const BinaryCode& code, std::vector<Insn>* out,
                            std::unordered_map<uint64_t, double>* entries) {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -347,13 +368,8 @@ std::string EstimateBlocks(const Profile& p, uint32_t binary, std::vector<Insn>*
     llvm::InitializeAllTargetMCs();
     llvm::InitializeAllDisassemblers();
   });
-  const ProfileBinary& b = p.binaries[binary];
-  if (b.code_file.empty())
-    return "the code of " + b.ref.path + " is not at hand (only its debug file " + b.debug_file + " was found)";
-  auto owning = llvm::object::ObjectFile::createObjectFile(b.code_file);
-  if (!owning) return "cannot read " + b.code_file + ": " + llvm::toString(owning.takeError());
-  const llvm::object::ObjectFile& obj = *owning->getBinary();
-  llvm::Triple triple = obj.makeTriple();
+  if (!code.object()) return code.error;
+  llvm::Triple triple = code.object()->makeTriple();
   std::string err;
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple.str(), err);
   if (!target) return "no disassembler for " + triple.str() + ": " + err;
@@ -377,16 +393,7 @@ std::string EstimateBlocks(const Profile& p, uint32_t binary, std::vector<Insn>*
   std::set<std::pair<uint64_t, uint64_t>> symbols;
   for (const Symbol& sym : p.symbols)
     if (sym.binary == binary && sym.size > 0) symbols.insert({sym.start, sym.size});
-  std::vector<std::pair<uint64_t, llvm::ArrayRef<uint8_t>>> text;  // section address, contents
-  for (const llvm::object::SectionRef& sec : obj.sections()) {
-    if (!sec.isText()) continue;
-    auto contents = sec.getContents();
-    if (!contents) {
-      llvm::consumeError(contents.takeError());
-      continue;
-    }
-    text.push_back({sec.getAddress(), llvm::arrayRefFromStringRef(*contents)});
-  }
+  const auto& text = code.text;
   uint64_t end_of_last = 0;
   for (const auto& [start, size] : symbols) {
     if (start < end_of_last) continue;  // an alias, or nested in the previous symbol
@@ -454,8 +461,10 @@ std::string Write(const Profile& p, uint32_t binary, const std::string& path, bo
   // count (totals and call targets too) is then in kBlockScale units.
   std::vector<Insn> insns;
   std::unordered_map<uint64_t, double> entries;  // function start -> its entry block's estimate
+  BinaryCode code;
   if (ip_only) {
-    *note = EstimateBlocks(p, binary, &insns, &entries);
+    code = ReadCode(p, binary);
+    *note = EstimateBlocks(p, binary, code, &insns, &entries);
     if (!note->empty()) insns.clear(), entries.clear();
   }
   const uint64_t scale = insns.empty() ? 1 : kBlockScale;
@@ -545,7 +554,7 @@ std::string Write(const Profile& p, uint32_t binary, const std::string& path, bo
     // backend makes, so no IR instruction carries it.
     if (fs && l.frames[0].line_offset != 0) fs->addBodySamples(l.frames[0].line_offset, l.frames[0].discriminator, 0);
   }
-  if (ip_only && call_targets) AddCallTargets(p, binary, map, scale, entries);
+  if (ip_only && call_targets) AddCallTargets(p, binary, code, map, scale, entries);
   if (map.empty() || used == 0)
     return "no sample of the run has its innermost frame in " + b.ref.path +
            " at a known source line; nothing to write. Was it running during the collection?";
