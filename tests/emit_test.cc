@@ -327,17 +327,6 @@ TEST_F(Emit, IpCallTargetsShareTheirSiteByCallsNotTime) {
       << "the targets share out the call line's count\n" << m[0];
 }
 
-// The return address of the first indirect call ("call *...") in `fn`.
-uint64_t ReturnAddressOfIndirectCall(const std::string& bin, const std::string& fn) {
-  std::istringstream in(Sh("llvm-objdump-19 -d --no-show-raw-insn --disassemble-symbols=" + fn + " " + bin).out);
-  bool after_call = false;
-  for (std::string line; std::getline(in, line);) {
-    if (after_call) return std::stoull(Trim(line), nullptr, 16);
-    after_call = line.find("call") != std::string::npos && line.find("*") != std::string::npos;
-  }
-  return 0;
-}
-
 // At an indirect call only functions whose address the program takes are
 // call targets: warm_local below main's call through pointer_to can only
 // have been jumped to (a tail call from the real target, whose frame it

@@ -14,15 +14,26 @@ namespace syspgo::test {
 
 inline std::string Pgo(const std::string& name) { return std::string(SYSPGO_PGO_BIN) + "/" + name; }
 
-// The address after `caller`'s call to `callee`: what a stack holds.
-inline uint64_t ReturnAddressOfCall(const std::string& bin, const std::string& caller, const std::string& callee) {
+// The address after the first call in `caller` whose disassembly line
+// contains `operand`: what a stack holds.
+inline uint64_t ReturnAddressAfterCall(const std::string& bin, const std::string& caller, const std::string& operand) {
   std::istringstream in(Sh("llvm-objdump-19 -d --no-show-raw-insn --disassemble-symbols=" + caller + " " + bin).out);
   bool after_call = false;
   for (std::string line; std::getline(in, line);) {
     if (after_call) return std::stoull(Trim(line), nullptr, 16);
-    after_call = line.find("call") != std::string::npos && line.find("<" + callee) != std::string::npos;
+    after_call = line.find("call") != std::string::npos && line.find(operand) != std::string::npos;
   }
   return 0;
+}
+
+// The address after `caller`'s call to `callee`.
+inline uint64_t ReturnAddressOfCall(const std::string& bin, const std::string& caller, const std::string& callee) {
+  return ReturnAddressAfterCall(bin, caller, "<" + callee);
+}
+
+// The address after `caller`'s first indirect call ("call *...").
+inline uint64_t ReturnAddressOfIndirectCall(const std::string& bin, const std::string& caller) {
+  return ReturnAddressAfterCall(bin, caller, "*");
 }
 
 // The line of the workload's pgo_app.c that contains `text`.
