@@ -569,8 +569,11 @@ TEST(PrefetchCommand, JsonSummaryHasEveryFileAndTheCommandsStatus) {
   r = test::RunCmd({test::SyspgoBin(), "prefetch", plan, "--dry-run", "--json", out});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(test::Json(out, "(d['dry_run'], d['files_read'])"), "(True, 4)");
-  for (size_t i = 0; i < w.paths.size(); ++i)
-    if (i != 2) EXPECT_EQ(Count(Resident(w.paths[i])), 0u) << w.paths[i];
+  for (size_t i = 0; i < w.paths.size(); ++i) {
+    if (i != 2) {
+      EXPECT_EQ(Count(Resident(w.paths[i])), 0u) << w.paths[i];
+    }
+  }
 
   r = test::RunCmd({test::SyspgoBin(), "prefetch", plan, "--json", w.dir.File("no/such/dir/s.json")});
   EXPECT_EQ(r.status, 1);
