@@ -357,7 +357,7 @@ int Prefetch(const std::vector<std::string>& args) {
   if (o.dry_run) {
     // Which lookups would go before the first read: with a command started
     // beside the replay, those before the lead; else none (--before).
-    if (with_command && !o.before) o.prefetch.command = o.command.front();
+    if (with_command && !o.before) o.prefetch.command = o.command;
     std::string listing;
     PrefetchStats s = DryRun(plan.value(), o.prefetch, &listing);
     if (o.json != "-") {  // else the JSON is the output
@@ -369,7 +369,7 @@ int Prefetch(const std::vector<std::string>& args) {
   }
 
   if (!with_command || o.before) {
-    if (with_command) o.prefetch.command = o.command.front();
+    if (with_command) o.prefetch.command = o.command;
     PrefetchStats s = Replay(plan.value(), o.prefetch);
     bool json_out = o.json == "-" && !with_command;  // the JSON is the output
     if ((!with_command || o.verbose) && !json_out)
@@ -403,7 +403,7 @@ int Prefetch(const std::vector<std::string>& args) {
 
   // In parallel: the replay starts first and stays ahead of the command's
   // own reads; once the command is done, reading further is pointless.
-  o.prefetch.command = o.command.front();
+  o.prefetch.command = o.command;
   std::atomic<bool> cancel{false};
   o.prefetch.cancel = &cancel;
   std::promise<void> queued;

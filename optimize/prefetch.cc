@@ -44,6 +44,8 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -213,22 +215,12 @@ int OpenForReading(const std::string& path) {
   return open(path.c_str(), O_RDONLY | O_CLOEXEC);
 }
 
-// The paths execvp(3) tries for `command`, in its order: the command itself
-// when it names a path (holds a '/'), else each directory of PATH (the
-// system default when PATH is unset; an empty entry is the current
-// directory) joined with it.
-std::vector<std::string> CommandSearch(const std::string& command) {
+// The paths execvp(3) tries for `command` with `path` as PATH: the command
+// itself when it names a path (holds a '/'), else each directory of PATH
+// (an empty entry is the current directory) joined with it.
+std::vector<std::string> CommandSearch(const std::string& command, const std::string& path) {
   if (command.empty()) return {};
   if (command.find('/') != std::string::npos) return {command};
-  std::string path;
-  if (const char* env = getenv("PATH")) {
-    path = env;
-  } else {
-    size_t n = confstr(_CS_PATH, nullptr, 0);
-    path.resize(n);
-    if (n) confstr(_CS_PATH, path.data(), n);
-    path.resize(strlen(path.c_str()));
-  }
   std::vector<std::string> out;
   size_t from = 0;
   for (;;) {
@@ -241,14 +233,81 @@ std::vector<std::string> CommandSearch(const std::string& command) {
   return out;
 }
 
+// PATH as execvp(3) reads it: the system default when it is unset.
+std::string ExecPath() {
+  if (const char* env = getenv("PATH")) return env;
+  std::string path(confstr(_CS_PATH, nullptr, 0), '\0');
+  if (!path.empty()) confstr(_CS_PATH, path.data(), path.size());
+  path.resize(strlen(path.c_str()));
+  return path;
+}
+
+// Programs that run a command named later on their line, through
+// execvp(3), after their own options.
+bool IsWrapper(const std::string& arg0) {
+  static const std::set<std::string> kWrappers = {"chrt",   "env",    "ionice",  "nice", "nohup",
+                                                  "setsid", "stdbuf", "taskset", "time", "timeout"};
+  size_t slash = arg0.rfind('/');
+  return kWrappers.count(slash == std::string::npos ? arg0 : arg0.substr(slash + 1)) > 0;
+}
+
+// Whether `path` is there (stat, as the invoking user), and is a file
+// exec can run.
+bool Stat(const std::string& path, bool* executable) {
+  AsInvoker ids;
+  struct stat sb {};
+  if (!ids.ok() || stat(path.c_str(), &sb) != 0) return false;
+  *executable = S_ISREG(sb.st_mode) && (sb.st_mode & 0111);
+  return true;
+}
+
+// Looks up `argv`'s PATH search up to where it is found, as execvp(3)
+// makes it. When argv[0] is a wrapper (IsWrapper), its command comes later
+// on the line, after options whose arguments only the wrapper knows
+// (`nice -n 5 cc`, `time -f %e cc`, `env X=1 cc`). So each later argument
+// that is no option (a leading '-') and no assignment (an '=') is searched
+// in turn, up to the first that names a file exec can run. A word that is
+// no command costs misses in directories the search before it has just
+// read. `env PATH=...` sets the PATH of the searches after it; a wrapper
+// found in turn (`env nice cc`) is followed the same way. Adds the paths
+// looked up to *planned and those that resolved to *found.
+void ResolveCommandSearch(const std::vector<std::string>& argv, const std::atomic<bool>* cancel, size_t* planned,
+                          size_t* found) {
+  if (argv.empty()) return;
+  std::string path = ExecPath();
+  auto search = [&](const std::string& command) {
+    std::vector<std::string> tries = CommandSearch(command, path);
+    *planned += tries.size();
+    for (const std::string& t : tries) {
+      if (cancel && cancel->load(std::memory_order_relaxed)) return false;
+      bool exec = false;
+      if (Stat(t, &exec)) {
+        ++*found;
+        if (exec) return true;
+      }
+    }
+    return false;
+  };
+  search(argv[0]);
+  bool wrapped = IsWrapper(argv[0]);
+  for (size_t i = 1; wrapped && i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    if (a.empty() || a[0] == '-') continue;
+    if (size_t eq = a.find('='); eq != std::string::npos) {
+      if (a.compare(0, eq, "PATH") == 0) path = a.substr(eq + 1);
+      continue;
+    }
+    if (search(a)) wrapped = IsWrapper(a);
+  }
+}
+
 // Resolves the plan's lookups (stat, as the invoking user), `threads` at a
 // time, and returns how many resolved to something. A path walk on a cold
 // start reads a block per directory and inode it misses, one after another;
 // several walks at once keep more of those reads in flight.
-// With stop_at_first, the lookups stop at the first path that resolves;
-// with idle_io, the walks' reads are in the idle I/O class.
+// With idle_io, the walks' reads are in the idle I/O class.
 size_t ResolveLookups(const std::vector<PlanLookup>& lookups, unsigned threads, const std::atomic<bool>* cancel,
-                      bool stop_at_first = false, bool idle_io = false) {
+                      bool idle_io = false) {
   std::atomic<size_t> next{0}, found{0};
   auto walk = [&] {
     IdleIo idle(idle_io);
@@ -256,7 +315,6 @@ size_t ResolveLookups(const std::vector<PlanLookup>& lookups, unsigned threads, 
     if (!ids.ok()) return;
     for (;;) {
       if (cancel && cancel->load(std::memory_order_relaxed)) return;
-      if (stop_at_first && found.load() > 0) return;
       size_t i = next.fetch_add(1);
       if (i >= lookups.size()) return;
       struct stat sb {};
@@ -532,17 +590,16 @@ PrefetchStats Replay(const Plan& plan, const PrefetchOptions& options) {
   std::atomic<size_t> found_beside{0};
   std::thread walks;
   if (options.lookups) {
-    std::vector<PlanLookup> search;
-    for (const std::string& path : CommandSearch(options.command)) search.push_back({path, 0});
+    size_t searched = 0;
+    ResolveCommandSearch(options.command, options.cancel, &searched, &s.lookups_found);
     SplitLookups(plan, options, static_cast<bool>(options.on_queued), &first, &beside);
-    s.lookups_planned = search.size() + plan.lookups.size();
-    s.lookups_first = search.size() + first.size();
-    s.lookups_found = ResolveLookups(search, 1, options.cancel, /*stop_at_first=*/true) +
-                      ResolveLookups(first, sizing.threads, options.cancel);
+    s.lookups_planned = searched + plan.lookups.size();
+    s.lookups_first = searched + first.size();
+    s.lookups_found += ResolveLookups(first, sizing.threads, options.cancel);
     s.lookup_first_ns = s.lookup_ns = NowNs() - start;
     if (!beside.empty())
       walks = std::thread([&] {
-        found_beside = ResolveLookups(beside, sizing.threads, options.cancel, false, options.idle_io);
+        found_beside = ResolveLookups(beside, sizing.threads, options.cancel, options.idle_io);
         s.lookup_ns = NowNs() - start;
       });
   }

@@ -64,12 +64,14 @@ struct PrefetchOptions {
   // is queued; the rest are resolved beside the reads, in first-touch order,
   // in the reads' I/O class.
   bool lookups = true;
-  // The command the replay runs beside (its argv[0]), if any. Its PATH
-  // search is looked up first, as execvp(3) will make it: the misses in the
+  // The command the replay runs beside (its argv), if any. Its PATH search
+  // is looked up first, as execvp(3) will make it: the misses in the
   // directories before the one that holds it are lookups too, which no
   // profile sees (a failed exec leaves no trace), and behind the queued
-  // extents each cost the exec a disk read.
-  std::string command;
+  // extents each cost the exec a disk read. When argv[0] is a wrapper that
+  // runs a command named later on its line (env, nice, time, timeout, ...;
+  // see CommandSearches), that command's search is looked up too.
+  std::vector<std::string> command;
 };
 
 enum class FileOutcome {

@@ -302,25 +302,70 @@ TEST(Replay, LookupsReadNoDataAndReadsRunInTheIdleClass) {
   for (const auto& p : w.paths) w.ExpectExactlyPlanned(p);
 }
 
+// PATH set for one test, and set back as it was.
+class ScopedPath {
+ public:
+  explicit ScopedPath(const std::string& path) {
+    if (const char* old = getenv("PATH")) saved_ = old, had_ = true;
+    setenv("PATH", path.c_str(), 1);
+  }
+  ~ScopedPath() {
+    if (had_) setenv("PATH", saved_.c_str(), 1);
+    else unsetenv("PATH");
+  }
+
+ private:
+  std::string saved_;
+  bool had_ = false;
+};
+
+// (paths looked up, paths that resolved) of a replay of an empty plan
+// beside `command`.
+std::pair<size_t, size_t> CommandLookups(const std::vector<std::string>& command) {
+  PrefetchOptions o;
+  o.command = command;
+  PrefetchStats s = Replay(Plan{}, o);
+  return {s.lookups_planned, s.lookups_found};
+}
+
 // The command's own PATH search is looked up as execvp(3) makes it: each
 // directory in turn, up to the first that holds it.
 TEST(Replay, TheCommandsPathSearchIsLookedUpUpToWhereItIsFound) {
   TempDir dir;
-  const char* old = getenv("PATH");
-  std::string saved = old ? old : "";
-  setenv("PATH", (dir.File("empty") + ":/usr/bin:/bin").c_str(), 1);
-  auto stats = [](const std::string& command) {
-    PrefetchOptions o;
-    o.command = command;
-    PrefetchStats s = Replay(Plan{}, o);
-    return std::make_pair(s.lookups_planned, s.lookups_found);
-  };
-  EXPECT_EQ(stats("true"), std::make_pair(size_t{3}, size_t{1}));
-  EXPECT_EQ(stats("no-such-command-syspgo"), std::make_pair(size_t{3}, size_t{0}));
-  EXPECT_EQ(stats("/bin/sh"), std::make_pair(size_t{1}, size_t{1}));
-  EXPECT_EQ(stats(""), std::make_pair(size_t{0}, size_t{0}));
-  if (old) setenv("PATH", saved.c_str(), 1);
-  else unsetenv("PATH");
+  ScopedPath path(dir.File("empty") + ":/usr/bin:/bin");
+  using P = std::pair<size_t, size_t>;
+  EXPECT_EQ(CommandLookups({"true"}), P(3, 1));
+  EXPECT_EQ(CommandLookups({"no-such-command-syspgo"}), P(3, 0));
+  EXPECT_EQ(CommandLookups({"/bin/sh"}), P(1, 1));
+  EXPECT_EQ(CommandLookups({}), P(0, 0));
+  // Its arguments are no commands: only a wrapper's are searched.
+  EXPECT_EQ(CommandLookups({"true", "false"}), P(3, 1));
+  // A directory of the command's name is passed over, as execvp does.
+  ASSERT_EQ(mkdir(dir.File("bin").c_str(), 0755), 0);
+  ASSERT_EQ(mkdir(dir.File("bin/true").c_str(), 0755), 0);
+  ScopedPath with_dir(dir.File("bin") + ":/usr/bin:/bin");
+  EXPECT_EQ(CommandLookups({"true"}), P(3, 2));
+}
+
+// A wrapper (env, nice, time, ...) runs a command named later on its line;
+// that command's PATH search is looked up too: each argument that is no
+// option and no assignment in turn, up to the first that exec can run.
+TEST(Replay, AWrappersCommandIsLookedUpToo) {
+  TempDir dir;
+  ScopedPath path(dir.File("empty") + ":/usr/bin:/bin");
+  using P = std::pair<size_t, size_t>;
+  // env's search (3, found in /usr/bin), then true's (3, found).
+  EXPECT_EQ(CommandLookups({"env", "X=1", "true", "--flag"}), P(6, 2));
+  // "5" is searched and not found; then true.
+  EXPECT_EQ(CommandLookups({"nice", "-n", "5", "true"}), P(9, 2));
+  // env PATH=... sets the search after it.
+  EXPECT_EQ(CommandLookups({"env", "PATH=/bin", "true"}), P(4, 2));
+  // A wrapper found as the command is followed in turn; after the command,
+  // its own arguments are not searched.
+  EXPECT_EQ(CommandLookups({"/usr/bin/env", "nice", "true", "false"}), P(7, 3));
+  // The command named by a path is looked up as it is.
+  EXPECT_EQ(CommandLookups({"time", "-f", "%e", "/bin/true"}), P(7, 2));
+  EXPECT_EQ(CommandLookups({"timeout", "5", "no-such-command-syspgo"}), P(9, 1));
 }
 
 TEST(Replay, CheckingFingerprintsCachesNothing) {
