@@ -251,18 +251,8 @@ bool IsWrapper(const std::string& arg0) {
   return kWrappers.count(slash == std::string::npos ? arg0 : arg0.substr(slash + 1)) > 0;
 }
 
-// Whether `path` is there (stat, as the invoking user), and is a file
-// exec can run.
-bool Stat(const std::string& path, bool* executable) {
-  AsInvoker ids;
-  struct stat sb {};
-  if (!ids.ok() || stat(path.c_str(), &sb) != 0) return false;
-  *executable = S_ISREG(sb.st_mode) && (sb.st_mode & 0111);
-  return true;
-}
-
-// Looks up `argv`'s PATH search up to where it is found, as execvp(3)
-// makes it. When argv[0] is a wrapper (IsWrapper), its command comes later
+// Looks up (stat, as the invoking user) `argv`'s PATH search up to the
+// first file exec can run, as execvp(3) makes it. When argv[0] is a wrapper (IsWrapper), its command comes later
 // on the line, after options whose arguments only the wrapper knows
 // (`nice -n 5 cc`, `time -f %e cc`, `env X=1 cc`). So each later argument
 // that is no option (a leading '-') and no assignment (an '=') is searched
@@ -273,18 +263,18 @@ bool Stat(const std::string& path, bool* executable) {
 // looked up to *planned and those that resolved to *found.
 void ResolveCommandSearch(const std::vector<std::string>& argv, const std::atomic<bool>* cancel, size_t* planned,
                           size_t* found) {
-  if (argv.empty()) return;
+  AsInvoker ids;
+  if (argv.empty() || !ids.ok()) return;
   std::string path = ExecPath();
   auto search = [&](const std::string& command) {
     std::vector<std::string> tries = CommandSearch(command, path);
     *planned += tries.size();
     for (const std::string& t : tries) {
       if (cancel && cancel->load(std::memory_order_relaxed)) return false;
-      bool exec = false;
-      if (Stat(t, &exec)) {
-        ++*found;
-        if (exec) return true;
-      }
+      struct stat sb {};
+      if (stat(t.c_str(), &sb) != 0) continue;
+      ++*found;
+      if (S_ISREG(sb.st_mode) && (sb.st_mode & 0111)) return true;  // else execvp goes on
     }
     return false;
   };

@@ -70,7 +70,8 @@ struct PrefetchOptions {
   // profile sees (a failed exec leaves no trace), and behind the queued
   // extents each cost the exec a disk read. When argv[0] is a wrapper that
   // runs a command named later on its line (env, nice, time, timeout, ...;
-  // see CommandSearches), that command's search is looked up too.
+  // see ResolveCommandSearch in prefetch.cc), that command's search is
+  // looked up too.
   std::vector<std::string> command;
 };
 
