@@ -251,16 +251,17 @@ bool IsWrapper(const std::string& arg0) {
   return kWrappers.count(slash == std::string::npos ? arg0 : arg0.substr(slash + 1)) > 0;
 }
 
-// Looks up (stat, as the invoking user) `argv`'s PATH search up to the
-// first file exec can run, as execvp(3) makes it. When argv[0] is a wrapper (IsWrapper), its command comes later
-// on the line, after options whose arguments only the wrapper knows
-// (`nice -n 5 cc`, `time -f %e cc`, `env X=1 cc`). So each later argument
-// that is no option (a leading '-') and no assignment (an '=') is searched
-// in turn, up to the first that names a file exec can run. A word that is
-// no command costs misses in directories the search before it has just
-// read. `env PATH=...` sets the PATH of the searches after it; a wrapper
-// found in turn (`env nice cc`) is followed the same way. Adds the paths
-// looked up to *planned and those that resolved to *found.
+// Looks up (stat, as the invoking user) `argv`'s PATH search up to the first
+// file exec can run, as execvp(3) makes it. When argv[0] is a wrapper
+// (IsWrapper), its command comes later on the line, after options whose
+// arguments only the wrapper knows (`nice -n 5 cc`, `time -f %e cc`,
+// `env X=1 cc`). So each later argument that is no option (a leading '-') and no
+// assignment (an '=') is searched in turn, up to the first that names a file
+// exec can run. A word that is no command costs misses in directories the
+// search before it has just read. `env PATH=...` sets the PATH of the
+// searches after it; a wrapper found in turn (`env nice cc`) is followed the
+// same way. Adds the paths looked up to *planned and those that resolved to
+// *found.
 void ResolveCommandSearch(const std::vector<std::string>& argv, const std::atomic<bool>* cancel, size_t* planned,
                           size_t* found) {
   AsInvoker ids;
