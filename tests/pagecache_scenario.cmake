@@ -4,7 +4,7 @@
 # issue 4 end to end: examples/pagecache_thrash in a too-small memory cgroup
 # (v1) under `syspgo collect`, diagnosed, then rerun with the limit the
 # finding suggests. Needs root, BPF and the cgroup v1 memory controller.
-syspgo_test(pagecache_scenario_test SOURCES
+syspgo_test(pagecache_scenario_test PAGE_CACHE SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/pagecache_scenario_test.cc
   ${CMAKE_CURRENT_SOURCE_DIR}/findings_json.cc)
 add_dependencies(pagecache_scenario_test pagecache_thrash)

@@ -3,6 +3,6 @@
 # `syspgo plan-show`). The replay tests need a real disk under /var/tmp;
 # the deploy-list test runs mksquashfs (Debian package squashfs-tools).
 syspgo_test(plan_test SOURCES plan_test.cc LIBS syspgo_optimize)
-syspgo_test(prefetch_test SOURCES prefetch_test.cc LIBS syspgo_optimize syspgo_collect)
-syspgo_test(coldstart_test SOURCES coldstart_test.cc LIBS syspgo_optimize)
+syspgo_test(prefetch_test PAGE_CACHE SOURCES prefetch_test.cc LIBS syspgo_optimize syspgo_collect)
+syspgo_test(coldstart_test PAGE_CACHE SOURCES coldstart_test.cc LIBS syspgo_optimize)
 add_dependencies(coldstart_test cold_start)
