@@ -114,6 +114,10 @@ struct ProfileSample {
   uint32_t pid = 0;
   std::vector<uint32_t> stack;  // -> Profile::locations, innermost first: kernel frames, then user frames
   uint32_t first_user = 0;      // index in stack of the first user frame (== stack.size() if none)
+  // The sample interrupted kernel code: stack[first_user] is where the
+  // thread entered the kernel (a return address after a system call, the
+  // exact IP of a fault or interrupt), time spent there, not a user IP sample.
+  bool kernel_mode = false;
   uint64_t count = 0;
 };
 

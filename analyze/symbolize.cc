@@ -492,6 +492,23 @@ std::string Symbolizer::KernelName(uint64_t addr) const {
   return std::prev(it)->second;
 }
 
+// What the first user frame of a kernel-mode sample is depends on how the
+// thread entered the kernel, which the outermost kernel frame tells. A
+// system call leaves the user IP after its `syscall` instruction, as a call
+// leaves a return address. A page fault or an interrupt enters through an
+// x86 IDT stub (`asm_exc_page_fault`, `asm_sysvec_*`) and leaves the IP on
+// the instruction that faulted or is to run next, so that address is exact:
+// taken as a return address, the fault's time went to the instruction (and
+// line) before it. Of the IDT stubs, `int $0x80` and the `int3` trap also
+// leave the IP after their instruction. Without a kernel stack to tell, it
+// is taken for a system call, the common case.
+static bool EnteredAfterInstruction(const Symbolizer& sym, const std::vector<uint64_t>& kernel) {
+  if (kernel.empty()) return true;
+  std::string entry = sym.KernelName(kernel.back());
+  if (!entry.starts_with("asm_")) return true;
+  return entry == "asm_int80_emulation" || entry == "asm_exc_int3";
+}
+
 Profile Symbolize(const SampleSet& set, Symbolizer& sym) {
   Profile p;
   p.comm = set.comm;
@@ -586,8 +603,10 @@ Profile Symbolize(const SampleSet& set, Symbolizer& sym) {
     ps.count = s.count;
     for (size_t i = 0; i < s.kernel.size(); ++i) ps.stack.push_back(kernel_location(s.kernel[i], i > 0));
     ps.first_user = static_cast<uint32_t>(ps.stack.size());
+    ps.kernel_mode = s.kernel_mode;
+    bool entry_after = s.kernel_mode && EnteredAfterInstruction(sym, s.kernel);
     for (size_t i = 0; i < s.user.size(); ++i)
-      ps.stack.push_back(user_location(s.user[i], i > 0 || s.kernel_mode));
+      ps.stack.push_back(user_location(s.user[i], i > 0 || entry_after));
     p.total += s.count;
     if (ps.first_user < ps.stack.size() && p.locations[ps.stack[ps.first_user]].has_line()) p.user_with_line += s.count;
     std::vector<uint32_t> seen;

@@ -388,7 +388,7 @@ std::string EstimateBlocks(const Profile& p, uint32_t binary, const BinaryCode& 
   for (const ProfileSample& s : p.samples) {
     if (s.first_user >= s.stack.size()) continue;
     const Location& l = p.locations[s.stack[s.first_user]];
-    if (l.binary == binary && !l.return_address) leaf[l.address] += static_cast<double>(s.count);
+    if (l.binary == binary && !s.kernel_mode && !l.return_address) leaf[l.address] += static_cast<double>(s.count);
   }
   std::set<std::pair<uint64_t, uint64_t>> symbols;
   for (const Symbol& sym : p.symbols)
@@ -476,7 +476,7 @@ std::string Write(const Profile& p, uint32_t binary, const std::string& path, bo
       if (ip_only && i > s.first_user) break;
       const Location& l = p.locations[s.stack[i]];
       if (l.binary != binary || l.frames.empty()) continue;
-      bool leaf = i == s.first_user && !l.return_address;
+      bool leaf = i == s.first_user && !s.kernel_mode && !l.return_address;
       if (leaf && covered.count(l.address)) {
         if (l.has_line()) used += s.count;
         continue;
@@ -499,7 +499,7 @@ std::string Write(const Profile& p, uint32_t binary, const std::string& path, bo
       // instruction of the rebuild carries the prologue's line, and clang
       // would count them as a profile that no longer matches.
       if (!(leaf && l.prologue)) fs->addBodySamples(f.line_offset, f.discriminator, s.count * scale);
-      if (i == s.first_user) continue;  // kernel-mode sample: the syscall site, no user callee
+      if (i == s.first_user) continue;  // kernel-mode sample: where it entered the kernel, no user callee
       const Function* callee = Outermost(p, p.locations[s.stack[i - 1]]);
       if (!callee) continue;
       fs->addCalledTargetSamples(f.line_offset, f.discriminator, FunctionId(callee->name), s.count);

@@ -273,12 +273,21 @@ TEST(Symbolize, BaseDiscriminatorDecoding) {
   EXPECT_EQ(BaseDiscriminator(0x1234, true), 0x34u) << "flow-sensitive: the low 8 bits";
 }
 
+// The workload's PIE, its symbols, and the file offset of an ELF address
+// in its text (what a sample set stores).
+struct App {
+  BinaryRef ref = Ref(Pgo("pgo_app"));
+  std::map<std::string, Range> nm = Nm(ref.path);
+  uint64_t text_addr = 0, text_off = 0;
+  App() { TextSection(ref.path, &text_addr, &text_off); }
+  uint64_t Off(uint64_t vaddr) const { return vaddr - text_addr + text_off; }
+};
+
 TEST(Symbolize, SamplesBecomeLocationsOncePerAddress) {
-  BinaryRef app = Ref(Pgo("pgo_app"));
-  auto nm = Nm(app.path);
-  uint64_t text_addr, text_off;
-  TextSection(app.path, &text_addr, &text_off);
-  auto off = [&](uint64_t vaddr) { return vaddr - text_addr + text_off; };
+  App a;
+  const BinaryRef& app = a.ref;
+  auto nm = a.nm;
+  auto off = [&](uint64_t vaddr) { return a.Off(vaddr); };
   SampleSet set;
   uint32_t b = set.InternBinary(app);
   // hot_kernel called from run_rounds: the caller frame is a return address.
@@ -308,6 +317,64 @@ TEST(Symbolize, SamplesBecomeLocationsOncePerAddress) {
   EXPECT_EQ(k.first_user, 1u);
   EXPECT_EQ(p.DisplayName(p.locations[k.stack[0]]), "do_one");
   EXPECT_EQ(k.stack[1], s.stack[1]) << "one location per (binary, address, kind)";
+}
+
+TEST(Symbolize, HowAKernelModeSampleEnteredDecidesItsUserAddress) {
+  // A system call leaves the user IP after its instruction, as a call does;
+  // a page fault or an interrupt leaves it on the instruction itself. One
+  // address of run_rounds stands in for all: the first whose line is not
+  // the line of the byte before it, so that the two readings differ.
+  App a;
+  const BinaryRef& app = a.ref;
+  Symbolizer sym;
+  auto line_at = [&](uint64_t a) {
+    const AddressInfo* ai = sym.Lookup(app, a);
+    return ai && !ai->frames.empty() ? ai->frames[0].line : 0u;
+  };
+  uint64_t at = 0;
+  const Range& fn = a.nm["run_rounds"];
+  for (uint64_t x = fn.start + 1; x < fn.start + fn.size && !at; ++x)
+    if (line_at(x) && line_at(x - 1) && line_at(x) != line_at(x - 1)) at = x;
+  ASSERT_NE(at, 0u) << "no line change in run_rounds";
+  uint64_t ret_run = ReturnAddressOfCall(app.path, "main", "run_rounds");
+  ASSERT_NE(ret_run, 0u);
+  SampleSet set;
+  uint32_t b = set.InternBinary(app);
+  set.kallsyms =
+      "ffffffff81000000 T entry_SYSCALL_64_after_hwframe\n"
+      "ffffffff81001000 t do_syscall_64\n"
+      "ffffffff81002000 T asm_exc_page_fault\n"
+      "ffffffff81003000 t handle_mm_fault\n"
+      "ffffffff81004000 T asm_exc_int3\n"
+      "ffffffff81005000 T asm_sysvec_apic_timer_interrupt\n";
+  const std::vector<UserFrame> user = {{b, a.Off(at)}, {b, a.Off(ret_run)}};
+  set.samples.push_back({9, true, user, {0xffffffff81001010, 0xffffffff81000010}, 4});  // write()
+  set.samples.push_back({9, true, user, {0xffffffff81003010, 0xffffffff81002010}, 3});  // page fault
+  set.samples.push_back({9, true, user, {0xffffffff81005010}, 2});                      // interrupt
+  set.samples.push_back({9, true, user, {0xffffffff81004010}, 1});                      // int3 trap
+  set.samples.push_back({9, true, user, {}, 1});                                        // no kernel stack
+  set.samples.push_back({9, false, user, {}, 5});                                       // user mode
+  Profile p = Symbolize(set, sym);
+  ASSERT_EQ(p.samples.size(), 6u);
+  struct Want {
+    const char* what;
+    bool kernel_mode, return_address;
+  };
+  const Want want[] = {{"system call", true, true},  {"page fault", true, false}, {"interrupt", true, false},
+                       {"int3 trap", true, true},    {"no kernel stack", true, true}, {"user mode", false, false}};
+  for (size_t i = 0; i < 6; ++i) {
+    SCOPED_TRACE(want[i].what);
+    const ProfileSample& s = p.samples[i];
+    EXPECT_EQ(s.kernel_mode, want[i].kernel_mode);
+    ASSERT_LT(s.first_user, s.stack.size());
+    const Location& l = p.locations[s.stack[s.first_user]];
+    EXPECT_EQ(l.address, at);
+    EXPECT_EQ(l.return_address, want[i].return_address);
+    ASSERT_FALSE(l.frames.empty());
+    EXPECT_EQ(l.frames[0].line, line_at(want[i].return_address ? at - 1 : at));
+    EXPECT_TRUE(p.locations[s.stack[s.first_user + 1]].return_address) << "callers are return addresses";
+  }
+  EXPECT_EQ(p.samples[5].first_user, 0u);
 }
 
 }  // namespace
