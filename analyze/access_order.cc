@@ -130,53 +130,62 @@ Result<AccessOrder> FileAccessOrder(Db& db, int64_t run_id) {
   if (!st) return st.error();
   st->Bind(1, run_id);
   AccessOrder out;
-  std::vector<std::string> unnamed;
-  std::vector<FileTouch> nameless;  // touches of files no open named
   auto execs = ExecInterpreters(db, run_id);
   auto exec_files = ExecNames(execs);
+  std::map<std::pair<uint64_t, uint64_t>, uint32_t> file_of;  // (dev, ino) -> index in out.files
   Status err;
   while (st->Step(&err)) {
-    FileTouch t;
-    t.ts_ns = st->Int(0);
-    t.dev = st->Int(1);
-    t.ino = st->Int(2);
-    t.offset = st->Int(3);
-    t.length = st->Int(4);
-    t.source = st->Text(5)[0];
-    t.path = st->Text(6);
-    t.exec_file = exec_files.count({t.dev, t.ino}) != 0;
+    uint64_t dev = st->Int(1), ino = st->Int(2);
+    auto [it, fresh] = file_of.try_emplace({dev, ino}, static_cast<uint32_t>(out.files.size()));
+    if (fresh) out.files.push_back({st->Text(6), dev, ino, exec_files.count({dev, ino}) != 0});
     // Before the root's exec: only what the exec loaded is the command's.
     // Loading reads the program's and its interpreter's headers, and
     // zeroes the tail of the program's last data page (a kernel-mode
     // fault, seen as that page's page-cache add): left out, python3.11's
     // last page cost every replay a major fault and a 2 MiB readahead.
-    if (st->Int(7) && !t.exec_file) continue;
+    if (st->Int(7) && !out.files[it->second].exec_file) continue;
+    FileTouch t;
+    t.file = it->second;
+    t.ts_ns = st->Int(0);
+    t.offset = st->Int(3);
+    t.length = st->Int(4);
+    t.source = st->Text(5)[0];
     (t.source == 'r' ? out.reads : t.source == 'f' ? out.faults : t.source == 'a' ? out.around : out.additions)++;
-    (t.path.empty() ? nameless : out.touches).push_back(std::move(t));
+    out.touches.push_back(t);
   }
   if (!err.ok()) return err.error();
-  if (!nameless.empty()) {
-    std::map<std::pair<uint64_t, uint64_t>, bool> metadata;  // IsBlockDeviceCache, once per file
-    for (FileTouch& t : nameless) {
-      auto it = exec_files.find({t.dev, t.ino});
-      if (it == exec_files.end()) {
-        auto [m, fresh] = metadata.try_emplace({t.dev, t.ino}, false);
-        if (fresh) m->second = IsBlockDeviceCache(t.dev, t.ino);
-        if (m->second) continue;  // not a file a plan reads: its lookups read it again
-      }
-      if (it == exec_files.end()) {
-        unnamed.push_back(std::to_string(t.dev) + ":" + std::to_string(t.ino));
+  // Files no open named: an exec's file or interpreter gets its path;
+  // a block device's own cache is no file a plan reads (its lookups read
+  // it again); the rest stay unnamed and their touches are left out.
+  std::vector<uint32_t> kept(out.files.size(), UINT32_MAX);
+  std::vector<TouchedFile> files;
+  std::vector<std::string> unnamed;
+  std::vector<bool> used(out.files.size(), false);
+  for (const FileTouch& t : out.touches) used[t.file] = true;
+  for (uint32_t i = 0; i < out.files.size(); ++i) {
+    TouchedFile& f = out.files[i];
+    if (!used[i]) continue;  // touched only before the exec
+    if (f.path.empty()) {
+      if (auto e = exec_files.find({f.dev, f.ino}); e != exec_files.end()) {
+        f.path = e->second;
+      } else {
+        if (!IsBlockDeviceCache(f.dev, f.ino)) unnamed.push_back(std::to_string(f.dev) + ":" + std::to_string(f.ino));
         continue;
       }
-      t.path = it->second;
-      out.touches.push_back(std::move(t));
     }
-    std::stable_sort(out.touches.begin(), out.touches.end(), [](const FileTouch& a, const FileTouch& b) {
-      return std::tie(a.ts_ns, a.dev, a.ino, a.offset) < std::tie(b.ts_ns, b.dev, b.ino, b.offset);
-    });
+    kept[i] = static_cast<uint32_t>(files.size());
+    files.push_back(std::move(f));
   }
+  size_t n = 0;
+  for (const FileTouch& t : out.touches)
+    if (kept[t.file] != UINT32_MAX) {
+      out.touches[n] = t;
+      out.touches[n++].file = kept[t.file];
+    }
+  out.touches.resize(n);
+  out.touches.shrink_to_fit();
+  out.files = std::move(files);
   std::sort(unnamed.begin(), unnamed.end());
-  unnamed.erase(std::unique(unnamed.begin(), unnamed.end()), unnamed.end());
   out.unnamed = std::move(unnamed);
   auto lk = db.Prepare(kLookupsSql);
   if (!lk) return lk.error();

@@ -18,18 +18,25 @@
 
 namespace syspgo {
 
-struct FileTouch {
+// A file the run touched. Touches refer to it by index: a run can hold
+// millions of touches of a few hundred files, and a path per touch cost
+// most of the memory of a report or plan of such a run.
+struct TouchedFile {
   std::string path;      // absolute path (from opens, the mapping of the file, or an exec: the
                          // executable and its ELF interpreter, matched by dev and inode)
   uint64_t dev = 0, ino = 0;
-  uint64_t offset = 0, length = 0;  // bytes
-  uint64_t ts_ns = 0;    // ns since the command started (run.command_start_ts)
-  char source = 'r';     // r read, f fault, a fault-around window, p page-cache addition
   // The file is an executable the run exec'd, or its ELF interpreter. The
   // kernel reads pages of these during execve with no user fault or read
   // call to show for it (the headers, and the page padzero() clears before
   // the bss), so only the page-cache additions name those.
   bool exec_file = false;
+};
+
+struct FileTouch {
+  uint32_t file = 0;     // -> AccessOrder::files
+  char source = 'r';     // r read, f fault, a fault-around window, p page-cache addition
+  uint64_t offset = 0, length = 0;  // bytes
+  uint64_t ts_ns = 0;    // ns since the command started (run.command_start_ts)
 };
 
 // A path the traced tree looked up: an exec, an open, or an open that found
@@ -40,6 +47,7 @@ struct PathLookup {
 };
 
 struct AccessOrder {
+  std::vector<TouchedFile> files;  // every file a touch names, in first-touch order
   std::vector<FileTouch> touches;  // ascending ts_ns
   std::vector<PathLookup> lookups;  // ascending ts_ns
   // "dev:ino" of files touched whose path the run never saw. Pages of a

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -42,21 +43,22 @@ Result<AccessSummary> SummarizeAccess(Db& db, int64_t run_id) {
     uint64_t last_end = 0;
     size_t ordered = 0, ranked = 0;
   };
-  std::map<std::pair<uint64_t, uint64_t>, size_t> index;
+  std::vector<size_t> index(s.order.files.size(), SIZE_MAX);  // file -> acc
   std::vector<Acc> acc;
   for (size_t i = 0; i < s.order.touches.size(); ++i) {
     const FileTouch& t = s.order.touches[i];
     if (t.source == 'a') continue;  // fault-around windows: mapped, not used
-    auto [it, fresh] = index.try_emplace({t.dev, t.ino}, acc.size());
-    if (fresh) {
+    if (index[t.file] == SIZE_MAX) {
+      index[t.file] = acc.size();
+      const TouchedFile& tf = s.order.files[t.file];
       acc.emplace_back();
-      acc.back().f.path = t.path;
-      acc.back().f.dev = t.dev;
-      acc.back().f.ino = t.ino;
+      acc.back().f.path = tf.path;
+      acc.back().f.dev = tf.dev;
+      acc.back().f.ino = tf.ino;
       acc.back().f.first_ns = t.ts_ns;
     }
-    Acc& a = acc[it->second];
-    a.f.touches.push_back(i);
+    Acc& a = acc[index[t.file]];
+    a.f.touches.push_back(static_cast<uint32_t>(i));
     a.f.size = std::max(a.f.size, t.offset + t.length);
     std::vector<uint64_t>& pages = t.source == 'p' ? a.cached : a.used;
     for (uint64_t p = t.offset / kPage; p * kPage < t.offset + t.length; ++p) pages.push_back(p);

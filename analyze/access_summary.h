@@ -32,7 +32,7 @@ struct FileAccess {
   // Of the faults and reads after the first, the share that continued where
   // the one before ended (up to 64 KiB further); -1 with fewer than 8.
   double in_order = -1;
-  std::vector<size_t> touches;  // into AccessSummary::order.touches: faults, reads, cache adds, in time order
+  std::vector<uint32_t> touches;  // into AccessSummary::order.touches: faults, reads, cache adds, in time order
 };
 
 struct AccessSummary {

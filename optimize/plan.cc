@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <tuple>
 
 #include "common/util.h"
 #include "schemas/prefetch_plan.pb.h"
@@ -318,8 +319,18 @@ std::string DescribeMismatch(const FileFingerprint& planned, const FileFingerpri
 
 // ---- Building ---------------------------------------------------------------
 
-void PlanBuilder::Add(TouchRecord r) {
-  if (r.length > 0) records_.push_back(std::move(r));
+void PlanBuilder::Add(const std::string& path, uint64_t dev, uint64_t ino, uint64_t offset, uint64_t length,
+                      uint64_t ts_ns) {
+  if (length == 0) return;
+  auto [it, fresh] = file_of_.try_emplace({dev, ino}, static_cast<uint32_t>(files_.size()));
+  if (fresh) {
+    files_.push_back({path, dev, ino, ts_ns, offset});
+  } else if (File& f = files_[it->second]; std::tie(ts_ns, offset) < std::tie(f.named_at, f.named_offset)) {
+    f.path = path;
+    f.named_at = ts_ns;
+    f.named_offset = offset;
+  }
+  records_.push_back({it->second, offset, length, ts_ns});
 }
 
 void PlanBuilder::AddLookup(const std::string& path, uint64_t ts_ns) {
@@ -335,14 +346,15 @@ PlanBuilder::Output PlanBuilder::Build() const {
   out.plan.creation = creation_;
   if (out.plan.creation.syspgo_version.empty()) out.plan.creation.syspgo_version = SYSPGO_VERSION;
 
-  std::map<std::pair<uint64_t, uint64_t>, std::vector<const TouchRecord*>> by_file;
-  for (const auto& r : records_) by_file[{r.dev, r.ino}].push_back(&r);
+  std::vector<std::vector<const Record*>> by_file(files_.size());
+  for (const auto& r : records_) by_file[r.file].push_back(&r);
 
-  for (auto& [key, recs] : by_file) {
-    std::stable_sort(recs.begin(), recs.end(), [](const TouchRecord* a, const TouchRecord* b) {
+  for (const auto& [key, index] : file_of_) {  // by (dev, ino), as before SortFiles orders them
+    std::vector<const Record*>& recs = by_file[index];
+    std::stable_sort(recs.begin(), recs.end(), [](const Record* a, const Record* b) {
       return a->ts_ns != b->ts_ns ? a->ts_ns < b->ts_ns : a->offset < b->offset;
     });
-    const std::string& path = recs.front()->path;  // the name it was first touched by
+    const std::string& path = files_[index].path;  // the name it was first touched by
     auto fp = ComputeFingerprint(path);
     if (!fp.ok()) {
       out.warnings.push_back("left out " + path + ": " + fp.error().message);
@@ -358,7 +370,7 @@ PlanBuilder::Output PlanBuilder::Build() const {
     uint64_t limit = PageUp(fp->size);
     std::map<uint64_t, uint64_t> covered;
     std::vector<PlanExtent> pieces;
-    for (const TouchRecord* r : recs) {
+    for (const Record* r : recs) {
       uint64_t last = r->length > UINT64_MAX - r->offset ? UINT64_MAX : r->offset + r->length;
       uint64_t start = PageDown(r->offset), end = PageUp(std::min(last, limit));
       if (start < end) AddFirstTouch(covered, start, end, r->ts_ns, pieces);

@@ -104,7 +104,8 @@ inline constexpr uint64_t kPlanDefaultMergeGap = 16 << 10;  // bytes
 // too) taking the earliest first touch.
 class PlanBuilder {
  public:
-  void Add(TouchRecord r);
+  void Add(const TouchRecord& r) { Add(r.path, r.dev, r.ino, r.offset, r.length, r.ts_ns); }
+  void Add(const std::string& path, uint64_t dev, uint64_t ino, uint64_t offset, uint64_t length, uint64_t ts_ns);
   // A path the program looked up at ts_ns. Relative paths and paths under
   // /proc, /sys and /dev (no disk behind them) are ignored; a path looked
   // up again keeps its first time.
@@ -123,7 +124,20 @@ class PlanBuilder {
   Output Build() const;
 
  private:
-  std::vector<TouchRecord> records_;
+  // Each file once: a plan of a long run adds millions of touches of a few
+  // hundred files. A file is named by the path of its first touch.
+  struct File {
+    std::string path;
+    uint64_t dev = 0, ino = 0;
+    uint64_t named_at = 0, named_offset = 0;  // (ts_ns, offset) of the touch `path` came from
+  };
+  struct Record {
+    uint32_t file = 0;
+    uint64_t offset = 0, length = 0, ts_ns = 0;
+  };
+  std::vector<File> files_;
+  std::map<std::pair<uint64_t, uint64_t>, uint32_t> file_of_;  // (dev, ino) -> files_
+  std::vector<Record> records_;
   std::map<std::string, uint64_t> lookups_;  // path -> first lookup
   PlanCreation creation_;
   uint64_t merge_gap_ = kPlanDefaultMergeGap;

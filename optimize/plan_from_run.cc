@@ -54,21 +54,23 @@ Result<PlanFromRunResult> PlanFromRun(Db& db, int64_t run_id, const PlanFromRunO
     while (st->Step(&err)) shared.insert({static_cast<uint64_t>(st->Int(0)), static_cast<uint64_t>(st->Int(1))});
   }
   // Files with direct evidence (a read or a fault) of which pages were used.
-  std::set<std::pair<uint64_t, uint64_t>> direct;
+  std::vector<bool> direct(order->files.size(), false), is_shared(order->files.size(), false);
   for (const FileTouch& t : order->touches)
-    if (t.source == 'r' || t.source == 'f') direct.insert({t.dev, t.ino});
+    if (t.source == 'r' || t.source == 'f') direct[t.file] = true;
+  for (size_t i = 0; i < order->files.size(); ++i)
+    is_shared[i] = shared.count({order->files[i].dev, order->files[i].ino}) != 0;
   PlanBuilder b;
   b.SetMergeGap(o.merge_gap);
   PlanFromRunResult r;
-  std::set<std::pair<uint64_t, uint64_t>> fallback;
+  std::set<uint32_t> fallback;
   for (const FileTouch& t : order->touches) {
-    bool is_direct = direct.count({t.dev, t.ino}) != 0;
+    const TouchedFile& f = order->files[t.file];
     bool keep = t.source == 'r' || t.source == 'f' ||
-                (t.source == 'a' && (pages != PlanPages::kTouched || shared.count({t.dev, t.ino}))) ||
-                (t.source == 'p' && (pages == PlanPages::kCached || !is_direct || t.exec_file));
+                (t.source == 'a' && (pages != PlanPages::kTouched || is_shared[t.file])) ||
+                (t.source == 'p' && (pages == PlanPages::kCached || !direct[t.file] || f.exec_file));
     if (!keep) continue;
-    if (!is_direct) fallback.insert({t.dev, t.ino});
-    b.Add({t.path, t.dev, t.ino, t.offset, t.length, t.ts_ns});
+    if (!direct[t.file]) fallback.insert(t.file);
+    b.Add(f.path, f.dev, f.ino, t.offset, t.length, t.ts_ns);
     r.touches++;
   }
   for (const PathLookup& l : order->lookups) b.AddLookup(l.path, l.ts_ns);

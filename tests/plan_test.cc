@@ -135,6 +135,28 @@ TEST(PlanBuilder, OrdersFilesByFirstTouchAndInterleavesTheirExtents) {
   EXPECT_EQ(order, (std::vector<std::pair<uint32_t, uint32_t>>{{0, 0}, {1, 0}, {0, 1}, {1, 1}}));
 }
 
+TEST(PlanBuilder, AFileIsNamedByThePathOfItsFirstTouch) {
+  // Two names of one inode (a hard link): the plan lists the file once,
+  // under the name the program touched it by first, whatever order the
+  // touches were added in.
+  TempDir dir;
+  std::string a = dir.File("a"), link = dir.File("link");
+  WriteFile(a, Pattern(4 * kPage, 5));
+  ASSERT_EQ(::link(a.c_str(), link.c_str()), 0);
+  for (bool link_first : {true, false}) {
+    SCOPED_TRACE(link_first ? "link touched first" : "a touched first");
+    PlanBuilder pb;
+    pb.SetMergeGap(0);
+    pb.Add(Touch(a, 2 * kPage, 1, link_first ? 30 : 10));
+    pb.Add(Touch(link, 0, 1, 20));
+    pb.Add(Touch(a, kPage, 0, 1));  // empty: no touch, and no name
+    Plan plan = pb.Build().plan;
+    ASSERT_EQ(plan.files.size(), 1u);
+    EXPECT_EQ(plan.files[0].path, link_first ? link : a);
+    EXPECT_EQ(plan.files[0].extents.size(), 2u);
+  }
+}
+
 TEST(PlanBuilder, ClampsToTheFileAndLeavesOutReplacedAndMissingFiles) {
   TempDir dir;
   std::string small = dir.File("small"), gone = dir.File("gone"), swapped = dir.File("swapped");
