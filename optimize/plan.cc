@@ -102,14 +102,16 @@ void SortFiles(std::vector<PlanFile>& files) {
   });
 }
 
-// Pieces of [start, end) not yet in `covered` (start -> end, disjoint), which
-// then grows by [start, end). Each page so keeps the time of its first touch.
+// Pieces of [start, end) not yet in `covered` (start -> end, disjoint and
+// not touching), which then grows by [start, end). Each page so keeps the
+// time of its first touch. Ranges that touch become one entry, so a file
+// read from start to end in 4 KiB reads is one entry, not one per page.
 void AddFirstTouch(std::map<uint64_t, uint64_t>& covered, uint64_t start, uint64_t end, uint64_t ts,
                    std::vector<PlanExtent>& pieces) {
   auto it = covered.upper_bound(start);
-  if (it != covered.begin() && std::prev(it)->second > start) --it;
+  if (it != covered.begin() && std::prev(it)->second >= start) --it;
   uint64_t cursor = start, new_start = start, new_end = end;
-  while (it != covered.end() && it->first < end) {
+  while (it != covered.end() && it->first <= end) {
     if (it->first > cursor) pieces.push_back({cursor, it->first - cursor, ts});
     cursor = std::max(cursor, it->second);
     new_start = std::min(new_start, it->first);

@@ -110,6 +110,8 @@ class PlanBuilder {
   // /proc, /sys and /dev (no disk behind them) are ignored; a path looked
   // up again keeps its first time.
   void AddLookup(const std::string& path, uint64_t ts_ns);
+  // Room for n more touches, when the caller knows how many are coming.
+  void Reserve(size_t n) { records_.reserve(records_.size() + n); }
   // Bytes, rounded down to whole pages; 0 merges only touching ranges.
   void SetMergeGap(uint64_t bytes) { merge_gap_ = bytes / kPlanPageSize * kPlanPageSize; }
   void SetCreation(PlanCreation c) { creation_ = std::move(c); }

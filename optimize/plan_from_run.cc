@@ -63,6 +63,7 @@ Result<PlanFromRunResult> PlanFromRun(Db& db, int64_t run_id, const PlanFromRunO
   b.SetMergeGap(o.merge_gap);
   PlanFromRunResult r;
   std::set<uint32_t> fallback;
+  b.Reserve(order->touches.size());
   for (const FileTouch& t : order->touches) {
     const TouchedFile& f = order->files[t.file];
     bool keep = t.source == 'r' || t.source == 'f' ||
@@ -73,6 +74,7 @@ Result<PlanFromRunResult> PlanFromRun(Db& db, int64_t run_id, const PlanFromRunO
     b.Add(f.path, f.dev, f.ino, t.offset, t.length, t.ts_ns);
     r.touches++;
   }
+  std::vector<FileTouch>().swap(order->touches);  // the builder has what it needs of them
   for (const PathLookup& l : order->lookups) b.AddLookup(l.path, l.ts_ns);
   r.fallback_files = fallback.size();
   r.pages = pages;
