@@ -70,9 +70,11 @@ bool IsBlockDeviceCache(uint64_t dev, uint64_t ino) {
 // the collector's fork): what it touches then (pages of the syspgo binary)
 // is not the command's. The exec itself also comes before its event, which
 // fires once the program is loaded: those touches (last column) are kept
-// for the files it loads (see FileAccessOrder).
+// for the files it loads (see FileAccessOrder). `start` is MATERIALIZED:
+// inlined, its exec subquery ran once per touch, and on a run of 530k reads
+// the query took 1.7 s instead of 0.8 s.
 constexpr char kTouchesSql[] = R"sql(
-WITH start AS (SELECT COALESCE(command_start_ts, 0) AS t0, target_pid AS root,
+WITH start AS MATERIALIZED (SELECT COALESCE(command_start_ts, 0) AS t0, target_pid AS root,
                       COALESCE((SELECT MIN(ts) FROM exec WHERE run_id = ?1 AND pid = run.target_pid), 0) AS root_exec
                FROM run WHERE id = ?1),
 paths AS (
