@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
-"""access_memory.py - peak memory of the commands that load a run's file-access order.
+"""access_memory.py - peak memory and time of the commands that read a run's file I/O.
 
 `syspgo analyze DB access`, `syspgo optimize DB --emit plan` and `syspgo
 report DB` load every file touch of a run (reads, faults, page-cache
-additions). This records a real run with many of them: under
+additions); `syspgo analyze DB files` sums its file syscalls. This records a real run with many of them: under
 `syspgo collect --cold --probes fileio,faults,pagecache`, python3 reads a
 sparse file of --mib MiB in 4 KiB preads (one touch per read). Then it
 builds syspgo as it was at --baseline (a git revision, from `git archive`)
 and runs each command with both builds, interleaved, --runs times, reading
 each one's peak RSS (getrusage ru_maxrss) and wall time, and whether both
-builds wrote the same output. Writes its section of bench/RESULTS.md.
+builds wrote the same output; then once each under cachegrind for the
+instructions executed. Writes its section of bench/RESULTS.md.
 
 usage: sudo bench/access_memory.py [--runs 5] [--mib 2048] [--baseline REV]
 """
@@ -87,7 +88,8 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--mib", type=int, default=2048, help="size of the file read in 4 KiB preads")
     ap.add_argument("--baseline", default="94f81db",
-                    help="git revision to compare with (default: the last one before touches named files by index)")
+                    help="git revision to compare with (default: the last one before session 13's changes to "
+                         "these commands)")
     a = ap.parse_args()
     work = B.work_dir("access-memory", a.runs)
     data = os.path.join(work, "big.data")
@@ -103,6 +105,7 @@ def main():
     variants = [(f"at {a.baseline}", base), ("this tree", B.SYSPGO)]
     commands = [
         ("syspgo analyze DB access", lambda s, k: ([s, "analyze", db, "access"], None)),
+        ("syspgo analyze DB files", lambda s, k: ([s, "analyze", db, "files", "--json"], None)),
         ("syspgo optimize DB --emit plan", lambda s, k: ([s, "optimize", db, "--emit", "plan", "-o",
                                                           os.path.join(work, f"{k}.plan")],
                                                          os.path.join(work, f"{k}.plan"))),
@@ -126,25 +129,41 @@ def main():
                 m = re.search(r"from (\d+) touches", err)
                 if m:
                     touches = f"{int(m.group(1)):,}"
+    # Deterministic counts behind the wall times: one run of each under
+    # cachegrind (instructions executed, syspgo and SQLite alike).
+    instr = {}
+    for c, make in commands:
+        for v, binary in variants:
+            print(f"bench: cachegrind: {c}, {v}", file=sys.stderr)
+            cmd, _ = make(binary, "cg")
+            p = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"] +
+                               cmd, capture_output=True, text=True)
+            m = re.search(r"I\s+refs:\s+([\d,]+)", p.stderr)
+            if p.returncode != 0 or not m:
+                sys.exit(f"bench: cachegrind on {' '.join(cmd)} failed: {p.stderr[-1500:]}")
+            instr[(c, v)] = int(m.group(1).replace(",", ""))
     rows = []
     for c, _ in commands:
         same = outputs[(c, variants[0][0])] == outputs[(c, variants[1][0])]
-        b, n = B.med(rss[(c, variants[0][0])]), B.med(rss[(c, variants[1][0])])
+        first = variants[0][0]
         for v, _ in variants:
             x = rss[(c, v)]
+            ratio = lambda d: "" if v == first else f"{B.med(d[(c, v)]) / B.med(d[(c, first)]):.2f}x"
             rows.append(f"| {c} | {v} | {B.med(x) / 1024:.1f} MiB ({min(x) / 1024:.1f}–{max(x) / 1024:.1f}) | "
-                        f"{B.fmt_range(wall[(c, v)], 1e9, 's', 2)} | "
-                        f"{'' if v == variants[0][0] else f'{n / b:.2f}x'} | "
-                        f"{'' if v == variants[0][0] else ('same' if same else '**differs**')} |")
+                        f"{B.fmt_range(wall[(c, v)], 1e9, 's', 2)} | {ratio(rss)} | {ratio(wall)} | "
+                        f"{instr[(c, v)] / 1e9:.2f} G{'' if v == first else f' ({instr[(c, v)] / instr[(c, first)]:.2f}x)'} | "
+                        f"{'' if v == first else ('same' if same else '**differs**')} |")
     db_mib = os.path.getsize(db) / (1 << 20)
     body = (f"A real run: python3 reads a sparse {a.mib} MiB file in 4 KiB preads under `syspgo collect --cold "
             f"--probes fileio,faults,pagecache` ({touches} touches in the plan's count, database {db_mib:.0f} MiB). "
             f"Each command ran with syspgo as built at `{a.baseline}` and as built from this tree, interleaved, "
-            f"{a.runs} runs each; peak RSS (getrusage ru_maxrss) and wall time, medians (min–max). *Output*: "
-            f"whether both builds wrote the same bytes (the plan file, the HTML report, the access table).\n\n"
-            "| command | syspgo | peak RSS | wall | RSS ÷ baseline | output |\n|---|---|---|---|---|---|\n" +
+            f"{a.runs} runs each; peak RSS (getrusage ru_maxrss) and wall time, medians (min–max); instructions "
+            f"executed from one more run of each under `valgrind --tool=cachegrind`. *Output*: "
+            f"whether both builds wrote the same bytes (the plan file, the HTML report, the tables).\n\n"
+            "| command | syspgo | peak RSS | wall | RSS ÷ baseline | wall ÷ baseline | instructions (cachegrind) | output |\n"
+            "|---|---|---|---|---|---|---|---|\n" +
             "\n".join(rows) + "\n")
-    B.write_section("access order memory", f"sudo bench/access_memory.py --runs {a.runs} --mib {a.mib} "
+    B.write_section("file I/O analyses: memory and time", f"sudo bench/access_memory.py --runs {a.runs} --mib {a.mib} "
                     f"--baseline {a.baseline}", body)
     print(body)
 
