@@ -138,14 +138,14 @@ Result<AccessOrder> FileAccessOrder(Db& db, int64_t run_id) {
   Status err;
   while (st->Step(&err)) {
     uint64_t dev = st->Int(1), ino = st->Int(2);
-    auto [it, fresh] = file_of.try_emplace({dev, ino}, static_cast<uint32_t>(out.files.size()));
-    if (fresh) out.files.push_back({st->Text(6), dev, ino, exec_files.count({dev, ino}) != 0});
     // Before the root's exec: only what the exec loaded is the command's.
     // Loading reads the program's and its interpreter's headers, and
     // zeroes the tail of the program's last data page (a kernel-mode
     // fault, seen as that page's page-cache add): left out, python3.11's
     // last page cost every replay a major fault and a 2 MiB readahead.
-    if (st->Int(7) && !out.files[it->second].exec_file) continue;
+    if (st->Int(7) && !exec_files.count({dev, ino})) continue;
+    auto [it, fresh] = file_of.try_emplace({dev, ino}, static_cast<uint32_t>(out.files.size()));
+    if (fresh) out.files.push_back({st->Text(6), dev, ino, exec_files.count({dev, ino}) != 0});
     FileTouch t;
     t.file = it->second;
     t.ts_ns = st->Int(0);
@@ -162,11 +162,8 @@ Result<AccessOrder> FileAccessOrder(Db& db, int64_t run_id) {
   std::vector<uint32_t> kept(out.files.size(), UINT32_MAX);
   std::vector<TouchedFile> files;
   std::vector<std::string> unnamed;
-  std::vector<bool> used(out.files.size(), false);
-  for (const FileTouch& t : out.touches) used[t.file] = true;
   for (uint32_t i = 0; i < out.files.size(); ++i) {
     TouchedFile& f = out.files[i];
-    if (!used[i]) continue;  // touched only before the exec
     if (f.path.empty()) {
       if (auto e = exec_files.find({f.dev, f.ino}); e != exec_files.end()) {
         f.path = e->second;

@@ -351,7 +351,7 @@ PlanBuilder::Output PlanBuilder::Build() const {
   std::vector<std::vector<const Record*>> by_file(files_.size());
   for (const auto& r : records_) by_file[r.file].push_back(&r);
 
-  for (const auto& [key, index] : file_of_) {  // by (dev, ino), as before SortFiles orders them
+  for (const auto& [key, index] : file_of_) {  // in (dev, ino) order; SortFiles orders the plan
     std::vector<const Record*>& recs = by_file[index];
     std::stable_sort(recs.begin(), recs.end(), [](const Record* a, const Record* b) {
       return a->ts_ns != b->ts_ns ? a->ts_ns < b->ts_ns : a->offset < b->offset;
