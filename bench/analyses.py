@@ -202,7 +202,15 @@ def table(commands, variants, res):
                 row += f" {x['instr'] / 1e9:.2f} G" + ("" if v == first else f" ({x['instr'] / base['instr']:.2f}x)") + " |"
             row += f" {'' if v == first else ('same' if same else '**differs**')} |"
             rows.append(row)
-    return "\n".join(rows) + "\n"
+    notes = []
+    for c, _ in commands:
+        a, b = res[(c, first)]["out"], res[(c, variants[1][0])]["out"]
+        if a != b:
+            i = next((k for k in range(min(len(a), len(b))) if a[k] != b[k]), min(len(a), len(b)))
+            clip = lambda x: x[max(0, i - 40):i + 12].decode(errors="replace").replace("`", "'").replace("\n", " ")
+            ndiff = sum(1 for x, y in zip(a, b) if x != y) + abs(len(a) - len(b))
+            notes.append(f"- {c}: {ndiff} byte(s) differ, the first at byte {i:,}: `{clip(a)}` against `{clip(b)}`")
+    return "\n".join(rows) + "\n" + ("\nWhere the outputs differ:\n\n" + "\n".join(notes) + "\n" if notes else "")
 
 
 def main():
