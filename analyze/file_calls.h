@@ -7,8 +7,16 @@
 // the stall analysis each read all three as one stream, from the common table
 // expression below, so a table the fileio group gains is added here once.
 #pragma once
+#include <cstdint>
 
 namespace syspgo {
+
+// x86_64 numbers of the file syscalls by what they do (names come from the
+// syscall_name table): read, pread64, readv, preadv, preadv2; write,
+// pwrite64, writev, pwritev, pwritev2; fsync, fdatasync, sync_file_range.
+inline bool IsReadCall(int64_t nr) { return nr == 0 || nr == 17 || nr == 19 || nr == 295 || nr == 327; }
+inline bool IsWriteCall(int64_t nr) { return nr == 1 || nr == 18 || nr == 20 || nr == 296 || nr == 328; }
+inline bool IsSyncCall(int64_t nr) { return nr == 74 || nr == 75 || nr == 277; }
 
 // "WITH " + kFileCallsCte + " SELECT ... FROM file_calls ...", with the run
 // id bound to ?1. Columns:

@@ -7,6 +7,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "analyze/file_calls.h"
+
 namespace syspgo {
 namespace {
 
@@ -20,11 +22,6 @@ WHERE run_id = ?1 AND dev != 0 AND (?2 OR kind = 32768)
 )sql";
 constexpr char kPathsSql[] = "SELECT dev, ino, path FROM file WHERE run_id = ?1";
 constexpr char kNamesSql[] = "SELECT nr, name FROM syscall_name";
-
-// Syscall numbers by direction (x86_64; names in syscall_name).
-bool IsRead(int64_t nr) { return nr == 0 || nr == 17 || nr == 19 || nr == 295 || nr == 327; }
-bool IsWrite(int64_t nr) { return nr == 1 || nr == 18 || nr == 20 || nr == 296 || nr == 328; }
-bool IsSync(int64_t nr) { return nr == 74 || nr == 75 || nr == 277; }
 
 struct PairHash {
   size_t operator()(const std::pair<uint64_t, uint64_t>& k) const {
@@ -70,13 +67,13 @@ Result<std::vector<FileStats>> FileSummary(Db& db, const FilesQuery& q) {
       a.f.worst_ns = dur;
     }
     a.kind = std::max(a.kind, kind);
-    if (IsRead(nr)) {
+    if (IsReadCall(nr)) {
       ++a.f.reads;
       if (ret > 0) a.f.read_bytes += ret;
-    } else if (IsWrite(nr)) {
+    } else if (IsWriteCall(nr)) {
       ++a.f.writes;
       if (ret > 0) a.f.write_bytes += ret;
-    } else if (IsSync(nr)) {
+    } else if (IsSyncCall(nr)) {
       ++a.f.syncs;
     }
     a.f.total_ns += dur;

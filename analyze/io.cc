@@ -5,6 +5,7 @@
 
 #include <cstdio>
 
+#include "analyze/file_calls.h"
 #include "analyze/file_paths.h"
 #include "common/util.h"
 
@@ -29,13 +30,7 @@ WHERE io.run_id = ?1 AND io.dur >= ?2
 ORDER BY io.ts, io.tid
 )sql";
 
-char Direction(int64_t nr) {
-  switch (nr) {
-    case 0: case 17: case 19: case 295: case 327: return 'R';
-    case 74: case 75: case 277: return 'S';
-  }
-  return 'W';
-}
+char Direction(int64_t nr) { return IsReadCall(nr) ? 'R' : IsSyncCall(nr) ? 'S' : 'W'; }
 
 std::string KindLabel(int64_t kind, uint64_t ino) {
   switch (kind & 0170000) {

@@ -94,10 +94,8 @@ constexpr double kStepsEven = 0.75;                   // ... for at least 3 step
 constexpr int64_t kBlockFlagUnissued = 1024;          // block_rq.flags: completed without reaching the driver
 constexpr int64_t kOTrunc = 01000;                    // O_TRUNC
 
-// x86_64 syscall numbers (names come from syscall_name).
-bool IsRead(int64_t nr) { return nr == 0 || nr == 17 || nr == 19 || nr == 295 || nr == 327; }
-bool IsWrite(int64_t nr) { return nr == 1 || nr == 18 || nr == 20 || nr == 296 || nr == 328; }
-bool IsSync(int64_t nr) { return nr == 74 || nr == 75 || nr == 277; }
+// x86_64 syscall numbers (names come from syscall_name; reads, writes and
+// syncs: file_calls.h).
 bool IsOpen(int64_t nr) { return nr == 2 || nr == 257 || nr == 437; }
 
 constexpr int64_t kFmt = 0170000, kReg = 0100000, kBlk = 0060000, kFifo = 0010000, kSock = 0140000, kChr = 0020000;
@@ -218,8 +216,8 @@ void AddCall(Episode& ep, const CallRow& r, const std::string& name, int64_t dir
   ++c.first;
   c.second += r.dur;
   ep.end = std::max(ep.end, r.ts + r.dur);
-  if (r.ret > 0 && (IsWrite(r.nr) || IsRead(r.nr))) {
-    (IsWrite(r.nr) ? ep.written : ep.read) += r.ret;
+  if (r.ret > 0 && (IsWriteCall(r.nr) || IsReadCall(r.nr))) {
+    (IsWriteCall(r.nr) ? ep.written : ep.read) += r.ret;
     if (r.pos >= 0) {
       ep.off_lo = ep.off_lo < 0 ? r.pos : std::min(ep.off_lo, r.pos);
       ep.off_hi = std::max(ep.off_hi, r.pos + r.ret);
@@ -511,9 +509,9 @@ Status Analysis::ScanCalls() {
     std::pair<uint64_t, uint64_t> file{r.dev, r.ino};
     bool opened = IsOpen(r.nr) && r.ret >= 0 && r.ino != 0;
     int64_t dirty_before = -1;
-    if (r.dev != 0 && IsWrite(r.nr) && r.ret > 0) {
+    if (r.dev != 0 && IsWriteCall(r.nr) && r.ret > 0) {
       dirty[file] += r.ret;
-    } else if (r.dev != 0 && IsSync(r.nr)) {
+    } else if (r.dev != 0 && IsSyncCall(r.nr)) {
       dirty_before = dirty[file];
       dirty[file] = 0;
     } else if (opened && (r.flags & kOTrunc)) {
@@ -832,7 +830,7 @@ Period Analysis::FindPeriod(const std::vector<const Stall*>& all) {
     std::string target = (k.kind & kFmt) == kReg ? paths_->At(k.dev, k.ino, occ.front()->end)
                                                  : KindName(k.kind);
     std::string name = CallName(k.nr);
-    p.marker = name + (IsWrite(k.nr) ? " to" : IsRead(k.nr) ? " from" : " on") + " fd " + std::to_string(k.fd) +
+    p.marker = name + (IsWriteCall(k.nr) ? " to" : IsReadCall(k.nr) ? " from" : " on") + " fd " + std::to_string(k.fd) +
                " (" + target + ")";
   }
   if (regular) p.ns = med;
