@@ -119,6 +119,10 @@ struct ProfileSample {
   // exact IP of a fault or interrupt), time spent there, not a user IP sample.
   bool kernel_mode = false;
   uint64_t count = 0;
+  // stack[i] is an interrupted user IP: the first user frame of a sample
+  // taken in user mode (never a return address). Block estimates, line
+  // counts and symbol weights count only these.
+  bool UserIp(size_t i) const { return i == first_user && !kernel_mode && first_user < stack.size(); }
 };
 
 struct ProfileBinary {

@@ -386,9 +386,9 @@ std::string EstimateBlocks(const Profile& p, uint32_t binary, const BinaryCode& 
 
   std::unordered_map<uint64_t, double> leaf;  // IP -> samples
   for (const ProfileSample& s : p.samples) {
-    if (s.first_user >= s.stack.size()) continue;
+    if (!s.UserIp(s.first_user)) continue;
     const Location& l = p.locations[s.stack[s.first_user]];
-    if (l.binary == binary && !s.kernel_mode && !l.return_address) leaf[l.address] += static_cast<double>(s.count);
+    if (l.binary == binary) leaf[l.address] += static_cast<double>(s.count);
   }
   std::set<std::pair<uint64_t, uint64_t>> symbols;
   for (const Symbol& sym : p.symbols)
@@ -476,7 +476,7 @@ std::string Write(const Profile& p, uint32_t binary, const std::string& path, bo
       if (ip_only && i > s.first_user) break;
       const Location& l = p.locations[s.stack[i]];
       if (l.binary != binary || l.frames.empty()) continue;
-      bool leaf = i == s.first_user && !s.kernel_mode && !l.return_address;
+      bool leaf = s.UserIp(i);
       if (leaf && covered.count(l.address)) {
         if (l.has_line()) used += s.count;
         continue;

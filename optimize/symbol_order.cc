@@ -93,7 +93,7 @@ class SymbolOrderEmitter : public ProfileEmitter {
         const Location& l = p.locations[s.stack[i]];
         if (l.binary != binary || l.symbol < 0) continue;
         uint32_t n = node(l.symbol);
-        if (i == s.first_user && !s.kernel_mode && !l.return_address) nodes[n].samples += s.count;
+        if (s.UserIp(i)) nodes[n].samples += s.count;
         if (i == s.first_user) continue;
         const Location& callee = p.locations[s.stack[i - 1]];
         if (callee.binary != binary || callee.symbol < 0) continue;
