@@ -13,6 +13,8 @@
 
 #include <fstream>
 
+#include "analyze/access_order.h"
+#include "common/profile_db.h"
 #include "optimize/deploy_lists.h"
 #include "optimize/plan.h"
 #include "tests/test_util.h"
@@ -155,6 +157,57 @@ TEST(PlanBuilder, AFileIsNamedByThePathOfItsFirstTouch) {
     EXPECT_EQ(plan.files[0].path, link_first ? link : a);
     EXPECT_EQ(plan.files[0].extents.size(), 2u);
   }
+}
+
+// The access order is sorted after reading: rows come from four tables,
+// each in the order the collector wrote them. Here they are inserted out of
+// time order. At one time, touches go by file (dev, inode), then offset.
+// Touches before the command's start, and the root's touches before its
+// exec of files the exec does not load, are not the command's.
+TEST(AccessOrder, TouchesAreInTimeOrderWhateverOrderTheTablesHold) {
+  TempDir dir;
+  auto db = OpenProfileDb(dir.File("run.db"), DbMode::kCreateOrAppend);
+  ASSERT_TRUE(db.ok()) << db.error().message;
+  Status st = db->Exec(R"sql(
+INSERT INTO run (id, command, argv_json, target_pid, attached, host, kernel_release, syspgo_version,
+                 start_realtime_ns, start_monotonic_ns, command_start_ts, status, settings_json)
+  VALUES (1, 'x', '["x"]', 100, 0, 'h', 'k', 'v', 0, 0, 1000, 'complete', '{}');
+INSERT INTO exec (run_id, ts, pid, tid, filename, argv) VALUES (1, 2000, 100, 100, '/nonexistent/x', 'x');
+INSERT INTO file (run_id, dev, ino, path) VALUES (1, 1, 10, '/a'), (1, 1, 20, '/b');
+INSERT INTO page_cache (run_id, ts, op, pid, tid, comm, dev, ino, idx, pages, task_cgroup, page_cgroup, why, stack_id)
+  VALUES (1, 9000, 1, 101, 101, 'x', 1, 20, 5, 1, 0, 0, 1, 0),
+         (1, 5000, 1, 101, 101, 'x', 1, 10, 0, 1, 0, 0, 1, 0),
+         (1, 500, 1, 101, 101, 'x', 1, 10, 7, 1, 0, 0, 1, 0),
+         (1, 1500, 1, 100, 100, 'x', 1, 10, 9, 1, 0, 0, 1, 0);
+INSERT INTO file_io (run_id, ts, dur, pid, tid, nr, fd, dev, ino, kind, pos, req, ret)
+  VALUES (1, 5000, 10, 101, 101, 17, 3, 1, 20, 32768, 0, 100, 100),
+         (1, 5000, 10, 101, 101, 17, 4, 1, 10, 32768, 8192, 100, 100);
+INSERT INTO page_fault (run_id, ts, pid, tid, addr, ip, error_code, dev, ino, pgoff, vm_start, vm_flags,
+                        major, filemap, around_first, around_last)
+  VALUES (1, 3000, 101, 101, 8192, 4096, 4, 1, 20, 2, 0, 1, 1, 1, 0, 3);
+)sql");
+  ASSERT_TRUE(st.ok()) << st.error().message;
+  auto order = FileAccessOrder(*db, 1);
+  ASSERT_TRUE(order.ok()) << order.error().message;
+  ASSERT_EQ(order->files.size(), 2u);
+  EXPECT_EQ(order->files[0].path, "/b") << "first touched at 2000 ns";
+  EXPECT_EQ(order->files[1].path, "/a");
+  std::string got;
+  for (const FileTouch& t : order->touches)
+    got += std::to_string(t.ts_ns) + " " + order->files[t.file].path + " " + t.source + " " + std::to_string(t.offset) +
+           "+" + std::to_string(t.length) + "\n";
+  EXPECT_EQ(got,
+            "2000 /b a 0+16384\n"
+            "2000 /b f 8192+4096\n"
+            "4000 /a p 0+4096\n"
+            "4000 /a r 8192+100\n"
+            "4000 /b r 0+100\n"
+            "8000 /b p 20480+4096\n");
+  EXPECT_EQ(order->reads, 2u);
+  EXPECT_EQ(order->faults, 1u);
+  EXPECT_EQ(order->around, 1u);
+  EXPECT_EQ(order->additions, 2u);
+  EXPECT_TRUE(order->unnamed.empty());
 }
 
 TEST(PlanBuilder, ClampsToTheFileAndLeavesOutReplacedAndMissingFiles) {
