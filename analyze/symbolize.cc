@@ -112,6 +112,50 @@ struct Symbolizer::Module {
   std::unordered_map<uint64_t, Dwarf_Die> subprograms;
   // The prologue_end address of each ELF symbol (by start), 0 if none.
   std::unordered_map<uint64_t, Dwarf_Addr> prologue_ends;
+  // Symbols libdwfl found, by start (module address), for the addresses
+  // inside them. dwfl_module_addrinfo scans every symbol of the module for
+  // each address: 75% of `analyze hot` on a Python run (8.8k samples, 1.6 s).
+  // A symbol [start, start + size) is kept here only when no other symbol
+  // starts inside it, bar its aliases (same start and size). Then every
+  // address in it has the same symbols at or below it, this one the
+  // closest, and libdwfl gives the same answer for each.
+  struct SymRange {
+    GElf_Addr end;
+    const char* name;
+    GElf_Sym sym;
+  };
+  std::map<GElf_Addr, SymRange> sym_ranges;
+  std::vector<std::pair<GElf_Addr, GElf_Xword>> sym_starts;  // (start, size) of every symbol, sorted
+  bool sym_starts_read = false;
+
+  // The symbol at module address `maddr`, as dwfl_module_addrinfo finds it.
+  const char* SymbolAt(GElf_Addr maddr, GElf_Off* off, GElf_Sym* sym) {
+    auto r = sym_ranges.upper_bound(maddr);
+    if (r != sym_ranges.begin() && maddr < std::prev(r)->second.end) {
+      --r;
+      *off = maddr - r->first;
+      *sym = r->second.sym;
+      return r->second.name;
+    }
+    const char* name = dwfl_module_addrinfo(mod, maddr, off, sym, nullptr, nullptr, nullptr);
+    if (!name || sym->st_size == 0 || *off >= sym->st_size) return name;
+    if (!sym_starts_read) {
+      sym_starts_read = true;
+      int n = dwfl_module_getsymtab(mod);
+      for (int i = 1; i < n; ++i) {
+        GElf_Sym s;
+        GElf_Addr a = 0;
+        if (dwfl_module_getsym_info(mod, i, &s, &a, nullptr, nullptr, nullptr)) sym_starts.push_back({a, s.st_size});
+      }
+      std::sort(sym_starts.begin(), sym_starts.end());
+    }
+    GElf_Addr start = maddr - *off, end = start + sym->st_size;
+    auto it = std::lower_bound(sym_starts.begin(), sym_starts.end(), std::make_pair(start, GElf_Xword{0}));
+    for (; it != sym_starts.end() && it->first < end; ++it)
+      if (it->first != start || it->second != sym->st_size) return name;
+    sym_ranges[start] = {end, name, *sym};
+    return name;
+  }
 
   Dwarf_Die* CuAt(Dwarf_Addr a) {
     auto it = std::upper_bound(cus.begin(), cus.end(), a, [](Dwarf_Addr x, const CuRange& r) { return x < r.lo; });
@@ -361,7 +405,7 @@ const AddressInfo* Symbolizer::Lookup(const BinaryRef& b, uint64_t vaddr) {
 
   GElf_Off off = 0;
   GElf_Sym sym;
-  const char* sname = dwfl_module_addrinfo(m->mod, maddr, &off, &sym, nullptr, nullptr, nullptr);
+  const char* sname = m->SymbolAt(maddr, &off, &sym);
   if (sname && GELF_ST_TYPE(sym.st_info) != STT_OBJECT) {
     info.symbol = sname;
     info.symbol_start = vaddr - off;

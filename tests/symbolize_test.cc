@@ -8,9 +8,14 @@
 // through .gnu_debuglink and through a .build-id debug directory; a
 // rebuilt binary must be refused; a binary without DWARF still gives
 // symbols.
+#include <elfutils/libdwfl.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
 #include <map>
 #include <sstream>
 #include <string>
@@ -230,6 +235,86 @@ TEST(Symbolize, RebuiltBinaryIsReportedNotMisread) {
   EXPECT_EQ(sym2.Open(stale).problem, "");
   size_t inlined = 0, disc = 0;
   CompareWithOracle(sym2, stale, Pgo("pgo_app"), {"hot_kernel"}, &inlined, &disc);
+}
+
+// The symbolizer remembers the symbol libdwfl found for an address and
+// gives it to the other addresses in that symbol, where no other symbol
+// starts inside it. Here a function has an alias (same start and size), and
+// a hand-written one holds a label without a size and a nested function.
+// At every address from the first function to past the last, looked up in
+// three orders, the symbol must be the one libdwfl gives that address.
+TEST(Symbolize, SymbolsAreLibdwflsAtEveryAddressInAnyOrder) {
+  TempDir dir;
+  std::string src = dir.File("syms.c"), bin = dir.File("syms");
+  std::ofstream(src) << "int helper(int x) { return x * 3 + 1; }\n"
+                        "int helper_alias(int) __attribute__((alias(\"helper\")));\n"
+                        "__asm__(\".text\\n.globl outer\\n.type outer,@function\\nouter:\\n nop\\n nop\\n"
+                        ".globl inner_label\\ninner_label:\\n nop\\n nop\\n"
+                        ".globl nested\\n.type nested,@function\\nnested:\\n nop\\n nop\\n ret\\n.size nested, .-nested\\n"
+                        " nop\\n nop\\n ret\\n.size outer, .-outer\\n\");\n"
+                        "int main(int c, char** v) { (void)v; return helper(c); }\n";
+  CmdResult cc = RunCmd({"clang-19", "-O1", "-o", bin, src});
+  ASSERT_EQ(cc.status, 0) << cc.err;
+  auto nm = Nm(bin);
+  for (const char* f : {"helper", "helper_alias", "outer", "nested", "main"})
+    ASSERT_TRUE(nm.count(f)) << f << " in " << bin;
+  ASSERT_NE(Sh("nm " + bin).out.find(" T inner_label\n"), std::string::npos) << "the label without a size";
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (const char* f : {"helper", "outer", "main"}) {
+    lo = std::min(lo, nm[f].start);
+    hi = std::max(hi, nm[f].start + nm[f].size);
+  }
+  std::vector<uint64_t> addrs;
+  for (uint64_t a = lo; a < hi + 16; ++a) addrs.push_back(a);
+
+  // The oracle: libdwfl itself, one address at a time.
+  char* debuginfo_path = nullptr;
+  Dwfl_Callbacks cb{};
+  cb.find_elf = dwfl_build_id_find_elf;
+  cb.find_debuginfo = dwfl_standard_find_debuginfo;
+  cb.section_address = dwfl_offline_section_address;
+  cb.debuginfo_path = &debuginfo_path;
+  Dwfl* dwfl = dwfl_begin(&cb);
+  ASSERT_NE(dwfl, nullptr);
+  Dwfl_Module* mod = dwfl_report_offline(dwfl, "", bin.c_str(), -1);
+  ASSERT_NE(mod, nullptr) << dwfl_errmsg(-1);
+  dwfl_report_end(dwfl, nullptr, nullptr);
+  GElf_Addr bias = 0;
+  ASSERT_NE(dwfl_module_getelf(mod, &bias), nullptr);
+  struct Want {
+    std::string symbol;
+    uint64_t start = 0;
+  };
+  std::map<uint64_t, Want> want;
+  for (uint64_t a : addrs) {
+    GElf_Off off = 0;
+    GElf_Sym sym;
+    const char* name = dwfl_module_addrinfo(mod, a + bias, &off, &sym, nullptr, nullptr, nullptr);
+    if (name && GELF_ST_TYPE(sym.st_info) != STT_OBJECT) want[a] = {name, a - off};
+    else want[a] = {};
+  }
+  dwfl_end(dwfl);
+  std::set<std::string> seen;
+  for (const auto& [a, w] : want) seen.insert(w.symbol);
+  EXPECT_EQ(seen.count("nested"), 1u) << "the nested function is found at its own addresses";
+  EXPECT_EQ(seen.count("outer"), 1u);
+
+  std::vector<uint64_t> shuffled = addrs;
+  std::shuffle(shuffled.begin(), shuffled.end(), std::mt19937(1));
+  std::vector<uint64_t> descending(addrs.rbegin(), addrs.rend());
+  for (const auto* order : {&addrs, &descending, &shuffled}) {
+    Symbolizer sym;
+    BinaryRef ref = Ref(bin);
+    for (uint64_t a : *order) {
+      SCOPED_TRACE(testing::Message() << "0x" << std::hex << a);
+      const AddressInfo* ai = sym.Lookup(ref, a);
+      ASSERT_NE(ai, nullptr);
+      EXPECT_EQ(ai->symbol, want[a].symbol);
+      if (!want[a].symbol.empty()) {
+        EXPECT_EQ(ai->symbol_start, want[a].start);
+      }
+    }
+  }
 }
 
 TEST(Symbolize, BinaryWithoutDebugInfoStillHasSymbols) {
