@@ -10,15 +10,15 @@ Two real runs are recorded first:
   pread/pwrite pairs, one writing 1 MiB and fsyncing every 50 ms, one
   touching random pages of a mapped 256 MiB file and dropping them again
   (syscalls, block I/O, off-CPU waits, faults and page-cache churn).
-Then syspgo is built as it was at --baseline (a git revision, from `git
-archive`, the same build type), and each command runs with both builds,
-interleaved, --runs times: peak RSS (getrusage ru_maxrss), wall time, and
-whether both wrote the same bytes. On the reads run each command also runs
+Then syspgo is built as it was at each --baseline revision (comma-separated,
+oldest first; from `git archive`, the same build type), and each command runs
+with every build, interleaved, --runs times: peak RSS (getrusage ru_maxrss),
+wall time, and whether each build wrote the same bytes as the one before it. On the reads run each command also runs
 once under cachegrind for the instructions executed (on the mixed run that
 would take hours with the baseline's report). Writes its section of
 bench/RESULTS.md.
 
-usage: sudo bench/analyses.py [--runs 5] [--mib 2048] [--seconds 8] [--baseline REV]
+usage: sudo bench/analyses.py [--runs 5] [--mib 2048] [--seconds 8] [--baseline REV[,REV...]]
 """
 import argparse
 import os
@@ -79,11 +79,11 @@ for t in threads:
 
 def build_baseline(rev, work):
     """syspgo at git revision rev, built like this tree's build; returns its binary."""
-    src = os.path.join(work, "baseline-src")
+    src = os.path.join(work, f"baseline-src-{rev}")
     os.makedirs(src)
     archive = subprocess.run(["git", "-C", B.ROOT, "archive", rev], capture_output=True, check=True).stdout
     subprocess.run(["tar", "-x", "-C", src], input=archive, check=True)
-    build = os.path.join(work, "baseline-build")
+    build = os.path.join(work, f"baseline-build-{rev}")
     build_type = "RelWithDebInfo"
     cache = os.path.join(B.BUILD, "CMakeCache.txt")
     if os.path.exists(cache):
@@ -145,13 +145,14 @@ def commands_for(db, work, names):
         "files": lambda s, k: ([s, "analyze", db, "files", "--json"], None),
         "pagecache": lambda s, k: ([s, "analyze", db, "pagecache", "--json"], None),
         "stalls": lambda s, k: ([s, "analyze", db, "stalls", "--json"], None),
+        "hot": lambda s, k: ([s, "analyze", db, "hot", "--json"], None),
         "plan": lambda s, k: ([s, "optimize", db, "--emit", "plan", "-o", os.path.join(out, f"{k}.plan")],
                               os.path.join(out, f"{k}.plan")),
         "report": lambda s, k: ([s, "report", db, "-o", os.path.join(out, f"{k}.html")],
                                 os.path.join(out, f"{k}.html")),
     }
     label = {"access": "analyze access", "files": "analyze files", "pagecache": "analyze pagecache",
-             "stalls": "analyze stalls", "plan": "optimize --emit plan", "report": "report"}
+             "stalls": "analyze stalls", "hot": "analyze hot", "plan": "optimize --emit plan", "report": "report"}
     return [(label[n], table[n]) for n in names]
 
 
@@ -185,14 +186,15 @@ def measure(commands, variants, runs, cachegrind):
 
 
 def table(commands, variants, res):
+    """Rows per command and build; ratios to the first (oldest) build; output
+    compared with the build before each."""
     first = variants[0][0]
     cg = any(x["instr"] is not None for x in res.values())
-    rows = ["| command | syspgo | peak RSS | wall | RSS ÷ baseline | wall ÷ baseline |" +
+    rows = [f"| command | syspgo | peak RSS | wall | RSS ÷ {first} | wall ÷ {first} |" +
             (" instructions (cachegrind) |" if cg else "") + " output |",
             "|---|---|---|---|---|---|" + ("---|" if cg else "") + "---|"]
     for c, _ in commands:
-        same = res[(c, first)]["out"] == res[(c, variants[1][0])]["out"]
-        for v, _ in variants:
+        for i, (v, _) in enumerate(variants):
             x, base = res[(c, v)], res[(c, first)]
             ratio = lambda k: "" if v == first else f"{B.med(x[k]) / B.med(base[k]):.2f}x"
             rss = x["rss"]
@@ -200,16 +202,24 @@ def table(commands, variants, res):
                    f"{B.fmt_range(x['wall'], 1e9, 's', 2)} | {ratio('rss')} | {ratio('wall')} |")
             if cg:
                 row += f" {x['instr'] / 1e9:.2f} G" + ("" if v == first else f" ({x['instr'] / base['instr']:.2f}x)") + " |"
-            row += f" {'' if v == first else ('same' if same else '**differs**')} |"
+            if i == 0:
+                row += " |"
+            else:
+                prev = variants[i - 1][0]
+                same = x["out"] == res[(c, prev)]["out"]
+                row += f" {'same' if same else '**differs**'} as {prev} |"
             rows.append(row)
     notes = []
     for c, _ in commands:
-        a, b = res[(c, first)]["out"], res[(c, variants[1][0])]["out"]
-        if a != b:
-            i = next((k for k in range(min(len(a), len(b))) if a[k] != b[k]), min(len(a), len(b)))
-            clip = lambda x: x[max(0, i - 40):i + 12].decode(errors="replace").replace("`", "'").replace("\n", " ")
-            ndiff = sum(1 for x, y in zip(a, b) if x != y) + abs(len(a) - len(b))
-            notes.append(f"- {c}: {ndiff} byte(s) differ, the first at byte {i:,}: `{clip(a)}` against `{clip(b)}`")
+        for i in range(1, len(variants)):
+            pv, v = variants[i - 1][0], variants[i][0]
+            a, b = res[(c, pv)]["out"], res[(c, v)]["out"]
+            if a != b:
+                k = next((j for j in range(min(len(a), len(b))) if a[j] != b[j]), min(len(a), len(b)))
+                clip = lambda x: x[max(0, k - 40):k + 12].decode(errors="replace").replace("`", "'").replace("\n", " ")
+                ndiff = sum(1 for x, y in zip(a, b) if x != y) + abs(len(a) - len(b))
+                notes.append(f"- {c}, {pv} against {v}: {ndiff} byte(s) differ, the first at byte {k:,}: "
+                             f"`{clip(a)}` against `{clip(b)}`")
     return "\n".join(rows) + "\n" + ("\nWhere the outputs differ:\n\n" + "\n".join(notes) + "\n" if notes else "")
 
 
@@ -218,9 +228,9 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--mib", type=int, default=2048, help="reads run: size of the file read in 4 KiB preads")
     ap.add_argument("--seconds", type=float, default=8, help="mixed run: how long the load runs")
-    ap.add_argument("--baseline", default="94f81db",
-                    help="git revision to compare with (default: the last one before session 13's changes to "
-                         "these commands)")
+    ap.add_argument("--baseline", default="94f81db,b724300",
+                    help="git revisions to compare with, oldest first (default: before session 13's changes to "
+                         "these commands, and before session 14's)")
     a = ap.parse_args()
     work = B.work_dir("analyses", a.runs)
     data = os.path.join(work, "big.data")
@@ -234,18 +244,19 @@ def main():
     print(f"bench: recording the mixed run ({a.seconds:g} s, every probe group)", file=sys.stderr)
     mixed_db, mixed_events = record(work, "mixed", [], ["python3", os.path.join(work, "mixed.py"), work,
                                                         str(a.seconds)])
-    base = build_baseline(a.baseline, work)
-    variants = [(f"at {a.baseline}", base), ("this tree", B.SYSPGO)]
+    revs = [r for r in a.baseline.split(",") if r]
+    variants = [(f"at {r}", build_baseline(r, work)) for r in revs] + [("this tree", B.SYSPGO)]
     reads_cmds = commands_for(reads_db, work, ["access", "files", "plan", "report"])
-    mixed_cmds = commands_for(mixed_db, work, ["files", "pagecache", "stalls", "access", "report"])
+    mixed_cmds = commands_for(mixed_db, work, ["files", "pagecache", "stalls", "hot", "access", "plan", "report"])
     print("bench: the reads run", file=sys.stderr)
     reads = measure(reads_cmds, variants, a.runs, cachegrind=True)
     print("bench: the mixed run", file=sys.stderr)
     mixed = measure(mixed_cmds, variants, a.runs, cachegrind=False)
     mib = lambda p: os.path.getsize(p) / (1 << 20)
-    body = (f"Each command ran with syspgo as built at `{a.baseline}` and as built from this tree, interleaved, "
-            f"{a.runs} runs each: peak RSS (getrusage ru_maxrss) and wall time, medians (min–max). *Output*: whether "
-            "both builds wrote the same bytes (the plan, the HTML report, the tables and JSON).\n\n"
+    body = (f"Each command ran with syspgo as built at {', '.join(f'`{r}`' for r in revs)} and as built from this "
+            f"tree, interleaved, {a.runs} runs each: peak RSS (getrusage ru_maxrss) and wall time, medians (min–max). "
+            "*Output*: whether each build wrote the same bytes as the build above it (the plan, the HTML report, "
+            "the tables and JSON).\n\n"
             f"**Reads run**: python3 reads a sparse {a.mib} MiB file in 4 KiB preads under `syspgo collect --cold "
             f"--probes fileio,faults,pagecache` ({reads_events:,} events, database {mib(reads_db):.0f} MiB). "
             "Instructions from one more run of each under `valgrind --tool=cachegrind`.\n\n" +
