@@ -1,5 +1,6 @@
 //===- access_order.cc - which bytes of which files a run touched, and when ===//
 #include "analyze/access_order.h"
+#include "analyze/run.h"
 #include "analyze/sample_set.h"
 
 #include <sys/stat.h>
@@ -91,17 +92,18 @@ SELECT dev, ino, MIN(path) FROM (
 // them. The last column is the arm (0 read, 1 fault, 2 fault-around,
 // 3 page-cache addition). Sorting here, with the paths joined in, took
 // more than half of `analyze access` on a run of 2.3M page-cache events.
+// {table}: see WithRunTables.
 constexpr char kTouchesSql[] = R"sql(
 SELECT ts, pid, dev, ino, pos, ret, 0 FROM file_io
  WHERE run_id = ?1 AND ts >= ?2 AND nr IN (0, 17, 19, 295, 327) AND kind = 32768 AND ret > 0 AND pos >= 0
 UNION ALL
-SELECT ts, pid, dev, ino, pgoff * 4096, 4096, 1 FROM page_fault
+SELECT ts, pid, dev, ino, pgoff * 4096, 4096, 1 FROM {page_fault}
  WHERE run_id = ?1 AND ts >= ?2 AND ino != 0 AND pgoff >= 0
 UNION ALL
-SELECT ts, pid, dev, ino, around_first * 4096, (around_last - around_first + 1) * 4096, 2 FROM page_fault
+SELECT ts, pid, dev, ino, around_first * 4096, (around_last - around_first + 1) * 4096, 2 FROM {page_fault}
  WHERE run_id = ?1 AND ts >= ?2 AND ino != 0 AND around_first >= 0 AND around_last >= around_first
 UNION ALL
-SELECT ts, pid, dev, ino, idx * 4096, pages * 4096, 3 FROM page_cache
+SELECT ts, pid, dev, ino, idx * 4096, pages * 4096, 3 FROM {page_cache}
  WHERE run_id = ?1 AND ts >= ?2 AND op = 1 AND (why & 1) != 0
 )sql";
 
@@ -149,7 +151,7 @@ Result<AccessOrder> FileAccessOrder(Db& db, int64_t run_id) {
     while (st->Step(&err)) paths[{static_cast<uint64_t>(st->Int(0)), static_cast<uint64_t>(st->Int(1))}] = st->Text(2);
     if (!err.ok()) return err.error();
   }
-  auto st = db.Prepare(kTouchesSql);
+  auto st = db.Prepare(WithRunTables(db, kTouchesSql));
   if (!st) return st.error();
   st->Bind(1, run_id);
   st->Bind(2, t0);

@@ -17,6 +17,7 @@
 
 #include "analyze/file_paths.h"
 #include "analyze/finding_print.h"
+#include "analyze/run.h"
 #include "analyze/stack_names.h"
 #include "common/util.h"
 
@@ -26,11 +27,13 @@ namespace {
 constexpr char kRunSql[] = "SELECT COALESCE(command_start_ts, 0), COALESCE(end_ts, 0) FROM run WHERE id = ?1";
 constexpr char kProbeSql[] =
     "SELECT attached, detail FROM run_probe WHERE run_id = ?1 AND probe_group = 'pagecache'";
+// {table}: see WithRunTables. The order after (ts, op) is that of the
+// run's rows in the index, as SQLite read them before it scanned the table.
 constexpr char kEventsSql[] =
-    "SELECT ts, op, comm, dev, ino, idx, pages, page_cgroup, stack_id FROM page_cache WHERE run_id = ?1 "
-    "ORDER BY ts, op";
+    "SELECT ts, op, comm, dev, ino, idx, pages, page_cgroup, stack_id FROM {page_cache} WHERE run_id = ?1 "
+    "ORDER BY ts, op, dev, ino, idx, rowid";
 constexpr char kFaultsSql[] =
-    "SELECT dev, ino, pgoff FROM page_fault WHERE run_id = ?1 AND dev != 0 AND pgoff >= 0";
+    "SELECT dev, ino, pgoff FROM {page_fault} WHERE run_id = ?1 AND dev != 0 AND pgoff >= 0";
 // The DAMON pageout schemes in force during the run (collect/damon.h).
 constexpr char kDamonSql[] = R"sql(
 SELECT json_extract(j.value, '$.path'), COALESCE(json_extract(j.value, '$.min_age'), -1),
@@ -180,7 +183,7 @@ Deleter Analysis::Classify(int64_t stack_id, const std::string& comm) {
 }
 
 Status Analysis::Replay() {
-  auto st = db_.Prepare(kEventsSql);
+  auto st = db_.Prepare(WithRunTables(db_, kEventsSql));
   if (!st) return st.error();
   st->Bind(1, q_.run_id);
   Status err;
@@ -229,7 +232,7 @@ Status Analysis::Replay() {
 }
 
 Status Analysis::LoadFaults() {
-  auto st = db_.Prepare(kFaultsSql);
+  auto st = db_.Prepare(WithRunTables(db_, kFaultsSql));
   if (!st) return st.error();
   st->Bind(1, q_.run_id);
   Status err;

@@ -18,6 +18,7 @@
 #include "analyze/files.h"
 #include "analyze/report_findings.h"
 #include "analyze/report_common.h"
+#include "analyze/run.h"
 #include "analyze/sample_db.h"
 #include "analyze/symbolize.h"
 
@@ -119,11 +120,13 @@ ORDER BY dev
 // took 90 s of a report of a run with 1.8M additions (it was asked twice);
 // in the pass, a file's deleted pages are a set. At equal times additions
 // come first, as the view sees only deletions strictly before.
+// {page_cache}: see WithRunTables; the order after (dev, ino, ts, op) is
+// that of the index, as SQLite read the rows before it scanned the table.
 constexpr char kPageCacheSql[] = R"sql(
 SELECT dev, ino, ts, op, idx, pages, CASE WHEN op = 2 THEN comm END
-FROM page_cache
+FROM {page_cache}
 WHERE run_id = ?1
-ORDER BY dev, ino, ts, op
+ORDER BY dev, ino, ts, op, idx, rowid
 )sql";
 
 constexpr char kFilePathsSql[] = "SELECT dev, ino, path FROM file WHERE run_id = ?1";
@@ -491,7 +494,7 @@ Status ReportBuilder::PageCache() {
   std::map<std::string, int64_t> deleters;  // comm -> pages deleted
   std::unordered_set<int64_t> gone;         // pages of the current file deleted so far
   int64_t rows = 0;
-  SYSPGO_TRY(ForEachRow(db_, What("page_cache"), kPageCacheSql, {run_.id}, [&](Stmt& s) {
+  SYSPGO_TRY(ForEachRow(db_, What("page_cache"), WithRunTables(db_, kPageCacheSql), {run_.id}, [&](Stmt& s) {
     ++rows;
     int64_t dev = s.Int(0), ino = s.Int(1), ts = s.Int(2), op = s.Int(3), idx = s.Int(4), pages = s.Int(5);
     if (files.empty() || files.back().dev != dev || files.back().ino != ino) {

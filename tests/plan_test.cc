@@ -14,6 +14,7 @@
 #include <fstream>
 
 #include "analyze/access_order.h"
+#include "analyze/run.h"
 #include "common/profile_db.h"
 #include "optimize/deploy_lists.h"
 #include "optimize/plan.h"
@@ -208,6 +209,37 @@ INSERT INTO page_fault (run_id, ts, pid, tid, addr, ip, error_code, dev, ino, pg
   EXPECT_EQ(order->around, 1u);
   EXPECT_EQ(order->additions, 2u);
   EXPECT_TRUE(order->unnamed.empty());
+}
+
+// A query over one run's rows scans the table when the database holds that
+// run alone, and goes through the run_id index when it holds others too.
+TEST(RunTables, ScanTheTableWhenTheDatabaseHoldsOneRun) {
+  TempDir dir;
+  auto db = OpenProfileDb(dir.File("run.db"), DbMode::kCreateOrAppend);
+  ASSERT_TRUE(db.ok()) << db.error().message;
+  auto add_run = [&](int id) {
+    return db->Exec("INSERT INTO run (id, command, argv_json, target_pid, attached, host, kernel_release, "
+                    "syspgo_version, start_realtime_ns, start_monotonic_ns, status, settings_json) VALUES (" +
+                    std::to_string(id) + ", 'x', '[\"x\"]', 1, 0, 'h', 'k', 'v', 0, 0, 'complete', '{}')");
+  };
+  auto plan = [&](const std::string& sql) {
+    auto st = db->Prepare("EXPLAIN QUERY PLAN " + sql);
+    std::string out;
+    if (!st.ok()) return st.error().message;
+    Status err;
+    while (st->Step(&err)) out += st->Text(3) + "\n";
+    return out;
+  };
+  const std::string sql = "SELECT ts FROM {page_cache} WHERE run_id = 1 ORDER BY ts";
+  ASSERT_TRUE(add_run(1).ok());
+  std::string one = WithRunTables(*db, sql);
+  EXPECT_EQ(one, "SELECT ts FROM page_cache NOT INDEXED WHERE run_id = 1 ORDER BY ts");
+  EXPECT_NE(plan(one).find("SCAN page_cache"), std::string::npos) << plan(one);
+  ASSERT_TRUE(add_run(2).ok());
+  std::string two = WithRunTables(*db, sql);
+  EXPECT_EQ(two, "SELECT ts FROM page_cache WHERE run_id = 1 ORDER BY ts");
+  EXPECT_NE(plan(two).find("INDEX page_cache_by_page"), std::string::npos) << plan(two);
+  EXPECT_EQ(WithRunTables(*db, "SELECT 1 FROM {page_fault}, {page_cache}"), "SELECT 1 FROM page_fault, page_cache");
 }
 
 TEST(PlanBuilder, ClampsToTheFileAndLeavesOutReplacedAndMissingFiles) {
