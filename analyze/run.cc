@@ -32,16 +32,13 @@ Result<RunInfo> ResolveRun(Db& db, int64_t requested) {
   return info;
 }
 
-std::string RunTable(Db& db, const char* table) {
-  auto runs = db.QueryInt("SELECT COUNT(*) FROM run");
-  return std::string(table) + (runs.ok() && *runs == 1 ? " NOT INDEXED" : "");
-}
-
 std::string WithRunTables(Db& db, std::string sql) {
+  auto runs = db.QueryInt("SELECT COUNT(*) FROM run");
+  const char* hint = runs.ok() && *runs == 1 ? " NOT INDEXED" : "";
   for (size_t open = sql.find('{'); open != std::string::npos; open = sql.find('{', open)) {
     size_t close = sql.find('}', open);
     if (close == std::string::npos) break;
-    std::string t = RunTable(db, sql.substr(open + 1, close - open - 1).c_str());
+    std::string t = sql.substr(open + 1, close - open - 1) + hint;
     sql.replace(open, close - open + 1, t);
     open += t.size();
   }

@@ -151,9 +151,12 @@ struct Symbolizer::Module {
     }
     GElf_Addr start = maddr - *off, end = start + sym->st_size;
     auto it = std::lower_bound(sym_starts.begin(), sym_starts.end(), std::make_pair(start, GElf_Xword{0}));
-    for (; it != sym_starts.end() && it->first < end; ++it)
+    bool listed = false;  // the symbol found is in the table read (it always is, unless that failed)
+    for (; it != sym_starts.end() && it->first < end; ++it) {
       if (it->first != start || it->second != sym->st_size) return name;
-    sym_ranges[start] = {end, name, *sym};
+      listed = true;
+    }
+    if (listed) sym_ranges[start] = {end, name, *sym};
     return name;
   }
 
