@@ -84,6 +84,80 @@ std::string Demangle(const std::string& name) {
   return out;
 }
 
+namespace {
+
+// A subprogram's DIE and the inlined subroutines and lexical blocks below
+// it, each with its address ranges, read from libdw once. Finding an inline
+// chain by asking libdw at each level (dwarf_child, dwarf_siblingof,
+// dwarf_haspc) decoded the same DIEs again for every address: a fifth of
+// SQLite's sample profile, whose sqlite3VdbeExec holds thousands of them.
+class ScopeTree {
+ public:
+  explicit ScopeTree(Dwarf_Die sub) { nodes_.push_back({sub, false, Ranges(&sub)}); }
+
+  bool Contains(Dwarf_Addr a) const { return nodes_[0].Has(a); }
+
+  // The subprogram and inlined-subroutine DIEs that contain `a`, outermost
+  // first: the chain dwarf_getscopes and dwarf_getscopes_die give. At each
+  // level the first child (in DIE order) whose ranges hold `a` is taken.
+  std::vector<Dwarf_Die> Chain(Dwarf_Addr a) {
+    std::vector<Dwarf_Die> chain = {nodes_[0].die};
+    uint32_t cur = 0;
+    for (;;) {
+      Expand(cur);
+      uint32_t next = UINT32_MAX;
+      for (uint32_t c : nodes_[cur].children)
+        if (nodes_[c].Has(a)) {
+          next = c;
+          break;
+        }
+      if (next == UINT32_MAX) break;
+      if (nodes_[next].inlined) chain.push_back(nodes_[next].die);
+      cur = next;
+    }
+    return chain;
+  }
+
+ private:
+  struct Node {
+    Dwarf_Die die;
+    bool inlined = false;
+    std::vector<std::pair<Dwarf_Addr, Dwarf_Addr>> ranges;  // [lo, hi), as dwarf_haspc tests them
+    bool expanded = false;
+    std::vector<uint32_t> children;  // inlined subroutines and lexical blocks, in DIE order
+    bool Has(Dwarf_Addr a) const {
+      for (const auto& [lo, hi] : ranges)
+        if (a >= lo && a < hi) return true;
+      return false;
+    }
+  };
+
+  static std::vector<std::pair<Dwarf_Addr, Dwarf_Addr>> Ranges(Dwarf_Die* d) {
+    std::vector<std::pair<Dwarf_Addr, Dwarf_Addr>> out;
+    Dwarf_Addr base = 0, lo = 0, hi = 0;
+    for (ptrdiff_t off = 0; (off = dwarf_ranges(d, off, &base, &lo, &hi)) > 0;) out.push_back({lo, hi});
+    return out;
+  }
+
+  void Expand(uint32_t i) {
+    if (nodes_[i].expanded) return;
+    nodes_[i].expanded = true;
+    Dwarf_Die cur = nodes_[i].die, child;
+    if (dwarf_child(&cur, &child) != 0) return;
+    do {
+      int tag = dwarf_tag(&child);
+      if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_lexical_block) continue;
+      uint32_t k = static_cast<uint32_t>(nodes_.size());
+      nodes_.push_back({child, tag == DW_TAG_inlined_subroutine, Ranges(&child)});
+      nodes_[i].children.push_back(k);
+    } while (dwarf_siblingof(&child, &child) == 0);
+  }
+
+  std::vector<Node> nodes_;
+};
+
+}  // namespace
+
 struct Symbolizer::Module {
   Dwfl_Callbacks callbacks{};      // libdwfl keeps pointers to these: they live as long as dwfl
   char* debuginfo_path = nullptr;
@@ -104,12 +178,12 @@ struct Symbolizer::Module {
   };
   std::vector<CuRange> cus;
   Dwarf_Addr dwarf_bias = 0;  // DWARF address = module address - dwarf_bias
-  // The subprogram DIE of each ELF symbol (by start address) found so far.
-  // dwarf_getscopes walks the whole compile unit from its root for every
-  // address, milliseconds each in a CU like SQLite's amalgamation; the
-  // inline chain of another address in the same function is found by
-  // descending that function's own DIEs instead (InlineChain).
-  std::unordered_map<uint64_t, Dwarf_Die> subprograms;
+  // The subprogram DIE of each ELF symbol (by start address) found so far,
+  // as the root of its ScopeTree. dwarf_getscopes walks the whole compile
+  // unit from its root for every address, milliseconds each in a CU like
+  // SQLite's amalgamation; the inline chain of another address in the same
+  // function is found by descending that function's own DIEs instead.
+  std::unordered_map<uint64_t, ScopeTree> subprograms;
   // The prologue_end address of each ELF symbol (by start), 0 if none.
   std::unordered_map<uint64_t, Dwarf_Addr> prologue_ends;
   // Symbols libdwfl found, by start (module address), for the addresses
@@ -370,33 +444,6 @@ std::vector<uint64_t> Symbolizer::LineAddresses(const BinaryRef& b, uint64_t sta
   return out;
 }
 
-namespace {
-
-// The subprogram and inlined-subroutine DIEs under `sub` that contain `a`,
-// outermost first: the chain dwarf_getscopes and dwarf_getscopes_die give,
-// found by descending from the function instead of from the CU's root.
-std::vector<Dwarf_Die> InlineChain(Dwarf_Die sub, Dwarf_Addr a) {
-  std::vector<Dwarf_Die> chain = {sub};
-  Dwarf_Die cur = sub;
-  for (;;) {
-    Dwarf_Die child;
-    if (dwarf_child(&cur, &child) != 0) break;
-    bool found = false;
-    do {
-      int tag = dwarf_tag(&child);
-      if ((tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block) && dwarf_haspc(&child, a) == 1) {
-        if (tag == DW_TAG_inlined_subroutine) chain.push_back(child);
-        cur = child;
-        found = true;
-        break;
-      }
-    } while (dwarf_siblingof(&child, &child) == 0);
-    if (!found) break;
-  }
-  return chain;
-}
-
-}  // namespace
 
 const AddressInfo* Symbolizer::Lookup(const BinaryRef& b, uint64_t vaddr) {
   Module* m = Get(b);
@@ -468,8 +515,8 @@ const AddressInfo* Symbolizer::Lookup(const BinaryRef& b, uint64_t vaddr) {
       return fr;
     };
     auto known = info.symbol.empty() ? m->subprograms.end() : m->subprograms.find(info.symbol_start);
-    if (known != m->subprograms.end() && dwarf_haspc(&known->second, a) == 1) {
-      std::vector<Dwarf_Die> chain = InlineChain(known->second, a);
+    if (known != m->subprograms.end() && known->second.Contains(a)) {
+      std::vector<Dwarf_Die> chain = known->second.Chain(a);
       for (size_t k = chain.size(); k-- > 0;) {
         info.frames.push_back(frame_of(&chain[k]));
         if (k == 0) break;
@@ -493,7 +540,7 @@ const AddressInfo* Symbolizer::Lookup(const BinaryRef& b, uint64_t vaddr) {
       }
       info.frames.push_back(frame_of(&scopes[i]));
       if (tag == DW_TAG_subprogram) {
-        if (!info.symbol.empty()) m->subprograms.emplace(info.symbol_start, scopes[i]);
+        if (!info.symbol.empty()) m->subprograms.emplace(info.symbol_start, ScopeTree(scopes[i]));
         break;
       }
       // The frame outside an inlined call is at the call's line.
