@@ -136,6 +136,16 @@ def record(work, name, probes, argv):
     return db, int(m.group(1)) if m else 0
 
 
+def python_code():
+    """The file holding python3's interpreter loop: its shared libpython if it
+    has one, else the executable."""
+    out = subprocess.run(["python3", "-c", "import os, sys, sysconfig; g = sysconfig.get_config_var; "
+                          "lib = os.path.join(g('LIBDIR') or '', g('INSTSONAME') or ''); "
+                          "print(lib if g('Py_ENABLE_SHARED') and os.path.isfile(lib) else os.path.realpath(sys.executable))"],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    return out
+
+
 def commands_for(db, work, names):
     """(label, make(binary, tag) -> (argv, output file or None)) for each command named."""
     out = os.path.join(work, "out")
@@ -146,13 +156,16 @@ def commands_for(db, work, names):
         "pagecache": lambda s, k: ([s, "analyze", db, "pagecache", "--json"], None),
         "stalls": lambda s, k: ([s, "analyze", db, "stalls", "--json"], None),
         "hot": lambda s, k: ([s, "analyze", db, "hot", "--json"], None),
+        "sample-profile": lambda s, k: ([s, "optimize", db, "--binary", python_code(), "--emit", "sample-profile",
+                                         "-o", os.path.join(out, f"{k}.prof")], os.path.join(out, f"{k}.prof")),
         "plan": lambda s, k: ([s, "optimize", db, "--emit", "plan", "-o", os.path.join(out, f"{k}.plan")],
                               os.path.join(out, f"{k}.plan")),
         "report": lambda s, k: ([s, "report", db, "-o", os.path.join(out, f"{k}.html")],
                                 os.path.join(out, f"{k}.html")),
     }
     label = {"access": "analyze access", "files": "analyze files", "pagecache": "analyze pagecache",
-             "stalls": "analyze stalls", "hot": "analyze hot", "plan": "optimize --emit plan", "report": "report"}
+             "stalls": "analyze stalls", "hot": "analyze hot", "plan": "optimize --emit plan", "report": "report",
+             "sample-profile": "optimize --emit sample-profile (python)"}
     return [(label[n], table[n]) for n in names]
 
 
@@ -247,7 +260,8 @@ def main():
     revs = [r for r in a.baseline.split(",") if r]
     variants = [(f"at {r}", build_baseline(r, work)) for r in revs] + [("this tree", B.SYSPGO)]
     reads_cmds = commands_for(reads_db, work, ["access", "files", "plan", "report"])
-    mixed_cmds = commands_for(mixed_db, work, ["files", "pagecache", "stalls", "hot", "access", "plan", "report"])
+    mixed_cmds = commands_for(mixed_db, work, ["files", "pagecache", "stalls", "hot", "sample-profile", "access", "plan",
+                                               "report"])
     print("bench: the reads run", file=sys.stderr)
     reads = measure(reads_cmds, variants, a.runs, cachegrind=True)
     print("bench: the mixed run", file=sys.stderr)
@@ -263,7 +277,8 @@ def main():
             table(reads_cmds, variants, reads) +
             f"\n**Mixed run**: {a.seconds:g} s with every probe group of three threads: 1-byte pread/pwrite pairs, "
             "1 MiB writes each followed by fsync every 50 ms, and random reads of a mapped 256 MiB file whose pages "
-            f"are dropped again and again ({mixed_events:,} events, database {mib(mixed_db):.0f} MiB).\n\n" +
+            f"are dropped again and again ({mixed_events:,} events, database {mib(mixed_db):.0f} MiB). The sample "
+            f"profile is of `{python_code()}`, where python3 runs its interpreter.\n\n" +
             table(mixed_cmds, variants, mixed))
     B.write_section("analyses on large runs: memory and time",
                     f"sudo bench/analyses.py --runs {a.runs} --mib {a.mib} --seconds {a.seconds:g} "
