@@ -21,6 +21,7 @@ bench/RESULTS.md.
 usage: sudo bench/analyses.py [--runs 5] [--mib 2048] [--seconds 8] [--baseline REV[,REV...]]
 """
 import argparse
+import functools
 import os
 import re
 import selectors
@@ -136,6 +137,7 @@ def record(work, name, probes, argv):
     return db, int(m.group(1)) if m else 0
 
 
+@functools.lru_cache(maxsize=None)
 def python_code():
     """The file holding python3's interpreter loop: its shared libpython if it
     has one, else the executable."""
