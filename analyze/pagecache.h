@@ -19,8 +19,10 @@
 // a prefetch plan.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analyze/finding.h"
@@ -35,9 +37,20 @@ inline constexpr int64_t kChurnMinBytes = 1 << 20;  // refaults re-reading this 
 inline constexpr double kChurnMinShare = 0.10;      // ... or this share of the file's touched pages
 inline constexpr int64_t kChurnMinPages = 16;       // (but never fewer refaults than this)
 
+// One page_cache row as the analysis replays them: file by file (dev, ino),
+// each file's rows in time order (ts, op, idx). op 1: the folio's pages
+// were added, 2: deleted; comm (the current task) is set for deletions only.
+struct PageCacheRow {
+  int64_t dev = 0, ino = 0, ts = 0, op = 0, idx = 0, pages = 0;
+  std::string_view comm;
+};
+
 struct PagecacheQuery {
   int64_t run_id = 0;
   size_t limit = 0;  // at most this many files in the table (0: all); findings are never cut
+  // Also given every row of the replay, so that another tally (the report's
+  // page-cache chart) needs no pass of its own.
+  std::function<void(const PageCacheRow&)> on_row;
 };
 
 // Who deleted pages, from the deletion's kernel stack and task.

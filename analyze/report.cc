@@ -16,6 +16,7 @@
 #include "analyze/blockhist.h"
 #include "analyze/file_calls.h"
 #include "analyze/files.h"
+#include "analyze/pagecache_chart.h"
 #include "analyze/report_findings.h"
 #include "analyze/report_common.h"
 #include "analyze/run.h"
@@ -39,17 +40,6 @@ SELECT probe_group, attached, detail, events
 FROM run_probe
 WHERE run_id = ?1
 ORDER BY probe_group
-)sql";
-
-// The last event of the run, for runs whose end_ts was never written.
-constexpr char kLastEventSql[] = R"sql(
-SELECT MAX(e) FROM (
-  SELECT MAX(ts + dur) AS e FROM file_io WHERE run_id = ?1
-  UNION ALL SELECT MAX(ts + dur) FROM file_open WHERE run_id = ?1
-  UNION ALL SELECT MAX(ts + dur) FROM offcpu WHERE run_id = ?1
-  UNION ALL SELECT MAX(ts + dur) FROM block_rq WHERE run_id = ?1
-  UNION ALL SELECT MAX(COALESCE(exit_ts, start_ts)) FROM thread WHERE run_id = ?1
-)
 )sql";
 
 // Threads with their process; a tid reused within the run has several rows.
@@ -112,16 +102,13 @@ GROUP BY dev
 ORDER BY dev
 )sql";
 
-// The page-cache section comes from one pass over the run's page_cache rows,
-// per file in time order: additions and deletions over time, per file and by
-// deleting task, and the refaults. Refaults are what the page_cache_refault
-// view defines: additions of a folio that overlaps one deleted earlier in the
-// run. The view answers that with correlated subqueries per addition, which
-// took 90 s of a report of a run with 1.8M additions (it was asked twice);
-// in the pass, a file's deleted pages are a set. At equal times additions
-// come first, as the view sees only deletions strictly before.
-// {page_cache}: see WithRunTables; the order after (dev, ino, ts, op) is
-// that of the index, as SQLite read the rows before it scanned the table.
+// The page-cache section draws a PageCacheChart (analyze/pagecache_chart.h),
+// tallied in one pass over the run's page_cache rows, per file in time order.
+// The findings' page-cache analysis makes that pass and tallies the chart as
+// it goes; this query is for when it could not. (The page_cache_refault view
+// that defines refaults answers with correlated subqueries per addition,
+// which took 90 s of a report of a run with 1.8M additions.)
+// {page_cache}: see WithRunTables; the order is that of the analysis's pass.
 constexpr char kPageCacheSql[] = R"sql(
 SELECT dev, ino, ts, op, idx, pages, CASE WHEN op = 2 THEN comm END
 FROM {page_cache}
@@ -202,12 +189,9 @@ class ReportBuilder {
   std::string What(const std::string& table) const {
     return table + " of run " + std::to_string(run_.id);
   }
-  // Time buckets cover the command's run (origin_ .. span_): the probes
+  // Time buckets cover the command's run (axis_.origin .. span): the probes
   // load before it starts and nothing of the program happens then.
-  int64_t Bucket(int64_t ts) const {
-    int64_t b = (ts - origin_) * o_.time_buckets / (span_ - origin_);
-    return std::clamp<int64_t>(b, 0, o_.time_buckets - 1);
-  }
+  int64_t Bucket(int64_t ts) const { return axis_.Bucket(ts); }
   Status RunHeader();
   Status Threads();
   Status Syscalls();
@@ -216,7 +200,7 @@ class ReportBuilder {
   Status BlockHist();
   void Findings(const FindingSet& set);
   Status Files();
-  Status PageCache();
+  Status PageCache(const FindingSet& set);
   void Access(const FindingSet& set);
   void Flame();
 
@@ -225,8 +209,7 @@ class ReportBuilder {
   const ReportOptions& o_;
   JsonWriter w_;
   StringTable strings_;
-  int64_t span_ = 1;  // ns from run start to the last event
-  int64_t origin_ = 0;  // the command's release, clamped below span_
+  TimeAxis axis_;  // span: ns from run start to the last event; origin: the command's release
   std::map<int64_t, ThreadRow> threads_;
   // Per thread, filled before the thread rows are written.
   std::map<int64_t, std::vector<Interval>> sys_, off_;
@@ -241,7 +224,6 @@ class ReportBuilder {
 
 Status ReportBuilder::RunHeader() {
   std::string settings;
-  int64_t end_ts = -1, command_start = 0;
   bool found = false;
   SYSPGO_TRY(ForEachRow(db_, What("run"), kRunSql, {run_.id}, [&](Stmt& s) {
     found = true;
@@ -249,20 +231,15 @@ Status ReportBuilder::RunHeader() {
     w_.Field("id", run_.id).Field("command", s.Text(0)).Field("status", run_.status);
     w_.Field("host", s.Text(1)).Field("kernel", s.Text(2)).Field("version", s.Text(3));
     w_.Field("start_realtime_ns", s.Int(4)).Field("command_start_ts", s.Int(5));
-    command_start = s.Int(5);
-    end_ts = s.Int(6);
-    w_.Field("end_ts", end_ts).Field("events_recorded", s.Int(7)).Field("events_dropped", s.Int(8));
+    w_.Field("end_ts", s.Int(6)).Field("events_recorded", s.Int(7)).Field("events_dropped", s.Int(8));
     settings = s.Text(9);
   }));
   if (!found) return MakeError("profile database '" + db_.path() + "' has no run " + std::to_string(run_.id) + ".");
-  auto last = db_.Prepare(kLastEventSql);
-  if (!last) return last.error();
-  last->Bind(1, run_.id);
-  int64_t last_ts = last->Step() ? last->Int(0) : 0;
-  span_ = std::max<int64_t>({end_ts, last_ts, 1});
-  origin_ = std::clamp<int64_t>(command_start, 0, span_ - 1);
-  w_.Field("span_ns", span_).Field("bucket_origin_ns", origin_);
-  w_.Field("bucket_ns", static_cast<double>(span_ - origin_) / o_.time_buckets);
+  auto axis = ReadTimeAxis(db_, run_.id, o_.time_buckets);
+  if (!axis) return axis.error();
+  axis_ = *axis;
+  w_.Field("span_ns", axis_.span).Field("bucket_origin_ns", axis_.origin);
+  w_.Field("bucket_ns", static_cast<double>(axis_.span - axis_.origin) / o_.time_buckets);
   w_.Field("offcpu_min_ns", SettingInt(settings, "offcpu_min_ns", 0));
   w_.Key("probes").BeginArray();
   SYSPGO_TRY(ForEachRow(db_, What("run_probe"), kProbesSql, {run_.id}, [&](Stmt& s) {
@@ -478,48 +455,28 @@ Status ReportBuilder::Files() {
   return {};
 }
 
-Status ReportBuilder::PageCache() {
+Status ReportBuilder::PageCache(const FindingSet& set) {
   w_.Key("pagecache").BeginObject();
   if (!HasTable(db_, "page_cache")) {
     w_.Field("note", "no page-cache data in this run: the database predates the pagecache probe group");
     w_.EndObject();
     return {};
   }
-  std::vector<int64_t> added(o_.time_buckets), deleted(o_.time_buckets), refaulted(o_.time_buckets);
-  bool has_refaults = HasTable(db_, "page_cache_refault");
-  struct FileSums {
-    int64_t dev = 0, ino = 0, added = 0, deleted = 0, refaulted = 0;
-  };
-  std::vector<FileSums> files;
-  std::map<std::string, int64_t> deleters;  // comm -> pages deleted
-  std::unordered_set<int64_t> gone;         // pages of the current file deleted so far
-  int64_t rows = 0;
-  SYSPGO_TRY(ForEachRow(db_, What("page_cache"), WithRunTables(db_, kPageCacheSql), {run_.id}, [&](Stmt& s) {
-    ++rows;
-    int64_t dev = s.Int(0), ino = s.Int(1), ts = s.Int(2), op = s.Int(3), idx = s.Int(4), pages = s.Int(5);
-    if (files.empty() || files.back().dev != dev || files.back().ino != ino) {
-      files.push_back({dev, ino});
-      gone.clear();
-    }
-    FileSums& f = files.back();
-    int64_t end = idx + std::max<int64_t>(1, pages);
-    if (op == 1) {
-      added[Bucket(ts)] += pages;
-      f.added += pages;
-      bool again = false;
-      for (int64_t p = idx; p < end && has_refaults && !again; ++p) again = gone.count(p) != 0;
-      if (again) {
-        refaulted[Bucket(ts)] += pages;
-        f.refaulted += pages;
-      }
-      return;
-    }
-    deleted[Bucket(ts)] += pages;
-    if (op != 2) return;
-    f.deleted += pages;
-    deleters[s.Text(6)] += pages;
-    for (int64_t p = idx; p < end && has_refaults; ++p) gone.insert(p);
-  }));
+  // The findings' page-cache analysis tallied the chart in its pass, unless
+  // it could not run (or drew it on other buckets).
+  std::shared_ptr<const PageCacheChart> chart = set.pagecache_chart;
+  if (!chart || !(chart->axis() == axis_)) {
+    auto own = std::make_shared<PageCacheChart>(axis_, HasTable(db_, "page_cache_refault"));
+    SYSPGO_TRY(ForEachRow(db_, What("page_cache"), WithRunTables(db_, kPageCacheSql), {run_.id}, [&](Stmt& s) {
+      std::string comm = s.Text(6);
+      own->Add({s.Int(0), s.Int(1), s.Int(2), s.Int(3), s.Int(4), s.Int(5), comm});
+    }));
+    chart = std::move(own);
+  }
+  int64_t rows = chart->rows();
+  bool has_refaults = chart->has_refaults();
+  std::vector<PageCacheChart::File> files = chart->files();
+  const std::map<std::string, int64_t>& deleters = chart->deleters();
   if (rows == 0) {
     w_.Field("note", "no page-cache data in this run (the pagecache probe group was off, or nothing was added or "
                      "deleted)");
@@ -532,12 +489,13 @@ Status ReportBuilder::PageCache() {
     for (int64_t x : v) w_.Int(x);
     w_.EndArray();
   };
-  series("added", added);
-  series("deleted", deleted);
-  series("refaulted", refaulted);
+  series("added", chart->added());
+  series("deleted", chart->deleted());
+  series("refaulted", chart->refaulted());
   w_.Key("has_refaults").Bool(has_refaults);
   // The 15 files with the most pages deleted, then added.
-  std::sort(files.begin(), files.end(), [](const FileSums& a, const FileSums& b) {
+  using File = PageCacheChart::File;
+  std::sort(files.begin(), files.end(), [](const File& a, const File& b) {
     return std::tie(b.deleted, b.added, a.dev, a.ino) < std::tie(a.deleted, a.added, b.dev, b.ino);
   });
   if (files.size() > 15) files.resize(15);
@@ -545,7 +503,7 @@ Status ReportBuilder::PageCache() {
   SYSPGO_TRY(ForEachRow(db_, What("file"), kFilePathsSql, {run_.id},
                         [&](Stmt& s) { paths[{s.Int(0), s.Int(1)}] = s.Text(2); }));
   w_.Key("files").BeginArray();
-  for (const FileSums& f : files) {
+  for (const File& f : files) {
     auto it = paths.find({f.dev, f.ino});
     std::string path =
         it != paths.end() && !it->second.empty() ? it->second : DevName(f.dev) + " inode " + std::to_string(f.ino);
@@ -693,7 +651,7 @@ Result<std::string> ReportBuilder::Build(const FindingSet& findings) {
   w_.Key("threads").BeginArray();
   for (const ThreadRow* t : order) {
     w_.BeginObject().Field("tid", t->tid).Field("pid", t->pid).Field("comm", t->comm);
-    w_.Field("process", t->process).Field("start", t->start).Field("end", t->end < 0 ? span_ : t->end);
+    w_.Field("process", t->process).Field("start", t->start).Field("end", t->end < 0 ? axis_.span : t->end);
     auto totals = [&](const char* key, auto& m) {
       auto it = m.find(t->tid);
       w_.Key(key).BeginArray();
@@ -721,7 +679,7 @@ Result<std::string> ReportBuilder::Build(const FindingSet& findings) {
   SYSPGO_TRY(BlockHist());
   Findings(findings);
   SYSPGO_TRY(Files());
-  SYSPGO_TRY(PageCache());
+  SYSPGO_TRY(PageCache(findings));
   Access(findings);
   Flame();
   w_.Key("limits").BeginObject();

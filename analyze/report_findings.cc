@@ -3,6 +3,8 @@
 
 #include "analyze/access_summary.h"
 #include "analyze/pagecache.h"
+#include "analyze/pagecache_chart.h"
+#include "analyze/report_common.h"
 #include "analyze/stalls.h"
 #include "common/profile_db.h"
 
@@ -13,22 +15,32 @@ namespace {
 // draws as well, left in `out`.
 struct Source {
   const char* name;
-  Result<std::vector<Finding>> (*run)(Db& db, const RunInfo& run, FindingSet* out);
+  Result<std::vector<Finding>> (*run)(Db& db, const RunInfo& run, const FindingOptions& o, FindingSet* out);
 };
 
-Result<std::vector<Finding>> Stalls(Db& db, const RunInfo& run, FindingSet*) {
+Result<std::vector<Finding>> Stalls(Db& db, const RunInfo& run, const FindingOptions&, FindingSet*) {
   auto r = FindStalls(db, {run.id, kDefaultStallThresholdNs});
   if (!r) return r.error();
   return std::move(r->findings);
 }
 
-Result<std::vector<Finding>> Pagecache(Db& db, const RunInfo& run, FindingSet*) {
-  auto r = AnalyzePagecache(db, {run.id, 0});
+Result<std::vector<Finding>> Pagecache(Db& db, const RunInfo& run, const FindingOptions& o, FindingSet* out) {
+  PagecacheQuery q{run.id, 0};
+  std::shared_ptr<PageCacheChart> chart;
+  if (o.chart_buckets > 0) {
+    // Without an axis the report tallies the chart in a pass of its own.
+    if (auto axis = ReadTimeAxis(db, run.id, o.chart_buckets); axis.ok()) {
+      chart = std::make_shared<PageCacheChart>(*axis, HasTable(db, "page_cache_refault"));
+      q.on_row = [&chart](const PageCacheRow& r) { chart->Add(r); };
+    }
+  }
+  auto r = AnalyzePagecache(db, q);
   if (!r) return r.error();
+  out->pagecache_chart = std::move(chart);
   return std::move(r->findings);
 }
 
-Result<std::vector<Finding>> Access(Db& db, const RunInfo& run, FindingSet* out) {
+Result<std::vector<Finding>> Access(Db& db, const RunInfo& run, const FindingOptions&, FindingSet* out) {
   auto s = SummarizeAccess(db, run.id);
   if (!s) return s.error();
   std::vector<Finding> found;
@@ -49,10 +61,10 @@ const std::vector<Source>& Sources() {
 
 }  // namespace
 
-FindingSet CollectFindings(Db& db, const RunInfo& run) {
+FindingSet CollectFindings(Db& db, const RunInfo& run, const FindingOptions& o) {
   FindingSet out;
   for (const Source& s : Sources()) {
-    auto found = s.run(db, run, &out);
+    auto found = s.run(db, run, o, &out);
     if (!found) {
       out.problems.push_back(std::string(s.name) + ": " + found.error().message);
       continue;
@@ -63,13 +75,13 @@ FindingSet CollectFindings(Db& db, const RunInfo& run) {
   return out;
 }
 
-Result<RunWithFindings> OpenRunWithFindings(const std::string& db_path, int64_t run_id) {
+Result<RunWithFindings> OpenRunWithFindings(const std::string& db_path, int64_t run_id, const FindingOptions& o) {
   auto db = OpenProfileDb(db_path, DbMode::kReadOnly);
   if (!db) return db.error();
   auto run = ResolveRun(*db, run_id);
   if (!run) return run.error();
   RunWithFindings out{std::move(*db), std::move(*run), {}};
-  out.findings = CollectFindings(out.db, out.run);
+  out.findings = CollectFindings(out.db, out.run, o);
   return out;
 }
 

@@ -16,6 +16,7 @@
 namespace syspgo {
 
 struct AccessSummary;
+class PageCacheChart;
 
 struct FindingSet {
   std::vector<Finding> findings;      // in the order the analyses return them
@@ -24,9 +25,17 @@ struct FindingSet {
   // What the access analysis summarized, which the report draws too (null
   // if it could not run): read once, not again for the charts.
   std::shared_ptr<const AccessSummary> access;
+  // The report's page-cache chart, tallied in the page-cache analysis's pass
+  // when FindingOptions asked for it and the analysis ran.
+  std::shared_ptr<const PageCacheChart> pagecache_chart;
 };
 
-FindingSet CollectFindings(Db& db, const RunInfo& run);
+struct FindingOptions {
+  // > 0: also tally the report's page-cache chart, in this many time buckets.
+  int chart_buckets = 0;
+};
+
+FindingSet CollectFindings(Db& db, const RunInfo& run, const FindingOptions& o = {});
 
 // What `syspgo report` and `syspgo export` start from: the database opened
 // read-only, the run (0: the newest) and its findings. Errors name the
@@ -36,6 +45,6 @@ struct RunWithFindings {
   RunInfo run;
   FindingSet findings;
 };
-Result<RunWithFindings> OpenRunWithFindings(const std::string& db_path, int64_t run_id);
+Result<RunWithFindings> OpenRunWithFindings(const std::string& db_path, int64_t run_id, const FindingOptions& o = {});
 
 }  // namespace syspgo

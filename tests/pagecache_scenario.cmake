@@ -6,5 +6,5 @@
 # finding suggests. Needs root, BPF and the cgroup v1 memory controller.
 syspgo_test(pagecache_scenario_test PAGE_CACHE SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/pagecache_scenario_test.cc
-  ${CMAKE_CURRENT_SOURCE_DIR}/findings_json.cc)
+  ${CMAKE_CURRENT_SOURCE_DIR}/findings_json.cc LIBS syspgo_analyze)
 add_dependencies(pagecache_scenario_test pagecache_thrash)

@@ -19,6 +19,7 @@
 #include <set>
 #include <sstream>
 
+#include "analyze/pagecache_chart.h"
 #include "analyze/report.h"
 #include "analyze/report_findings.h"
 #include "analyze/run.h"
@@ -243,6 +244,19 @@ FindingSet FixtureFindings() {
   return s;
 }
 
+struct FixtureRun {
+  Db db;
+  RunInfo run;
+};
+// A fixture database made in `dir` and opened read-only, with its run 1.
+Result<FixtureRun> OpenFixtureRun(const TempDir& dir) {
+  auto db = OpenProfileDb(FixtureDb(dir), DbMode::kReadOnly);
+  if (!db) return db.error();
+  auto run = ResolveRun(*db, 1);
+  if (!run) return run.error();
+  return FixtureRun{std::move(*db), std::move(*run)};
+}
+
 Result<std::string> FixtureReport(const std::string& db_path, int64_t run_id, const FindingSet& findings,
                                   const ReportOptions& opts = {}) {
   auto db = OpenProfileDb(db_path, DbMode::kReadOnly);
@@ -317,18 +331,47 @@ TEST(ReportPage, FixtureDrawsEveryPanelWithTheFindingsMarked) {
   EXPECT_NE(Part(p.dom, "flame-note").find("--probes cpu"), std::string::npos);
 }
 
+// `syspgo report` asks the findings' page-cache pass to tally the chart as
+// well (FindingOptions); the page must be the one the report's own pass
+// draws. A chart on other buckets is not used, and none is made unasked.
+TEST(ReportPage, PageCacheChartFromTheFindingsPassIsTheReportsOwn) {
+  TempDir dir;
+  auto fx = OpenFixtureRun(dir);
+  ASSERT_TRUE(fx.ok()) << fx.error().message;
+  ReportOptions o;
+  o.time_buckets = 50;
+  FindingSet shared = CollectFindings(fx->db, fx->run, {o.time_buckets});
+  ASSERT_NE(shared.pagecache_chart, nullptr) << (shared.problems.empty() ? "" : shared.problems[0]);
+  const PageCacheChart& chart = *shared.pagecache_chart;
+  EXPECT_EQ(chart.rows(), 27);
+  EXPECT_EQ(chart.axis().buckets, 50);
+  int64_t refaulted = 0;
+  for (int64_t n : chart.refaulted()) refaulted += n;
+  EXPECT_EQ(refaulted, 48);  // the writer's file twice and the app's once, added again after kswapd took them
+  FindingSet own = shared;
+  own.pagecache_chart.reset();
+  auto a = ReportData(fx->db, fx->run, shared, o);
+  auto b = ReportData(fx->db, fx->run, own, o);
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  ASSERT_TRUE(b.ok()) << b.error().message;
+  EXPECT_EQ(*a, *b);
+  FindingSet other = CollectFindings(fx->db, fx->run, {7});
+  ASSERT_NE(other.pagecache_chart, nullptr);
+  auto c = ReportData(fx->db, fx->run, other, o);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(*c, *b);
+  EXPECT_EQ(CollectFindings(fx->db, fx->run).pagecache_chart, nullptr);
+}
+
 TEST(ReportPage, CapsKeepTheLongestIntervalsAndSaySo) {
   TempDir dir;
-  std::string db = FixtureDb(dir);
   ReportOptions o;
   o.max_syscalls_per_thread = 2;
   o.max_offcpu_per_thread = 1;
   o.max_block_requests = 3;
-  auto dbh = OpenProfileDb(db, DbMode::kReadOnly);
-  ASSERT_TRUE(dbh.ok());
-  auto run = ResolveRun(*dbh, 1);
-  ASSERT_TRUE(run.ok());
-  auto data = ReportData(*dbh, *run, {}, o);
+  auto fx = OpenFixtureRun(dir);
+  ASSERT_TRUE(fx.ok()) << fx.error().message;
+  auto data = ReportData(fx->db, fx->run, {}, o);
   ASSERT_TRUE(data.ok()) << data.error().message;
   // The writer's two longest syscalls are fsyncs of 80 ms (ties go to the
   // earlier): the first two, not the third, nor any write.
@@ -337,7 +380,7 @@ TEST(ReportPage, CapsKeepTheLongestIntervalsAndSaySo) {
   EXPECT_EQ(data->find("[1551000000,80000000,"), std::string::npos);
   EXPECT_EQ(data->find("[500100000,50000000,"), std::string::npos);
   std::string path = dir.File("capped.html");
-  WriteAll(path, ReportHtml(*data, *run));
+  WriteAll(path, ReportHtml(*data, fx->run));
   Page p = Load(dir, path);
   ExpectDrawnCleanly(p);
   std::string note = Part(p.dom, "tl-note");
@@ -545,13 +588,10 @@ TEST(ReportCli, RefusesBadArguments) {
 
 TEST(TraceExport, FixtureTraceReadsBackWithEveryEventAndName) {
   TempDir dir;
-  std::string db = FixtureDb(dir);
-  auto dbh = OpenProfileDb(db, DbMode::kReadOnly);
-  ASSERT_TRUE(dbh.ok());
-  auto run = ResolveRun(*dbh, 1);
-  ASSERT_TRUE(run.ok());
+  auto fx = OpenFixtureRun(dir);
+  ASSERT_TRUE(fx.ok()) << fx.error().message;
   std::string out = dir.File("trace.json");
-  auto stats = ExportChromeTrace(*dbh, *run, FixtureFindings(), out);
+  auto stats = ExportChromeTrace(fx->db, fx->run, FixtureFindings(), out);
   ASSERT_TRUE(stats.ok()) << stats.error().message;
   TraceFacts t = ReadTrace(out);
   ASSERT_TRUE(t.valid) << t.error;

@@ -1,0 +1,82 @@
+//===- pagecache_chart.cc - what the report's page-cache section draws ---===//
+#include "analyze/pagecache_chart.h"
+
+#include <algorithm>
+
+namespace syspgo {
+namespace {
+
+constexpr char kRunTimesSql[] = "SELECT COALESCE(command_start_ts, 0), COALESCE(end_ts, -1) FROM run WHERE id = ?1";
+
+// The last event of the run, for runs whose end_ts was never written.
+constexpr char kLastEventSql[] = R"sql(
+SELECT MAX(e) FROM (
+  SELECT MAX(ts + dur) AS e FROM file_io WHERE run_id = ?1
+  UNION ALL SELECT MAX(ts + dur) FROM file_open WHERE run_id = ?1
+  UNION ALL SELECT MAX(ts + dur) FROM offcpu WHERE run_id = ?1
+  UNION ALL SELECT MAX(ts + dur) FROM block_rq WHERE run_id = ?1
+  UNION ALL SELECT MAX(COALESCE(exit_ts, start_ts)) FROM thread WHERE run_id = ?1
+)
+)sql";
+
+}  // namespace
+
+int64_t TimeAxis::Bucket(int64_t ts) const {
+  int64_t b = (ts - origin) * buckets / (span - origin);
+  return std::clamp<int64_t>(b, 0, buckets - 1);
+}
+
+Result<TimeAxis> ReadTimeAxis(Db& db, int64_t run_id, int buckets) {
+  if (buckets < 1) return MakeError("a time axis needs at least one bucket");
+  auto run = db.Prepare(kRunTimesSql);
+  if (!run) return run.error();
+  run->Bind(1, run_id);
+  Status err;
+  if (!run->Step(&err)) {
+    if (!err.ok()) return err.error();
+    return MakeError("profile database '" + db.path() + "' has no run " + std::to_string(run_id) + ".");
+  }
+  int64_t command_start = run->Int(0), end_ts = run->Int(1);
+  auto last = db.Prepare(kLastEventSql);
+  if (!last) return last.error();
+  last->Bind(1, run_id);
+  int64_t last_ts = last->Step(&err) ? last->Int(0) : 0;
+  if (!err.ok()) return err.error();
+  TimeAxis axis;
+  axis.span = std::max<int64_t>({end_ts, last_ts, 1});
+  axis.origin = std::clamp<int64_t>(command_start, 0, axis.span - 1);
+  axis.buckets = buckets;
+  return axis;
+}
+
+PageCacheChart::PageCacheChart(const TimeAxis& axis, bool has_refaults)
+    : axis_(axis), has_refaults_(has_refaults), added_(axis.buckets), deleted_(axis.buckets), refaulted_(axis.buckets) {}
+
+void PageCacheChart::Add(const PageCacheRow& r) {
+  ++rows_;
+  if (files_.empty() || files_.back().dev != r.dev || files_.back().ino != r.ino) {
+    files_.push_back({r.dev, r.ino});
+    gone_.clear();
+  }
+  File& f = files_.back();
+  int64_t bucket = axis_.Bucket(r.ts);
+  int64_t end = r.idx + std::max<int64_t>(1, r.pages);
+  if (r.op == 1) {
+    added_[bucket] += r.pages;
+    f.added += r.pages;
+    bool again = false;
+    for (int64_t p = r.idx; p < end && has_refaults_ && !again; ++p) again = gone_.count(p) != 0;
+    if (again) {
+      refaulted_[bucket] += r.pages;
+      f.refaulted += r.pages;
+    }
+    return;
+  }
+  deleted_[bucket] += r.pages;
+  if (r.op != 2) return;
+  f.deleted += r.pages;
+  deleters_[std::string(r.comm)] += r.pages;
+  for (int64_t p = r.idx; p < end && has_refaults_; ++p) gone_.insert(p);
+}
+
+}  // namespace syspgo
