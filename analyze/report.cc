@@ -192,7 +192,7 @@ class ReportBuilder {
   // Time buckets cover the command's run (axis_.origin .. span): the probes
   // load before it starts and nothing of the program happens then.
   int64_t Bucket(int64_t ts) const { return axis_.Bucket(ts); }
-  Status RunHeader();
+  Status RunHeader(const FindingSet& set);
   Status Threads();
   Status Syscalls();
   Status OffCpu();
@@ -222,7 +222,7 @@ class ReportBuilder {
   std::map<std::string, SysHist> sys_hist_;
 };
 
-Status ReportBuilder::RunHeader() {
+Status ReportBuilder::RunHeader(const FindingSet& set) {
   std::string settings;
   bool found = false;
   SYSPGO_TRY(ForEachRow(db_, What("run"), kRunSql, {run_.id}, [&](Stmt& s) {
@@ -235,9 +235,15 @@ Status ReportBuilder::RunHeader() {
     settings = s.Text(9);
   }));
   if (!found) return MakeError("profile database '" + db_.path() + "' has no run " + std::to_string(run_.id) + ".");
-  auto axis = ReadTimeAxis(db_, run_.id, o_.time_buckets);
-  if (!axis) return axis.error();
-  axis_ = *axis;
+  // The findings' page-cache pass read the axis already, if it drew the
+  // chart on these buckets (reading it scans the run's event tables).
+  if (set.pagecache_chart && set.pagecache_chart->axis().buckets == o_.time_buckets) {
+    axis_ = set.pagecache_chart->axis();
+  } else {
+    auto axis = ReadTimeAxis(db_, run_.id, o_.time_buckets);
+    if (!axis) return axis.error();
+    axis_ = *axis;
+  }
   w_.Field("span_ns", axis_.span).Field("bucket_origin_ns", axis_.origin);
   w_.Field("bucket_ns", static_cast<double>(axis_.span - axis_.origin) / o_.time_buckets);
   w_.Field("offcpu_min_ns", SettingInt(settings, "offcpu_min_ns", 0));
@@ -635,7 +641,7 @@ void ReportBuilder::Flame() {
 
 Result<std::string> ReportBuilder::Build(const FindingSet& findings) {
   w_.BeginObject();
-  SYSPGO_TRY(RunHeader());
+  SYSPGO_TRY(RunHeader(findings));
   SYSPGO_TRY(Threads());
   SYSPGO_TRY(Syscalls());
   SYSPGO_TRY(OffCpu());
