@@ -212,6 +212,7 @@ class ReportBuilder {
   const ReportOptions& o_;
   JsonWriter w_;
   StringTable strings_;
+  std::map<std::pair<int64_t, int64_t>, std::string> paths_;  // the run's file table, read once
   TimeAxis axis_;  // span: ns from run start to the last event; origin: the command's release
   std::map<int64_t, ThreadRow> threads_;
   // Per thread, filled before the thread rows are written.
@@ -286,13 +287,7 @@ Status ReportBuilder::Syscalls() {
   std::unordered_map<int64_t, std::string> names;
   SYSPGO_TRY(ForEachRow(db_, What("syscall_name"), kSyscallNamesSql, {},
                         [&](Stmt& s) { names.emplace(s.Int(0), s.Text(1)); }));
-  struct FileName {
-    int64_t index = -1;  // in strings_, once a call named it
-    std::string path;
-  };
-  std::map<std::pair<int64_t, int64_t>, FileName> files;
-  SYSPGO_TRY(ForEachRow(db_, What("file"), kFilePathsSql, {run_.id},
-                        [&](Stmt& s) { files[{s.Int(0), s.Int(1)}].path = s.Text(2); }));
+  std::map<std::pair<int64_t, int64_t>, int64_t> path_index;  // file -> its path's index in strings_
   // Per syscall number: its name's index in strings_ and its histogram.
   std::unordered_map<int64_t, std::pair<int64_t, SysHist*>> by_nr;
   std::map<int64_t, Longest> kept;
@@ -306,19 +301,21 @@ Status ReportBuilder::Syscalls() {
     }
     auto [it, added] = kept.try_emplace(tid, o_.max_syscalls_per_thread);
     // The file table's path, else the one the open or lookup named.
-    int64_t path_index;
-    auto f = files.find({s.Int(5), s.Int(6)});
-    if (f != files.end() && !f->second.path.empty()) {
-      if (f->second.index < 0) f->second.index = strings_.Index(f->second.path);
-      path_index = f->second.index;
+    int64_t index;
+    std::pair<int64_t, int64_t> file{s.Int(5), s.Int(6)};
+    auto f = paths_.find(file);
+    if (f != paths_.end() && !f->second.empty()) {
+      auto [known, first_named] = path_index.try_emplace(file);
+      if (first_named) known->second = strings_.Index(f->second);
+      index = known->second;
     } else {
-      std::string path = f != files.end() ? std::string() : s.Text(11);
+      std::string path = f != paths_.end() ? std::string() : s.Text(11);
       if (path.empty())
         path = s.Int(5) == 0 ? "fd " + std::to_string(s.Int(4)) + " (not a file)"
                              : FileKindName(s.Int(7)) + ":[" + std::to_string(s.Int(6)) + "]";
-      path_index = strings_.Index(path);
+      index = strings_.Index(path);
     }
-    Interval iv{ts, dur, call->second.first, path_index, s.Int(8), s.Int(9)};  // ret, file offset
+    Interval iv{ts, dur, call->second.first, index, s.Int(8), s.Int(9)};  // ret, file offset
     it->second.Add(iv);
     auto& dens = density_[tid];
     if (dens.empty()) dens.assign(o_.time_buckets, 0);
@@ -534,14 +531,11 @@ Status ReportBuilder::PageCache(const FindingSet& set) {
     return std::tie(b.deleted, b.added, a.dev, a.ino) < std::tie(a.deleted, a.added, b.dev, b.ino);
   });
   if (files.size() > 15) files.resize(15);
-  std::map<std::pair<int64_t, int64_t>, std::string> paths;
-  SYSPGO_TRY(ForEachRow(db_, What("file"), kFilePathsSql, {run_.id},
-                        [&](Stmt& s) { paths[{s.Int(0), s.Int(1)}] = s.Text(2); }));
   w_.Key("files").BeginArray();
   for (const File& f : files) {
-    auto it = paths.find({f.dev, f.ino});
+    auto it = paths_.find({f.dev, f.ino});
     std::string path =
-        it != paths.end() && !it->second.empty() ? it->second : DevName(f.dev) + " inode " + std::to_string(f.ino);
+        it != paths_.end() && !it->second.empty() ? it->second : DevName(f.dev) + " inode " + std::to_string(f.ino);
     w_.BeginObject().Field("path", path).Field("added", f.added).Field("deleted", f.deleted);
     w_.Field("refaulted", f.refaulted).EndObject();
   }
@@ -672,6 +666,8 @@ Result<std::string> ReportBuilder::Build(const FindingSet& findings) {
   w_.BeginObject();
   SYSPGO_TRY(RunHeader(findings));
   SYSPGO_TRY(Threads());
+  SYSPGO_TRY(ForEachRow(db_, What("file"), kFilePathsSql, {run_.id},
+                        [&](Stmt& s) { paths_[{s.Int(0), s.Int(1)}] = s.Text(2); }));
   SYSPGO_TRY(Syscalls());
   SYSPGO_TRY(OffCpu());
   // Thread rows in process order (by process start), main thread first.
