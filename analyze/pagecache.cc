@@ -36,11 +36,9 @@ constexpr char kProbeSql[] =
 // order after (ts, op) is that of the run's rows in the index, as SQLite
 // read them before it scanned the table.
 constexpr char kEventsSql[] =
-    "SELECT ts, op, comm, dev, ino, idx, pages, page_cgroup, stack_id FROM {page_cache} WHERE run_id = ?1 "
-    "ORDER BY ts, op, dev, ino, idx, rowid";
-constexpr char kEventsByFileSql[] =
-    "SELECT ts, op, comm, dev, ino, idx, pages, page_cgroup, stack_id FROM {page_cache} WHERE run_id = ?1 "
-    "ORDER BY dev, ino, ts, op, idx, rowid";
+    "SELECT ts, op, comm, dev, ino, idx, pages, page_cgroup, stack_id FROM {page_cache} WHERE run_id = ?1 ORDER BY ";
+constexpr char kByTime[] = "ts, op, dev, ino, idx, rowid";
+constexpr char kByFile[] = "dev, ino, ts, op, idx, rowid";
 constexpr char kFaultsSql[] =
     "SELECT dev, ino, pgoff FROM {page_fault} WHERE run_id = ?1 AND dev != 0 AND pgoff >= 0";
 // The DAMON pageout schemes in force during the run (collect/damon.h).
@@ -192,7 +190,7 @@ Deleter Analysis::Classify(int64_t stack_id, const std::string& comm) {
 }
 
 Status Analysis::Replay() {
-  auto st = db_.Prepare(WithRunTables(db_, q_.on_row ? kEventsByFileSql : kEventsSql));
+  auto st = db_.Prepare(WithRunTables(db_, std::string(kEventsSql) + (q_.on_row ? kByFile : kByTime)));
   if (!st) return st.error();
   st->Bind(1, q_.run_id);
   Status err;
@@ -201,11 +199,11 @@ Status Analysis::Replay() {
   while (st->Step(&err)) {
     ++report_.events;
     int64_t ts = st->Int(0), op = st->Int(1);
-    std::pair<uint64_t, uint64_t> key{static_cast<uint64_t>(st->Int(3)), static_cast<uint64_t>(st->Int(4))};
-    int64_t idx = st->Int(5), recorded_pages = st->Int(6), cg = st->Int(7);
+    int64_t dev = st->Int(3), ino = st->Int(4), idx = st->Int(5), recorded_pages = st->Int(6), cg = st->Int(7);
+    std::pair<uint64_t, uint64_t> key{static_cast<uint64_t>(dev), static_cast<uint64_t>(ino)};
     int64_t pages = std::max<int64_t>(1, recorded_pages);
     std::string comm = op == 2 ? st->Text(2) : std::string();
-    if (q_.on_row) q_.on_row({st->Int(3), st->Int(4), ts, op, idx, recorded_pages, comm});
+    if (q_.on_row) q_.on_row({dev, ino, ts, op, idx, recorded_pages, comm});
     if (!file || file->dev != key.first || file->ino != key.second) {
       file = &files_[key];
       file->dev = key.first;
