@@ -1,0 +1,124 @@
+//===- files.cc - the files syspgo writes and reads for the user ---------===//
+#include "common/files.h"
+
+#include <fcntl.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+
+#include "common/identity.h"
+
+namespace syspgo {
+namespace {
+
+// " as uid N (the user who ran sudo)" under sudo, else "": an EACCES is
+// then about that user's rights, not root's.
+std::string AsWhom() {
+  auto user = InvokingUserOrNull();
+  if (!user.ok() || !*user) return "";
+  return " as uid " + std::to_string((*user)->uid) + " (the user who ran sudo)";
+}
+
+std::string DirOf(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// A name no one can have planted: dot, the target's name, 16 random hex digits.
+std::string TempNameFor(const std::string& path) {
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  unsigned char r[8] = {};
+  if (getrandom(r, sizeof r, 0) != static_cast<ssize_t>(sizeof r)) {
+    uint64_t t = static_cast<uint64_t>(getpid()) * 0x9e3779b97f4a7c15ULL ^ static_cast<uint64_t>(time(nullptr));
+    memcpy(r, &t, sizeof r);
+  }
+  char hex[17];
+  for (int i = 0; i < 8; ++i) snprintf(hex + 2 * i, 3, "%02x", r[i]);
+  return dir + "." + base + ".syspgo-" + hex;
+}
+
+Status WriteAll(int fd, std::string_view bytes, const std::string& path) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      return MakeError("cannot write '" + path + "': " + strerror(errno) + ". Check free space.", errno);
+    done += static_cast<size_t>(n);
+  }
+  return {};
+}
+
+// Creates the temporary, lets `fill` write it, renames it over `path`; all
+// path operations with the user's rights.
+Status Replace(const std::string& path, mode_t mode, const std::function<Status(int fd)>& fill) {
+  if (path.empty()) return MakeError("no output file given: name one with -o FILE.", EINVAL);
+  std::string tmp;
+  int fd = -1;
+  {
+    ActAsUser as_user;
+    if (!as_user.ok()) return as_user.error();
+    for (int attempt = 0; attempt < 8 && fd < 0; ++attempt) {
+      tmp = TempNameFor(path);
+      fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+      if (fd < 0 && errno != EEXIST) break;
+    }
+  }
+  if (fd < 0)
+    return MakeError("cannot write '" + path + "': cannot create a file in " + DirOf(path) + AsWhom() + ": " +
+                         strerror(errno) + ". Check that the directory exists and that you can write to it, or "
+                         "choose another output path.",
+                     errno);
+  Status st = fill(fd);
+  if (close(fd) != 0 && st.ok())
+    st = MakeError("cannot write '" + path + "': " + strerror(errno) + ". Check free space.", errno);
+  ActAsUser as_user;
+  if (!as_user.ok()) return as_user.error();
+  if (st.ok() && rename(tmp.c_str(), path.c_str()) != 0)
+    st = MakeError("cannot put '" + path + "' in place" + AsWhom() + ": " + strerror(errno) +
+                       (errno == EISDIR ? ". It is a directory: give a file path." : ". Choose another output path."),
+                   errno);
+  if (!st.ok()) unlink(tmp.c_str());
+  return st;
+}
+
+}  // namespace
+
+Status WriteFileAtomically(const std::string& path, std::string_view bytes, mode_t mode) {
+  return Replace(path, mode, [&](int fd) { return WriteAll(fd, bytes, path); });
+}
+
+Status WriteFileAtomically(const std::string& path, const std::function<Status(FILE*)>& write, mode_t mode) {
+  return Replace(path, mode, [&](int fd) -> Status {
+    int own = dup(fd);  // fclose closes its own descriptor; Replace closes fd
+    FILE* f = own >= 0 ? fdopen(own, "w") : nullptr;
+    if (!f) {
+      if (own >= 0) close(own);
+      return MakeError("cannot write '" + path + "': " + strerror(errno) + ".", errno);
+    }
+    Status st = write(f);
+    int err = ferror(f) ? (errno ? errno : EIO) : 0;
+    if (fclose(f) != 0 && !err) err = errno;
+    if (st.ok() && err)
+      st = MakeError("cannot write '" + path + "': " + strerror(err) + ". Check free space.", err);
+    return st;
+  });
+}
+
+int OpenAsUser(const std::string& path, int flags, mode_t mode) {
+  ActAsUser as_user;
+  if (!as_user.ok()) {
+    errno = EPERM;
+    return -1;
+  }
+  return open(path.c_str(), flags | O_CLOEXEC, mode);
+}
+
+}  // namespace syspgo
