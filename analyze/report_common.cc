@@ -155,24 +155,6 @@ std::string OffCpuStateName(int64_t state) {
   return "state " + std::to_string(state);
 }
 
-Status WriteFileAtomically(const std::string& path, const std::function<Status(FILE*)>& write) {
-  std::string tmp = path + ".tmp" + std::to_string(getpid());
-  FILE* f = fopen(tmp.c_str(), "w");
-  if (!f)
-    return MakeError("cannot create '" + tmp + "': " + strerror(errno) +
-                         ". Check that the directory exists and is writable.",
-                     errno);
-  Status st = write(f);
-  int err = ferror(f) ? errno : 0;
-  if (fclose(f) != 0 && !err) err = errno;
-  if (st.ok() && err)
-    st = MakeError("cannot write '" + path + "': " + strerror(err) + ". Check free space and permissions.", err);
-  if (st.ok() && rename(tmp.c_str(), path.c_str()) != 0)
-    st = MakeError("cannot put '" + path + "' in place: " + strerror(errno) + ".", errno);
-  if (!st.ok()) unlink(tmp.c_str());
-  return st;
-}
-
 bool HasTable(Db& db, const std::string& name) {
   constexpr char kHasTableSql[] =
       "SELECT COUNT(*) FROM sqlite_master WHERE type IN ('table', 'view') AND name = ?1";

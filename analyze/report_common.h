@@ -100,10 +100,6 @@ Status ForEachRow(Db& db, const std::string& what, std::string_view sql, std::in
   return {};
 }
 
-// Writes `path` through a temporary file beside it, renamed into place
-// only when `write` succeeded: a reader never sees half a file, and a
-// failure leaves an older file intact. Errors name the file.
-Status WriteFileAtomically(const std::string& path, const std::function<Status(FILE*)>& write);
 
 // True if the database has a table or view of that name. Tables added by a
 // later probe group may be missing from databases written before it.

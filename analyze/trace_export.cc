@@ -12,6 +12,7 @@
 #include "analyze/blockhist.h"
 #include "analyze/file_calls.h"
 #include "analyze/report_common.h"
+#include "common/files.h"
 
 namespace syspgo {
 namespace {

@@ -137,13 +137,7 @@ int Collect(const std::vector<std::string>& args) {
   if (!req.attach_pid && req.argv.empty())
     return UsageError("no command to record: syspgo collect -o run.db -- COMMAND [ARGS...] (or -p PID)");
 
-  // Under sudo the command runs as the user who asked, not as root.
-  const char* su = getenv("SUDO_UID");
-  const char* sg = getenv("SUDO_GID");
-  if (!as_root && su && sg && geteuid() == 0) {
-    req.run_uid = atoi(su);
-    req.run_gid = atoi(sg);
-  }
+  req.as_root = as_root;
 
   if (req.cold)
     fprintf(stderr, "syspgo: --cold: dropping the page cache of the whole machine before the command starts\n");
@@ -181,7 +175,8 @@ int Collect(const std::vector<std::string>& args) {
   return req.attach_pid ? 0 : res.exit_status;
 }
 
-const Command kCollect("collect", "record a command's syscalls, files, faults, I/O and CPU into a profile DB", &Collect);
+const Command kCollect("collect", "record a command's syscalls, files, faults, I/O and CPU into a profile DB", &Collect,
+                        Privilege::kRoot);
 
 }  // namespace
 }  // namespace syspgo::cli

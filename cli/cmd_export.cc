@@ -5,7 +5,6 @@
 #include "analyze/report_findings.h"
 #include "analyze/trace_export.h"
 #include "cli/command.h"
-#include "collect/ownership.h"
 #include "common/util.h"
 
 namespace syspgo::cli {
@@ -77,7 +76,6 @@ int Export(const std::vector<std::string>& args) {
   for (const std::string& p : findings.problems) fprintf(stderr, "syspgo: note: %s\n", p.c_str());
   auto stats = ExportChromeTrace(in->db, *run, findings, out);
   if (!stats) return Fail(stats.error().message);
-  if (Status own = GiveToInvokingUser(out); !own.ok()) fprintf(stderr, "syspgo: warning: %s\n", own.error().message.c_str());
   printf("wrote %s: run %lld, %lld syscalls, %lld off-CPU intervals, %lld block requests, %lld page-cache events, "
          "%lld finding occurrences. Open it at https://ui.perfetto.dev or in chrome://tracing.\n",
          out.c_str(), static_cast<long long>(run->id), static_cast<long long>(stats->syscalls),

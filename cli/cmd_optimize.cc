@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "cli/command.h"
-#include "collect/ownership.h"
+#include "common/files.h"
 #include "common/profile_db.h"
 #include "analyze/run.h"
 #include "optimize/deploy_lists.h"
@@ -91,9 +91,7 @@ int EmitFromPlan(const OptimizeArgs& a) {
                                         : PrefetchPathList(p->plan, a.image_root);
   if (!list) return Fail(list.error().message);
   for (const std::string& w : list->left_out) fprintf(stderr, "syspgo: left out: %s\n", w.c_str());
-  FILE* f = fopen(a.output.c_str(), "w");
-  if (!f || fwrite(list->text.data(), 1, list->text.size(), f) != list->text.size() || fclose(f) != 0)
-    return Fail("cannot write '" + a.output + "': " + strerror(errno));
+  if (Status s = WriteFileAtomically(a.output, list->text); !s.ok()) return Fail(s.error().message);
   fprintf(stderr, "syspgo: wrote %s: %zu paths in first-touch order\n", a.output.c_str(), list->listed);
   return 0;
 }
@@ -230,11 +228,7 @@ int Optimize(const std::vector<std::string>& args) {
   if (a.output.empty()) return UsageError("-o FILE is needed: where to write the artifact");
   for (const EmitKind& k : kEmitKinds) {
     if (a.emit != k.name) continue;
-    int rc = k.run(a);
-    if (rc == 0)
-      if (Status own = GiveToInvokingUser(a.output); !own.ok())
-        fprintf(stderr, "syspgo: warning: %s\n", own.error().message.c_str());
-    return rc;
+    return k.run(a);
   }
   std::string names;
   for (const EmitKind& k : kEmitKinds) names += (names.empty() ? "" : ", ") + std::string(k.name);

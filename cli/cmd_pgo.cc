@@ -195,7 +195,8 @@ int Pgo(const std::vector<std::string>& args) {
   return 0;
 }
 
-const Command kPgo("pgo", "build, profile, rebuild with the profile and BOLT, and compare (profile-guided rebuild)", &Pgo);
+const Command kPgo("pgo", "build, profile, rebuild with the profile and BOLT, and compare (profile-guided rebuild)",
+                    &Pgo, Privilege::kRoot);
 
 }  // namespace
 }  // namespace syspgo::cli

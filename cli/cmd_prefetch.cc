@@ -5,7 +5,6 @@
 // may stop it from running: an unreadable plan or a failing file is a
 // warning, and the exit status is the command's.
 #include <fcntl.h>
-#include <grp.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -15,14 +14,14 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <optional>
 #include <string>
 #include <future>
 #include <thread>
 
 #include "cli/command.h"
 #include "collect/damon.h"
-#include "collect/ownership.h"
+#include "common/files.h"
+#include "common/identity.h"
 #include "common/util.h"
 #include "optimize/prefetch.h"
 
@@ -192,19 +191,22 @@ void PrintStats(FILE* f, const Plan& plan, const PrefetchStats& s, int verbose) 
 
 // Runs argv and waits; returns its status as a shell reports it. Like
 // system(), ignores SIGINT and SIGQUIT meanwhile: the terminal sends them to
-// the command too, and its status is what counts.
-int RunCommand(const std::vector<std::string>& argv) {
+// the command too, and its status is what counts. Under sudo the command
+// runs as the user who asked, with what `sudo -u` gives them, as with collect.
+int RunProgram(const std::vector<std::string>& argv) {
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  auto user = InvokingUserOrNull();  // checked before anything ran (RunCommand)
+  const User* as = user.ok() ? *user : nullptr;
+  std::vector<std::string> env_strings = as ? UserEnvironment(*as) : std::vector<std::string>{};
+  std::vector<char*> env;
+  for (auto& e : env_strings) env.push_back(e.data());
+  env.push_back(nullptr);
   struct sigaction ignore {}, old_int {}, old_quit {};
   ignore.sa_handler = SIG_IGN;
   sigaction(SIGINT, &ignore, &old_int);
   sigaction(SIGQUIT, &ignore, &old_quit);
-  // Under sudo the command runs as the user who asked, as with collect.
-  auto user = InvokingUserFromSudo();
-  std::optional<InvokingUser> as;
-  if (user.ok() && user->has_value()) as = **user;
   int err_pipe[2];
   if (pipe2(err_pipe, O_CLOEXEC) != 0) {
     fprintf(stderr, "syspgo: cannot run %s: cannot create a pipe: %s\n", argv[0].c_str(), strerror(errno));
@@ -215,10 +217,10 @@ int RunCommand(const std::vector<std::string>& argv) {
   if (pid == 0) {
     signal(SIGINT, SIG_DFL);  // the child gets the default dispositions back
     signal(SIGQUIT, SIG_DFL);
-    int e = 0;
-    if (as && (setgroups(0, nullptr) != 0 || setgid(as->gid) != 0 || setuid(as->uid) != 0)) e = errno;
+    int e = as ? BecomeUserInChild(*as) : 0;
     if (!e) {
-      execvp(args[0], args.data());
+      if (as) execvpe(args[0], args.data(), env.data());
+      else execvp(args[0], args.data());
       e = errno;
     }
     (void)!write(err_pipe[1], &e, sizeof e);
@@ -247,14 +249,11 @@ int RunCommand(const std::vector<std::string>& argv) {
 bool WriteJsonText(const Options& o, const std::string& text) {
   if (o.json.empty()) return true;
   if (o.json == "-") return fwrite(text.data(), 1, text.size(), stdout) == text.size() && fflush(stdout) == 0;
-  FILE* f = fopen(o.json.c_str(), "w");
-  bool ok = f && fwrite(text.data(), 1, text.size(), f) == text.size();
-  int e = errno;
-  if (f && fclose(f) != 0) ok = false, e = errno;
-  if (!ok)
-    fprintf(stderr, "syspgo: warning: cannot write the JSON summary to %s: %s; check the directory exists and is "
-            "writable\n", o.json.c_str(), strerror(e));
-  return ok;
+  Status st = WriteFileAtomically(o.json, text);
+  if (!st.ok())
+    fprintf(stderr, "syspgo: warning: cannot write the JSON summary to %s: %s\n", o.json.c_str(),
+            st.error().message.c_str());
+  return st.ok();
 }
 
 bool WriteJson(const Options& o, const Plan& plan, const PrefetchStats& s, const std::string& extra) {
@@ -349,7 +348,7 @@ int Prefetch(const std::vector<std::string>& args) {
     if (!with_command) return Fail(plan.error().message);
     fprintf(stderr, "syspgo: warning: %s\nsyspgo: running %s without prefetching\n", plan.error().message.c_str(),
             JoinShell(o.command).c_str());
-    int status = RunCommand(o.command);
+    int status = RunProgram(o.command);
     WriteJsonText(o, "{\"error\": \"" + JsonEscape(plan.error().message) + "\", " + StatusJson(status) + "}\n");
     return status;
   }
@@ -396,7 +395,7 @@ int Prefetch(const std::vector<std::string>& args) {
       if (!o.hold) WarnOfDamon(damon);
       return WriteJson(o, plan.value(), s, extra) && rc == 0 ? 0 : 1;
     }
-    int status = RunCommand(o.command);
+    int status = RunProgram(o.command);
     WriteJson(o, plan.value(), s, StatusJson(status));
     return status;
   }
@@ -411,7 +410,7 @@ int Prefetch(const std::vector<std::string>& args) {
   PrefetchStats s;
   std::thread replay([&] { s = Replay(plan.value(), o.prefetch); });
   queued.get_future().wait();  // the first budget's worth is queued; see PrefetchOptions::on_queued
-  int status = RunCommand(o.command);
+  int status = RunProgram(o.command);
   cancel = true;
   replay.join();
   if (o.verbose) PrintStats(stderr, plan.value(), s, o.verbose);
@@ -419,7 +418,8 @@ int Prefetch(const std::vector<std::string>& args) {
   return status;
 }
 
-const Command kPrefetch("prefetch", "warm the page cache along a prefetch plan, then run a command", Prefetch);
+const Command kPrefetch("prefetch", "warm the page cache along a prefetch plan, then run a command",
+                         Prefetch, Privilege::kRoot);
 
 }  // namespace
 }  // namespace syspgo::cli

@@ -7,7 +7,7 @@
 #include "analyze/report_common.h"
 #include "analyze/report_findings.h"
 #include "cli/command.h"
-#include "collect/ownership.h"
+#include "common/files.h"
 #include "common/util.h"
 
 namespace syspgo::cli {
@@ -103,12 +103,8 @@ int Report(const std::vector<std::string>& args) {
   for (const std::string& p : findings.problems) fprintf(stderr, "syspgo: note: %s\n", p.c_str());
   auto page = BuildReport(in->db, *run, findings, opts);
   if (!page) return Fail(page.error().message);
-  Status st = WriteFileAtomically(out, [&](FILE* f) -> Status {
-    fwrite(page->data(), 1, page->size(), f);
-    return {};
-  });
+  Status st = WriteFileAtomically(out, *page);
   if (!st.ok()) return Fail(st.error().message);
-  if (Status own = GiveToInvokingUser(out); !own.ok()) fprintf(stderr, "syspgo: warning: %s\n", own.error().message.c_str());
   printf("wrote %s (%s): run %lld, %zu finding%s\n", out.c_str(), FormatBytes(page->size()).c_str(),
          static_cast<long long>(run->id), findings.findings.size(), findings.findings.size() == 1 ? "" : "s");
   if (run->status != "complete")

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "common/identity.h"
 
 namespace syspgo::cli {
 
@@ -12,11 +13,20 @@ static std::vector<const Command*>& Registry() {
   return r;
 }
 
-Command::Command(const char* n, const char* s, CommandFn f) : name(n), summary(s), fn(f) {
+Command::Command(const char* n, const char* s, CommandFn f, Privilege p) : name(n), summary(s), fn(f), privilege(p) {
   Registry().push_back(this);
 }
 
 const std::vector<const Command*>& Commands() { return Registry(); }
+
+int RunCommand(const Command& c, const std::vector<std::string>& args) {
+  if (c.privilege == Privilege::kUser) {
+    if (Status st = DropToInvokingUser(); !st.ok()) return Fail(st.error().message);
+  } else if (auto user = InvokingUserOrNull(); !user.ok()) {
+    return Fail(user.error().message);  // a tampered SUDO_UID/SUDO_GID: act for nobody
+  }
+  return c.fn(args);
+}
 
 int UsageError(const std::string& msg) {
   fprintf(stderr, "syspgo: %s\n", msg.c_str());

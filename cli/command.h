@@ -11,14 +11,30 @@ namespace syspgo::cli {
 
 using CommandFn = int (*)(const std::vector<std::string>& args);  // args after the subcommand
 
+// What a command needs of root under sudo (common/identity.h). Most need
+// nothing: the process becomes the invoking user before the command runs,
+// so every file it opens or creates and every program it starts carries
+// that user's rights by construction. A command that keeps root does so
+// for one named purpose and acts as the user (ActAsUser, BecomeUserInChild)
+// for everything it does on the user's behalf.
+enum class Privilege {
+  kUser,  // drop to the invoking user before anything runs
+  kRoot,  // keep root: collect (BPF), prefetch (locking pages), pgo (its collections)
+};
+
 struct Command {
-  Command(const char* name, const char* summary, CommandFn fn);
+  Command(const char* name, const char* summary, CommandFn fn, Privilege privilege = Privilege::kUser);
   const char* name;
   const char* summary;
   CommandFn fn;
+  Privilege privilege;
 };
 
 const std::vector<const Command*>& Commands();
+
+// Runs `c` on `args` with the privilege it declares: the one way main()
+// (and syspgo-prefetch's main) start a command.
+int RunCommand(const Command& c, const std::vector<std::string>& args);
 
 // Prints "syspgo: <msg>" to stderr; returns the exit status for usage errors (2).
 int UsageError(const std::string& msg);

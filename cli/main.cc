@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   for (auto* c : Commands()) {
-    if (!strcmp(c->name, argv[1])) return c->fn(std::vector<std::string>(argv + 2, argv + argc));
+    if (!strcmp(c->name, argv[1])) return RunCommand(*c, std::vector<std::string>(argv + 2, argv + argc));
   }
   return UsageError(std::string("unknown command '") + argv[1] + "'; run 'syspgo --help' for the list");
 }

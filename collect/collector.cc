@@ -21,9 +21,9 @@
 #include <set>
 
 #include "collect/groups.h"
-#include "collect/ownership.h"
 #include "collect/target.h"
 #include "collect/writer.h"
+#include "common/identity.h"
 #include "common/profile_db.h"
 #include "common/util.h"
 
@@ -201,25 +201,42 @@ Result<CollectResult> Collect(const CollectRequest& req) {
   mallopt(M_MMAP_THRESHOLD, 1 << 20);
 
   // 1. Everything a user can get wrong, before anything runs.
+  auto user = InvokingUserOrNull();  // under sudo: whose database it is, whose command runs
+  if (!user.ok()) return user.error();
   std::string exe;
   if (req.attach_pid) {
     SYSPGO_TRY(CheckPid(req.attach_pid));
+    if (*user) SYSPGO_TRY(CheckMayAttach(req.attach_pid, **user));
   } else {
-    auto r = ResolveCommand(req.argv.empty() ? "" : req.argv[0]);
+    // Looked up as whoever will run it, so that its errors tell the user
+    // nothing about paths they could not see.
+    auto r = [&]() -> Result<std::string> {
+      if (req.as_root) return ResolveCommand(req.argv.empty() ? "" : req.argv[0]);
+      ActAsUser as_user;
+      if (!as_user.ok()) return as_user.error();
+      return ResolveCommand(req.argv.empty() ? "" : req.argv[0]);
+    }();
     if (!r) return r.error();
     exe = *r;
   }
   SYSPGO_TRY(CheckBpfCapabilities());
-  SYSPGO_TRY(CreateDbForInvokingUser(req.db_path));  // under sudo a new database is the invoking user's
-  auto dbr = OpenProfileDb(req.db_path, DbMode::kCreateOrAppend);
+  // The database, its -wal and -shm are created and opened with the user's
+  // rights: a path they could not write is refused, and what is created is
+  // theirs. The writer thread later writes through the open connection.
+  auto dbr = [&]() -> Result<Db> {
+    ActAsUser as_user;
+    if (!as_user.ok()) return as_user.error();
+    auto db = OpenProfileDb(req.db_path, DbMode::kCreateOrAppend);
+    if (db.ok()) SYSPGO_TRY(MarkDeadRuns(*db));
+    return db;
+  }();
   if (!dbr) return dbr.error();
   Db db = std::move(dbr.value());
-  SYSPGO_TRY(MarkDeadRuns(db));
 
   // 2. The command, held before exec; the probes.
   std::unique_ptr<HeldChild> child;
   if (!req.attach_pid) {
-    auto c = HeldChild::Spawn(exe, req.argv, req.run_uid, req.run_gid);
+    auto c = HeldChild::Spawn(exe, req.argv, req.as_root ? nullptr : *user);
     if (!c) return c.error();
     child = std::move(c.value());
   }

@@ -22,7 +22,7 @@ struct CollectRequest {
   pid_t attach_pid = 0;           // -p
   double duration_s = 0;          // 0 = until the command exits
   CollectOptions opts;
-  int run_uid = -1, run_gid = -1; // drop the command to this user (sudo's invoker)
+  bool as_root = false;            // --as-root: under sudo, run the command as root, not as the user
   bool cold = false;              // drop the page cache just before the command starts
   bool no_readahead = false;      // device readahead off while the command runs (ReadaheadOff)
 };

@@ -3,7 +3,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <linux/capability.h>
 #include <poll.h>
 #include <signal.h>
@@ -28,7 +27,8 @@ Result<std::string> ResolveCommand(const std::string& argv0) {
     struct stat sb {};
     if (stat(p.c_str(), &sb) != 0) return errno;
     if (S_ISDIR(sb.st_mode)) return EISDIR;
-    if (access(p.c_str(), X_OK) != 0) return EACCES;
+    // AT_EACCESS: with the rights in force (the user's, under ActAsUser), not the real uid's.
+    if (faccessat(AT_FDCWD, p.c_str(), X_OK, AT_EACCESS) != 0) return EACCES;
     return 0;
   };
   if (argv0.find('/') != std::string::npos) {
@@ -60,13 +60,17 @@ HeldChild::~HeldChild() {
 }
 
 Result<std::unique_ptr<HeldChild>> HeldChild::Spawn(const std::string& path, const std::vector<std::string>& argv,
-                                                    int run_uid, int run_gid) {
+                                                    const User* as) {
   int go[2], err[2];
   if (pipe2(go, O_CLOEXEC) || pipe2(err, O_CLOEXEC))
     return MakeError(std::string("cannot create pipes: ") + strerror(errno), errno);
   std::vector<char*> args;
   for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  std::vector<std::string> env_strings = as ? UserEnvironment(*as) : std::vector<std::string>{};
+  std::vector<char*> env;
+  for (auto& e : env_strings) env.push_back(e.data());
+  env.push_back(nullptr);
   pid_t pid = fork();
   if (pid < 0) return MakeError(std::string("cannot fork: ") + strerror(errno), errno);
   if (pid == 0) {
@@ -91,11 +95,10 @@ Result<std::unique_ptr<HeldChild>> HeldChild::Spawn(const std::string& path, con
     // The command must not inherit ambient capabilities the collector may
     // hold (CAP_BPF, CAP_PERFMON): it gets what its user has, no more.
     prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
-    int e = 0;
-    if (run_gid >= 0 && (setgroups(0, nullptr) || setgid(run_gid))) e = errno;
-    if (!e && run_uid >= 0 && setuid(run_uid)) e = errno;
+    int e = as ? BecomeUserInChild(*as) : 0;
     if (!e) {
-      execv(path.c_str(), args.data());
+      if (as) execve(path.c_str(), args.data(), env.data());
+      else execv(path.c_str(), args.data());
       e = errno;
     }
     (void)!write(err[1], &e, sizeof e);
@@ -143,6 +146,22 @@ Status CheckPid(pid_t pid) {
                          "', or start the program under syspgo: syspgo collect -o run.db -- COMMAND",
                      ESRCH);
   return {};
+}
+
+Status CheckMayAttach(pid_t pid, const User& user) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(f, line);) {
+    if (line.rfind("Uid:", 0) != 0) continue;
+    std::istringstream ids(line.substr(4));
+    for (unsigned long id; ids >> id;)
+      if (id != user.uid)
+        return MakeError("pid " + std::to_string(pid) + " runs as uid " + std::to_string(id) + ", not as uid " +
+                             std::to_string(user.uid) + " who ran sudo: under sudo syspgo records only your own "
+                             "processes. Run it as root without sudo to record this one.",
+                         EPERM);
+    return {};
+  }
+  return MakeError("cannot read the owner of pid " + std::to_string(pid) + " (it may have exited).", ESRCH);
 }
 
 bool ProcessAlive(pid_t pid) {

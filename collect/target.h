@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/identity.h"
 #include "common/result.h"
 
 namespace syspgo {
@@ -25,9 +26,10 @@ class HeldChild {
   HeldChild& operator=(const HeldChild&) = delete;
   ~HeldChild();
   // Forks; the child waits until Release(), then execs `path` with argv.
-  // With run_uid/run_gid >= 0 the child drops to that user before exec.
+  // With `as` set, the child becomes that user before exec, with what
+  // `sudo -u` gives (groups, HOME, USER, LOGNAME, SHELL; common/identity.h).
   static Result<std::unique_ptr<HeldChild>> Spawn(const std::string& path, const std::vector<std::string>& argv,
-                                                  int run_uid = -1, int run_gid = -1);
+                                                  const User* as = nullptr);
   pid_t pid() const { return pid_; }
   // Lets the child exec. Returns an error if the exec failed.
   Status Release();
@@ -43,6 +45,11 @@ class HeldChild {
 
 // Checks that `pid` names a live process; the error says what to do.
 Status CheckPid(pid_t pid);
+// Under sudo, a user may record only processes they could trace themselves:
+// every uid of `pid` (real, effective, saved, filesystem) must be theirs,
+// as ptrace(2) requires. A recording shows a process's files, syscalls and
+// stacks, which are no business of another user's.
+Status CheckMayAttach(pid_t pid, const User& user);
 // pid and every process descended from it, parents first.
 std::vector<pid_t> ProcessTree(pid_t pid);
 // True while the process exists and is not a zombie.

@@ -7,6 +7,8 @@
 // otherwise split it out as cold. Each frame counts once per sample.
 #include "optimize/bolt_fdata.h"
 
+#include "common/files.h"
+
 #include <cinttypes>
 #include <map>
 #include <set>
@@ -43,7 +45,7 @@ class BoltFdataEmitter : public ProfileEmitter {
       snprintf(line, sizeof line, " %" PRIx64 " %" PRIu64 "\n", key.second, n);
       out += "1 " + key.first + line;
     }
-    return WriteArtifact(path, out);
+    return WriteFileAtomically(path, out);
   }
 };
 

@@ -1,9 +1,6 @@
 //===- emitter.cc - the profile emitter factory and shared helpers -------===//
 #include "optimize/emitter.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstring>
 
@@ -31,24 +28,6 @@ Result<std::unique_ptr<ProfileEmitter>> ProfileEmitter::Create(std::string_view 
   std::string names;
   for (const Kind& k : Kinds()) names += (names.empty() ? "" : ", ") + std::string(k.name);
   return MakeError("unknown profile artifact '" + std::string(kind) + "'; choose one of: " + names);
-}
-
-Status WriteArtifact(const std::string& path, const std::string& bytes) {
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return MakeError("cannot create '" + path + "': " + strerror(errno) + ".", errno);
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int e = errno;
-      close(fd);
-      return MakeError("cannot write '" + path + "': " + strerror(e) + ".", e);
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (close(fd) != 0) return MakeError("cannot write '" + path + "': " + strerror(errno) + ".", errno);
-  return {};
 }
 
 Status CheckBinary(const Profile& p, uint32_t binary, const char* what) {

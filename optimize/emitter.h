@@ -48,8 +48,6 @@ std::unique_ptr<ProfileEmitter> MakeSymbolOrderEmitter();
 std::unique_ptr<ProfileEmitter> MakePprofEmitter();
 std::unique_ptr<ProfileEmitter> MakeFoldedEmitter();
 
-// Writes `bytes` to `path` (replacing it), with an error that names the file.
-Status WriteArtifact(const std::string& path, const std::string& bytes);
 
 // The checks every per-binary emitter starts with: a binary was chosen
 // (`what` names the artifact in the message) and it could be read.

@@ -1,6 +1,8 @@
 //===- folded.cc - CPU samples as folded stacks --------------------------===//
 #include "optimize/folded.h"
 
+#include "common/files.h"
+
 #include <map>
 
 namespace syspgo {
@@ -26,7 +28,7 @@ class FoldedEmitter : public ProfileEmitter {
     if (lines.empty()) return MakeError("no sample of the run touches " + p.BinaryName(binary) + "; nothing to write.");
     std::string out;
     for (const auto& [l, n] : lines) out += l + " " + std::to_string(n) + "\n";
-    return WriteArtifact(path, out);
+    return WriteFileAtomically(path, out);
   }
 };
 

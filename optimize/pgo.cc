@@ -12,7 +12,6 @@
 #include "optimize/pgo.h"
 
 #include <fcntl.h>
-#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -31,6 +30,8 @@
 #include <variant>
 
 #include "analyze/sample_set.h"
+#include "common/files.h"
+#include "common/identity.h"
 #include "common/util.h"
 
 extern char** environ;
@@ -106,30 +107,25 @@ class Json {
 
 // ===--- Files and processes ------------------------------------------=== //
 
-Status WriteText(const std::string& path, const std::string& text, mode_t mode = 0644) {
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f << text;
-    if (!f) return MakeError("cannot write " + tmp + ": " + strerror(errno) + "; check that the directory is writable");
-  }
-  chmod(tmp.c_str(), mode);
-  if (rename(tmp.c_str(), path.c_str()) != 0)
-    return MakeError("cannot rename " + tmp + " to " + path + ": " + strerror(errno), errno);
-  return {};
-}
-
-// Copies `from` over `to` through a temporary and a rename, so a program
-// running from `to` keeps its old inode and a reader never sees half a file.
+// Copies `from` over `to` (WriteFileAtomically: a temporary and a rename), so
+// a program running from `to` keeps its old inode and a reader never sees
+// half a file.
 Status InstallFile(const std::string& from, const std::string& to) {
-  std::string tmp = to + ".syspgo-tmp";
-  std::error_code ec;
-  fs::copy_file(from, tmp, fs::copy_options::overwrite_existing, ec);
-  if (ec) return MakeError("cannot copy " + from + " to " + tmp + ": " + ec.message());
-  chmod(tmp.c_str(), 0755);
-  if (rename(tmp.c_str(), to.c_str()) != 0)
-    return MakeError("cannot replace " + to + ": " + strerror(errno) + "; is its directory writable?", errno);
-  return {};
+  int fd = OpenAsUser(from, O_RDONLY);
+  if (fd < 0) return MakeError("cannot read " + from + ": " + strerror(errno), errno);
+  std::string bytes;
+  char buf[1 << 16];
+  for (ssize_t n; (n = read(fd, buf, sizeof buf)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int e = errno;
+      close(fd);
+      return MakeError("cannot read " + from + ": " + strerror(e), e);
+    }
+    bytes.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return WriteFileAtomically(to, bytes, 0755);
 }
 
 std::string Tail(const std::string& text, size_t lines) {
@@ -159,17 +155,35 @@ struct ProcResult {
   std::string spawn_error;
 };
 
+// Who a command of the pipeline runs as. Under sudo the build, clean, eval
+// and every tool run as the invoking user (common/identity.h); only
+// `syspgo collect` keeps root, for its BPF programs, and it runs the
+// training command as the user itself.
+enum class RunAs { kUser, kRoot };
+
+char** EnvEnd() {
+  char** e = environ;
+  while (*e) ++e;
+  return e;
+}
+
 // Runs argv with `env` added to ours (a key with an empty value is
 // removed), stdout to `out_path` and stderr to `err_path` (the same file
-// when equal; appended to, so one log can hold several commands).
+// when equal; appended to, so one log can hold several commands). The logs
+// are opened here, with the user's rights, whoever the command runs as.
 ProcResult RunProc(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
-                   const std::string& out_path, const std::string& err_path) {
+                   const std::string& out_path, const std::string& err_path, RunAs as = RunAs::kUser) {
   ProcResult r;
-  std::vector<std::string> envs;
-  for (char** e = environ; *e; ++e) {
-    std::string kv = *e;
-    if (!env.count(kv.substr(0, kv.find('=')))) envs.push_back(kv);
+  auto user = InvokingUserOrNull();
+  if (!user.ok()) {
+    r.spawn_error = user.error().message;
+    return r;
   }
+  const User* become = as == RunAs::kUser ? *user : nullptr;
+  std::vector<std::string> ours = become ? UserEnvironment(*become) : std::vector<std::string>(environ, EnvEnd());
+  std::vector<std::string> envs;
+  for (const std::string& kv : ours)
+    if (!env.count(kv.substr(0, kv.find('=')))) envs.push_back(kv);
   for (auto& [k, v] : env)
     if (!v.empty()) envs.push_back(k + "=" + v);
   std::vector<char*> args, envp;
@@ -177,22 +191,44 @@ ProcResult RunProc(const std::vector<std::string>& argv, const std::map<std::str
   args.push_back(nullptr);
   for (auto& e : envs) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  if (err_path == out_path) posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  else posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  auto t0 = std::chrono::steady_clock::now();
-  pid_t pid;
-  int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) {
-    r.spawn_error = "cannot start " + argv[0] + ": " + strerror(rc);
+  int flags = O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW;
+  int in = OpenAsUser("/dev/null", O_RDONLY), out = OpenAsUser(out_path, flags);
+  int err = err_path == out_path ? -1 : OpenAsUser(err_path, flags);
+  if (in < 0 || out < 0 || (err_path != out_path && err < 0)) {
+    r.spawn_error = "cannot run " + argv[0] + ": cannot open its log " + out_path + ": " + strerror(errno);
+    for (int fd : {in, out, err})
+      if (fd >= 0) close(fd);
     return r;
   }
+  auto t0 = std::chrono::steady_clock::now();
+  int report[2] = {-1, -1};
+  pid_t pid = pipe2(report, O_CLOEXEC) == 0 ? fork() : -1;
+  if (pid == 0) {
+    close(report[0]);
+    dup2(in, 0);
+    dup2(out, 1);
+    dup2(err >= 0 ? err : out, 2);
+    int e = become ? BecomeUserInChild(*become) : 0;
+    if (!e) {
+      execvpe(args[0], args.data(), envp.data());
+      e = errno;
+    }
+    (void)!write(report[1], &e, sizeof e);
+    _exit(127);
+  }
+  int e = pid < 0 ? errno : 0;
+  if (report[1] >= 0) close(report[1]);
+  for (int fd : {in, out, err})
+    if (fd >= 0) close(fd);
+  if (pid > 0 && read(report[0], &e, sizeof e) != sizeof e) e = 0;  // EOF: exec succeeded
+  if (report[0] >= 0) close(report[0]);
   int st = 0;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  if (pid > 0)
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+  if (e != 0) {
+    r.spawn_error = "cannot start " + argv[0] + ": " + strerror(e);
+    return r;
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
@@ -491,7 +527,7 @@ Status Pipeline::Collect(Stage& s, const std::string& db, const std::string& sub
   if (o_.freq_hz) argv.insert(argv.end(), {"--freq", std::to_string(o_.freq_hz)});
   argv.insert(argv.end(), {"--", "/bin/sh", "-c", o_.train_cmd});
   s.commands.Push(JoinShell(argv));
-  auto r = RunProc(argv, {}, log, log);
+  auto r = RunProc(argv, {}, log, log, RunAs::kRoot);
   if (!r.spawn_error.empty()) return MakeError(r.spawn_error);
   std::string text = ReadFileOrEmpty(log);
   if (r.status != 0)
@@ -785,8 +821,8 @@ void Pipeline::Finish() {
   }
   sum.Set("eval", ev);
   sum.Set("warnings", Json::Strings(rep_.warnings));
-  Status a = WriteText(rep_.manifest, manifest_.Dump() + "\n");
-  Status b = WriteText(rep_.summary, sum.Dump() + "\n");
+  Status a = WriteFileAtomically(rep_.manifest, manifest_.Dump() + "\n");
+  Status b = WriteFileAtomically(rep_.summary, sum.Dump() + "\n");
   if (!a.ok() || !b.ok()) rep_.warnings.push_back((a.ok() ? b : a).error().message);
 }
 
@@ -865,7 +901,7 @@ Status WriteCompilerWrappers(const std::string& bin_dir, const std::string& stag
   fs::create_directories(bin_dir, ec);
   if (ec) return MakeError("cannot create " + bin_dir + ": " + ec.message());
   std::string script = bin_dir + "/syspgo-cc";
-  SYSPGO_TRY(WriteText(script, sh, 0755));
+  SYSPGO_TRY(WriteFileAtomically(script, sh, 0755));
   for (const char* n : {"cc", "gcc", "clang", "clang-19", "c++", "g++", "clang++", "clang++-19"}) {
     std::string link = bin_dir + "/" + n;
     unlink(link.c_str());
@@ -1039,7 +1075,19 @@ PgoReport Pipeline::Run() {
 
 }  // namespace
 
-PgoReport RunPgo(const PgoOptions& o) { return Pipeline(o).Run(); }
+PgoReport RunPgo(const PgoOptions& o) {
+  // Under sudo everything the pipeline reads and writes itself (its
+  // directory, logs, manifest, the binaries it installs) is done with the
+  // invoking user's rights, for the whole run (this thread; the pipeline
+  // runs on one).
+  ActAsUser as_user;
+  if (!as_user.ok()) {
+    PgoReport failed;
+    failed.error = as_user.error().message;
+    return failed;
+  }
+  return Pipeline(o).Run();
+}
 
 size_t ChooseFinalVariant(const std::vector<PgoEvalVariant>& v, std::string* why) {
   if (v.empty()) return 0;

@@ -20,6 +20,7 @@
 #include <set>
 #include <tuple>
 
+#include "common/files.h"
 #include "common/util.h"
 #include "schemas/prefetch_plan.pb.h"
 
@@ -549,28 +550,7 @@ Result<Plan> ParsePlan(const std::string& bytes, const std::string& name) {
 
 Status WritePlan(const Plan& plan, const std::string& path) {
   SYSPGO_TRY(CheckPlan(plan, "the plan for " + path));
-  std::string bytes = SerializePlan(plan);
-  std::string tmp = path + ".tmp." + std::to_string(getpid());
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return MakeError("cannot create " + tmp + ": " + Errno(errno) + "; check the directory exists and is writable", errno);
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int e = errno;
-      close(fd);
-      unlink(tmp.c_str());
-      return MakeError("cannot write " + tmp + ": " + Errno(e), e);
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (close(fd) != 0 || rename(tmp.c_str(), path.c_str()) != 0) {
-    int e = errno;
-    unlink(tmp.c_str());
-    return MakeError("cannot write " + path + ": " + Errno(e), e);
-  }
-  return {};
+  return WriteFileAtomically(path, SerializePlan(plan));
 }
 
 namespace {
@@ -592,7 +572,7 @@ Status ReadUpTo(int fd, size_t limit, const std::string& path, std::string& out)
 }  // namespace
 
 Result<Plan> ReadPlan(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = OpenAsUser(path, O_RDONLY);  // a plan is outside input: read with the user's rights
   if (fd < 0) return MakeError("cannot open plan " + path + ": " + Errno(errno), errno);
   // The header first: a file that is not a plan is refused after 32 bytes,
   // however large it is; a plan is read up to one byte past its length.

@@ -7,6 +7,7 @@
 
 #include <map>
 
+#include "common/files.h"
 #include "schemas/pprof_profile.pb.h"
 
 namespace syspgo {
@@ -136,7 +137,7 @@ class PprofEmitter : public ProfileEmitter {
     if (!out.SerializeToString(&bytes)) return MakeError("cannot serialize the pprof profile.");
     auto gz = Gzip(bytes);
     if (!gz) return gz.error();
-    return WriteArtifact(path, *gz);
+    return WriteFileAtomically(path, *gz);
   }
 };
 

@@ -28,9 +28,6 @@
 #include "optimize/prefetch.h"
 
 #include <fcntl.h>
-#include <grp.h>
-#include <pwd.h>
-#include <sys/fsuid.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -49,6 +46,8 @@
 #include <thread>
 #include <vector>
 
+#include "common/files.h"
+#include "common/identity.h"
 #include "common/util.h"
 
 namespace syspgo {
@@ -119,101 +118,12 @@ class IdleIo {
   int old_ = -1;
 };
 
-// ---- Least privilege under sudo (issue 8) ----------------------------------
-// `sudo syspgo prefetch` must read only files the invoking user could read
-// (a plan is outside input: it could list /etc/shadow, and reading it would
-// at least reveal through the page cache that it was touched). So under
-// sudo every file is opened with the invoking user's filesystem ids and
-// groups, and the kernel applies its own checks (modes, ACLs, LSMs) to that
-// user. The switch is per thread: setfsuid/setfsgid are, and setgroups is
-// made as a raw syscall because glibc's wrapper changes every thread. An
-// open descriptor keeps working after the ids are switched back.
-struct Invoker {
-  bool active = false;  // running as root under sudo for a user other than root
-  uid_t uid = 0;
-  gid_t gid = 0;
-  std::vector<gid_t> groups;
-};
-
-const Invoker& SudoInvoker() {
-  static const Invoker inv = [] {
-    Invoker i;
-    const char* su = getenv("SUDO_UID");
-    const char* sg = getenv("SUDO_GID");
-    if (geteuid() != 0 || !su || !sg) return i;
-    i.uid = static_cast<uid_t>(strtoul(su, nullptr, 10));
-    i.gid = static_cast<gid_t>(strtoul(sg, nullptr, 10));
-    if (i.uid == 0) return i;
-    i.active = true;
-    i.groups = {i.gid};
-    if (passwd* pw = getpwuid(i.uid)) {
-      int n = 64;
-      std::vector<gid_t> g(n);
-      if (getgrouplist(pw->pw_name, i.gid, g.data(), &n) < 0) {
-        g.resize(n);
-        getgrouplist(pw->pw_name, i.gid, g.data(), &n);
-      }
-      g.resize(n);
-      i.groups = g;
-    }
-    return i;
-  }();
-  return inv;
-}
-
-// While it lives, this thread's file access is the invoking user's under
-// sudo (else nothing changes). ok() is false if the ids could not be
-// switched: the caller must then not touch the file system (fail closed).
-class AsInvoker {
- public:
-  AsInvoker() {
-    const Invoker& inv = SudoInvoker();
-    if (!inv.active) return;
-    switched_ = true;
-    saved_.resize(static_cast<size_t>(std::max(getgroups(0, nullptr), 0)));
-    if (getgroups(static_cast<int>(saved_.size()), saved_.data()) < 0) saved_.clear();
-    own_gid_ = getegid();
-    if (syscall(SYS_setgroups, inv.groups.size(), inv.groups.data()) != 0) {
-      grouped_ = false;
-      ok_ = false;
-      return;
-    }
-    setfsgid(inv.gid);
-    setfsuid(inv.uid);
-    // setfsuid/setfsgid report the previous id, not failure: read them back.
-    ok_ = setfsuid(static_cast<uid_t>(-1)) == static_cast<int>(inv.uid) &&
-          setfsgid(static_cast<gid_t>(-1)) == static_cast<int>(inv.gid);
-  }
-  ~AsInvoker() {
-    if (!switched_) return;
-    int e = errno;
-    if (grouped_) {
-      setfsuid(0);
-      setfsgid(own_gid_);
-      syscall(SYS_setgroups, saved_.size(), saved_.data());
-    }
-    errno = e;
-  }
-  AsInvoker(const AsInvoker&) = delete;
-  AsInvoker& operator=(const AsInvoker&) = delete;
-  bool ok() const { return ok_; }
-
- private:
-  bool switched_ = false, grouped_ = true, ok_ = true;
-  std::vector<gid_t> saved_;
-  gid_t own_gid_ = 0;
-};
-
-// open(path, O_RDONLY) as the invoking user under sudo, else as ourselves.
-// Fails closed (EPERM) if the ids could not be switched.
-int OpenForReading(const std::string& path) {
-  AsInvoker ids;
-  if (!ids.ok()) {
-    errno = EPERM;
-    return -1;
-  }
-  return open(path.c_str(), O_RDONLY | O_CLOEXEC);
-}
+// Under sudo every file is opened, and every path looked up, with the
+// invoking user's rights (common/identity.h): a plan is outside input and
+// could list /etc/shadow, and reading it would at least reveal through the
+// page cache that it was touched. Fails closed (EPERM) if the rights could
+// not be taken on.
+int OpenForReading(const std::string& path) { return OpenAsUser(path, O_RDONLY); }
 
 // The paths execvp(3) tries for `command` with `path` as PATH: the command
 // itself when it names a path (holds a '/'), else each directory of PATH
@@ -264,7 +174,7 @@ bool IsWrapper(const std::string& arg0) {
 // *found.
 void ResolveCommandSearch(const std::vector<std::string>& argv, const std::atomic<bool>* cancel, size_t* planned,
                           size_t* found) {
-  AsInvoker ids;
+  ActAsUser ids;
   if (argv.empty() || !ids.ok()) return;
   std::string path = ExecPath();
   auto search = [&](const std::string& command) {
@@ -302,7 +212,7 @@ size_t ResolveLookups(const std::vector<PlanLookup>& lookups, unsigned threads, 
   std::atomic<size_t> next{0}, found{0};
   auto walk = [&] {
     IdleIo idle(idle_io);
-    AsInvoker ids;
+    ActAsUser ids;
     if (!ids.ok()) return;
     for (;;) {
       if (cancel && cancel->load(std::memory_order_relaxed)) return;
@@ -359,10 +269,11 @@ PrefetchFileResult CheckFile(const PlanFile& f, int* fd) {
   PrefetchFileResult r;
   *fd = OpenForReading(f.path);
   if (*fd < 0) {
-    r.outcome = errno == ENOENT || errno == ENOTDIR ? FileOutcome::kMissing : FileOutcome::kFailed;
-    r.reason = r.outcome == FileOutcome::kMissing ? "it does not exist" : "cannot open it: " + std::string(strerror(errno));
-    if (errno == EACCES && SudoInvoker().active)
-      r.reason += " (opened as uid " + std::to_string(SudoInvoker().uid) + ", the user who ran sudo)";
+    int e = errno;
+    r.outcome = e == ENOENT || e == ENOTDIR ? FileOutcome::kMissing : FileOutcome::kFailed;
+    r.reason = r.outcome == FileOutcome::kMissing ? "it does not exist" : "cannot open it: " + std::string(strerror(e));
+    if (auto user = InvokingUserOrNull(); e == EACCES && user.ok() && *user)
+      r.reason += " (opened as uid " + std::to_string((*user)->uid) + ", the user who ran sudo)";
     return r;
   }
   auto now = ComputeFingerprint(*fd, f.path, &f.fingerprint);

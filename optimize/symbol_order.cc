@@ -6,6 +6,8 @@
 // calls; C3 only needs to know which caller matters most to each function.
 #include "optimize/symbol_order.h"
 
+#include "common/files.h"
+
 #include <algorithm>
 #include <map>
 #include <numeric>
@@ -108,7 +110,7 @@ class SymbolOrderEmitter : public ProfileEmitter {
     for (const auto& [e, w] : weights) edges.push_back({e.first, e.second, w});
     std::string out;
     for (uint32_t n : CallChainOrder(nodes, edges)) out += nodes[n].name + "\n";
-    return WriteArtifact(path, out);
+    return WriteFileAtomically(path, out);
   }
 };
 
