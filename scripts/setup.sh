@@ -19,6 +19,7 @@ PACKAGES=(
   libsqlite3-dev sqlite3 libprotobuf-dev protobuf-compiler
   googletest libgtest-dev
   util-linux python3 python3-numpy rsync squashfs-tools chromium time valgrind
+  sudo passwd
 )
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -54,6 +55,24 @@ fi
 if [ ! -r /sys/kernel/btf/vmlinux ]; then
   echo "setup.sh: this kernel has no BTF (/sys/kernel/btf/vmlinux); syspgo's CO-RE programs need it" >&2
   exit 1
+fi
+
+# The privilege tests (tests/privilege_test.cc) run syspgo as a real
+# unprivileged user through real sudo, as a site that grants syspgo in
+# sudoers would: user syspgo-test, with a supplementary group of its own,
+# may run this clone's syspgo and syspgo-prefetch as root and nothing else.
+# Each clone that runs setup adds its own two binaries to the list.
+getent group syspgo-test-extra >/dev/null || groupadd --system syspgo-test-extra
+if ! id syspgo-test >/dev/null 2>&1; then
+  useradd --create-home --shell /bin/sh --groups syspgo-test-extra syspgo-test
+fi
+sudoers=/etc/sudoers.d/syspgo-test
+here=$(pwd -P)
+rule="syspgo-test ALL=(root) NOPASSWD: $here/build/cli/syspgo, $here/build/cli/syspgo-prefetch"
+if ! grep -qxF "$rule" "$sudoers" 2>/dev/null; then
+  { cat "$sudoers" 2>/dev/null || echo "# syspgo's privilege tests (scripts/setup.sh): one line per clone"; echo "$rule"; } >"$sudoers.new"
+  chmod 0440 "$sudoers.new"
+  visudo -cqf "$sudoers.new" && mv "$sudoers.new" "$sudoers"
 fi
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
