@@ -46,8 +46,48 @@ std::string ReportHtml(const std::string& data_json, const RunInfo& run);
 // ReportData and ReportHtml together.
 Result<std::string> BuildReport(Db& db, const RunInfo& run, const FindingSet& findings, const ReportOptions& opts);
 
-// The HTML/CSS/JS template, with @@TITLE@@ and @@DATA@@ where the run's
-// title and data go (report_page.cc).
+// The page of `syspgo report`:
+//
+// One page, no network: the run's data sits in a <script type=
+// "application/json"> element and report.js draws it with canvas
+// (the timeline, where there can be tens of thousands of intervals) and
+// SVG (charts and the flame graph, where each element carries its own
+// tooltip). ReportHtml() puts the title at @@TITLE@@ and the data at
+// @@DATA@@. The page is analyze/report/page.html with its CSS and scripts
+// (page.css, errors.js, report.js) put in at build time (analyze/CMakeLists.txt).
+//
+// The data object (report.cc writes it):
+//   run        id, command, status, host, kernel, version, start_realtime_ns,
+//              command_start_ts, end_ts, span_ns, events_recorded,
+//              events_dropped, offcpu_min_ns, probes [[group, attached, detail, events]],
+//              bucket_origin_ns, bucket_ns (density and page-cache series are
+//              buckets of bucket_ns from bucket_origin_ns, the command's start)
+//   threads    [{tid, pid, comm, process, start, end, sys_total [n, ns],
+//              off_total [n, ns], sys [[ts, dur, name, file, ret, offset]],
+//              off [[ts, dur, state, waker]], density [count per time bucket]}]
+//   devices    [{dev, requests, rows, bytes, shown, lanes,
+//              items [[ts, dur, op, bytes, lane, details]]}]
+//   block_hist [{dev, op, count, sum_ns, buckets [[lo_ns, hi_ns, count]]}]
+//   block_hist_note  why there are none, when there are none
+//   sys_hist   [{name, count, total_ns, worst_ns, buckets [[lo_ns, hi_ns, count]]}]
+//   findings   [{kind, title, facts [[label, value]], count, total_ns, worst_ns,
+//              share, period, fix, evidence [], occurrences, occ [[ts, dur, tid]]}]
+//   analyses   {ran [names], problems [text]}
+//   files      [FileStats as `analyze files --json` names them]
+//   pagecache  {note, added [], deleted [], refaulted [], has_refaults,
+//              files [{path, added, deleted, refaulted}], deleters [[comm, pages]]}
+//   access     {note, files [{path, size, used_pages, touches, shown,
+//              points [[ts (ns since the command started), offset, length, kind
+//              (0 page fault, 1 read, 2 added to the page cache)]]}]}
+//   flame      {note, samples, period_ns, min_samples, omitted, problems [],
+//              tree [name, samples, kind, [children]]}
+//   limits     the caps in force (ReportOptions)
+//   strings    the string table that the numeric label fields above index
+// Times are ns since the run's start (the database's ts).
+//
+// The page reports its own health for tests and for people: script errors
+// are shown in a red box at the top and counted in #report-status, whose
+// data-state becomes "ok" once every panel has drawn.
 extern const char kReportPage[];
 
 }  // namespace syspgo

@@ -48,6 +48,14 @@ if [ ${#missing[@]} -gt 0 ] || [ "$added_src" = 1 ]; then
   [ ${#missing[@]} -eq 0 ] || DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null
 fi
 
+# ESLint for the report page's scripts (tests/report.cmake), from npm, into
+# analyze/report/node_modules (ignored by git), at the versions its
+# package.json pins.
+if [ ! -x analyze/report/node_modules/.bin/eslint ]; then
+  command -v npm >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs npm >/dev/null
+  (cd analyze/report && npm install --no-package-lock --no-audit --no-fund --silent >/dev/null)
+fi
+
 # Classic tracepoints need tracefs.
 if [ ! -d /sys/kernel/tracing/events ]; then
   mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || mount -t debugfs nodev /sys/kernel/debug || true

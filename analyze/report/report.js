@@ -1,182 +1,3 @@
-//===- report_page.cc - the HTML, CSS and JavaScript of `syspgo report` ---===//
-// One page, no network: the run's data sits in a <script type=
-// "application/json"> element and the script below draws it with canvas
-// (the timeline, where there can be tens of thousands of intervals) and
-// SVG (charts and the flame graph, where each element carries its own
-// tooltip). ReportHtml() puts the title at @@TITLE@@ and the data at
-// @@DATA@@.
-//
-// The data object (report.cc writes it):
-//   run        id, command, status, host, kernel, version, start_realtime_ns,
-//              command_start_ts, end_ts, span_ns, events_recorded,
-//              events_dropped, offcpu_min_ns, probes [[group, attached, detail, events]],
-//              bucket_origin_ns, bucket_ns (density and page-cache series are
-//              buckets of bucket_ns from bucket_origin_ns, the command's start)
-//   threads    [{tid, pid, comm, process, start, end, sys_total [n, ns],
-//              off_total [n, ns], sys [[ts, dur, name, file, ret, offset]],
-//              off [[ts, dur, state, waker]], density [count per time bucket]}]
-//   devices    [{dev, requests, rows, bytes, shown, lanes,
-//              items [[ts, dur, op, bytes, lane, details]]}]
-//   block_hist [{dev, op, count, sum_ns, buckets [[lo_ns, hi_ns, count]]}]
-//   block_hist_note  why there are none, when there are none
-//   sys_hist   [{name, count, total_ns, worst_ns, buckets [[lo_ns, hi_ns, count]]}]
-//   findings   [{kind, title, facts [[label, value]], count, total_ns, worst_ns,
-//              share, period, fix, evidence [], occurrences, occ [[ts, dur, tid]]}]
-//   analyses   {ran [names], problems [text]}
-//   files      [FileStats as `analyze files --json` names them]
-//   pagecache  {note, added [], deleted [], refaulted [], has_refaults,
-//              files [{path, added, deleted, refaulted}], deleters [[comm, pages]]}
-//   access     {note, files [{path, size, used_pages, touches, shown,
-//              points [[ts (ns since the command started), offset, length, kind
-//              (0 page fault, 1 read, 2 added to the page cache)]]}]}
-//   flame      {note, samples, period_ns, min_samples, omitted, problems [],
-//              tree [name, samples, kind, [children]]}
-//   limits     the caps in force (ReportOptions)
-//   strings    the string table that the numeric label fields above index
-// Times are ns since the run's start (the database's ts).
-//
-// The page reports its own health for tests and for people: script errors
-// are shown in a red box at the top and counted in #report-status, whose
-// data-state becomes "ok" once every panel has drawn.
-#include "analyze/report.h"
-
-namespace syspgo {
-
-extern const char kReportPage[] = R"syspgo_page(<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>@@TITLE@@</title>
-<style>
-:root { --fg: #1d2330; --muted: #5b6474; --line: #d9dee7; --bg: #ffffff; --panel: #f6f8fb; --accent: #2458c6; }
-* { box-sizing: border-box; }
-body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif;
-       color: var(--fg); background: var(--bg); }
-header { padding: 14px 24px 10px; border-bottom: 1px solid var(--line); background: var(--panel); }
-header h1 { font-size: 19px; margin: 0 0 4px; word-break: break-all; }
-header .meta { color: var(--muted); font-size: 13px; }
-header .meta span { margin-right: 16px; white-space: nowrap; }
-.warn { color: #a3270f; font-weight: 600; }
-nav { position: sticky; top: 0; z-index: 5; background: #fff; border-bottom: 1px solid var(--line);
-      padding: 6px 24px; font-size: 13px; }
-nav a { color: var(--accent); text-decoration: none; margin-right: 18px; }
-section { padding: 10px 24px 18px; border-bottom: 1px solid var(--line); }
-section h2 { font-size: 17px; margin: 8px 0 6px; }
-.note { color: var(--muted); font-size: 12.5px; margin: 2px 0 8px; max-width: 1100px; }
-.empty { color: var(--muted); font-style: italic; }
-#js-errors { background: #fdecea; color: #8a1c0c; border: 1px solid #e8a89c; padding: 8px 24px; font-weight: 600; }
-.probes span { display: inline-block; margin: 2px 6px 2px 0; padding: 1px 7px; border-radius: 9px; font-size: 12px;
-               background: #e6f4ea; color: #1e6b34; }
-.probes span.off { background: #f1f1f1; color: #777; }
-.finding { border: 1px solid var(--line); border-left: 6px solid var(--fc, #e0a000); border-radius: 4px;
-           padding: 8px 12px; margin: 8px 0; background: #fff; max-width: 1200px; }
-.finding h3 { font-size: 15px; margin: 0 0 4px; }
-.finding .badge { display: inline-block; min-width: 22px; text-align: center; border-radius: 11px; color: #fff;
-                  background: var(--fc, #e0a000); font-size: 12px; margin-right: 6px; padding: 0 6px; }
-.finding .stats { color: var(--muted); font-size: 13px; }
-.finding .stats b { color: var(--fg); font-weight: 600; }
-.finding dl { display: grid; grid-template-columns: max-content 1fr; gap: 1px 12px; margin: 6px 0; font-size: 13px; }
-.finding dt { color: var(--muted); }
-.finding dd { margin: 0; word-break: break-all; }
-.finding .fix { background: #eef5ee; border-radius: 3px; padding: 5px 8px; margin: 6px 0 4px; font-size: 13.5px; }
-.finding pre { font-size: 12px; background: var(--panel); padding: 6px; overflow-x: auto; margin: 4px 0; }
-button { font: inherit; font-size: 12.5px; padding: 2px 10px; border: 1px solid #b9c2d0; border-radius: 4px;
-         background: #fff; cursor: pointer; }
-button:hover { background: #eef2f8; }
-.legend { font-size: 12px; color: var(--muted); margin: 4px 0; }
-.legend i { display: inline-block; width: 14px; height: 10px; margin: 0 4px -1px 10px; border-radius: 2px; }
-#tl { border: 1px solid var(--line); position: relative; user-select: none; }
-#tl-head { display: flex; border-bottom: 1px solid var(--line); background: var(--panel); }
-#tl-head .corner { width: 220px; flex: none; font-size: 11.5px; color: var(--muted); padding: 4px 6px; }
-#tl-axis { display: block; flex: 1; height: 26px; }
-#tl-scroll { max-height: 660px; overflow-y: auto; overflow-x: hidden; }
-#tl-body { display: flex; position: relative; }
-#tl-labels { width: 220px; flex: none; border-right: 1px solid var(--line); }
-.tl-label { font-size: 12px; padding: 2px 6px; overflow: hidden; white-space: nowrap; text-overflow: ellipsis;
-            border-bottom: 1px solid #eef0f4; }
-.tl-label small { color: var(--muted); }
-.tl-label.dev { background: #fbf8f1; }
-.tl-label .lanes { display: block; font-size: 10px; color: var(--muted); line-height: 10px; }
-#tl-canvas-box { flex: 1; position: relative; cursor: grab; overflow: hidden; }
-#tl-canvas { display: block; }
-#tl-markers { position: absolute; left: 0; top: 0; right: 0; bottom: 0; pointer-events: none; }
-.occ { position: absolute; border: 1.5px solid var(--fc); background: color-mix(in srgb, var(--fc) 16%, transparent); }
-.occ-flag { position: absolute; top: -1px; left: -1px; font-size: 10px; line-height: 12px; padding: 0 3px;
-            color: #fff; background: var(--fc); pointer-events: auto; cursor: pointer; border-radius: 0 0 3px 0; }
-#tl-tip { position: fixed; z-index: 20; pointer-events: none; background: #1d2330; color: #fff; font-size: 12px;
-          padding: 5px 8px; border-radius: 4px; max-width: 520px; white-space: pre-wrap; display: none; }
-.charts { display: flex; flex-wrap: wrap; gap: 10px 22px; }
-figure.chart { margin: 0; }
-figure.chart figcaption { font-size: 13px; font-weight: 600; }
-figure.chart figcaption small { font-weight: 400; color: var(--muted); }
-svg text { font-family: inherit; }
-table.data { border-collapse: collapse; font-size: 13px; margin: 4px 0 10px; }
-table.data th, table.data td { padding: 3px 10px; border-bottom: 1px solid #eceff4; text-align: right; white-space: nowrap; }
-table.data th { background: var(--panel); font-weight: 600; }
-table.data td.l, table.data th.l { text-align: left; white-space: normal; word-break: break-all; max-width: 620px; }
-#flame-box { border: 1px solid var(--line); }
-#flame svg .fr { cursor: pointer; }
-#flame svg .fr:hover rect { stroke: #000; stroke-width: 0.8; }
-</style>
-</head>
-<body>
-<div id="js-errors" hidden></div>
-<div id="report-status" hidden data-state="loading" data-errors="0"></div>
-<header>
-  <h1 id="title"></h1>
-  <div class="meta" id="run-meta"></div>
-  <div class="probes" id="probes"></div>
-</header>
-<nav><a href="#findings">Findings</a><a href="#timeline">Timeline</a><a href="#latency">Latency</a><a href="#files">Top files</a><a href="#pagecache">Page cache</a><a href="#access">File access order</a><a href="#flame">CPU flame graph</a></nav>
-<section id="findings"><h2>Findings</h2><div id="findings-body"></div></section>
-<section id="timeline"><h2>Timeline</h2>
-  <div class="note" id="tl-note"></div>
-  <div class="legend" id="tl-legend"></div>
-  <div style="margin: 4px 0 6px"><button id="tl-reset">Reset zoom</button> <button id="tl-in">Zoom in</button>
-    <button id="tl-out">Zoom out</button> <span class="note" id="tl-range"></span></div>
-  <div id="tl">
-    <div id="tl-head"><div class="corner">thread (process) · lanes: CPU / syscalls / block</div><canvas id="tl-axis"></canvas></div>
-    <div id="tl-scroll"><div id="tl-body"><div id="tl-labels"></div>
-      <div id="tl-canvas-box"><canvas id="tl-canvas"></canvas><div id="tl-markers"></div></div></div></div>
-  </div>
-  <div id="tl-tip"></div>
-</section>
-<section id="latency"><h2>Latency histograms</h2>
-  <h3 style="font-size:14px;margin:6px 0 2px">Block devices: issue to completion</h3>
-  <div class="note">From the kernel's log2 histograms (every request the block probes saw issued and completed).</div>
-  <div class="charts" id="block-hist"></div>
-  <h3 style="font-size:14px;margin:14px 0 2px">File syscalls: time in the call</h3>
-  <div class="note">Every recorded read, write, sync, open and close of the traced threads, log2 buckets.</div>
-  <div class="charts" id="sys-hist"></div>
-</section>
-<section id="files"><h2>Top files</h2><div class="note">Regular files by total syscall latency (as <code>syspgo analyze DB files</code> prints them).</div><div id="files-body"></div></section>
-<section id="pagecache"><h2>Page cache churn</h2><div id="pc-body"></div></section>
-<section id="access"><h2>File access order</h2><div id="access-body"></div></section>
-<section id="flame"><h2>CPU flame graph</h2><div class="note" id="flame-note"></div>
-  <div style="margin: 4px 0 6px"><button id="flame-reset">Show all</button> <span class="note" id="flame-path"></span></div>
-  <div id="flame-box"></div></section>
-<script>
-'use strict';
-// Registered before the page's code runs, so a syntax or runtime error
-// anywhere below is shown and counted instead of leaving a blank panel.
-window.syspgoErrors = [];
-window.syspgoError = function (msg) {
-  window.syspgoErrors.push(String(msg));
-  const box = document.getElementById('js-errors');
-  box.hidden = false;
-  const line = document.createElement('div');
-  line.textContent = 'Report error: ' + msg;
-  box.appendChild(line);
-  const st = document.getElementById('report-status');
-  st.dataset.state = 'error';
-  st.dataset.errors = String(window.syspgoErrors.length);
-};
-window.addEventListener('error', e => window.syspgoError(e.message + (e.lineno ? ' (line ' + e.lineno + ')' : '')));
-window.addEventListener('unhandledrejection', e => window.syspgoError(String(e.reason)));
-</script>
-<script type="application/json" id="syspgo-data">@@DATA@@</script>
-<script>
 'use strict';
 const D = JSON.parse(document.getElementById('syspgo-data').textContent);
 const S = D.strings;
@@ -458,7 +279,8 @@ const TL = {
     let lastPx = -1, lastColor = '', lastLane = -1;
     for (; i < items.length && items[i][0] <= this.v1; ++i) {
       const it = items[i];
-      let x0 = (it[0] - this.v0) * k, x1 = (it[0] + it[1] - this.v0) * k;
+      const x0 = (it[0] - this.v0) * k;
+      let x1 = (it[0] + it[1] - this.v0) * k;
       if (x1 < 0) continue;
       if (x1 - x0 < 1) x1 = x0 + 1;
       const c = color(it), lane = laneOf ? laneOf(it) : 0;
@@ -645,7 +467,7 @@ const TL = {
 // One log2 histogram: buckets [[lo_ns, hi_ns, count]], gaps filled with zeros.
 function histChart(title, sub, buckets) {
   const bySlot = new Map();
-  for (const [lo, hi, n] of buckets) {
+  for (const [, hi, n] of buckets) {
     const slot = Math.round(Math.log2(hi)) - 1;
     bySlot.set(slot, (bySlot.get(slot) || 0) + n);
   }
@@ -854,9 +676,3 @@ panel('flame-box', () => FL.init());
   if (!window.syspgoErrors.length) st.dataset.state = 'ok';
   st.textContent = 'report drawn: ' + st.dataset.state;
 }
-</script>
-</body>
-</html>
-)syspgo_page";
-
-}  // namespace syspgo
