@@ -31,10 +31,12 @@
 #include <unordered_map>
 
 #include "analyze/blockhist.h"
+#include "analyze/critical_path.h"
 #include "analyze/file_calls.h"
 #include "analyze/file_paths.h"
 #include "analyze/finding_print.h"
 #include "analyze/stack_names.h"
+#include "analyze/wait_interval.h"
 #include "common/util.h"
 
 namespace syspgo {
@@ -46,8 +48,17 @@ constexpr char kSchedProbeSql[] =
     "SELECT attached, detail FROM run_probe WHERE run_id = ?1 AND probe_group = 'sched'";
 constexpr char kOffcpuSql[] =
     "SELECT ts, dur, pid, tid, state, kernel_stack_id, user_stack_id, wake_ts IS NOT NULL, COALESCE(waker_pid, 0), "
-    "COALESCE(waker_tid, 0), COALESCE(waker_comm, ''), COALESCE(waker_kernel_stack_id, 0) "
+    "COALESCE(waker_tid, 0), COALESCE(waker_comm, ''), COALESCE(waker_kernel_stack_id, 0), cpu, "
+    "COALESCE(wake_ts, 0), COALESCE(waker_user_stack_id, 0) "
     "FROM offcpu WHERE run_id = ?1 ORDER BY tid, ts";
+// Who ran on a CPU in [?2, ?3) besides thread ?5: the traced threads the
+// cpu group sampled there, most samples first.
+constexpr char kCpuBusySql[] =
+    "SELECT tid, pid, COUNT(*) AS n FROM cpu_sample WHERE run_id = ?1 AND ts >= ?2 AND ts < ?3 AND cpu = ?4 "
+    "AND tid != ?5 GROUP BY tid, pid ORDER BY n DESC, tid LIMIT 3";
+constexpr char kCommandSql[] =
+    "SELECT r.target_pid, COALESCE(MIN(t.exit_ts), r.end_ts, 0) FROM run AS r "
+    "LEFT JOIN thread AS t ON t.run_id = r.id AND t.tid = r.target_pid WHERE r.id = ?1";
 constexpr char kThreadsSql[] = "SELECT tid, pid, comm, start_ts FROM thread WHERE run_id = ?1 ORDER BY tid, start_ts";
 constexpr char kProcessesSql[] = "SELECT pid, comm FROM process WHERE run_id = ?1 ORDER BY pid, start_ts";
 constexpr char kSyscallNamesSql[] = "SELECT nr, name FROM syscall_name ORDER BY nr";
@@ -164,28 +175,6 @@ std::string StackSyscall(const std::vector<std::string>& k) {
     }
   }
   return "";
-}
-
-struct Interval {
-  int64_t ts = 0, dur = 0, pid = 0, tid = 0, state = 0, kstack = 0, ustack = 0;
-  bool woken = false;
-  int64_t waker_pid = 0, waker_tid = 0, waker_kstack = 0;
-  std::string waker_comm;
-  std::string call;       // the recorded syscall in progress, "" if none
-  int64_t call_kind = 0;  // the type bits of its file
-  int episode = -1;       // -> episodes
-  bool blocked() const { return state != 0; }  // asleep, not merely preempted
-  int64_t end() const { return ts + dur; }
-};
-using Intervals = std::vector<Interval>;  // one thread's, by time
-
-// On-CPU (or at least not off-CPU-recorded) time of a thread in [a, b).
-int64_t OnCpu(const Intervals& ivs, int64_t a, int64_t b) {
-  if (b <= a) return 0;
-  auto it = std::lower_bound(ivs.begin(), ivs.end(), a, [](const Interval& iv, int64_t t) { return iv.end() <= t; });
-  int64_t off = 0;
-  for (; it != ivs.end() && it->ts < b; ++it) off += std::min(b, it->end()) - std::max(a, it->ts);
-  return b - a - off;
 }
 
 struct Episode {
@@ -353,6 +342,11 @@ class Analysis {
   const ThreadName* Thread(int64_t tid, int64_t ts) const;
   std::string Comm(int64_t tid, int64_t pid, int64_t ts) const;
   std::string WakerText(const Interval& iv);
+  std::string Doing(const Interval& iv);
+  std::string Busy(const Interval& iv);
+  std::string StallFile(const Interval& iv);
+  CriticalPath& Path();
+  Status CommandPath();
   int64_t UserTime(const Intervals& ivs, int64_t tid, int64_t a, int64_t b);
   std::string CallName(int64_t nr) const;
   const std::vector<std::string>& Kernel(int64_t stack) {
@@ -375,6 +369,7 @@ class Analysis {
   std::unique_ptr<StackNames> names_;
   std::unique_ptr<FilePaths> paths_;
   std::map<int64_t, std::vector<std::string>> kernel_;
+  std::unique_ptr<CriticalPath> path_;
 };
 
 Status Analysis::LoadRun() {
@@ -429,6 +424,9 @@ Status Analysis::LoadIntervals() {
     iv.waker_tid = st->Int(9);
     iv.waker_comm = st->Text(10);
     iv.waker_kstack = st->Int(11);
+    iv.cpu = st->Int(12);
+    iv.wake_ts = st->Int(13);
+    iv.waker_ustack = st->Int(14);
     ++report_.intervals;
     report_.longest_ns = std::max(report_.longest_ns, iv.dur);
     threads_[iv.tid].push_back(std::move(iv));
@@ -749,6 +747,109 @@ std::string Analysis::WakerText(const Interval& iv) {
   return how.empty() ? who : who + ", " + how;
 }
 
+// How a hop of a critical path reads, by the kind of wait (Classify):
+// "waits on a socket in recvfrom". `%s` takes the syscall ("" if none),
+// `%w` the wait in words, `%f` " of FILE" when the file is known.
+struct DoingRule {
+  const char* cls;
+  const char* text;
+};
+constexpr DoingRule kDoingRules[] = {
+    {"io", "waits for %w%f"},
+    {"page-fault", "waits for a page fault%f"},
+    {"lock", "waits on a futex%s"},
+    {"sleep", "sleeps%s"},
+    {"pipe", "waits on a pipe%s"},
+    {"socket", "waits on a socket%s"},
+    {"poll", "waits for events%s"},
+    {"child", "waits for a child process%s"},
+    {"kernel-lock", "waits for %w"},
+    {"device", "waits on a device%s"},
+    {"cpu", "is runnable without a CPU"},
+};
+
+// The file an I/O wait is about: its episode's, or a page fault's.
+std::string Analysis::StallFile(const Interval& iv) {
+  if (iv.episode >= 0) {
+    const Episode& ep = episodes_[static_cast<size_t>(iv.episode)];
+    if (ep.regular) return paths_->At(ep.dev, ep.ino, iv.ts);
+    return ep.lookup;
+  }
+  if (!HasFrame(Kernel(iv.kstack), {"asm_exc_page_fault", "exc_page_fault"})) return "";
+  auto st = db_.Prepare(kFaultSql);  // the faults group may not have been recorded
+  if (!st) return "";
+  st->Bind(1, q_.run_id).Bind(2, iv.tid).Bind(3, iv.ts).Bind(4, iv.ts - kFaultLookbackNs);
+  if (!st->Step() || st->Int(1) == 0) return "";
+  return paths_->At(static_cast<uint64_t>(st->Int(0)), static_cast<uint64_t>(st->Int(1)), iv.ts);
+}
+
+std::string Analysis::Doing(const Interval& iv) {
+  std::string sc = iv.call.empty() ? StackSyscall(Kernel(iv.kstack)) : iv.call;
+  Wait w = Classify(iv, Kernel(iv.kstack), sc);
+  std::string text = "waits for %w";
+  for (const DoingRule& r : kDoingRules)
+    if (w.cls == r.cls) text = r.text;
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '%' || i + 1 == text.size()) {
+      out += text[i];
+      continue;
+    }
+    char c = text[++i];
+    if (c == 's' && !sc.empty()) out += " in " + sc;
+    if (c == 'w') out += w.what;
+    if (c == 'f' && (w.cls == "io" || w.cls == "page-fault")) {
+      std::string file = StallFile(iv);
+      if (!file.empty()) out += " of " + file;
+    }
+  }
+  return out;
+}
+
+std::string Analysis::Busy(const Interval& iv) {
+  std::vector<std::string> who;
+  if (auto st = db_.Prepare(kCpuBusySql)) {
+    st->Bind(1, q_.run_id).Bind(2, iv.ts).Bind(3, iv.end()).Bind(4, iv.cpu).Bind(5, iv.tid);
+    while (st->Step())
+      who.push_back(Comm(st->Int(0), st->Int(1), iv.ts) + " (tid " + std::to_string(st->Int(0)) + ", " +
+                    std::to_string(st->Int(2)) + " samples)");
+  }
+  std::string cpu = "CPU " + std::to_string(iv.cpu);
+  if (!who.empty()) return cpu + " ran " + Join(who, ", ");
+  return cpu + " ran tasks outside the traced tree" + (sample_period_ns_ ? "" : " (or the cpu group was off)");
+}
+
+CriticalPath& Analysis::Path() {
+  if (!path_) {
+    CriticalPath::Hooks h;
+    h.comm = [this](int64_t tid, int64_t pid, int64_t ts) { return Comm(tid, pid, ts); };
+    h.kernel = [this](int64_t stack) -> const std::vector<std::string>& { return Kernel(stack); };
+    h.traced = [this](int64_t tid) { return thread_names_.count(tid) > 0; };
+    h.doing = [this](const Interval& iv) { return Doing(iv); };
+    h.disk = [this](const Interval& iv) {
+      std::string sc = iv.call.empty() ? StackSyscall(Kernel(iv.kstack)) : iv.call;
+      std::string cls = Classify(iv, Kernel(iv.kstack), sc).cls;
+      return cls == "io" || cls == "page-fault";
+    };
+    h.busy = [this](const Interval& iv) { return Busy(iv); };
+    h.file = [this](const Interval& iv) { return StallFile(iv); };
+    path_ = std::make_unique<CriticalPath>(threads_, std::move(h));
+  }
+  return *path_;
+}
+
+Status Analysis::CommandPath() {
+  auto st = db_.Prepare(kCommandSql);
+  if (!st) return st.error();
+  st->Bind(1, q_.run_id);
+  if (!st->Step()) return {};
+  int64_t pid = st->Int(0), end = st->Int(1);
+  if (pid <= 0 || end <= command_start_) return {};
+  report_.command_tid = pid;
+  report_.command_path = CriticalPath::ByRoot(Path().Explain(pid, pid, command_start_, end));
+  return {};
+}
+
 Period Analysis::FindPeriod(const std::vector<const Stall*>& all) {
   Period p;
   // The thread with the most occurrences: a period is one thread's rhythm.
@@ -890,6 +991,28 @@ std::string Fix(const Stall& s, const std::string& who, const std::string& ops, 
     return "The thread was ready to run, but other tasks had the CPUs: run less beside it, give it more CPUs, or "
            "raise its priority (nice, cgroup cpu.weight). " + saves + " This is not I/O.";
   return "The thread waits for " + s.wait.what + " (woken by " + waker + "): look at what that task does first.";
+}
+
+// What to do about a root that lies in another thread than the one waiting.
+std::string RootFix(const PathRoot& r) {
+  switch (r.kind) {
+    case PathRoot::Kind::kTimer:
+      return "that sleep is on purpose; remove or shorten it, or wait for the event itself instead of a timer.";
+    case PathRoot::Kind::kDisk:
+      return "take that I/O off the path (a background thread, asynchronous I/O, prefetching) or use faster "
+             "storage.";
+    case PathRoot::Kind::kWork:
+      return "that work is the bottleneck: make it faster, or do it outside the lock or hand-off the others wait "
+             "on.";
+    case PathRoot::Kind::kCpu:
+      return "give it a CPU sooner: run less beside it, or raise its priority.";
+    case PathRoot::Kind::kOutside:
+      return "look at that process; syspgo did not trace it (attach to it with -p, or start it under syspgo).";
+    case PathRoot::Kind::kInterrupt:
+    case PathRoot::Kind::kUnknown:
+      break;
+  }
+  return "look at what it does at that time.";
 }
 
 Finding Analysis::MakeFinding(const std::vector<const Stall*>& occ, StallDetail* d) {
@@ -1097,6 +1220,45 @@ Finding Analysis::MakeFinding(const std::vector<const Stall*>& occ, StallDetail*
     f.title = who + " waits" + sc + " for " + d->wait;
   }
 
+  // Where the waits came down to: each interval followed through its
+  // wakers (critical_path.h). When the main root lies in another thread,
+  // the fix goes there.
+  std::vector<PathSegment> segments;
+  for (const Stall* s : occ) {
+    const Intervals& ivs = threads_.at(s->tid);
+    auto explain = [&](const Interval& iv) {
+      auto seg = Path().Explain(iv.tid, iv.pid, iv.ts, iv.end());
+      segments.insert(segments.end(), seg.begin(), seg.end());
+    };
+    if (s->ep) {
+      for (size_t i : s->ep->ivs) explain(ivs[i]);
+    } else {
+      explain(*s->rep);
+    }
+  }
+  d->roots = CriticalPath::ByRoot(segments);
+  // The main root of a wait is what the wait itself came down to, not the
+  // CPUs its threads had to queue for on the way (a busy machine adds that
+  // to every wait): the largest root that is no wait for a CPU goes first,
+  // unless the stall is one (preemption).
+  if (first.wait.cls != "cpu") {
+    auto main = std::find_if(d->roots.begin(), d->roots.end(),
+                             [](const RootShare& r) { return r.root.kind != PathRoot::Kind::kCpu; });
+    if (main != d->roots.end()) std::rotate(d->roots.begin(), main, main + 1);
+  }
+  if (!d->roots.empty()) {
+    const RootShare& top = d->roots.front();
+    int64_t all = 0;
+    for (const RootShare& r : d->roots) all += r.ns;
+    f.facts.emplace_back("root", top.root.Text() + " (" + FormatShare(static_cast<double>(top.ns) / all) +
+                                     " of the time off-CPU)");
+    if (!top.hops.empty()) {
+      f.facts.emplace_back("critical path", ChainText(top.hops, top.root));
+      f.fix = "The wait comes down to " + top.root.comm + " (tid " + std::to_string(top.root.tid) + "), which " +
+              top.root.what + ": " + RootFix(top.root) + " Then this thread waits less. " + saves;
+    }
+  }
+
   // Evidence, for -v and the report.
   f.evidence.push_back("occurrences (seconds since the command started):");
   for (const Stall* s : occ) {
@@ -1124,6 +1286,45 @@ Finding Analysis::MakeFinding(const std::vector<const Stall*>& occ, StallDetail*
   return f;
 }
 
+// Findings whose main root is the same (a client's socket wait and the
+// server's sleep that delays its reply) are one problem: they become one
+// finding, the root's own when there is one (the thread the root is on),
+// else the one with the most time, which lists the others. Its fix is the
+// root's.
+std::vector<std::pair<Finding, StallDetail>> MergeByRoot(std::vector<std::pair<Finding, StallDetail>> found) {
+  std::vector<std::pair<Finding, StallDetail>> out;
+  std::map<std::string, size_t> at;  // root key -> index in out
+  auto own = [](const StallDetail& d) {
+    const PathRoot& r = d.roots.front().root;
+    return std::find(d.tids.begin(), d.tids.end(), r.tid) != d.tids.end();
+  };
+  for (auto& fd : found) {
+    if (fd.second.roots.empty()) {
+      out.push_back(std::move(fd));
+      continue;
+    }
+    auto [it, fresh] = at.emplace(fd.second.roots.front().root.Key(), out.size());
+    if (fresh) {
+      out.push_back(std::move(fd));
+      continue;
+    }
+    auto* primary = &out[it->second];
+    if (own(fd.second) && !own(primary->second)) std::swap(*primary, fd);  // the root's own finding leads
+    const Finding& f = fd.first;
+    std::string line = f.title + " (" + std::to_string(f.count) + "x, " + FormatNs(static_cast<uint64_t>(f.total_ns)) +
+                       ")";
+    primary->first.facts.emplace_back("stalls too", line);
+    primary->second.stalls_too.push_back(line);
+    primary->second.stalls_too_chains.push_back(fd.second.roots.front().hops);
+    for (size_t i = 0; i < fd.second.stalls_too.size(); ++i) {  // what was merged into it before
+      primary->first.facts.emplace_back("stalls too", fd.second.stalls_too[i]);
+      primary->second.stalls_too.push_back(fd.second.stalls_too[i]);
+      primary->second.stalls_too_chains.push_back(fd.second.stalls_too_chains[i]);
+    }
+  }
+  return out;
+}
+
 Result<StallsReport> Analysis::Run() {
   report_.run_id = q_.run_id;
   report_.threshold_ns = q_.threshold_ns;
@@ -1148,9 +1349,13 @@ Result<StallsReport> Analysis::Run() {
     Finding f = MakeFinding(occ, &d);
     found.emplace_back(std::move(f), std::move(d));
   }
-  std::sort(found.begin(), found.end(), [](auto& a, auto& b) {
+  auto by_time = [](auto& a, auto& b) {
     return a.first.total_ns != b.first.total_ns ? a.first.total_ns > b.first.total_ns : a.first.title < b.first.title;
-  });
+  };
+  std::sort(found.begin(), found.end(), by_time);
+  found = MergeByRoot(std::move(found));
+  std::sort(found.begin(), found.end(), by_time);
+  SYSPGO_TRY(CommandPath());
   for (auto& [f, d] : found) {
     report_.findings.push_back(std::move(f));
     report_.details.push_back(std::move(d));
@@ -1176,6 +1381,33 @@ std::string JsonCounts(const std::map<std::string, int64_t>& m) {
   return out + "}";
 }
 
+std::string RootJson(const PathRoot& r, int64_t ns) {
+  return "{\"kind\": \"" + r.KindName() + "\", \"tid\": " + std::to_string(r.tid) + ", \"pid\": " +
+         std::to_string(r.pid) + ", \"comm\": \"" + JsonEscape(r.comm) + "\", \"what\": \"" + JsonEscape(r.what) +
+         "\", \"detail\": \"" + JsonEscape(r.detail) + "\", \"ns\": " + std::to_string(ns) + "}";
+}
+
+std::string HopsJson(const std::vector<PathHop>& hops) {
+  std::string out = "[";
+  for (size_t i = 0; i < hops.size(); ++i) {
+    const PathHop& h = hops[i];
+    out += std::string(i ? ", " : "") + "{\"tid\": " + std::to_string(h.tid) + ", \"pid\": " + std::to_string(h.pid) +
+           ", \"comm\": \"" + JsonEscape(h.comm) + "\", \"doing\": \"" + JsonEscape(h.doing) +
+           "\", \"ts\": " + std::to_string(h.ts) + ", \"dur\": " + std::to_string(h.dur) + "}";
+  }
+  return out + "]";
+}
+
+std::string RootsJson(const std::vector<RootShare>& roots) {
+  std::string out = "[";
+  for (size_t i = 0; i < roots.size(); ++i) {
+    std::string r = RootJson(roots[i].root, roots[i].ns);
+    r.pop_back();  // the closing brace: the chain that leads there goes in too
+    out += (i ? ",\n     " : "") + r + ", \"hops\": " + HopsJson(roots[i].hops) + "}";
+  }
+  return out + "]";
+}
+
 std::string DetailJson(const StallDetail& d) {
   auto str = [](const std::string& s) { return "\"" + JsonEscape(s) + "\""; };
   return "\"detail\": {\"cause\": " + str(d.cause) + ", \"comm\": " + str(d.comm) +
@@ -1190,7 +1422,32 @@ std::string DetailJson(const StallDetail& d) {
          ", \"block_bytes_by_op\": " + JsonCounts(d.block_bytes_by_op) +
          ", \"wait\": " + str(d.wait) + ", \"waker\": " + str(d.waker) + ",\n    \"period_ns\": " +
          std::to_string(d.period_ns) + ", \"period_steps\": " + std::to_string(d.period_steps) +
-         ", \"step_ns\": " + std::to_string(d.step_ns) + "}";
+         ", \"step_ns\": " + std::to_string(d.step_ns) + ",\n    \"roots\": " + RootsJson(d.roots) +
+         ", \"chain\": " + HopsJson(d.roots.empty() ? std::vector<PathHop>{} : d.roots.front().hops) +
+         ", \"stalls_too\": " + JsonList(d.stalls_too) + "}";
+}
+
+// What bounds the command: its main thread's time from release to exit,
+// by root, as a table.
+std::string CommandPathText(const StallsReport& r) {
+  if (r.command_path.empty()) return "";
+  int64_t all = 0;
+  for (const RootShare& s : r.command_path) all += s.ns;
+  Table t({{"root", "root", Table::Align::kLeft},
+           {"time", "ns", Table::Align::kRight, true},
+           {"share", "share", Table::Align::kRight},
+           {"through", "through", Table::Align::kLeft}});
+  size_t shown = 0;
+  for (const RootShare& s : r.command_path) {
+    if (shown == 8 || (shown >= 3 && s.ns * 100 < all)) break;  // the few that matter
+    ++shown;
+    std::vector<std::string> via;
+    for (const PathHop& h : s.hops) via.push_back(h.comm + " (tid " + std::to_string(h.tid) + ")");
+    t.AddRow({s.root.Text(), FormatNs(static_cast<uint64_t>(s.ns)), FormatShare(static_cast<double>(s.ns) / all),
+              via.empty() ? "-" : Join(via, " <- ")});
+  }
+  return "\nwhat bounds the command: the critical path of its main thread (tid " + std::to_string(r.command_tid) +
+         ") from its start to its exit, " + FormatNs(static_cast<uint64_t>(all)) + ", by root:\n" + t.Text();
 }
 
 }  // namespace
@@ -1203,7 +1460,9 @@ Result<std::string> StallsReportText(Db& db, const RunInfo& run, const StallsQue
   if (json) {
     std::string out = "{\"run\": " + std::to_string(r->run_id) + ", \"wall_ns\": " + std::to_string(r->wall_ns) +
                       ", \"threshold_ns\": " + std::to_string(r->threshold_ns) + ", \"offcpu_intervals\": " +
-                      std::to_string(r->intervals) + ",\n \"findings\": [";
+                      std::to_string(r->intervals) + ",\n \"command_path\": {\"tid\": " +
+                      std::to_string(r->command_tid) + ", \"roots\": " + RootsJson(r->command_path) +
+                      "},\n \"findings\": [";
     for (size_t i = 0; i < r->findings.size(); ++i)
       out += (i ? ",\n " : "\n ") + FindingJson(r->findings[i], DetailJson(r->details[i]));
     return out + (r->findings.empty() ? "]}\n" : "\n]}\n");
@@ -1220,7 +1479,7 @@ Result<std::string> StallsReportText(Db& db, const RunInfo& run, const StallsQue
          std::to_string(stalls) + (stalls == 1 ? " stall" : " stalls") + ", most time first" +
          (verbose ? "" : " (-v shows the evidence)") + ":\n";
   for (size_t i = 0; i < r->findings.size(); ++i) out += "\n" + FindingText(r->findings[i], i + 1, verbose);
-  return out;
+  return out + CommandPathText(*r);
 }
 
 }  // namespace syspgo

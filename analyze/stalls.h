@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "analyze/critical_path.h"
 #include "analyze/finding.h"
 #include "analyze/run.h"
 #include "common/result.h"
@@ -66,6 +67,15 @@ struct StallDetail {
   int64_t period_ns = 0;              // 0 if not periodic
   int64_t period_steps = 0;           // 0 unless the thread's steps were found
   int64_t step_ns = 0;                // a step's length, when found
+  // Where its waits came down to (critical_path.h): the roots of all its
+  // off-CPU time, most first, but for the main root in roots[0]: the
+  // largest that is no wait for a CPU (unless the stall is preemption).
+  // roots[0].hops is the chain that leads there.
+  std::vector<RootShare> roots;
+  // Findings merged into this one because their waits share its root:
+  // "title (N x, total)" for each, and their chains.
+  std::vector<std::string> stalls_too;
+  std::vector<std::vector<PathHop>> stalls_too_chains;
 };
 
 struct StallsReport {
@@ -76,6 +86,10 @@ struct StallsReport {
   int64_t longest_ns = 0;             // the longest of them
   std::vector<Finding> findings;      // most total time first
   std::vector<StallDetail> details;   // one per finding, same order
+  // The critical path of the command's main thread from its release to its
+  // exit: the share of wall time each root accounts for.
+  int64_t command_tid = 0;
+  std::vector<RootShare> command_path;
 };
 
 // Errors say when the run has no off-CPU data (the sched group was off)

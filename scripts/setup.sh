@@ -19,7 +19,7 @@ PACKAGES=(
   libsqlite3-dev sqlite3 libprotobuf-dev protobuf-compiler
   googletest libgtest-dev
   util-linux python3 python3-numpy rsync squashfs-tools chromium time valgrind
-  sudo passwd
+  sudo passwd nlohmann-json3-dev
 )
 missing=()
 for p in "${PACKAGES[@]}"; do
