@@ -162,7 +162,7 @@ void CriticalPath::Blocked(const Interval& iv, int64_t s, int64_t e, std::vector
       Add(out, hops, w - s, {Kind::kOutside, iv.waker_tid, iv.waker_pid, iv.waker_comm, "outside the traced tree"});
     return;
   }
-  hops.push_back({iv.tid, iv.pid, comm, doing, iv.ts, iv.dur});
+  hops.push_back({iv.tid, iv.pid, comm, doing, iv.ts, iv.dur, iv.wake_ts});
   Walk(iv.waker_tid, iv.waker_pid, s, w, hops, out);
   hops.pop_back();
 }

@@ -53,6 +53,7 @@ struct PathHop {
   std::string comm;
   std::string doing;  // "waits on a socket in recvfrom"
   int64_t ts = 0, dur = 0;  // the interval it waited in
+  int64_t wake_ts = 0;      // when the next thread on the way (or the root's) woke it
 };
 
 struct PathSegment {

@@ -16,6 +16,15 @@ struct Occurrence {
   int64_t tid = 0;   // thread it happened on (0: not thread-specific)
 };
 
+// A wakeup on the way from a finding to its root (critical_path.h): thread
+// cause_tid ended thread tid's wait at ts. The report and the trace export
+// draw them as arrows.
+struct FindingLink {
+  int64_t ts = 0;
+  int64_t cause_pid = 0, cause_tid = 0;
+  int64_t pid = 0, tid = 0;
+};
+
 struct Finding {
   std::string kind;               // "stall", "pagecache-churn", ...
   std::string title;              // one line for people, e.g. "main thread stalls in fsync of /data/ckpt (50 MB)"
@@ -30,6 +39,7 @@ struct Finding {
   std::string fix;                // what to do, in plain words, with the time it would save
   std::vector<std::string> evidence;  // supporting lines (latency histogram, stacks), for -v and the report
   std::vector<Occurrence> occurrences;
+  std::vector<FindingLink> links;  // by time
 };
 
 }  // namespace syspgo

@@ -468,6 +468,11 @@ void ReportBuilder::Findings(const FindingSet& set) {
     }
     w_.Key("occ").BeginArray();
     for (auto& o : occ) w_.BeginArray().Int(o.ts).Int(o.dur).Int(o.tid).EndArray();
+    w_.EndArray();
+    // Wakeups on the way to the root, drawn as arrows: [ts, from tid, to tid].
+    w_.Key("links").BeginArray();
+    for (size_t i = 0; i < f.links.size() && i < o_.max_occurrences; ++i)
+      w_.BeginArray().Int(f.links[i].ts).Int(f.links[i].cause_tid).Int(f.links[i].tid).EndArray();
     w_.EndArray().EndObject();
   }
   w_.EndArray();

@@ -71,7 +71,8 @@ Result<std::string> BuildReport(Db& db, const RunInfo& run, const FindingSet& fi
 //   block_hist_note  why there are none, when there are none
 //   sys_hist   [{name, count, total_ns, worst_ns, buckets [[lo_ns, hi_ns, count]]}]
 //   findings   [{kind, title, facts [[label, value]], count, total_ns, worst_ns,
-//              share, period, fix, evidence [], occurrences, occ [[ts, dur, tid]]}]
+//              share, period, fix, evidence [], occurrences, occ [[ts, dur, tid]],
+//              links [[ts, waker tid, woken tid]] (wakeups on the way to the root)}]
 //   analyses   {ran [names], problems [text]}
 //   files      [FileStats as `analyze files --json` names them]
 //   pagecache  {note, added [], deleted [], refaulted [], has_refaults,

@@ -95,6 +95,7 @@ constexpr char kFaultSql[] =
     "SELECT dev, ino FROM page_fault WHERE run_id = ?1 AND tid = ?2 AND ts <= ?3 AND ts >= ?4 "
     "ORDER BY ts DESC LIMIT 1";
 
+constexpr size_t kMaxLinks = 1000;                    // wakeups kept per finding for arrows
 constexpr int64_t kBurstGapNs = 2'000'000;            // on-CPU time between syscalls of one operation
 constexpr int64_t kBlockLookbackNs = 10'000'000'000;  // requests issued this much earlier can end in a stall
 constexpr int64_t kFaultLookbackNs = 1'000'000'000;   // a fault begins at most this long before its wait
@@ -832,7 +833,8 @@ CriticalPath& Analysis::Path() {
       return cls == "io" || cls == "page-fault";
     };
     h.busy = [this](const Interval& iv) { return Busy(iv); };
-    h.file = [this](const Interval& iv) { return StallFile(iv); };
+    // By shape, as stalls group files: checkpoint-5.bin and -10.bin are one root.
+    h.file = [this](const Interval& iv) { return PathShape(StallFile(iv)); };
     path_ = std::make_unique<CriticalPath>(threads_, std::move(h));
   }
   return *path_;
@@ -1252,10 +1254,28 @@ Finding Analysis::MakeFinding(const std::vector<const Stall*>& occ, StallDetail*
     for (const RootShare& r : d->roots) all += r.ns;
     f.facts.emplace_back("root", top.root.Text() + " (" + FormatShare(static_cast<double>(top.ns) / all) +
                                      " of the time off-CPU)");
+    // The wakeups on the way to it, for arrows: each hop was woken by the
+    // next thread on the way, the last by the root's.
+    std::string key = top.root.Key();
+    for (const PathSegment& seg : segments) {
+      if (seg.root.Key() != key) continue;
+      for (size_t i = 0; i < seg.hops.size() && f.links.size() < kMaxLinks; ++i) {
+        const PathHop& h = seg.hops[i];
+        int64_t by_pid = i + 1 < seg.hops.size() ? seg.hops[i + 1].pid : seg.root.pid;
+        int64_t by_tid = i + 1 < seg.hops.size() ? seg.hops[i + 1].tid : seg.root.tid;
+        f.links.push_back({h.wake_ts, by_pid, by_tid, h.pid, h.tid});
+      }
+    }
+    std::sort(f.links.begin(), f.links.end(), [](const FindingLink& a, const FindingLink& b) {
+      return std::tie(a.ts, a.tid, a.cause_tid) < std::tie(b.ts, b.tid, b.cause_tid);
+    });
+    f.links.erase(std::unique(f.links.begin(), f.links.end(), [](const FindingLink& a, const FindingLink& b) {
+                    return a.ts == b.ts && a.tid == b.tid && a.cause_tid == b.cause_tid;
+                  }), f.links.end());
     if (!top.hops.empty()) {
       f.facts.emplace_back("critical path", ChainText(top.hops, top.root));
-      f.fix = "The wait comes down to " + top.root.comm + " (tid " + std::to_string(top.root.tid) + "), which " +
-              top.root.what + ": " + RootFix(top.root) + " Then this thread waits less. " + saves;
+      f.fix += " The wait comes down to " + top.root.comm + " (tid " + std::to_string(top.root.tid) + "), which " +
+               top.root.what + ": " + RootFix(top.root);
     }
   }
 
@@ -1286,41 +1306,41 @@ Finding Analysis::MakeFinding(const std::vector<const Stall*>& occ, StallDetail*
   return f;
 }
 
-// Findings whose main root is the same (a client's socket wait and the
-// server's sleep that delays its reply) are one problem: they become one
-// finding, the root's own when there is one (the thread the root is on),
-// else the one with the most time, which lists the others. Its fix is the
-// root's.
+// A finding whose main root is another finding's own stall (a client's
+// socket wait, and the server's sleep that delays its reply; a waiter on a
+// lock, and the holder's fsync under it) is the same problem: it is merged
+// into that finding, the root's own, which lists it and keeps the fix for
+// the root. A root that is no stall of its own (another thread's work on a
+// CPU) leaves the findings apart, each with its chain and a fix that
+// points at the root.
 std::vector<std::pair<Finding, StallDetail>> MergeByRoot(std::vector<std::pair<Finding, StallDetail>> found) {
-  std::vector<std::pair<Finding, StallDetail>> out;
-  std::map<std::string, size_t> at;  // root key -> index in out
+  auto key = [](const StallDetail& d) { return d.roots.empty() ? std::string() : d.roots.front().root.Key(); };
   auto own = [](const StallDetail& d) {
-    const PathRoot& r = d.roots.front().root;
-    return std::find(d.tids.begin(), d.tids.end(), r.tid) != d.tids.end();
+    return !d.roots.empty() && std::find(d.tids.begin(), d.tids.end(), d.roots.front().root.tid) != d.tids.end();
   };
-  for (auto& fd : found) {
-    if (fd.second.roots.empty()) {
-      out.push_back(std::move(fd));
-      continue;
-    }
-    auto [it, fresh] = at.emplace(fd.second.roots.front().root.Key(), out.size());
-    if (fresh) {
-      out.push_back(std::move(fd));
-      continue;
-    }
-    auto* primary = &out[it->second];
-    if (own(fd.second) && !own(primary->second)) std::swap(*primary, fd);  // the root's own finding leads
-    const Finding& f = fd.first;
+  std::map<std::string, size_t> owner;  // root key -> the first (most time) finding that is the root's own stall
+  for (size_t i = 0; i < found.size(); ++i)
+    if (own(found[i].second)) owner.emplace(key(found[i].second), i);
+  std::vector<bool> merged(found.size());
+  for (size_t i = 0; i < found.size(); ++i) {
+    auto it = owner.find(key(found[i].second));
+    if (it == owner.end() || it->second == i) continue;
+    auto& primary = found[it->second];
+    const Finding& f = found[i].first;
     std::string line = f.title + " (" + std::to_string(f.count) + "x, " + FormatNs(static_cast<uint64_t>(f.total_ns)) +
                        ")";
-    primary->first.facts.emplace_back("stalls too", line);
-    primary->second.stalls_too.push_back(line);
-    primary->second.stalls_too_chains.push_back(fd.second.roots.front().hops);
-    for (size_t i = 0; i < fd.second.stalls_too.size(); ++i) {  // what was merged into it before
-      primary->first.facts.emplace_back("stalls too", fd.second.stalls_too[i]);
-      primary->second.stalls_too.push_back(fd.second.stalls_too[i]);
-      primary->second.stalls_too_chains.push_back(fd.second.stalls_too_chains[i]);
-    }
+    primary.first.facts.emplace_back("stalls too", line);
+    primary.first.links.insert(primary.first.links.end(), f.links.begin(), f.links.end());
+    primary.second.stalls_too.push_back(line);
+    primary.second.stalls_too_chains.push_back(found[i].second.roots.front().hops);
+    merged[i] = true;
+  }
+  std::vector<std::pair<Finding, StallDetail>> out;
+  for (size_t i = 0; i < found.size(); ++i) {
+    if (merged[i]) continue;
+    std::sort(found[i].first.links.begin(), found[i].first.links.end(),
+              [](const FindingLink& a, const FindingLink& b) { return a.ts < b.ts; });
+    out.push_back(std::move(found[i]));
   }
   return out;
 }

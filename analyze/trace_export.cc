@@ -178,6 +178,7 @@ class Exporter {
   std::map<int64_t, int64_t> device_pid_;                       // dev -> synthetic pid
   int finding_lanes_ = 0;
   std::vector<std::pair<const Finding*, Occurrence>> occurrences_;  // in time order
+  std::vector<FindingLink> links_;                                   // every finding's, in time order
   std::vector<int> occurrence_lane_;
 };
 
@@ -240,6 +241,8 @@ Status Exporter::Prepare() {
   std::stable_sort(occurrences_.begin(), occurrences_.end(), [](auto& x, auto& y) {
     return x.second.ts != y.second.ts ? x.second.ts < y.second.ts : x.second.dur > y.second.dur;
   });
+  for (const Finding& f : findings_.findings) links_.insert(links_.end(), f.links.begin(), f.links.end());
+  std::stable_sort(links_.begin(), links_.end(), [](auto& x, auto& y) { return x.ts < y.ts; });
   LaneAssigner lanes;
   for (auto& [f, o] : occurrences_) occurrence_lane_.push_back(lanes.Add(o.ts, o.dur));
   finding_lanes_ = lanes.lanes();
@@ -431,6 +434,30 @@ Status Exporter::Write(FILE* out) {
       if (o.tid) w.Field("tid", o.tid);
       w.Field("fix", f->fix).EndObject().EndObject();
       me.text = std::move(w.str());
+      ++i;
+      return true;
+    };
+    streams.push_back(std::move(stream));
+  }
+
+  {
+    // A wakeup on the way to a finding's root: a flow from the waker's
+    // track to the woken thread's, which Perfetto draws as an arrow between
+    // the slices there at that moment.
+    Stream stream;
+    stream.next = [this, &streams, idx = streams.size(), i = size_t{0}](Status*) mutable {
+      if (i >= links_.size()) return false;
+      const FindingLink& l = links_[i];
+      Stream& me = streams[idx];
+      me.ts = l.ts;
+      me.dur = 0;
+      JsonWriter from, to;
+      Begin(from, "wakeup", "syspgo.wakeup", "s", l.cause_pid, l.cause_tid).Field("id", static_cast<int64_t>(i + 1));
+      from.Key("ts").Raw(Micros(l.ts)).EndObject();
+      Begin(to, "wakeup", "syspgo.wakeup", "f", l.pid, l.tid).Field("id", static_cast<int64_t>(i + 1));
+      to.Field("bp", "e").Key("ts").Raw(Micros(l.ts)).EndObject();
+      me.text = from.str() + ",\n" + to.str();
+      ++stats_.flows;
       ++i;
       return true;
     };

@@ -16,6 +16,9 @@
 //     run added minus those it deleted as a counter ("C") track;
 //   - the findings' occurrences as complete events on a "syspgo findings"
 //     process, one slot per overlap as for devices.
+//   - the wakeups on the way from each finding to its root (critical
+//     path) as flow events ("s" on the waker's track, "f" on the woken
+//     thread's), which Perfetto draws as arrows.
 // Timestamps are microseconds since the run's start with nanosecond
 // digits (ts 1234.567 = 1234567 ns), as the format requires; events are
 // written in time order.
@@ -36,6 +39,7 @@ inline constexpr int64_t kTraceSyntheticPid = int64_t{1} << 23;
 
 struct TraceStats {
   int64_t syscalls = 0, offcpu = 0, block = 0, page_cache = 0, findings = 0, counters = 0, metadata = 0;
+  int64_t flows = 0;  // wakeups on the way to a finding's root, as flow arrows
 };
 
 // Writes the trace of `run` to `out` (a file path; replaced atomically).

@@ -77,10 +77,11 @@ int Export(const std::vector<std::string>& args) {
   auto stats = ExportChromeTrace(in->db, *run, findings, out);
   if (!stats) return Fail(stats.error().message);
   printf("wrote %s: run %lld, %lld syscalls, %lld off-CPU intervals, %lld block requests, %lld page-cache events, "
-         "%lld finding occurrences. Open it at https://ui.perfetto.dev or in chrome://tracing.\n",
+         "%lld finding occurrences, %lld wakeup arrows. Open it at https://ui.perfetto.dev or in chrome://tracing.\n",
          out.c_str(), static_cast<long long>(run->id), static_cast<long long>(stats->syscalls),
          static_cast<long long>(stats->offcpu), static_cast<long long>(stats->block),
-         static_cast<long long>(stats->page_cache), static_cast<long long>(stats->findings));
+         static_cast<long long>(stats->page_cache), static_cast<long long>(stats->findings),
+         static_cast<long long>(stats->flows));
   if (run->status != "complete")
     printf("note: run %lld is %s (the collector did not finish it); the trace covers what was recorded.\n",
            static_cast<long long>(run->id), run->status.c_str());

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "tests/test_util.h"
@@ -106,6 +107,31 @@ TEST(CriticalPath, RpcToASlowServerThreadComesDownToItsSleep) {
   EXPECT_EQ(roots[0]["kind"], "timer");
   EXPECT_EQ(roots[0]["tid"], root["tid"]);
   EXPECT_GT(roots[0]["ns"].get<int64_t>(), 600'000'000) << "10 replies, 80 ms of sleep each";
+
+  // The wakeups on the way, as arrows from the server to the client: flow
+  // events in the Perfetto export, links in the report's data.
+  int64_t server = root["tid"];
+  std::string db = dir.File("rpc.db"), trace = dir.File("trace.json"), page = dir.File("report.html");
+  ASSERT_EQ(RunCmd({SyspgoBin(), "export", db, "-o", trace}).status, 0);
+  json t = json::parse(ReadAll(trace), nullptr, false);
+  ASSERT_FALSE(t.is_discarded());
+  std::map<int64_t, std::pair<int64_t, int64_t>> flows;  // id -> (from tid, to tid)
+  for (const json& e : t["traceEvents"]) {
+    if (e.value("cat", "") != "syspgo.wakeup") continue;
+    (e["ph"] == "s" ? flows[e["id"]].first : flows[e["id"]].second) = e["tid"];
+  }
+  EXPECT_GE(flows.size(), 10u) << "one arrow per reply";
+  for (auto& [id, ft] : flows) EXPECT_EQ(ft, std::make_pair(server, main_tid)) << "flow " << id;
+  ASSERT_EQ(RunCmd({SyspgoBin(), "report", db, "-o", page}).status, 0);
+  std::string html = ReadAll(page);
+  size_t from = html.find("id=\"syspgo-data\">"), to = html.find("</script>", from);
+  ASSERT_NE(from, std::string::npos);
+  from = html.find('>', from) + 1;
+  json data = json::parse(html.substr(from, to - from), nullptr, false);
+  ASSERT_FALSE(data.is_discarded());
+  const json& links = data["findings"][0]["links"];
+  EXPECT_GE(links.size(), 10u);
+  for (const json& l : links) EXPECT_EQ(std::make_pair(l[1].get<int64_t>(), l[2].get<int64_t>()), std::make_pair(server, main_tid));
 }
 
 TEST(CriticalPath, ALockHeldAcrossASleepComesDownToTheHoldersSleep) {

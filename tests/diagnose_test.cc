@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <iostream>
+#include <tuple>
 
 #include "tests/findings_json.h"
 #include "tests/test_util.h"
@@ -96,10 +97,18 @@ TEST(Diagnose, CheckpointStallPython) {
 TEST(Diagnose, WaitsThatAreNotIoAreNamedAsSuch) {
   TempDir dir;
   std::vector<FindingFields> all = CollectStalls(dir, {std::string(SYSPGO_WORKLOADS_BIN) + "/wait_kinds", dir.path()});
-  std::vector<std::pair<std::string, std::string>> waits = {
-      {"sleeper", "sleep"}, {"pipe-reader", "pipe"}, {"locker", "lock"}};
-  for (auto& [comm, cause] : waits) {
+  // The pipe reader and the locker wait on the main thread, which writes
+  // the pipe and releases the lock after a sleep: their waits come down to
+  // that sleep (critical_path.h) and are listed in its finding.
+  std::string merged;
+  for (const FindingFields& x : all)
+    if (x.at("cause") == "sleep") merged += x.at("stalls_too");
+  std::vector<std::tuple<std::string, std::string, std::string>> waits = {
+      {"sleeper", "sleep", ""}, {"pipe-reader", "pipe", "pipe-reader (thread) waits on a pipe"},
+      {"locker", "lock", "locker (thread) waits on a lock"}};
+  for (auto& [comm, cause, as_merged] : waits) {
     std::vector<FindingFields> f = ForThread(all, comm);
+    if (!as_merged.empty() && merged.find(as_merged) != std::string::npos) continue;
     ASSERT_FALSE(f.empty()) << comm << " was not found stalled";
     for (const FindingFields& x : f) {
       if (x.at("cause") == "cpu") continue;  // it may also have been preempted on this busy machine
@@ -109,8 +118,9 @@ TEST(Diagnose, WaitsThatAreNotIoAreNamedAsSuch) {
       EXPECT_GE(std::stoll(x.at("worst_ns")), 250'000'000) << comm;
     }
   }
-  EXPECT_NE(ForThread(all, "pipe-reader")[0].at("waker").find("wait_kinds"), std::string::npos)
-      << "the main thread wrote to the pipe";
+  std::vector<FindingFields> reader = ForThread(all, "pipe-reader");
+  if (!reader.empty())
+    EXPECT_NE(reader[0].at("waker").find("wait_kinds"), std::string::npos) << "the main thread wrote to the pipe";
   // The I/O did happen, on the thread that did it.
   bool syncer_io = false;
   for (const FindingFields& x : ForThread(all, "syncer"))

@@ -158,7 +158,7 @@ function maxDur(items) {
 }
 
 const TL = {
-  rows: [], v0: 0, v1: 1, W: 0, H: 0, markers: 0, dragX: null,
+  rows: [], v0: 0, v1: 1, W: 0, H: 0, markers: 0, links: 0, dragX: null,
   init() {
     const r = D.run;
     this.span = Math.max(r.span_ns, 1);
@@ -356,7 +356,7 @@ const TL = {
   placeMarkers() {
     const box = document.getElementById('tl-markers');
     box.textContent = '';
-    let placed = 0;
+    let placed = 0, links = 0;
     const MAX = 400;
     const rowOf = new Map(this.rows.filter(r => r.kind === 'thread').map(r => [r.t.tid, r]));
     D.findings.forEach((f, i) => {
@@ -378,8 +378,24 @@ const TL = {
         box.append(m);
         ++placed;
       }
+      // Wakeups on the way to the finding's root: an arrow from the thread
+      // that woke to the thread it woke, at the moment it did.
+      let k = lowerBound(f.links, this.v0);
+      for (; k < f.links.length && f.links[k][0] <= this.v1 && links < MAX; ++k) {
+        const [ts, from, to] = f.links[k];
+        const a = rowOf.get(from), b = rowOf.get(to);
+        if (!a || !b || a === b) continue;
+        const down = a.y < b.y;
+        const y0 = a.y + a.h / 2, y1 = b.y + b.h / 2;
+        box.append(el('div', {class: 'wake ' + (down ? 'down' : 'up'), 'data-finding': String(i),
+                              title: 'tid ' + from + ' woke tid ' + to + ' at ' + fmtNs(ts) + ' (' + f.title + ')',
+                              style: '--fc:' + color + ';left:' + this.x(ts) + 'px;top:' + Math.min(y0, y1) +
+                                     'px;height:' + Math.abs(y1 - y0) + 'px'}));
+        ++links;
+      }
     });
     this.markers = placed;
+    this.links = links;
   },
   // What is under the pointer, as lines of text ('' for nothing).
   describe(px, py) {
@@ -670,6 +686,7 @@ panel('flame-box', () => FL.init());
   st.dataset.devices = String(TL.rows.filter(r => r.kind === 'dev').length);
   st.dataset.findings = String(D.findings.length);
   st.dataset.markers = String(TL.markers);
+  st.dataset.wakeLinks = String(TL.links);
   st.dataset.flameFrames = String(document.querySelectorAll('#flame-box .fr').length);
   st.dataset.accessCharts = String(document.querySelectorAll('#access-body .access-chart').length);
   st.dataset.accessPoints = String(document.querySelectorAll('#access-body .ac-pt').length);
