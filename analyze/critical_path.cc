@@ -94,7 +94,7 @@ std::vector<PathSegment> CriticalPath::Explain(int64_t tid, int64_t pid, int64_t
 }
 
 void CriticalPath::Walk(int64_t tid, int64_t pid, int64_t a, int64_t b, std::vector<PathHop>& hops,
-                        std::vector<PathSegment>& out) const {
+                        std::vector<PathSegment>& out, int64_t stack_at_b) const {
   if (b <= a) return;
   std::string comm = hooks_.comm(tid, pid, a);
   PathRoot work{Kind::kWork, tid, pid, comm, "runs on a CPU"};
@@ -120,7 +120,11 @@ void CriticalPath::Walk(int64_t tid, int64_t pid, int64_t a, int64_t b, std::vec
       t = std::max(t, e);
     }
   }
-  if (b > t) Add(out, hops, b - t, work);
+  if (b > t) {
+    // The work that ran up to the wakeup: what the waker's stack then shows.
+    if (stack_at_b) work.detail = hooks_.user_stack(stack_at_b, pid, b);
+    Add(out, hops, b - t, work);
+  }
 }
 
 void CriticalPath::Blocked(const Interval& iv, int64_t s, int64_t e, std::vector<PathHop>& hops,
@@ -163,7 +167,7 @@ void CriticalPath::Blocked(const Interval& iv, int64_t s, int64_t e, std::vector
     return;
   }
   hops.push_back({iv.tid, iv.pid, comm, doing, iv.ts, iv.dur, iv.wake_ts});
-  Walk(iv.waker_tid, iv.waker_pid, s, w, hops, out);
+  Walk(iv.waker_tid, iv.waker_pid, s, w, hops, out, iv.waker_ustack);
   hops.pop_back();
 }
 

@@ -82,6 +82,9 @@ class CriticalPath {
     std::function<std::string(const Interval&)> doing;  // what a blocked interval waits for, in words
     std::function<bool(const Interval&)> disk;          // whether it waits for disk I/O (or a page fault's)
     std::function<std::string(const Interval&)> file;   // the file a disk wait is for, "" if not known
+    // A user stack (stack id, pid, when) in words, "" if none: what a waker
+    // was running when it ended a wait (the work under a lock, say).
+    std::function<std::string(int64_t stack, int64_t pid, int64_t ts)> user_stack;
     std::function<std::string(const Interval&)> busy;   // for a runnable one: who had its CPU, in words
   };
   CriticalPath(const std::map<int64_t, Intervals>& threads, Hooks hooks) : threads_(threads), hooks_(std::move(hooks)) {}
@@ -93,8 +96,10 @@ class CriticalPath {
   static std::vector<RootShare> ByRoot(const std::vector<PathSegment>& segments);
 
  private:
-  void Walk(int64_t tid, int64_t pid, int64_t a, int64_t b, std::vector<PathHop>& hops,
-            std::vector<PathSegment>& out) const;
+  // `stack_at_b`: the thread's user stack at b (the wakeup it made then),
+  // which names the work that ran up to it.
+  void Walk(int64_t tid, int64_t pid, int64_t a, int64_t b, std::vector<PathHop>& hops, std::vector<PathSegment>& out,
+            int64_t stack_at_b = 0) const;
   void Blocked(const Interval& iv, int64_t a, int64_t b, std::vector<PathHop>& hops,
                std::vector<PathSegment>& out) const;
   void Add(std::vector<PathSegment>& out, const std::vector<PathHop>& hops, int64_t ns, PathRoot root) const;

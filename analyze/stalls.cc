@@ -835,6 +835,10 @@ CriticalPath& Analysis::Path() {
     h.busy = [this](const Interval& iv) { return Busy(iv); };
     // By shape, as stalls group files: checkpoint-5.bin and -10.bin are one root.
     h.file = [this](const Interval& iv) { return PathShape(StallFile(iv)); };
+    h.user_stack = [this](int64_t stack, int64_t pid, int64_t ts) {
+      std::vector<std::string> frames = names_->User(stack, pid, ts);
+      return frames.empty() ? std::string() : "in " + Join(frames, " < ", 4);
+    };
     path_ = std::make_unique<CriticalPath>(threads_, std::move(h));
   }
   return *path_;
