@@ -833,8 +833,13 @@ CriticalPath& Analysis::Path() {
       return cls == "io" || cls == "page-fault";
     };
     h.busy = [this](const Interval& iv) { return Busy(iv); };
-    // By shape, as stalls group files: checkpoint-5.bin and -10.bin are one root.
-    h.file = [this](const Interval& iv) { return PathShape(StallFile(iv)); };
+    // The file's name by shape, as stalls group files (checkpoint-5.bin and
+    // -10.bin are one root); its directory as it is.
+    h.file = [this](const Interval& iv) {
+      std::string path = StallFile(iv);
+      size_t slash = path.rfind('/');
+      return slash == std::string::npos ? PathShape(path) : path.substr(0, slash + 1) + PathShape(path.substr(slash + 1));
+    };
     h.user_stack = [this](int64_t stack, int64_t pid, int64_t ts) {
       std::vector<std::string> frames = names_->User(stack, pid, ts);
       return frames.empty() ? std::string() : "in " + Join(frames, " < ", 4);

@@ -1,15 +1,45 @@
 #!/usr/bin/env bash
-#===- demo.sh - the main job on the bundled example -----------------------===#
-# Sets up, then records examples/fileio_demo (writes 32 MiB, fsyncs, reads it
-# back) under `syspgo collect`, and prints `syspgo analyze files`.
+#===- demo.sh - the main job on the bundled examples ----------------------===#
+# Sets up, then shows in a few minutes what syspgo is for:
+#  1. records story 1 (examples/checkpoint_stall: a training loop that stalls
+#     on synchronous checkpoints) with `syspgo collect`;
+#  2. diagnoses it (`syspgo analyze stalls`) and writes the HTML report;
+#  3. rebuilds a small bundled program with `syspgo pgo` (profile, sample-
+#     profile rebuild, symbol order, BOLT) and compares the builds;
+# and ends with a summary of what each step produced and where. Under sudo
+# the outputs are the invoking user's, as syspgo makes them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
+syspgo=$PWD/build/cli/syspgo
 work=$(mktemp -d /var/tmp/syspgo-demo-XXXXXX)
-trap 'rm -rf "$work"' EXIT
-echo
-echo "== syspgo collect -o $work/demo.db -- fileio_demo $work/demo.dat 32"
-build/cli/syspgo collect -o "$work/demo.db" -- build/examples/bin/fileio_demo "$work/demo.dat" 32
-echo
-echo "== syspgo analyze $work/demo.db files"
-build/cli/syspgo analyze "$work/demo.db" files
+chmod 755 "$work"
+# syspgo writes as the user who ran sudo: give them the directory.
+[ -n "${SUDO_UID:-}" ] && [ -n "${SUDO_GID:-}" ] && chown "$SUDO_UID:$SUDO_GID" "$work"
+step() { printf '\n== %s\n' "$*"; }
+
+step "1/3 syspgo collect: a training loop with a 50 MiB checkpoint every 5th step"
+"$syspgo" collect -o "$work/stall.db" -- build/examples/bin/checkpoint_stall --steps 10 --period 5 --mb 50 \
+  --step-ms 100 "$work" >/dev/null
+
+step "2/3 syspgo analyze stalls: why the loop stalls, and what to do"
+"$syspgo" analyze "$work/stall.db" stalls
+"$syspgo" report "$work/stall.db" -o "$work/stall.html" 2>/dev/null
+
+step "3/3 syspgo pgo: build, profile, rebuild with the profile and BOLT, compare"
+cp -r tests/workloads/pgo_demo "$work/pgo-src"
+[ -n "${SUDO_UID:-}" ] && [ -n "${SUDO_GID:-}" ] && chown -R "$SUDO_UID:$SUDO_GID" "$work/pgo-src"
+(cd "$work/pgo-src" && "$syspgo" pgo --build 'make clean >/dev/null; make' --binary ./demo \
+  --train './demo train 10000' --eval './demo eval 3000' --runs 3 --dir "$work/pgo")
+
+step "what each step produced"
+printf '%-28s %s\n' \
+  "profile database" "$work/stall.db" \
+  "HTML report (open it)" "$work/stall.html" \
+  "pgo manifest, per stage" "$work/pgo/manifest.json" \
+  "pgo summary (for CI)" "$work/pgo/summary.json" \
+  "sample profile" "$work/pgo/profile/sample.prof" \
+  "symbol order" "$work/pgo/profile/order.txt" \
+  "BOLT profile" "$work/pgo/profile/bolt.fdata" \
+  "final binary" "$work/pgo-src/demo"
+echo "(remove $work when done)"
