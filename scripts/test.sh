@@ -5,4 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
+# Under `sudo ./scripts/test.sh`, syspgo would act for the user who ran sudo
+# in every test (common/identity.h), in test directories that are root's.
+# The tests run syspgo as root, and the privilege tests make their own sudo
+# users (tests/privilege_test.cc).
+unset SUDO_UID SUDO_GID SUDO_USER SUDO_COMMAND
 ctest --test-dir build --output-on-failure --timeout 600 "$@"
