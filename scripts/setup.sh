@@ -68,20 +68,23 @@ fi
 # The privilege tests (tests/privilege_test.cc) run syspgo as a real
 # unprivileged user through real sudo, as a site that grants syspgo in
 # sudoers would: user syspgo-test, with a supplementary group of its own,
-# may run this clone's syspgo and syspgo-prefetch as root and nothing else.
-# Each clone that runs setup adds its own two binaries to the list.
+# may run syspgo and syspgo-prefetch as root and nothing else. The tests
+# copy the binaries under test into a directory of their own below
+# $testbin (root's, so the user can neither change them nor add a
+# directory there), wherever the clone lives and whoever may enter it.
 getent group syspgo-test-extra >/dev/null || groupadd --system syspgo-test-extra
 if ! id syspgo-test >/dev/null 2>&1; then
   useradd --create-home --shell /bin/sh --groups syspgo-test-extra syspgo-test
 fi
+testbin=/usr/local/libexec/syspgo-test
+install -d -m 0755 -o root -g root "$testbin"
 sudoers=/etc/sudoers.d/syspgo-test
-here=$(pwd -P)
-rule="syspgo-test ALL=(root) NOPASSWD: $here/build/cli/syspgo, $here/build/cli/syspgo-prefetch"
-if ! grep -qxF "$rule" "$sudoers" 2>/dev/null; then
-  { cat "$sudoers" 2>/dev/null || echo "# syspgo's privilege tests (scripts/setup.sh): one line per clone"; echo "$rule"; } >"$sudoers.new"
-  chmod 0440 "$sudoers.new"
-  visudo -cqf "$sudoers.new" && mv "$sudoers.new" "$sudoers"
-fi
+cat >"$sudoers.new" <<EOF_SUDOERS
+# syspgo's privilege tests (scripts/setup.sh, tests/privilege_test.cc)
+syspgo-test ALL=(root) NOPASSWD: $testbin/*/syspgo, $testbin/*/syspgo-prefetch
+EOF_SUDOERS
+chmod 0440 "$sudoers.new"
+visudo -cqf "$sudoers.new" && mv "$sudoers.new" "$sudoers"
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$(nproc)" 2>&1 | grep -E 'error|warning|Error' || true

@@ -47,6 +47,24 @@ const TestUser& User() {
 
 std::string PrefetchBin() { return SyspgoBin() + "-prefetch"; }
 
+// The binaries under test, copied where sudoers lets the test user run them
+// as root (scripts/setup.sh: root's directory, so the user can neither change
+// them nor add their own), with the LLVM module syspgo loads from beside it.
+// The clone itself may lie where the user cannot enter.
+class InstalledBinaries : public ::testing::Environment {
+ public:
+  static std::string Dir() { return "/usr/local/libexec/syspgo-test/" + std::to_string(getpid()); }
+  void SetUp() override {
+    std::string dir = Dir(), cli = SyspgoBin().substr(0, SyspgoBin().rfind('/'));
+    auto r = Sh("install -d -m 0755 " + ShellQuote(dir) + " && install -m 0755 " + ShellQuote(SyspgoBin()) + " " +
+                ShellQuote(PrefetchBin()) + " " + ShellQuote(cli + "/libsyspgo_llvm.so") + " " + ShellQuote(dir));
+    ASSERT_EQ(r.status, 0) << "cannot install the binaries under test into " << dir
+                           << " (run scripts/setup.sh, which makes its parent): " << r.err;
+  }
+  void TearDown() override { Sh("rm -rf " + ShellQuote(Dir())); }
+};
+const auto* const kInstalled = ::testing::AddGlobalTestEnvironment(new InstalledBinaries);
+
 // argv run as the test user (no sudo of theirs).
 std::vector<std::string> AsUser(std::vector<std::string> argv) {
   std::vector<std::string> out = {"sudo", "-u", kUser, "--"};
@@ -55,8 +73,11 @@ std::vector<std::string> AsUser(std::vector<std::string> argv) {
 }
 
 // argv run by the test user through their own sudo, as root: what a
-// sudoers grant of syspgo gives them.
+// sudoers grant of syspgo gives them (the installed copies of syspgo and
+// syspgo-prefetch).
 std::vector<std::string> ViaSudo(std::vector<std::string> argv) {
+  if (argv[0] == SyspgoBin()) argv[0] = InstalledBinaries::Dir() + "/syspgo";
+  if (argv[0] == PrefetchBin()) argv[0] = InstalledBinaries::Dir() + "/syspgo-prefetch";
   std::vector<std::string> out = AsUser({"sudo", "-n", "--"});
   out.insert(out.end(), argv.begin(), argv.end());
   return out;
@@ -72,8 +93,8 @@ class Sudo : public ::testing::Test {
   void SetUp() override {
     ASSERT_NE(User().uid, 0u) << "no user " << kUser << ": run scripts/setup.sh, which creates it";
     auto r = RunCmd(ViaSudo({SyspgoBin(), "--version"}));
-    ASSERT_EQ(r.status, 0) << kUser << " may not run " << SyspgoBin()
-                           << " through sudo: run scripts/setup.sh from this clone, which allows it\n"
+    ASSERT_EQ(r.status, 0) << kUser << " may not run " << InstalledBinaries::Dir()
+                           << "/syspgo through sudo: run scripts/setup.sh, which allows it\n"
                            << r.err;
   }
 };
