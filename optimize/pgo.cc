@@ -27,7 +27,8 @@
 #include <regex>
 #include <set>
 #include <sstream>
-#include <variant>
+
+#include <nlohmann/json.hpp>
 
 #include "analyze/sample_set.h"
 #include "common/files.h"
@@ -41,69 +42,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// ===--- A small ordered JSON value, for the manifest and summary ------=== //
+// The manifest and summary keep the order the pipeline wrote things in.
+using Json = nlohmann::ordered_json;
 
-class Json {
- public:
-  using Members = std::vector<std::pair<std::string, Json>>;
-  Json() = default;
-  Json(bool b) : v_(b) {}
-  Json(int v) : v_(static_cast<int64_t>(v)) {}
-  Json(int64_t v) : v_(v) {}
-  Json(uint64_t v) : v_(static_cast<int64_t>(v)) {}
-  Json(double v) : v_(v) {}
-  Json(const char* s) : v_(std::string(s)) {}
-  Json(std::string s) : v_(std::move(s)) {}
-  static Json Object() { Json j; j.v_ = Members{}; return j; }
-  static Json Array() { Json j; j.v_ = std::vector<Json>{}; return j; }
-  static Json Strings(const std::vector<std::string>& v) {
-    Json j = Array();
-    for (auto& s : v) j.Push(s);
-    return j;
-  }
-  // Object: sets `key` (replacing it where present, else appending, so
-  // the output keeps the order the pipeline wrote things in).
-  Json& Set(const std::string& key, Json v) {
-    auto& m = std::get<Members>(v_);
-    for (auto& kv : m)
-      if (kv.first == key) return kv.second = std::move(v);
-    m.emplace_back(key, std::move(v));
-    return m.back().second;
-  }
-  Json& Push(Json v) {
-    auto& a = std::get<std::vector<Json>>(v_);
-    a.push_back(std::move(v));
-    return a.back();
-  }
-  std::string Dump(int indent = 0) const {
-    std::string pad(indent + 2, ' '), end(indent, ' ');
-    if (std::holds_alternative<std::monostate>(v_)) return "null";
-    if (auto* b = std::get_if<bool>(&v_)) return *b ? "true" : "false";
-    if (auto* i = std::get_if<int64_t>(&v_)) return std::to_string(*i);
-    if (auto* d = std::get_if<double>(&v_)) {
-      if (!std::isfinite(*d)) return "null";
-      char buf[32];
-      snprintf(buf, sizeof buf, "%.6g", *d);
-      return buf;
-    }
-    if (auto* s = std::get_if<std::string>(&v_)) return "\"" + JsonEscape(*s) + "\"";
-    if (auto* a = std::get_if<std::vector<Json>>(&v_)) {
-      if (a->empty()) return "[]";
-      std::string out = "[\n";
-      for (size_t k = 0; k < a->size(); ++k) out += pad + (*a)[k].Dump(indent + 2) + (k + 1 < a->size() ? ",\n" : "\n");
-      return out + end + "]";
-    }
-    auto& m = std::get<Members>(v_);
-    if (m.empty()) return "{}";
-    std::string out = "{\n";
-    for (size_t k = 0; k < m.size(); ++k)
-      out += pad + "\"" + JsonEscape(m[k].first) + "\": " + m[k].second.Dump(indent + 2) + (k + 1 < m.size() ? ",\n" : "\n");
-    return out + end + "}";
-  }
-
- private:
-  std::variant<std::monostate, bool, int64_t, double, std::string, std::vector<Json>, Members> v_;
-};
+// Text of `j` for the manifest and summary files: indented, and a byte that
+// is not UTF-8 (a path) replaced rather than thrown on.
+std::string JsonText(const Json& j) { return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n"; }
 
 // ===--- Files and processes ------------------------------------------=== //
 
@@ -283,10 +227,10 @@ void ParseOptimizeSummary(const std::string& log, Json& into) {
   static const std::regex line(R"(([0-9.]+)% of those at a source line)");
   std::smatch m;
   if (std::regex_search(log, m, samples)) {
-    into.Set("binary_samples", static_cast<uint64_t>(std::stoull(m[1])));
-    into.Set("samples", static_cast<uint64_t>(std::stoull(m[2])));
+    into["binary_samples"] = static_cast<uint64_t>(std::stoull(m[1]));
+    into["samples"] = static_cast<uint64_t>(std::stoull(m[2]));
   }
-  if (std::regex_search(log, m, line)) into.Set("line_share", std::stod(m[1]) / 100);
+  if (std::regex_search(log, m, line)) into["line_share"] = std::stod(m[1]) / 100;
 }
 
 struct Coverage {
@@ -309,8 +253,8 @@ Coverage ParseCoverage(const std::string& build_log) {
 
 struct Stage {
   std::string name;
-  Json j = Json::Object();
-  Json commands = Json::Array();
+  Json j = Json::object();
+  Json commands = Json::array();
   std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
 };
 
@@ -349,9 +293,9 @@ class Pipeline {
 
   const PgoOptions& o_;
   PgoReport rep_;
-  Json manifest_ = Json::Object();
-  Json stages_ = Json::Array();
-  Json profile_summary_ = Json::Object();  // the profile figures CI watches, copied from the stages
+  Json manifest_ = Json::object();
+  Json stages_ = Json::array();
+  Json profile_summary_ = Json::object();  // the profile figures CI watches, copied from the stages
   std::vector<Stage> done_;
   std::string dir_, binary_, name_, cc_, cxx_, bolt_, syspgo_, db_;
   std::string sample_prof_, order_file_, fdata_;
@@ -375,30 +319,30 @@ Stage& Pipeline::Begin(const std::string& name, const std::string& what) {
   done_.emplace_back();
   Stage& s = done_.back();
   s.name = name;
-  s.j.Set("name", name);
+  s.j["name"] = name;
   Say("[%d/%d] %s: %s", ++step_, steps_, name.c_str(), what.c_str());
   return s;
 }
 
 void Pipeline::End(Stage& s, const Status& st) {
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - s.t0).count();
-  s.j.Set("status", st.ok() ? "ok" : "failed");
-  s.j.Set("seconds", secs);
-  s.j.Set("commands", s.commands);
+  s.j["status"] = st.ok() ? "ok" : "failed";
+  s.j["seconds"] = secs;
+  s.j["commands"] = s.commands;
   if (!st.ok()) {
-    s.j.Set("error", st.error().message);
+    s.j["error"] = st.error().message;
     rep_.failed_stage = s.name;
     rep_.error = st.error().message;
     Say("stage '%s' FAILED after %.1f s: %s", s.name.c_str(), secs, st.error().message.c_str());
   } else {
     Say("      %s done in %.1f s", s.name.c_str(), secs);
   }
-  stages_.Push(s.j);
+  stages_.push_back(s.j);
 }
 
 Status Pipeline::Shell(Stage& s, const std::string& cmd, const std::map<std::string, std::string>& env,
                        const std::string& log, const std::string& what) {
-  s.commands.Push(cmd);
+  s.commands.push_back(cmd);
   auto r = RunProc({"/bin/sh", "-c", cmd}, env, log, log);
   if (!r.spawn_error.empty()) return MakeError(r.spawn_error);
   if (r.status != 0) {
@@ -410,7 +354,7 @@ Status Pipeline::Shell(Stage& s, const std::string& cmd, const std::map<std::str
 }
 
 Status Pipeline::Tool(Stage& s, const std::vector<std::string>& argv, const std::string& log, const std::string& what) {
-  s.commands.Push(JoinShell(argv));
+  s.commands.push_back(JoinShell(argv));
   auto r = RunProc(argv, {}, log, log);
   if (!r.spawn_error.empty()) return MakeError(r.spawn_error);
   if (r.status != 0)
@@ -468,8 +412,8 @@ Status Pipeline::Build(Stage& s, const std::string& variant, const std::string& 
       {"SYSPGO_CFLAGS", JoinShell(cflags)},
       {"SYSPGO_LDFLAGS", JoinShell(lflags)},
   };
-  s.j.Set("compile_flags", Json::Strings(cflags));
-  s.j.Set("link_flags", Json::Strings(lflags));
+  s.j["compile_flags"] = Json(cflags);
+  s.j["link_flags"] = Json(lflags);
   if (!o_.clean_cmd.empty()) SYSPGO_TRY(Shell(s, o_.clean_cmd, env, log, "the clean command"));
   SYSPGO_TRY(Shell(s, o_.build_cmd, env, log, "the build command"));
   if (access(binary_.c_str(), X_OK) != 0)
@@ -482,9 +426,9 @@ Status Pipeline::Build(Stage& s, const std::string& variant, const std::string& 
     links += l.rfind("link ", 0) == 0;
     with_order += !order.empty() && l.rfind("link ", 0) == 0 && l.find("--symbol-ordering-file=") != std::string::npos;
   }
-  s.j.Set("compiler_calls", static_cast<int64_t>(lines.size()));
-  s.j.Set("link_calls", links);
-  if (!profile.empty()) s.j.Set("compiler_calls_with_profile", with_profile);
+  s.j["compiler_calls"] = static_cast<int64_t>(lines.size());
+  s.j["link_calls"] = links;
+  if (!profile.empty()) s.j["compiler_calls_with_profile"] = with_profile;
   if (lines.empty())
     return MakeError("the build ran no compiler through syspgo's wrappers (" + dir_ + "/bin/cc, on PATH as cc, gcc, "
                      "clang, c++, g++, clang++): it used a compiler of its own choosing, or did not recompile. "
@@ -494,9 +438,9 @@ Status Pipeline::Build(Stage& s, const std::string& variant, const std::string& 
   SYSPGO_TRY(InstallFile(binary_, copy));
   auto id = ReadBuildId(copy);
   if (!id) return id.error();
-  s.j.Set("binary", copy);
-  s.j.Set("build_id", *id);
-  s.j.Set("log", log);
+  s.j["binary"] = copy;
+  s.j["build_id"] = *id;
+  s.j["log"] = log;
   if (!last_build_id_.empty() && *id == last_build_id_) {
     // What this stage adds over the one before: the order file at the link
     // (order), else the profile at the compiles (sample). If it reached the
@@ -513,7 +457,7 @@ Status Pipeline::Build(Stage& s, const std::string& variant, const std::string& 
                                             : "the sample profile changed no code") +
                             ", so this stage changes nothing");
     Say("      %s", rep_.warnings.back().c_str());
-    s.j.Set("same_as_previous", true);
+    s.j["same_as_previous"] = true;
   }
   last_build_id_ = *id;
   variants_.emplace_back(variant, copy);
@@ -526,7 +470,7 @@ Status Pipeline::Collect(Stage& s, const std::string& db, const std::string& sub
   std::vector<std::string> argv = {syspgo_, "collect", "-o", db, "--probes", o_.probes};
   if (o_.freq_hz) argv.insert(argv.end(), {"--freq", std::to_string(o_.freq_hz)});
   argv.insert(argv.end(), {"--", "/bin/sh", "-c", o_.train_cmd});
-  s.commands.Push(JoinShell(argv));
+  s.commands.push_back(JoinShell(argv));
   auto r = RunProc(argv, {}, log, log, RunAs::kRoot);
   if (!r.spawn_error.empty()) return MakeError(r.spawn_error);
   std::string text = ReadFileOrEmpty(log);
@@ -535,16 +479,16 @@ Status Pipeline::Collect(Stage& s, const std::string& db, const std::string& sub
                      " (output in " + log + "):\n" + Tail(text, 15));
   if (text.find("LOST") != std::string::npos)
     rep_.warnings.push_back("the " + subdir + " collection lost events (see " + log + "); the profile is thinner than it could be");
-  s.j.Set("db", db);
-  s.j.Set("runs_collected", static_cast<int64_t>(k));
+  s.j["db"] = db;
+  s.j["runs_collected"] = static_cast<int64_t>(k);
   if (k > 1) return {};  // the stage's figures are its first run's
-  s.j.Set("log", log);
-  s.j.Set("train_seconds", r.seconds);
+  s.j["log"] = log;
+  s.j["train_seconds"] = r.seconds;
   static const std::regex re(R"(run (\d+) recorded into .*?: (\d+) events in ([0-9.]+) s)");
   std::smatch m;
   if (std::regex_search(text, m, re)) {
-    s.j.Set("run", static_cast<int64_t>(std::stoll(m[1])));
-    s.j.Set("events", static_cast<uint64_t>(std::stoull(m[2])));
+    s.j["run"] = static_cast<int64_t>(std::stoll(m[1]));
+    s.j["events"] = static_cast<uint64_t>(std::stoull(m[2]));
   }
   return {};
 }
@@ -574,8 +518,8 @@ Status Pipeline::Emit(Stage& s, const std::string& db, const std::string& kind, 
     argv = {syspgo_, "optimize", db, "--binary", binary_, "--emit", kind, "-o", out};
   if (kind == "sample-profile") argv.insert(argv.end(), {"--sample-counts", o_.sample_counts});
   SYSPGO_TRY(Tool(s, argv, log, "emitting the " + kind + " profile"));
-  Json stats = Json::Object();
-  stats.Set("file", out);
+  Json stats = Json::object();
+  stats["file"] = out;
   std::string summary = ReadFileOrEmpty(log);
   ParseOptimizeSummary(summary, stats);
   // The run's figures, from the first artifact made from it.
@@ -584,12 +528,12 @@ Status Pipeline::Emit(Stage& s, const std::string& db, const std::string& kind, 
     auto fns = SampleProfileFunctions(out);
     uint64_t total = 0;
     for (auto& [n, c] : fns) total += c;
-    stats.Set("functions", static_cast<uint64_t>(fns.size()));
-    stats.Set("total_samples", total);
+    stats["functions"] = static_cast<uint64_t>(fns.size());
+    stats["total_samples"] = total;
   } else if (kind == "order") {
-    stats.Set("symbols", static_cast<uint64_t>(NonEmptyLines(out).size()));
+    stats["symbols"] = static_cast<uint64_t>(NonEmptyLines(out).size());
   }
-  s.j.Set(kind, stats);
+  s.j[kind] = stats;
   return {};
 }
 
@@ -608,18 +552,18 @@ Status Pipeline::SampleMatch(Stage& s, const std::string& binary) {
   Coverage cov = ParseCoverage(ReadFileOrEmpty(dir_ + "/" + s.name + "/build.log"));
   uint64_t lost = cov.available - cov.applied;
   double share = total ? std::max(0.0, static_cast<double>(present) - static_cast<double>(lost)) / static_cast<double>(total) : 0;
-  Json m = Json::Object();
-  m.Set("profile_functions", static_cast<uint64_t>(fns.size()));
-  m.Set("functions_in_binary", static_cast<uint64_t>(present_fns));
-  m.Set("profile_samples", total);
-  m.Set("samples_in_functions_found", present);
-  m.Set("samples_not_applied", lost);
-  m.Set("partially_applied_functions", cov.functions);
-  m.Set("match_share", share);
-  s.j.Set("profile_match", m);
-  profile_summary_.Set("profile_functions", static_cast<uint64_t>(fns.size()));
-  profile_summary_.Set("functions_in_binary", static_cast<uint64_t>(present_fns));
-  profile_summary_.Set("match_share", share);
+  Json m = Json::object();
+  m["profile_functions"] = static_cast<uint64_t>(fns.size());
+  m["functions_in_binary"] = static_cast<uint64_t>(present_fns);
+  m["profile_samples"] = total;
+  m["samples_in_functions_found"] = present;
+  m["samples_not_applied"] = lost;
+  m["partially_applied_functions"] = cov.functions;
+  m["match_share"] = share;
+  s.j["profile_match"] = m;
+  profile_summary_["profile_functions"] = static_cast<uint64_t>(fns.size());
+  profile_summary_["functions_in_binary"] = static_cast<uint64_t>(present_fns);
+  profile_summary_["match_share"] = share;
   Say("      sample profile: %zu of %zu functions found, %.1f%% of its samples match the code", present_fns, fns.size(),
       100 * share);
   if (total && share < 0.5)
@@ -639,12 +583,12 @@ Status Pipeline::OrderCheck(Stage& s, const std::string& binary) {
     if (syms.count(n)) addrs.push_back(syms[n]);
   size_t increasing = 0;
   for (size_t k = 1; k < addrs.size(); ++k) increasing += addrs[k] > addrs[k - 1];
-  Json m = Json::Object();
-  m.Set("symbols", static_cast<uint64_t>(order.size()));
-  m.Set("symbols_in_binary", static_cast<uint64_t>(addrs.size()));
-  m.Set("in_order_share", addrs.size() > 1 ? static_cast<double>(increasing) / static_cast<double>(addrs.size() - 1) : 1.0);
-  s.j.Set("order_match", m);
-  profile_summary_.Set("order_symbols_in_binary", static_cast<uint64_t>(addrs.size()));
+  Json m = Json::object();
+  m["symbols"] = static_cast<uint64_t>(order.size());
+  m["symbols_in_binary"] = static_cast<uint64_t>(addrs.size());
+  m["in_order_share"] = addrs.size() > 1 ? static_cast<double>(increasing) / static_cast<double>(addrs.size() - 1) : 1.0;
+  s.j["order_match"] = m;
+  profile_summary_["order_symbols_in_binary"] = static_cast<uint64_t>(addrs.size());
   if (!order.empty() && addrs.size() * 2 < order.size())
     rep_.warnings.push_back("only " + std::to_string(addrs.size()) + " of the " + std::to_string(order.size()) +
                             " symbols in the ordering file are in the binary: the order no longer fits the code; profile again");
@@ -677,20 +621,20 @@ Status Pipeline::Bolt(Stage& s, const std::string& input, const std::string& fda
     auto f = Split(line, ' ');
     if (f.size() == 4 && f[0] != "0" && f[0] != "no_lbr") fns.insert(f[1]), samples += strtoull(f[3].c_str(), nullptr, 10);
   }
-  Json b = Json::Object();
-  b.Set("fdata", fdata);
-  b.Set("profile_functions", static_cast<uint64_t>(fns.size()));
-  b.Set("profile_samples", samples);
+  Json b = Json::object();
+  b["fdata"] = fdata;
+  b["profile_functions"] = static_cast<uint64_t>(fns.size());
+  b["profile_samples"] = samples;
   static const std::regex prof(R"((\d+) out of (\d+) functions in the binary \(([0-9.]+)%\) have non-empty execution profile)");
   static const std::regex stale(R"((\d+) \(([0-9.]+)%\) functions? ha(?:ve|s) invalid \(possibly stale\) profile)");
   std::smatch m;
   if (std::regex_search(text, m, prof)) {
     uint64_t with = std::stoull(m[1]);
-    b.Set("functions_with_profile", with);
-    b.Set("functions_in_binary", static_cast<uint64_t>(std::stoull(m[2])));
+    b["functions_with_profile"] = with;
+    b["functions_in_binary"] = static_cast<uint64_t>(std::stoull(m[2]));
     double share = fns.empty() ? 0 : std::min(1.0, static_cast<double>(with) / static_cast<double>(fns.size()));
-    b.Set("matched_share", share);
-    profile_summary_.Set("bolt_matched_share", share);
+    b["matched_share"] = share;
+    profile_summary_["bolt_matched_share"] = share;
     Say("      BOLT matched %llu of the %zu profiled functions (%.1f%%)", static_cast<unsigned long long>(with), fns.size(),
         100 * share);
     if (!fns.empty() && share < 0.5)
@@ -702,15 +646,15 @@ Status Pipeline::Bolt(Stage& s, const std::string& input, const std::string& fda
   uint64_t stale_fns = 0;
   double stale_share = 0;
   if (std::regex_search(text, m, stale)) stale_fns = std::stoull(m[1]), stale_share = std::stod(m[2]) / 100;
-  b.Set("stale_functions", stale_fns);
-  b.Set("stale_share", stale_share);
-  s.j.Set("bolt", b);
-  profile_summary_.Set("bolt_profile_functions", static_cast<uint64_t>(fns.size()));
-  profile_summary_.Set("bolt_stale_share", stale_share);
-  s.j.Set("binary", out);
-  s.j.Set("log", log);
+  b["stale_functions"] = stale_fns;
+  b["stale_share"] = stale_share;
+  s.j["bolt"] = b;
+  profile_summary_["bolt_profile_functions"] = static_cast<uint64_t>(fns.size());
+  profile_summary_["bolt_stale_share"] = stale_share;
+  s.j["binary"] = out;
+  s.j["log"] = log;
   auto id = ReadBuildId(out);
-  if (id) s.j.Set("build_id", *id);
+  if (id) s.j["build_id"] = *id;
   variants_.emplace_back("bolt", out);
   return {};
 }
@@ -723,7 +667,7 @@ Status Pipeline::Eval(Stage& s) {
   std::vector<PgoEvalVariant> v(n);
   std::vector<std::string> first_out(n);
   std::vector<bool> stable(n, true);
-  s.commands.Push(o_.eval_cmd);
+  s.commands.push_back(o_.eval_cmd);
   for (int round = 0; round < o_.runs; ++round) {
     // Interleaved, starting one further each round, so drift on a noisy
     // machine and the cost of going first fall on every variant alike.
@@ -744,7 +688,7 @@ Status Pipeline::Eval(Stage& s) {
     Say("      eval round %d/%d", round + 1, o_.runs);
   }
   unlink(out.c_str());
-  Json arr = Json::Array();
+  Json arr = Json::array();
   for (size_t i = 0; i < n; ++i) {
     v[i].name = variants_[i].first;
     auto xs = v[i].seconds;
@@ -758,17 +702,17 @@ Status Pipeline::Eval(Stage& s) {
     // Only a program whose plain build prints the same every time can be
     // held to the same output.
     v[i].output_differs = stable[0] && stable[i] && first_out[i] != first_out[0];
-    Json e = Json::Object();
-    e.Set("name", v[i].name);
-    e.Set("median_s", v[i].median);
-    e.Set("min_s", v[i].min);
-    e.Set("max_s", v[i].max);
-    e.Set("speedup", v[i].speedup);
-    e.Set("output_differs", static_cast<bool>(v[i].output_differs));
-    Json runs = Json::Array();
-    for (double x : v[i].seconds) runs.Push(x);
-    e.Set("runs_s", runs);
-    arr.Push(e);
+    Json e = Json::object();
+    e["name"] = v[i].name;
+    e["median_s"] = v[i].median;
+    e["min_s"] = v[i].min;
+    e["max_s"] = v[i].max;
+    e["speedup"] = v[i].speedup;
+    e["output_differs"] = static_cast<bool>(v[i].output_differs);
+    Json runs = Json::array();
+    for (double x : v[i].seconds) runs.push_back(x);
+    e["runs_s"] = runs;
+    arr.push_back(e);
     Say("      %-7s %8.3f s (%.3f-%.3f)  speedup %.3fx%s", v[i].name.c_str(), v[i].median, v[i].min, v[i].max,
         v[i].speedup, v[i].output_differs ? "  OUTPUT DIFFERS from the plain build" : "");
     if (v[i].output_differs)
@@ -779,50 +723,50 @@ Status Pipeline::Eval(Stage& s) {
                               std::to_string(v[i].speedup).substr(0, 5) + "x, " + std::to_string(o_.runs) + " runs): " +
                               (v[i].speedup < 1 - kPgoEvalTie ? "it is slower than the plain build" : "no gain beyond noise"));
   }
-  s.j.Set("runs", o_.runs);
-  s.j.Set("variants", arr);
+  s.j["runs"] = o_.runs;
+  s.j["variants"] = arr;
   rep_.eval = v;
   return {};
 }
 
 void Pipeline::Finish() {
   rep_.ok = rep_.failed_stage.empty();
-  manifest_.Set("status", rep_.ok ? "ok" : "failed");
-  manifest_.Set("failed_stage", rep_.ok ? Json() : Json(rep_.failed_stage));
-  manifest_.Set("error", rep_.ok ? Json() : Json(rep_.error));
-  manifest_.Set("stages", stages_);
-  manifest_.Set("final_binary", rep_.final_binary.empty() ? Json() : Json(rep_.final_binary));
-  manifest_.Set("final_stage", rep_.final_stage.empty() ? Json() : Json(rep_.final_stage));
-  manifest_.Set("final_reason", rep_.final_reason.empty() ? Json() : Json(rep_.final_reason));
-  manifest_.Set("warnings", Json::Strings(rep_.warnings));
+  manifest_["status"] = rep_.ok ? "ok" : "failed";
+  manifest_["failed_stage"] = rep_.ok ? Json() : Json(rep_.failed_stage);
+  manifest_["error"] = rep_.ok ? Json() : Json(rep_.error);
+  manifest_["stages"] = stages_;
+  manifest_["final_binary"] = rep_.final_binary.empty() ? Json() : Json(rep_.final_binary);
+  manifest_["final_stage"] = rep_.final_stage.empty() ? Json() : Json(rep_.final_stage);
+  manifest_["final_reason"] = rep_.final_reason.empty() ? Json() : Json(rep_.final_reason);
+  manifest_["warnings"] = Json(rep_.warnings);
   if (dir_.empty()) return;  // nowhere to write: the options were refused before a directory existed
   rep_.manifest = dir_ + "/manifest.json";
   rep_.summary = dir_ + "/summary.json";
 
   // The summary: what CI checks, flat, without the logs and command lines.
-  Json sum = Json::Object();
-  sum.Set("status", rep_.ok ? "ok" : "failed");
-  sum.Set("failed_stage", rep_.ok ? Json() : Json(rep_.failed_stage));
-  sum.Set("error", rep_.ok ? Json() : Json(rep_.error));
-  sum.Set("final_binary", rep_.final_binary.empty() ? Json() : Json(rep_.final_binary));
-  sum.Set("final_stage", rep_.final_stage.empty() ? Json() : Json(rep_.final_stage));
-  sum.Set("manifest", rep_.manifest);
-  Json st = Json::Object();
-  for (auto& s : done_) st.Set(s.name, s.name == rep_.failed_stage ? "failed" : "ok");
-  sum.Set("stages", st);
-  sum.Set("profile", profile_summary_);
-  Json ev = Json::Object();
+  Json sum = Json::object();
+  sum["status"] = rep_.ok ? "ok" : "failed";
+  sum["failed_stage"] = rep_.ok ? Json() : Json(rep_.failed_stage);
+  sum["error"] = rep_.ok ? Json() : Json(rep_.error);
+  sum["final_binary"] = rep_.final_binary.empty() ? Json() : Json(rep_.final_binary);
+  sum["final_stage"] = rep_.final_stage.empty() ? Json() : Json(rep_.final_stage);
+  sum["manifest"] = rep_.manifest;
+  Json st = Json::object();
+  for (auto& s : done_) st[s.name] = s.name == rep_.failed_stage ? "failed" : "ok";
+  sum["stages"] = st;
+  sum["profile"] = profile_summary_;
+  Json ev = Json::object();
   for (auto& v : rep_.eval) {
-    Json e = Json::Object();
-    e.Set("median_s", v.median);
-    e.Set("speedup", v.speedup);
-    e.Set("output_differs", static_cast<bool>(v.output_differs));
-    ev.Set(v.name, e);
+    Json e = Json::object();
+    e["median_s"] = v.median;
+    e["speedup"] = v.speedup;
+    e["output_differs"] = static_cast<bool>(v.output_differs);
+    ev[v.name] = e;
   }
-  sum.Set("eval", ev);
-  sum.Set("warnings", Json::Strings(rep_.warnings));
-  Status a = WriteFileAtomically(rep_.manifest, manifest_.Dump() + "\n");
-  Status b = WriteFileAtomically(rep_.summary, sum.Dump() + "\n");
+  sum["eval"] = ev;
+  sum["warnings"] = Json(rep_.warnings);
+  Status a = WriteFileAtomically(rep_.manifest, JsonText(manifest_));
+  Status b = WriteFileAtomically(rep_.summary, JsonText(sum));
   if (!a.ok() || !b.ok()) rep_.warnings.push_back((a.ok() ? b : a).error().message);
 }
 
@@ -914,25 +858,25 @@ Status WriteCompilerWrappers(const std::string& bin_dir, const std::string& stag
 namespace {
 
 PgoReport Pipeline::Run() {
-  manifest_.Set("syspgo_version", SYSPGO_VERSION);
-  Json in = Json::Object();
-  in.Set("build", o_.build_cmd);
-  in.Set("clean", o_.clean_cmd.empty() ? Json() : Json(o_.clean_cmd));
-  in.Set("binary", o_.binary);
-  in.Set("train", o_.train_cmd.empty() ? Json() : Json(o_.train_cmd));
-  in.Set("eval", o_.eval_cmd.empty() ? Json() : Json(o_.eval_cmd));
+  manifest_["syspgo_version"] = SYSPGO_VERSION;
+  Json in = Json::object();
+  in["build"] = o_.build_cmd;
+  in["clean"] = o_.clean_cmd.empty() ? Json() : Json(o_.clean_cmd);
+  in["binary"] = o_.binary;
+  in["train"] = o_.train_cmd.empty() ? Json() : Json(o_.train_cmd);
+  in["eval"] = o_.eval_cmd.empty() ? Json() : Json(o_.eval_cmd);
   std::vector<std::string> stage_names;
   if (o_.sample) stage_names.push_back("sample");
   if (o_.order) stage_names.push_back("order");
   if (o_.bolt) stage_names.push_back("bolt");
-  in.Set("stages", Json::Strings(stage_names));
-  in.Set("runs", o_.runs);
-  in.Set("profile_db", o_.profile_db.empty() ? Json() : Json(o_.profile_db));
-  in.Set("train_runs", static_cast<int64_t>(o_.train_runs));
-  in.Set("use_profile", o_.use_profile.empty() ? Json() : Json(o_.use_profile));
-  in.Set("probes", o_.probes);
-  in.Set("cwd", fs::current_path().string());
-  manifest_.Set("inputs", in);
+  in["stages"] = Json(stage_names);
+  in["runs"] = o_.runs;
+  in["profile_db"] = o_.profile_db.empty() ? Json() : Json(o_.profile_db);
+  in["train_runs"] = static_cast<int64_t>(o_.train_runs);
+  in["use_profile"] = o_.use_profile.empty() ? Json() : Json(o_.use_profile);
+  in["probes"] = o_.probes;
+  in["cwd"] = fs::current_path().string();
+  manifest_["inputs"] = in;
 
   Status st = Setup();
   if (!st.ok()) {
@@ -942,14 +886,14 @@ PgoReport Pipeline::Run() {
     Finish();
     return rep_;
   }
-  manifest_.Set("dir", dir_);
-  Json tc = Json::Object();
-  tc.Set("cc", cc_);
-  tc.Set("cxx", cxx_);
-  tc.Set("llvm_bolt", o_.bolt ? Json(bolt_) : Json());
-  tc.Set("syspgo", syspgo_);
-  tc.Set("wrapper", dir_ + "/bin/syspgo-cc");
-  manifest_.Set("toolchain", tc);
+  manifest_["dir"] = dir_;
+  Json tc = Json::object();
+  tc["cc"] = cc_;
+  tc["cxx"] = cxx_;
+  tc["llvm_bolt"] = o_.bolt ? Json(bolt_) : Json();
+  tc["syspgo"] = syspgo_;
+  tc["wrapper"] = dir_ + "/bin/syspgo-cc";
+  manifest_["toolchain"] = tc;
 
   bool train = o_.use_profile.empty();
   bool profiles = o_.sample || o_.order;
@@ -993,17 +937,17 @@ PgoReport Pipeline::Run() {
                 std::error_code ec;
                 fs::copy_file(from, want, fs::copy_options::overwrite_existing, ec);
                 if (ec) return MakeError("cannot copy " + from + ": " + ec.message() + "; give --use-profile a directory an earlier 'syspgo pgo' wrote");
-                s.commands.Push("cp " + ShellQuote(from) + " " + ShellQuote(want));
+                s.commands.push_back("cp " + ShellQuote(from) + " " + ShellQuote(want));
               }
-              Json j = Json::Object();
+              Json j = Json::object();
               if (o_.sample) {
                 auto fns = SampleProfileFunctions(sample_prof_);
                 uint64_t t = 0;
                 for (auto& [n, c] : fns) t += c;
-                j.Set("functions", static_cast<uint64_t>(fns.size()));
-                j.Set("total_samples", t);
+                j["functions"] = static_cast<uint64_t>(fns.size());
+                j["total_samples"] = t;
               }
-              s.j.Set("reused", j);
+              s.j["reused"] = j;
               return {};
             }
             if (o_.sample) SYSPGO_TRY(Emit(s, db_, "sample-profile", sample_prof_));
