@@ -54,7 +54,7 @@ TEST(Redact, NoPathArgvOrHostIsLeftAndAnalysesStillRun) {
   std::string before = ReadAll(rec.db);
   for (const auto& s : rec.Secrets())
     ASSERT_NE(before.find(s), std::string::npos) << "the recording lacks '" << s << "': the test proves nothing";
-  EXPECT_EQ(before.find(kEnv), std::string::npos) << "the environment is recorded; README says it is not";
+  EXPECT_EQ(before.find(kEnv), std::string::npos) << "the environment is recorded; docs/sharing.md says it is not";
 
   std::string out = rec.dir.File("share.db");
   auto r = RunCmd({SyspgoBin(), "redact", rec.db, "-o", out});

@@ -75,7 +75,7 @@ TEST(Target, CommandKilledFromOutsideEndsTheRunWithItsSignal) {
   EXPECT_EQ(QueryRows(d, kRunRow), std::vector<std::string>{"complete\tsignaled\t137\t1"});
 }
 
-// Documented in README (Limits): the run ends when the root of the tree
+// Documented in docs/collection.md (Limits): the run ends when the root of the tree
 // exits; a daemon it leaves behind keeps running, unrecorded from then on.
 TEST(Target, DaemonizingCommandEndsTheRunWhenItsRootExits) {
   TempDir dir;
