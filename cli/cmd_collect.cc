@@ -6,8 +6,11 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/command.h"
 #include "collect/collector.h"
+#include "common/files.h"
 #include "common/util.h"
 
 namespace syspgo::cli {
@@ -22,6 +25,8 @@ attached, so nothing early is missed. The exit status is COMMAND's.
 
 Output:
   -o, --output DB        profile database to create or append a run to (default: syspgo.db)
+  --json FILE            also write the run's summary as JSON to FILE ('-': stdout): run id,
+                         events, events lost, the command's exit, each probe group
 
 Target:
   -p, --pid PID          attach to a running process and its future children
@@ -66,6 +71,7 @@ int Collect(const std::vector<std::string>& args) {
   req.db_path = "syspgo.db";
   for (auto& g : AllProbeGroupNames()) req.opts.probes.insert(g);
   bool as_root = false;
+  std::string json_path;  // --json
   std::string groups_list;
   for (auto& g : AllProbeGroupNames()) groups_list += (groups_list.empty() ? "" : ", ") + g;
 
@@ -123,6 +129,8 @@ int Collect(const std::vector<std::string>& args) {
       req.no_readahead = true;
     } else if (a == "--as-root") {
       as_root = true;
+    } else if (a == "--json") {
+      if (!value(a, &json_path) || json_path.empty()) return UsageError("--json needs a file path ('-' for stdout)");
     } else if (a == "-v" || a == "-vv" || a == "-vvv") {
       req.opts.verbose = static_cast<int>(a.size()) - 1;
     } else if (!a.empty() && a[0] == '-') {
@@ -172,6 +180,20 @@ int Collect(const std::vector<std::string>& args) {
   if (!res.write_error.empty())
     fprintf(stderr, "syspgo: WARNING: recording stopped early: %s. What was committed before is intact.\n",
             res.write_error.c_str());
+  if (!json_path.empty()) {
+    // For machines (syspgo pgo reads it): the same facts as the lines above.
+    nlohmann::ordered_json j = {{"run_id", res.run_id},          {"db", req.db_path},
+                                {"events", res.events},          {"events_lost", res.dropped},
+                                {"seconds", res.seconds},        {"exit_reason", res.exit_reason},
+                                {"exit_status", res.exit_status}, {"write_error", res.write_error}};
+    for (auto& g : res.groups)
+      j["groups"].push_back({{"group", g.name}, {"attached", g.attached}, {"events", g.events}, {"lost", g.dropped}});
+    std::string text = j.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+    if (json_path == "-") fputs(text.c_str(), stdout);
+    else if (Status st = WriteFileAtomically(json_path, text); !st.ok())
+      fprintf(stderr, "syspgo: warning: cannot write the JSON summary to %s: %s\n", json_path.c_str(),
+              st.error().message.c_str());
+  }
   return req.attach_pid ? 0 : res.exit_status;
 }
 

@@ -465,9 +465,11 @@ Status Pipeline::Build(Stage& s, const std::string& variant, const std::string& 
 }
 
 Status Pipeline::Collect(Stage& s, const std::string& db, const std::string& subdir, int k) {
-  std::string log = Sub(subdir) + (k == 1 ? std::string("/collect.log") : "/collect-" + std::to_string(k) + ".log");
+  std::string base = Sub(subdir) + (k == 1 ? std::string("/collect") : "/collect-" + std::to_string(k));
+  std::string log = base + ".log", summary = base + ".json";
   unlink(log.c_str());
-  std::vector<std::string> argv = {syspgo_, "collect", "-o", db, "--probes", o_.probes};
+  unlink(summary.c_str());
+  std::vector<std::string> argv = {syspgo_, "collect", "-o", db, "--json", summary, "--probes", o_.probes};
   if (o_.freq_hz) argv.insert(argv.end(), {"--freq", std::to_string(o_.freq_hz)});
   argv.insert(argv.end(), {"--", "/bin/sh", "-c", o_.train_cmd});
   s.commands.push_back(JoinShell(argv));
@@ -477,19 +479,19 @@ Status Pipeline::Collect(Stage& s, const std::string& db, const std::string& sub
   if (r.status != 0)
     return MakeError("the training command under 'syspgo collect' exited with status " + std::to_string(r.status) +
                      " (output in " + log + "):\n" + Tail(text, 15));
-  if (text.find("LOST") != std::string::npos)
+  // collect --json: the run's figures for machines (its lines for people may change).
+  Json run = Json::parse(ReadFileOrEmpty(summary), nullptr, false);
+  if (run.is_discarded() || !run.is_object())
+    return MakeError("'syspgo collect' wrote no readable summary to " + summary + " (output in " + log + ")");
+  if (run.value("events_lost", uint64_t{0}) > 0)
     rep_.warnings.push_back("the " + subdir + " collection lost events (see " + log + "); the profile is thinner than it could be");
   s.j["db"] = db;
   s.j["runs_collected"] = static_cast<int64_t>(k);
   if (k > 1) return {};  // the stage's figures are its first run's
   s.j["log"] = log;
   s.j["train_seconds"] = r.seconds;
-  static const std::regex re(R"(run (\d+) recorded into .*?: (\d+) events in ([0-9.]+) s)");
-  std::smatch m;
-  if (std::regex_search(text, m, re)) {
-    s.j["run"] = static_cast<int64_t>(std::stoll(m[1]));
-    s.j["events"] = static_cast<uint64_t>(std::stoull(m[2]));
-  }
+  s.j["run"] = run.value("run_id", int64_t{0});
+  s.j["events"] = run.value("events", uint64_t{0});
   return {};
 }
 

@@ -12,6 +12,8 @@
 #include <fstream>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "tests/test_util.h"
 
 extern char** environ;
@@ -152,6 +154,29 @@ TEST(Collect, ExitStatusIsTheCommands) {
             (std::vector<std::string>{"1\texited\t7", "2\tsignaled\t143"}));
   EXPECT_EQ(QueryRows(d, "SELECT run_id, exit_code FROM process WHERE comm = 'sh' ORDER BY run_id"),
             (std::vector<std::string>{"1\t7", "2\t143"}));
+}
+
+// --json: the summary machines read (syspgo pgo does) instead of the lines
+// for people, which may change.
+TEST(Collect, JsonSummaryHasTheRunItsEventsAndTheCommandsExit) {
+  TempDir dir;
+  std::string db = dir.File("run.db"), json = dir.File("run.json");
+  ASSERT_EQ(RunCmd({SyspgoBin(), "collect", "-o", db, "--probes", "fileio", "--", "true"}).status, 0);
+  auto r = RunCmd({SyspgoBin(), "collect", "-o", db, "--json", json, "--probes", "fileio", "--", "sh", "-c",
+                   "cat /etc/hostname >/dev/null; exit 3"});
+  ASSERT_EQ(r.status, 3) << r.err;
+  nlohmann::json j = nlohmann::json::parse(ReadAll(json), nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << ReadAll(json);
+  EXPECT_EQ(j["run_id"], 2);
+  EXPECT_EQ(j["db"], db);
+  EXPECT_EQ(j["exit_reason"], "exited");
+  EXPECT_EQ(j["exit_status"], 3);
+  EXPECT_EQ(j["events_lost"], 0);
+  Db d = OpenDb(db);
+  EXPECT_EQ(j["events"].get<int64_t>(), QueryInt(d, "SELECT events_recorded FROM run WHERE id = 2"));
+  bool fileio = false;
+  for (const auto& g : j["groups"]) fileio = fileio || (g["group"] == "fileio" && g["attached"] == true && g["events"] > 0);
+  EXPECT_TRUE(fileio) << j.dump(1);
 }
 
 TEST(Collect, AppendsRunsAndKeepsEarlierOnes) {
