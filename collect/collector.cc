@@ -193,11 +193,11 @@ std::vector<std::vector<uint64_t>> ReadDrops(int drops_fd) {
 Result<CollectResult> Collect(const CollectRequest& req) {
   g_verbose = req.opts.verbose;
   libbpf_set_print(LibbpfPrint);
-  // The writer's batches are vectors of a few MiB, allocated and freed
-  // continually. glibc raises its mmap threshold after the first such free
-  // and then serves them from the heap, where fragmentation kept 20-35 MiB
-  // more resident from run to run (peak RSS 63-100 MiB on the same flood).
-  // A fixed threshold keeps them in mmap, returned to the kernel when freed.
+  // Loading reads large, short-lived buffers (the kernel's BTF for every
+  // group, /proc/kallsyms). glibc raises its mmap threshold after the first
+  // such free and serves the next ones from the heap, which then kept about
+  // 11 MiB more resident for the rest of the run. A fixed threshold keeps
+  // them in mmap, returned to the kernel when freed.
   mallopt(M_MMAP_THRESHOLD, 1 << 20);
 
   // 1. Everything a user can get wrong, before anything runs.
@@ -244,7 +244,7 @@ Result<CollectResult> Collect(const CollectRequest& req) {
   CollectResult res;
   res.run_id = *run_id;
 
-  Writer writer(std::move(db), res.run_id);
+  Writer writer(std::move(db), res.run_id, Writer::Limits{});
   for (auto& g : groups) g->DeclareTables(writer);
   int probe_tbl = writer.Table("run_probe", {"probe_group", "attached", "detail", "events"}, "INSERT OR REPLACE");
   int drop_tbl = writer.Table("run_drop", {"probe_group", "cpu", "dropped"});
