@@ -120,6 +120,8 @@ std::string ContentHash(const std::string& s) {
 // Stores /proc/kallsyms once per distinct content and points the run at
 // its copy (a row of `run_kallsyms_table`), so that kernel stacks of every
 // group resolve later, on any machine. Returns a note when they will not.
+// The text (5 MiB and more) is bound, not spelled into the SQL: one copy in
+// memory and SQLite's record of it, where a quoted statement took five.
 std::string StoreKallsyms(Writer& w, int run_kallsyms_table) {
   // Symbols of JIT-ed BPF programs and trampolines come and go with every
   // loaded program (ours included): left out, the text stays the same from
@@ -136,8 +138,12 @@ std::string StoreKallsyms(Writer& w, int run_kallsyms_table) {
   if (text.compare(0, 16, "0000000000000000") == 0)
     note = "kernel symbol addresses are hidden (kernel.kptr_restrict); kernel stacks will not resolve. ";
   std::string hash = ContentHash(text);
-  Status s = w.Exec("INSERT OR IGNORE INTO kallsyms (hash, size, text) VALUES (" + SqlText(hash) + ", " +
-                    std::to_string(text.size()) + ", " + SqlText(text) + ")");
+  std::string size = std::to_string(text.size());
+  std::vector<std::string> params;  // not an initializer list: that would copy the text
+  params.push_back(hash);
+  params.push_back(std::move(text));
+  Status s = w.Exec("INSERT OR IGNORE INTO kallsyms (hash, size, text) VALUES (?1, " + size + ", ?2)",
+                    std::move(params));
   if (!s.ok()) return "kernel symbols not stored: " + s.error().message + " ";
   w.Row(run_kallsyms_table).T(hash);
   return note;
@@ -254,6 +260,13 @@ Result<CollectResult> Collect(const CollectRequest& req) {
     return s.error();
   }
 
+  // The kernel's symbols before the groups load: the text and SQLite's
+  // record of it (twice /proc/kallsyms) come and go before the ring buffers
+  // are mapped, so they do not add to the run's peak.
+  std::string kallsyms_note;
+  if (std::any_of(groups.begin(), groups.end(), [](auto& g) { return g->kernel_stacks(); }))
+    kallsyms_note = StoreKallsyms(writer, kallsyms_tbl);
+
   GroupContext ctx;
   ctx.start_ns = start_mono;
   ctx.opts = &req.opts;
@@ -308,11 +321,8 @@ Result<CollectResult> Collect(const CollectRequest& req) {
     for (auto* g : live) g->OnTarget(writer, p, req.attach_pid != 0);
   }
   for (auto* g : live) g->OnStart(writer);
-  if (std::any_of(live.begin(), live.end(), [](ProbeGroup* g) { return g->kernel_stacks(); })) {
-    std::string note = StoreKallsyms(writer, kallsyms_tbl);
-    for (auto* g : live)
-      if (g->kernel_stacks()) g->note += note;
-  }
+  for (auto* g : live)
+    if (g->kernel_stacks()) g->note += kallsyms_note;
   ReadaheadOff readahead_off;
   if (req.no_readahead) {
     if (Status s = readahead_off.TurnOff(); !s.ok()) {

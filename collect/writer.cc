@@ -193,8 +193,8 @@ Status Writer::Drain() {
   return error_;
 }
 
-Status Writer::Exec(const std::string& sql) {
-  cur_.exec.push_back(sql);
+Status Writer::Exec(const std::string& sql, std::vector<std::string> texts) {
+  cur_.exec.push_back({sql, std::move(texts)});
   Submit(true);
   return Drain();
 }
@@ -305,8 +305,22 @@ Status Writer::WriteBatch(Batch& b) {
     c = nullptr;
     cv_.notify_all();
   }
-  for (auto& sql : b.exec) {
-    Status es = db_.Exec(sql);
+  for (auto& e : b.exec) {
+    Status es;
+    if (e.texts.empty()) {
+      es = db_.Exec(e.sql);
+    } else {
+      auto st = db_.Prepare(e.sql);
+      if (st) {
+        // SQLITE_STATIC: the texts live until the batch is freed, after the step.
+        for (size_t i = 0; i < e.texts.size(); ++i)
+          sqlite3_bind_text(st->raw(), static_cast<int>(i) + 1, e.texts[i].data(),
+                            static_cast<int>(e.texts[i].size()), SQLITE_STATIC);
+        es = st->Run();
+      } else {
+        es = st.error();
+      }
+    }
     if (!es.ok()) {
       (void)db_.Exec("ROLLBACK");
       return es;

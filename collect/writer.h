@@ -100,8 +100,9 @@ class Writer {
   bool failed() const;
   std::string error_message() const;
   // For statements outside the event stream (run bookkeeping), run on the
-  // writer thread's connection after pending rows. Blocks until done.
-  Status Exec(const std::string& sql);
+  // writer thread's connection after pending rows. `texts` are bound to
+  // ?1, ?2... without copies (large values: kallsyms). Blocks until done.
+  Status Exec(const std::string& sql, std::vector<std::string> texts = {});
 
  private:
   enum : uint64_t { kInt = 0, kText = 1, kBlob = 2, kNull = 3 };
@@ -119,10 +120,14 @@ class Writer {
     std::string sql;
     size_t ncols;
   };
+  struct Statement {
+    std::string sql;
+    std::vector<std::string> texts;
+  };
   struct Batch {
     std::vector<Chunk*> chunks;                  // from the pool; the last one is being filled
     std::vector<std::unique_ptr<char[]>> large;  // text records too big for a chunk
-    std::vector<std::string> exec;               // statements to run after the rows
+    std::vector<Statement> exec;                 // statements to run after the rows
     size_t rows = 0;
   };
   struct StackKey {
