@@ -11,9 +11,13 @@ namespace syspgo {
 namespace {
 
 constexpr uint64_t kFlushIntervalNs = 200000000;  // commit at least every 200 ms
-// A batch goes to the writer thread when it holds a quarter of the pool:
-// one batch being written, up to two waiting, one being filled.
+// A batch goes to the writer thread when it holds a quarter of the pool
+// (one batch being written, up to two waiting, one being filled), and at
+// most 4 MiB, about 40000 rows: a larger pool holds more batches rather
+// than longer transactions, which another writer to the database would
+// wait for.
 constexpr size_t kBatchesInPool = 4;
+constexpr size_t kMaxBatchBytes = 4 << 20;
 
 uint64_t NowNs() {
   timespec ts;
@@ -40,7 +44,7 @@ std::pair<const char*, int> Record(uint64_t v) {
 
 Writer::Writer(Db db, int64_t run_id, Limits limits) : db_(std::move(db)), run_id_(run_id), limits_(limits) {
   max_chunks_ = std::max<size_t>(kBatchesInPool, limits_.queue_bytes / sizeof(Chunk));
-  batch_chunks_ = max_chunks_ / kBatchesInPool;
+  batch_chunks_ = std::min(max_chunks_ / kBatchesInPool, kMaxBatchBytes / sizeof(Chunk));
   stack_table_ = Table("stack", {"id", "frames"});
 }
 
