@@ -78,26 +78,6 @@ for t in threads:
 """
 
 
-def build_baseline(rev, work):
-    """syspgo at git revision rev, built like this tree's build; returns its binary."""
-    src = os.path.join(work, f"baseline-src-{rev}")
-    os.makedirs(src)
-    archive = subprocess.run(["git", "-C", B.ROOT, "archive", rev], capture_output=True, check=True).stdout
-    subprocess.run(["tar", "-x", "-C", src], input=archive, check=True)
-    build = os.path.join(work, f"baseline-build-{rev}")
-    build_type = "RelWithDebInfo"
-    cache = os.path.join(B.BUILD, "CMakeCache.txt")
-    if os.path.exists(cache):
-        m = re.search(r"^CMAKE_BUILD_TYPE:STRING=(\S+)", open(cache).read(), re.M)
-        build_type = m.group(1) if m else build_type
-    print(f"bench: building syspgo at {rev} ({build_type}) in {build}", file=sys.stderr)
-    subprocess.run(["cmake", "-S", src, "-B", build, f"-DCMAKE_BUILD_TYPE={build_type}"], check=True,
-                   stdout=subprocess.DEVNULL)
-    subprocess.run(["cmake", "--build", build, "--target", "syspgo", "-j", str(os.cpu_count())], check=True,
-                   stdout=subprocess.DEVNULL)
-    return os.path.join(build, "cli", "syspgo")
-
-
 def run_peak(cmd, out_file=None):
     """Runs cmd; returns (its peak RSS in KiB, wall ns, what it wrote: out_file's bytes or its
     stdout, its stderr)."""
@@ -260,7 +240,7 @@ def main():
     mixed_db, mixed_events = record(work, "mixed", [], ["python3", os.path.join(work, "mixed.py"), work,
                                                         str(a.seconds)])
     revs = [r for r in a.baseline.split(",") if r]
-    variants = [(f"at {r}", build_baseline(r, work)) for r in revs] + [("this tree", B.SYSPGO)]
+    variants = [(f"at {r}", B.build_baseline(r, work)) for r in revs] + [("this tree", B.SYSPGO)]
     reads_cmds = commands_for(reads_db, work, ["access", "files", "plan", "report"])
     mixed_cmds = commands_for(mixed_db, work, ["files", "pagecache", "stalls", "hot", "sample-profile", "access", "plan",
                                                "report"])

@@ -64,6 +64,26 @@ def timed(timeit, cmd, workdir, prefix=None, env=None):
     return wall, user, syst, t1 - t0, outer_cpu
 
 
+def build_baseline(rev, work):
+    """syspgo at git revision rev, built like this tree's build; returns its binary."""
+    src = os.path.join(work, f"baseline-src-{rev}")
+    os.makedirs(src)
+    archive = subprocess.run(["git", "-C", ROOT, "archive", rev], capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", src], input=archive, check=True)
+    build = os.path.join(work, f"baseline-build-{rev}")
+    build_type = "RelWithDebInfo"
+    cache = os.path.join(BUILD, "CMakeCache.txt")
+    if os.path.exists(cache):
+        m = re.search(r"^CMAKE_BUILD_TYPE:STRING=(\S+)", open(cache).read(), re.M)
+        build_type = m.group(1) if m else build_type
+    print(f"bench: building syspgo at {rev} ({build_type}) in {build}", file=sys.stderr)
+    subprocess.run(["cmake", "-S", src, "-B", build, f"-DCMAKE_BUILD_TYPE={build_type}"], check=True,
+                   stdout=subprocess.DEVNULL)
+    subprocess.run(["cmake", "--build", build, "--target", "syspgo", "-j", str(os.cpu_count())], check=True,
+                   stdout=subprocess.DEVNULL)
+    return os.path.join(build, "cli", "syspgo")
+
+
 def med(xs):
     return statistics.median(xs)
 

@@ -40,7 +40,10 @@ Target:
 Probes:
   --probes LIST          comma-separated probe groups (default: all). Groups: %s
   --freq HZ              cpu sampling frequency                         (default 999, 1..10000)
-  --ringbuf-mb MB        ring buffer per group, MiB, a power of two     (default 16, 1..1024)
+  --memory-mb MB         the collector's whole memory: ring buffers, rows waiting for
+                         SQLite, SQLite's cache, the program; printed at the start (default 96)
+  --ringbuf-mb MB        ring buffer per group, MiB, a power of two (default: from --memory-mb,
+                         2 MiB or less; 1..1024)
   --offcpu-min-us US     shortest off-CPU interval recorded, us         (default 1000)
   --irq-min-us US        interrupt handler runs recorded one by one, us (default 100)
 
@@ -117,6 +120,10 @@ int Collect(const std::vector<std::string>& args) {
       if (!value(a, &v) || !ParseNum(v, 1, 1024, &d) || (static_cast<uint64_t>(d) & (static_cast<uint64_t>(d) - 1)))
         return UsageError("--ringbuf-mb needs a power of two from 1 to 1024");
       req.opts.ringbuf_bytes = static_cast<uint64_t>(d) << 20;
+    } else if (a == "--memory-mb") {
+      if (!value(a, &v) || !ParseNum(v, 16, 1 << 20, &d))
+        return UsageError("--memory-mb needs a size in MiB from 16 up, e.g. --memory-mb 256");
+      req.opts.memory_bytes = static_cast<uint64_t>(d) << 20;
     } else if (a == "--offcpu-min-us") {
       if (!value(a, &v) || !ParseNum(v, 0, 1e9, &d)) return UsageError("--offcpu-min-us needs microseconds >= 0");
       req.opts.offcpu_min_ns = static_cast<uint64_t>(d * 1000);
@@ -175,7 +182,7 @@ int Collect(const std::vector<std::string>& args) {
   if (res.dropped)
     fprintf(stderr,
             "syspgo: WARNING: %llu events were LOST (ring buffer full); the profile is incomplete. "
-            "Use a larger --ringbuf-mb or fewer --probes.\n",
+            "Use a larger --memory-mb or fewer --probes.\n",
             static_cast<unsigned long long>(res.dropped));
   if (!res.write_error.empty())
     fprintf(stderr, "syspgo: WARNING: recording stopped early: %s. What was committed before is intact.\n",

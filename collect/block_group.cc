@@ -41,21 +41,10 @@ class BlockGroup : public SkelGroup<block> {
     return SkelGroup::Load(ctx);
   }
 
-  // The op names of this kernel, so rows stay readable across versions.
+  // The op names of this kernel, so rows stay readable across versions
+  // (read in Configure()).
   void OnStart(Writer& w) override {
-    btf* vmlinux = btf__load_vmlinux_btf();
-    if (!vmlinux) return;
-    int id = btf__find_by_name_kind(vmlinux, "req_op", BTF_KIND_ENUM);
-    const btf_type* t = id > 0 ? btf__type_by_id(vmlinux, id) : nullptr;
-    const struct btf_enum* e = t ? btf_enum(t) : nullptr;
-    for (int i = 0; e && i < btf_vlen(t); ++i) {
-      std::string n = btf__name_by_offset(vmlinux, e[i].name_off);
-      if (n.rfind("REQ_OP_", 0) != 0 || n == "REQ_OP_LAST") continue;
-      n = n.substr(7);
-      for (auto& c : n) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
-      w.Row(op_).I(e[i].val).T(n);
-    }
-    btf__free(vmlinux);
+    for (auto& [val, name] : ops_) w.Row(op_).I(val).T(name);
   }
 
   void Handle(const void* data, size_t size, Writer& w) override {
@@ -108,6 +97,7 @@ class BlockGroup : public SkelGroup<block> {
   // block_io_start (Linux 6.5, "block: add a tracepoint for the start of
   // I/O accounting") names the submitter; without it the issuer stands in.
   Status Configure(block* skel, const GroupContext&) override {
+    ReadOpNames();
     bool io_start = KernelHasTracepoint("block_io_start");
     bpf_program__set_autoload(skel->progs.block_io_start, io_start);
     bpf_program__set_autoload(skel->progs.block_rq_issue, io_start);
@@ -120,8 +110,27 @@ class BlockGroup : public SkelGroup<block> {
   }
 
  private:
+  // While the group loads, not in OnStart(): the parsed vmlinux BTF (about
+  // 10 MiB, briefly) is then gone before the ring buffers are mapped.
+  void ReadOpNames() {
+    btf* vmlinux = btf__load_vmlinux_btf();
+    if (!vmlinux) return;
+    int id = btf__find_by_name_kind(vmlinux, "req_op", BTF_KIND_ENUM);
+    const btf_type* t = id > 0 ? btf__type_by_id(vmlinux, id) : nullptr;
+    const struct btf_enum* e = t ? btf_enum(t) : nullptr;
+    for (int i = 0; e && i < btf_vlen(t); ++i) {
+      std::string n = btf__name_by_offset(vmlinux, e[i].name_off);
+      if (n.rfind("REQ_OP_", 0) != 0 || n == "REQ_OP_LAST") continue;
+      n = n.substr(7);
+      for (auto& c : n) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
+      ops_.emplace_back(e[i].val, n);
+    }
+    btf__free(vmlinux);
+  }
+
   uint64_t start_ns_ = 0;
   int rq_ = -1, op_ = -1, hist_ = -1;
+  std::vector<std::pair<int64_t, std::string>> ops_;
 };
 
 }  // namespace

@@ -83,11 +83,12 @@ std::string CollectorFilesJson() {
   return "[" + out + "]";
 }
 
-std::string SettingsJson(const CollectRequest& req, const std::vector<std::string>& groups) {
-  const CollectOptions& o = req.opts;
+std::string SettingsJson(const CollectRequest& req, const CollectOptions& o, uint64_t memory_budget,
+                         const std::vector<std::string>& groups) {
   std::string probes;
   for (auto& g : groups) probes += (probes.empty() ? "\"" : ", \"") + g + "\"";
   return "{\"probes\": [" + probes + "], \"ringbuf_bytes\": " + std::to_string(o.ringbuf_bytes) +
+         ", \"memory_budget_bytes\": " + std::to_string(memory_budget) +
          ", \"freq_hz\": " + std::to_string(o.freq_hz) + ", \"offcpu_min_ns\": " + std::to_string(o.offcpu_min_ns) +
          ", \"irq_min_ns\": " + std::to_string(o.irq_min_ns) + ", \"cold\": " + (req.cold ? "true" : "false") +
          ", \"no_readahead\": " + (req.no_readahead ? "true" : "false") +
@@ -120,6 +121,8 @@ std::string ContentHash(const std::string& s) {
 // Stores /proc/kallsyms once per distinct content and points the run at
 // its copy (a row of `run_kallsyms_table`), so that kernel stacks of every
 // group resolve later, on any machine. Returns a note when they will not.
+// The text (5 MiB and more) is bound, not spelled into the SQL: one copy in
+// memory and SQLite's record of it, where a quoted statement took five.
 std::string StoreKallsyms(Writer& w, int run_kallsyms_table) {
   // Symbols of JIT-ed BPF programs and trampolines come and go with every
   // loaded program (ours included): left out, the text stays the same from
@@ -136,8 +139,12 @@ std::string StoreKallsyms(Writer& w, int run_kallsyms_table) {
   if (text.compare(0, 16, "0000000000000000") == 0)
     note = "kernel symbol addresses are hidden (kernel.kptr_restrict); kernel stacks will not resolve. ";
   std::string hash = ContentHash(text);
-  Status s = w.Exec("INSERT OR IGNORE INTO kallsyms (hash, size, text) VALUES (" + SqlText(hash) + ", " +
-                    std::to_string(text.size()) + ", " + SqlText(text) + ")");
+  std::string size = std::to_string(text.size());
+  std::vector<std::string> params;  // not an initializer list: that would copy the text
+  params.push_back(hash);
+  params.push_back(std::move(text));
+  Status s = w.Exec("INSERT OR IGNORE INTO kallsyms (hash, size, text) VALUES (?1, " + size + ", ?2)",
+                    std::move(params));
   if (!s.ok()) return "kernel symbols not stored: " + s.error().message + " ";
   w.Row(run_kallsyms_table).T(hash);
   return note;
@@ -188,16 +195,97 @@ std::vector<std::vector<uint64_t>> ReadDrops(int drops_fd) {
   return out;
 }
 
+constexpr uint64_t kMiB = 1 << 20;
+
+std::string Mib(uint64_t bytes) {
+  char buf[32];
+  if (bytes % kMiB == 0)
+    snprintf(buf, sizeof buf, "%" PRIu64 " MiB", bytes / kMiB);
+  else
+    snprintf(buf, sizeof buf, "%.2f MiB", static_cast<double>(bytes) / kMiB);
+  return buf;
+}
+
+// The collector's memory as its peak RSS counts it, one budget split into
+// pieces. Ring buffers are mapped by the kernel at load, all of them, and
+// twice (the data area is mapped a second time right after itself so that
+// a record wrapping the end reads as one): each costs 2 × its size from
+// the start. Rows wait in the writer's pool; SQLite caches pages.
+struct MemoryPlan {
+  uint64_t total = 0;
+  uint64_t fixed = 0;         // code, libraries, libbpf and BTF while loading, kallsyms at the start
+  uint64_t sqlite_cache = 0;  // the writer connection's page cache
+  uint64_t queue = 0;         // the writer's pool of rows
+  uint64_t ringbuf = 0;       // per group
+  size_t groups = 0;
+  uint64_t rings() const { return groups * RingRss(ringbuf); }
+  // Data mapped twice, plus the consumer and producer pages.
+  static uint64_t RingRss(uint64_t bytes) { return 2 * bytes + 2 * 4096; }
+};
+
+constexpr uint64_t kDefaultBudget = 96 * kMiB;
+// What the collector holds besides ring buffers, rows and SQLite's cache,
+// measured on this machine kind: 17 MiB while recording (code and libraries
+// 10 MiB, libbpf's objects, SQLite's schema and statements). Loading peaks
+// higher, at 27 MiB, while a group parses the kernel's BTF or the kallsyms
+// text is stored, but that is over before the ring buffers are mapped.
+constexpr uint64_t kFixed = 20 * kMiB;
+constexpr uint64_t kSqliteCache = 4 * kMiB;
+// Rows from every group share the pool, where a ring buffer serves one
+// group, so the pool gets most of the budget. A ring buffer only has to
+// cover the drain thread's pauses: on a single dd of 2 M events, 1 MiB
+// buffers lost 1-3 % of them and 2 MiB none.
+constexpr uint64_t kMaxAutoRingbuf = 2 * kMiB, kMinAutoRingbuf = 256 << 10;
+constexpr uint64_t kMinQueue = 4 * kMiB;
+// The pool when --ringbuf-mb alone sets the size and the budget follows.
+constexpr uint64_t kImpliedQueue = 16 * kMiB;
+
+Result<MemoryPlan> PlanMemory(const CollectOptions& o, size_t groups) {
+  MemoryPlan p;
+  p.groups = groups;
+  p.fixed = kFixed;
+  p.sqlite_cache = kSqliteCache;
+  p.total = o.memory_bytes ? o.memory_bytes : kDefaultBudget;
+  uint64_t base = p.fixed + p.sqlite_cache;
+  if (o.ringbuf_bytes) {
+    p.ringbuf = o.ringbuf_bytes;
+    // Ring buffers given by hand: the default budget grows to hold them.
+    if (!o.memory_bytes) p.total = std::max(p.total, base + p.rings() + kImpliedQueue);
+  } else {
+    // The largest power of two, up to the maximum, that leaves the pool at
+    // least as much as the ring buffers take.
+    p.ringbuf = kMaxAutoRingbuf;
+    while (p.ringbuf > kMinAutoRingbuf && p.total < base + 2 * p.rings()) p.ringbuf /= 2;
+  }
+  if (p.total < base + p.rings() + kMinQueue) {
+    uint64_t need = base + p.rings() + kMinQueue;
+    return MakeError("a memory budget of " + Mib(p.total) + " is too small for " + std::to_string(groups) +
+                         " probe groups with ring buffers of " + Mib(p.ringbuf) + " (" + Mib(p.rings()) +
+                         " resident) and the collector's fixed " + Mib(base) + ": give --memory-mb " +
+                         std::to_string((need + kMiB - 1) / kMiB) + " or more" +
+                         (o.ringbuf_bytes ? ", a smaller --ringbuf-mb" : "") + ", or fewer --probes.",
+                     EINVAL);
+  }
+  p.queue = p.total - base - p.rings();
+  return p;
+}
+
+std::string DescribePlan(const MemoryPlan& p) {
+  return "memory budget " + Mib(p.total) + ": " + std::to_string(p.groups) + " ring buffers of " + Mib(p.ringbuf) +
+         " (" + Mib(p.rings()) + " resident, mapped twice), writer queue " + Mib(p.queue) + ", SQLite cache " +
+         Mib(p.sqlite_cache) + ", program and libraries " + Mib(p.fixed);
+}
+
 }  // namespace
 
 Result<CollectResult> Collect(const CollectRequest& req) {
   g_verbose = req.opts.verbose;
   libbpf_set_print(LibbpfPrint);
-  // The writer's batches are vectors of a few MiB, allocated and freed
-  // continually. glibc raises its mmap threshold after the first such free
-  // and then serves them from the heap, where fragmentation kept 20-35 MiB
-  // more resident from run to run (peak RSS 63-100 MiB on the same flood).
-  // A fixed threshold keeps them in mmap, returned to the kernel when freed.
+  // Loading reads large, short-lived buffers (the kernel's BTF for every
+  // group, /proc/kallsyms). glibc raises its mmap threshold after the first
+  // such free and serves the next ones from the heap, which then kept about
+  // 11 MiB more resident for the rest of the run. A fixed threshold keeps
+  // them in mmap, returned to the kernel when freed.
   mallopt(M_MMAP_THRESHOLD, 1 << 20);
 
   // 1. Everything a user can get wrong, before anything runs.
@@ -219,6 +307,11 @@ Result<CollectResult> Collect(const CollectRequest& req) {
     if (!r) return r.error();
     exe = *r;
   }
+  auto groups = MakeProbeGroups(req.opts);
+  auto plan = PlanMemory(req.opts, groups.size());
+  if (!plan) return plan.error();
+  CollectOptions opts = req.opts;  // with the sizes the budget gives
+  opts.ringbuf_bytes = plan->ringbuf;
   SYSPGO_TRY(CheckBpfCapabilities());
   // The database, its -wal and -shm are created and opened with the user's
   // rights: a path they could not write is refused, and what is created is
@@ -249,11 +342,10 @@ Result<CollectResult> Collect(const CollectRequest& req) {
     }
   };
 
-  auto groups = MakeProbeGroups(req.opts);
   std::vector<std::string> names;
   for (auto& g : groups) names.push_back(g->name());
   uint64_t start_real = Now(CLOCK_REALTIME), start_mono = Now(CLOCK_MONOTONIC);
-  auto run_id = InsertRun(db, req, root, start_real, start_mono, SettingsJson(req, names));
+  auto run_id = InsertRun(db, req, root, start_real, start_mono, SettingsJson(req, opts, plan->total, names));
   if (!run_id) {
     abort_child();
     return run_id.error();
@@ -261,7 +353,8 @@ Result<CollectResult> Collect(const CollectRequest& req) {
   CollectResult res;
   res.run_id = *run_id;
 
-  Writer writer(std::move(db), res.run_id);
+  fprintf(stderr, "syspgo: %s\n", DescribePlan(*plan).c_str());
+  Writer writer(std::move(db), res.run_id, Writer::Limits{plan->queue, plan->sqlite_cache});
   for (auto& g : groups) g->DeclareTables(writer);
   int probe_tbl = writer.Table("run_probe", {"probe_group", "attached", "detail", "events"}, "INSERT OR REPLACE");
   int drop_tbl = writer.Table("run_drop", {"probe_group", "cpu", "dropped"});
@@ -271,9 +364,16 @@ Result<CollectResult> Collect(const CollectRequest& req) {
     return s.error();
   }
 
+  // The kernel's symbols before the groups load: the text and SQLite's
+  // record of it (twice /proc/kallsyms) come and go before the ring buffers
+  // are mapped, so they do not add to the run's peak.
+  std::string kallsyms_note;
+  if (std::any_of(groups.begin(), groups.end(), [](auto& g) { return g->kernel_stacks(); }))
+    kallsyms_note = StoreKallsyms(writer, kallsyms_tbl);
+
   GroupContext ctx;
   ctx.start_ns = start_mono;
-  ctx.opts = &req.opts;
+  ctx.opts = &opts;
   std::vector<ProbeGroup*> live;
   for (auto& g : groups) {
     GroupReport rep{g->name()};
@@ -325,11 +425,8 @@ Result<CollectResult> Collect(const CollectRequest& req) {
     for (auto* g : live) g->OnTarget(writer, p, req.attach_pid != 0);
   }
   for (auto* g : live) g->OnStart(writer);
-  if (std::any_of(live.begin(), live.end(), [](ProbeGroup* g) { return g->kernel_stacks(); })) {
-    std::string note = StoreKallsyms(writer, kallsyms_tbl);
-    for (auto* g : live)
-      if (g->kernel_stacks()) g->note += note;
-  }
+  for (auto* g : live)
+    if (g->kernel_stacks()) g->note += kallsyms_note;
   ReadaheadOff readahead_off;
   if (req.no_readahead) {
     if (Status s = readahead_off.TurnOff(); !s.ok()) {

@@ -23,7 +23,8 @@ namespace syspgo {
 // Tuning knobs, one table (cli/ prints them with defaults and limits).
 struct CollectOptions {
   std::set<std::string> probes;        // enabled groups (proc is always on)
-  uint64_t ringbuf_bytes = 16 << 20;   // per group, power of two
+  uint64_t memory_bytes = 0;           // the whole collector's budget; 0: the default (collector.cc)
+  uint64_t ringbuf_bytes = 0;          // per group, power of two; 0: sized from the budget
   uint32_t freq_hz = 999;              // cpu group sampling frequency
   uint64_t offcpu_min_ns = 1000000;    // sched group: shortest off-CPU interval recorded
   uint64_t irq_min_ns = 100000;        // irq group: handler runs recorded individually above this

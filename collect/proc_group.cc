@@ -1,8 +1,8 @@
 //===- proc_group.cc - loader for bpf/proc.bpf.c: the traced process tree -===//
 // Always loaded first: its `targets` and `drops` maps are shared with every
-// other group. Process and thread rows are kept whole in memory and written
-// with INSERT OR REPLACE at every change, so a run cut short still has each
-// process as it was last seen.
+// other group. Process and thread rows are kept whole in memory until they
+// exit and written with INSERT OR REPLACE at every change, so a run cut
+// short still has each process as it was last seen.
 #include <dirent.h>
 #include <unistd.h>
 
@@ -84,9 +84,13 @@ class ProcGroup : public SkelGroup<proc> {
         auto* e = static_cast<const proc_task_event*>(data);
         std::string comm(e->comm, strnlen(e->comm, sizeof e->comm));
         if (h->type == PROC_FORK) {
-          Proc& p = procs_[h->pid];
-          Proc& parent = procs_[e->ppid];
-          p = Proc{e->ppid, comm, parent.exe, parent.argv, ts, -1, -1};
+          auto parent = procs_.find(e->ppid);
+          Proc p{e->ppid, comm, "", "", ts, -1, -1};
+          if (parent != procs_.end()) {
+            p.exe = parent->second.exe;
+            p.argv = parent->second.argv;
+          }
+          procs_[h->pid] = std::move(p);
           WriteProc(w, h->pid);
         }
         if (h->type == PROC_RENAME) {
@@ -124,16 +128,20 @@ class ProcGroup : public SkelGroup<proc> {
       case PROC_EXIT: {
         if (size < sizeof(proc_exit_event)) return;
         auto* e = static_cast<const proc_exit_event*>(data);
+        // Written for the last time, then forgotten: a run of many short
+        // processes holds only the live ones.
         auto it = threads_.find(h->tid);
         if (it != threads_.end()) {
           it->second.exit_ts = ts;
           WriteThread(w, h->tid);
+          threads_.erase(it);
         }
         if (e->group_dead) {
           Proc& p = procs_[h->pid];
           p.exit_ts = ts;
           p.exit_code = ExitStatusFromWait(e->exit_code);
           WriteProc(w, h->pid);
+          procs_.erase(h->pid);
         }
         return;
       }

@@ -4,14 +4,20 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace syspgo {
 namespace {
 
-constexpr size_t kBatchRows = 32768;            // rows per transaction, at most
-constexpr uint64_t kFlushIntervalNs = 200000000; // commit at least every 200 ms
-constexpr size_t kMaxQueued = 4;                // batches waiting: bounds memory
+constexpr uint64_t kFlushIntervalNs = 200000000;  // commit at least every 200 ms
+// A batch goes to the writer thread when it holds a quarter of the pool
+// (one batch being written, up to two waiting, one being filled), and at
+// most 4 MiB, about 40000 rows: a larger pool holds more batches rather
+// than longer transactions, which another writer to the database would
+// wait for.
+constexpr size_t kBatchesInPool = 4;
+constexpr size_t kMaxBatchBytes = 4 << 20;
 
 uint64_t NowNs() {
   timespec ts;
@@ -19,15 +25,36 @@ uint64_t NowNs() {
   return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
+// splitmix64's finalizer: a bijection that spreads every input bit.
+uint64_t Mix(uint64_t x) {
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// A text or blob cell's value points at its record: [u32 length][bytes].
+std::pair<const char*, int> Record(uint64_t v) {
+  const char* p = reinterpret_cast<const char*>(static_cast<uintptr_t>(v));
+  uint32_t n;
+  memcpy(&n, p, sizeof n);
+  return {p + sizeof n, static_cast<int>(n)};
+}
+
 }  // namespace
 
-Writer::Writer(Db db, int64_t run_id) : db_(std::move(db)), run_id_(run_id) {
+Writer::Writer(Db db, int64_t run_id, Limits limits) : db_(std::move(db)), run_id_(run_id), limits_(limits) {
+  max_chunks_ = std::max<size_t>(kBatchesInPool, limits_.queue_bytes / sizeof(Chunk));
+  batch_chunks_ = std::min(max_chunks_ / kBatchesInPool, kMaxBatchBytes / sizeof(Chunk));
   stack_table_ = Table("stack", {"id", "frames"});
 }
 
 Writer::~Writer() { (void)Stop(); }
 
 int Writer::Table(const std::string& table, const std::vector<std::string>& columns, const std::string& verb) {
+  if (columns.size() > kMaxColumns && table_error_.empty())
+    table_error_ = "table '" + table + "' declares " + std::to_string(columns.size()) +
+                   " columns; the collector's writer holds at most " + std::to_string(kMaxColumns) +
+                   " per row (collect/writer.h, kMaxColumns): split the table or widen the row header.";
   std::string sql = verb + " INTO " + table + " (run_id";
   std::string vals = "?";
   for (auto& c : columns) {
@@ -39,69 +66,128 @@ int Writer::Table(const std::string& table, const std::vector<std::string>& colu
   return static_cast<int>(defs_.size() - 1);
 }
 
-Writer::Batch Writer::NewBatch() {
-  Batch b;
-  b.cells.resize(defs_.size());
-  b.rows.assign(defs_.size(), 0);
-  // Size each table for what it held last time, so rows do not regrow it.
-  for (size_t t = 0; t < defs_.size() && t < last_rows_.size(); ++t)
-    b.cells[t].reserve(last_rows_[t] * defs_[t].ncols);
-  return b;
-}
-
 Status Writer::Start() {
+  if (!table_error_.empty()) return MakeError(table_error_, EINVAL);
+  // Negative: KiB rather than pages. The writer only appends, so a small
+  // cache costs little; SQLite's default would be 2 MiB.
+  uint64_t cache_kib = std::max<uint64_t>(limits_.sqlite_cache_bytes >> 10, 64);
+  SYSPGO_TRY(db_.Exec("PRAGMA cache_size = -" + std::to_string(cache_kib)));
   for (auto& d : defs_) {
     auto st = db_.Prepare(d.sql);
     if (!st) return st.error();
     stmts_.push_back(std::move(st.value()));
   }
-  cur_ = NewBatch();
   last_flush_ns_ = NowNs();
   thread_ = std::thread([this] { Loop(); });
   return {};
 }
 
+Writer::Chunk* Writer::TakeChunk() {
+  Chunk* c = nullptr;
+  {
+    std::unique_lock<std::mutex> lk(mu_);
+    // Wait for the writer thread to give chunks back (backpressure), unless
+    // the pool may still grow. If nothing is out that could come back (every
+    // chunk is in the batch being filled, which cannot be handed over in the
+    // middle of a row), grow past the pool by a chunk rather than wait forever.
+    cv_.wait(lk, [&] { return !free_.empty() || owned_.size() < max_chunks_ || (queue_.empty() && in_flight_ == 0); });
+    if (!free_.empty()) {
+      c = free_.back();
+      free_.pop_back();
+    }
+  }
+  if (!c) {
+    owned_.push_back(std::unique_ptr<Chunk>(new Chunk));  // pages are touched as rows fill them
+    c = owned_.back().get();
+  }
+  c->rows_end = 0;
+  c->text_begin = Chunk::kWords * 8;
+  return c;
+}
+
+void Writer::ReturnChunks(Batch& b) {
+  for (Chunk* c : b.chunks)
+    if (c) free_.push_back(c);
+  b.chunks.clear();
+}
+
+uint64_t* Writer::RowSpace(size_t words) {
+  Chunk* c = cur_.chunks.empty() ? nullptr : cur_.chunks.back();
+  if (!c || (c->rows_end + words) * 8 > c->text_begin) {
+    // With no row under construction nothing points into the batch, so a
+    // full one goes to the writer thread here: the bound holds row by row,
+    // however many events one poll of the ring buffers hands over.
+    if (open_rows_ == 0 && cur_.chunks.size() >= batch_chunks_) Submit(false);
+    c = TakeChunk();
+    cur_.chunks.push_back(c);
+  }
+  uint64_t* row = c->words + c->rows_end;
+  c->rows_end += static_cast<uint32_t>(words);
+  return row;
+}
+
+uint64_t Writer::Bytes(const void* p, size_t n) {
+  uint32_t len = static_cast<uint32_t>(n);
+  size_t need = (sizeof len + n + 7) & ~size_t{7};
+  char* rec;
+  if (need > kChunkBytes / 4) {
+    // No event carries a text this long (the longest are 4 KiB paths): kept
+    // aside rather than wasting most of a chunk.
+    cur_.large.emplace_back(new char[sizeof len + n]);
+    rec = cur_.large.back().get();
+  } else {
+    Chunk* c = cur_.chunks.back();  // a row is under construction, so there is one
+    if (c->text_begin < need + c->rows_end * 8) {
+      c = TakeChunk();
+      cur_.chunks.push_back(c);
+    }
+    c->text_begin -= static_cast<uint32_t>(need);
+    rec = reinterpret_cast<char*>(c->words) + c->text_begin;
+  }
+  memcpy(rec, &len, sizeof len);
+  if (n) memcpy(rec + sizeof len, p, n);
+  return reinterpret_cast<uintptr_t>(rec);
+}
+
 Writer::RowBuilder Writer::Row(int table) {
-  auto& v = cur_.cells[table];
   size_t n = defs_[table].ncols;
-  size_t at = v.size();
-  v.resize(at + n);
-  ++cur_.rows[table];
-  ++cur_.total;
-  return RowBuilder(&v[at], &cur_.strings);
+  uint64_t* row = RowSpace(1 + n);
+  row[0] = static_cast<uint64_t>(table);
+  std::fill(row + 1, row + 1 + n, 0);
+  ++cur_.rows;
+  return RowBuilder(this, row);
 }
 
 int64_t Writer::StackId(const uint64_t* ips, size_t n) {
   if (n == 0) return 0;
-  std::string key(reinterpret_cast<const char*>(ips), n * sizeof(uint64_t));
-  auto [it, fresh] = stacks_.try_emplace(std::move(key), static_cast<int64_t>(stacks_.size() + 1));
-  if (fresh) Row(stack_table_).I(it->second).B(it->first.data(), it->first.size());
+  // Two differently mixed 64-bit chains: a collision needs both to collide
+  // (about 2^-128 a pair), far below any run's number of stacks.
+  StackKey k{n, ~uint64_t{n}};
+  for (size_t i = 0; i < n; ++i) {
+    k.a = Mix(k.a ^ ips[i]);
+    k.b = Mix(((k.b << 23) | (k.b >> 41)) + ips[i] * 0x9e3779b97f4a7c15ull);
+  }
+  auto [it, fresh] = stacks_.try_emplace(k, static_cast<int64_t>(stacks_.size() + 1));
+  if (fresh) Row(stack_table_).I(it->second).B(ips, n * sizeof(uint64_t));
   return it->second;
 }
 
 void Writer::Submit(bool force) {
-  if (cur_.total == 0 && cur_.exec.empty() && !force) return;
-  std::unique_lock<std::mutex> lk(mu_);
-  // Backpressure: wait while the writer thread is behind.
-  cv_.wait(lk, [&] { return queue_.size() < kMaxQueued || failed_; });
-  if (failed_) {
-    cur_ = NewBatch();  // disk full or similar: stop recording, keep going
-    return;
+  if (cur_.rows == 0 && cur_.exec.empty() && !force) return;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (failed_)
+      ReturnChunks(cur_);  // disk full or similar: stop recording, keep going
+    else
+      queue_.push_back(std::move(cur_));
+    cv_.notify_all();
   }
-  last_rows_ = cur_.rows;
-  queue_.push_back(std::move(cur_));
-  cv_.notify_all();
-  lk.unlock();
-  cur_ = NewBatch();
+  cur_ = Batch{};
   last_flush_ns_ = NowNs();
 }
 
 void Writer::MaybeFlush() {
-  if (cur_.total >= kBatchRows) {
-    Submit(false);
-    return;
-  }
-  if (cur_.total && NowNs() - last_flush_ns_ >= kFlushIntervalNs) Submit(false);
+  if (cur_.rows && NowNs() - last_flush_ns_ >= kFlushIntervalNs) Submit(false);
 }
 
 Status Writer::Drain() {
@@ -111,8 +197,8 @@ Status Writer::Drain() {
   return error_;
 }
 
-Status Writer::Exec(const std::string& sql) {
-  cur_.exec.push_back(sql);
+Status Writer::Exec(const std::string& sql, std::vector<std::string> texts) {
+  cur_.exec.push_back({sql, std::move(texts)});
   Submit(true);
   return Drain();
 }
@@ -154,8 +240,11 @@ void Writer::Loop() {
     bool more;
     {
       std::lock_guard<std::mutex> lk(mu_);
+      ReturnChunks(b);
+      cv_.notify_all();
       more = !queue_.empty();
     }
+    b = Batch{};  // texts kept aside and statements, freed outside the lock
     // Back-to-back commits would starve another process writing to the same
     // database; leave it a gap (its busy handler polls every millisecond).
     if (more) usleep(2000);
@@ -176,28 +265,31 @@ Status Writer::WriteBatch(Batch& b) {
   // SQLITE_BUSY_SNAPSHOT when a read transaction tries to become a write one.
   SYSPGO_TRY(db_.Exec("BEGIN IMMEDIATE"));
   uint64_t written = 0;
-  for (size_t t = 0; t < b.cells.size(); ++t) {
-    size_t n = defs_[t].ncols;
-    Stmt& st = stmts_[t];
-    for (size_t r = 0; r < b.rows[t]; ++r) {
-      const Cell* c = &b.cells[t][r * n];
+  // Rows in the order they were made, whatever their table.
+  for (Chunk*& c : b.chunks) {
+    for (uint32_t at = 0; at < c->rows_end;) {
+      const uint64_t* row = c->words + at;
+      size_t t = row[0] & ((uint64_t{1} << kKindShift) - 1);
+      size_t n = defs_[t].ncols;
+      Stmt& st = stmts_[t];
       sqlite3_stmt* s = st.raw();
       sqlite3_bind_int64(s, 1, run_id_);
       for (size_t i = 0; i < n; ++i) {
         int idx = static_cast<int>(i) + 2;
-        switch (c[i].kind) {
-          case Cell::kInt: sqlite3_bind_int64(s, idx, c[i].i); break;
-          case Cell::kText: {
-            const std::string& t = b.strings[c[i].i];
-            sqlite3_bind_text(s, idx, t.data(), static_cast<int>(t.size()), SQLITE_STATIC);
+        uint64_t v = row[1 + i];
+        switch ((row[0] >> (kKindShift + 2 * i)) & 3) {
+          case kInt: sqlite3_bind_int64(s, idx, static_cast<int64_t>(v)); break;
+          case kText: {
+            auto [p, len] = Record(v);
+            sqlite3_bind_text(s, idx, p, len, SQLITE_STATIC);
             break;
           }
-          case Cell::kBlob: {
-            const std::string& t = b.strings[c[i].i];
-            sqlite3_bind_blob(s, idx, t.data(), static_cast<int>(t.size()), SQLITE_STATIC);
+          case kBlob: {
+            auto [p, len] = Record(v);
+            sqlite3_bind_blob(s, idx, p, len, SQLITE_STATIC);
             break;
           }
-          case Cell::kNull: sqlite3_bind_null(s, idx); break;
+          case kNull: sqlite3_bind_null(s, idx); break;
         }
       }
       Status rs = st.Run();
@@ -207,10 +299,32 @@ Status Writer::WriteBatch(Batch& b) {
                          rs.error().code);
       }
       ++written;
+      at += static_cast<uint32_t>(1 + n);
     }
+    // SQLite has copied the chunk's rows into its pages: the drain thread
+    // may fill it again now rather than after the commit, so a flood waits
+    // for the writer a chunk at a time, not a batch at a time.
+    std::lock_guard<std::mutex> lk(mu_);
+    free_.push_back(c);
+    c = nullptr;
+    cv_.notify_all();
   }
-  for (auto& sql : b.exec) {
-    Status es = db_.Exec(sql);
+  for (auto& e : b.exec) {
+    Status es;
+    if (e.texts.empty()) {
+      es = db_.Exec(e.sql);
+    } else {
+      auto st = db_.Prepare(e.sql);
+      if (st) {
+        // SQLITE_STATIC: the texts live until the batch is freed, after the step.
+        for (size_t i = 0; i < e.texts.size(); ++i)
+          sqlite3_bind_text(st->raw(), static_cast<int>(i) + 1, e.texts[i].data(),
+                            static_cast<int>(e.texts[i].size()), SQLITE_STATIC);
+        es = st->Run();
+      } else {
+        es = st.error();
+      }
+    }
     if (!es.ok()) {
       (void)db_.Exec("ROLLBACK");
       return es;

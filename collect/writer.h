@@ -1,10 +1,12 @@
 //===- writer.h - batched, backpressured writes into the profile DB ------===//
 // Probe groups decode ring-buffer events into rows on the drain thread;
 // Writer buffers the rows and a writer thread inserts them with prepared
-// statements, one transaction per batch. The queue between the two is
-// bounded: when SQLite falls behind, the drain thread waits, the ring
-// buffers fill, and the kernel side counts drops: memory stays bounded and
-// loss is never silent.
+// statements, one transaction per batch. Rows live in fixed-size chunks
+// taken from a pool of `queue_bytes`: the pool is the whole memory the rows
+// may use, however fast events come. When SQLite falls behind, the pool
+// runs dry, the drain thread waits for chunks, the ring buffers fill and
+// the kernel side counts drops: memory stays bounded and loss is never
+// silent.
 #pragma once
 #include <condition_variable>
 #include <cstdint>
@@ -12,8 +14,10 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "common/result.h"
@@ -22,39 +26,50 @@
 namespace syspgo {
 
 class Writer {
+  struct Chunk;
+
  public:
-  // A cell: an integer, a text or a blob (bytes, kept in the batch's
-  // `strings`, `i` is the index), or NULL. Trivially copyable: rows of
-  // integers, the common case, cost no allocation.
-  struct Cell {
-    enum Kind : uint8_t { kInt, kText, kBlob, kNull } kind;
-    int64_t i;
+  // What the writer may hold: rows waiting for SQLite, and SQLite's page
+  // cache on the writer's connection.
+  struct Limits {
+    uint64_t queue_bytes = 16 << 20;
+    uint64_t sqlite_cache_bytes = 4 << 20;
   };
 
+  // The most columns a table can declare (besides run_id): a row's header
+  // word holds the table and two bits of kind per column.
+  static constexpr size_t kMaxColumns = 24;
+
+  // One row, filled in declared column order. Until it is destroyed the
+  // batch it writes into stays on this thread, so keep it no longer than
+  // the statement that fills it.
   class RowBuilder {
    public:
-    RowBuilder& I(int64_t v) { *c_++ = Cell{Cell::kInt, v}; return *this; }
-    RowBuilder& T(std::string v) {
-      *c_++ = Cell{Cell::kText, static_cast<int64_t>(strings_->size())};
-      strings_->push_back(std::move(v));
-      return *this;
-    }
-    RowBuilder& B(const void* p, size_t n) {
-      *c_++ = Cell{Cell::kBlob, static_cast<int64_t>(strings_->size())};
-      strings_->emplace_back(static_cast<const char*>(p), n);
-      return *this;
-    }
-    RowBuilder& Null() { *c_++ = Cell{Cell::kNull, 0}; return *this; }
+    RowBuilder(const RowBuilder&) = delete;
+    RowBuilder& operator=(const RowBuilder&) = delete;
+    ~RowBuilder() { --w_->open_rows_; }
+
+    RowBuilder& I(int64_t v) { return Put(kInt, static_cast<uint64_t>(v)); }
+    RowBuilder& T(std::string_view v) { return Put(kText, w_->Bytes(v.data(), v.size())); }
+    RowBuilder& B(const void* p, size_t n) { return Put(kBlob, w_->Bytes(p, n)); }
+    RowBuilder& Null() { return Put(kNull, 0); }
 
    private:
     friend class Writer;
-    RowBuilder(Cell* c, std::vector<std::string>* strings) : c_(c), strings_(strings) {}
-    Cell* c_;
-    std::vector<std::string>* strings_;
+    RowBuilder(Writer* w, uint64_t* row) : w_(w), row_(row) { ++w_->open_rows_; }
+    RowBuilder& Put(uint64_t kind, uint64_t v) {
+      row_[0] |= kind << (kKindShift + 2 * col_);
+      row_[1 + col_++] = v;
+      return *this;
+    }
+    Writer* w_;
+    uint64_t* row_;  // header word, then one word per column
+    unsigned col_ = 0;
   };
 
-  // Takes the database (opened by the caller) and the run id every row gets.
-  Writer(Db db, int64_t run_id);
+  // Takes the database (opened by the caller), the run id every row gets
+  // and what the writer may hold.
+  Writer(Db db, int64_t run_id, Limits limits);
   ~Writer();
 
   // Declares a table. The run_id column is added first automatically;
@@ -71,8 +86,8 @@ class Writer {
   // (-> stack.id). Equal stacks get the same id. n == 0 gives 0 (no stack).
   int64_t StackId(const uint64_t* ips, size_t n);
 
-  // Hands the pending rows to the writer thread (at most every `interval`
-  // or when a batch is full; cheap to call often).
+  // Hands the pending rows to the writer thread if they are older than the
+  // flush interval (cheap to call often). Full batches go by themselves.
   void MaybeFlush();
   // Flushes everything and waits until it is committed.
   Status Drain();
@@ -85,38 +100,73 @@ class Writer {
   bool failed() const;
   std::string error_message() const;
   // For statements outside the event stream (run bookkeeping), run on the
-  // writer thread's connection after pending rows. Blocks until done.
-  Status Exec(const std::string& sql);
+  // writer thread's connection after pending rows. `texts` are bound to
+  // ?1, ?2... without copies (large values: kallsyms). Blocks until done.
+  Status Exec(const std::string& sql, std::vector<std::string> texts = {});
 
  private:
+  enum : uint64_t { kInt = 0, kText = 1, kBlob = 2, kNull = 3 };
+  static constexpr unsigned kKindShift = 16;  // the header's low bits are the table
+
+  // Rows from the front, text records ([u32 length][bytes]) from the back.
+  static constexpr size_t kChunkBytes = 64 << 10;
+  struct Chunk {
+    uint32_t rows_end = 0;              // words of rows
+    uint32_t text_begin = kWords * 8;   // first byte of the text records
+    static constexpr size_t kWords = (kChunkBytes - 8) / 8;
+    uint64_t words[kWords];
+  };
   struct TableDef {
     std::string sql;
     size_t ncols;
   };
-  struct Batch {
-    std::vector<std::vector<Cell>> cells;  // per table: rows * ncols cells
-    std::vector<std::string> strings;      // texts and blobs the cells point to
-    std::vector<size_t> rows;
-    std::vector<std::string> exec;         // statements to run after the rows
-    size_t total = 0;
+  struct Statement {
+    std::string sql;
+    std::vector<std::string> texts;
   };
+  struct Batch {
+    std::vector<Chunk*> chunks;                  // from the pool; the last one is being filled
+    std::vector<std::unique_ptr<char[]>> large;  // text records too big for a chunk
+    std::vector<Statement> exec;                 // statements to run after the rows
+    size_t rows = 0;
+  };
+  struct StackKey {
+    uint64_t a, b;
+    bool operator==(const StackKey& o) const { return a == o.a && b == o.b; }
+  };
+  struct StackKeyHash {
+    size_t operator()(const StackKey& k) const { return k.a; }
+  };
+
   void Loop();
   Status WriteBatch(Batch& b);
   void Submit(bool force);
-  Batch NewBatch();
+  // Room for `words` words of row in the current chunk, a new one if needed.
+  uint64_t* RowSpace(size_t words);
+  // Stores bytes for a text or blob cell; returns the cell's value.
+  uint64_t Bytes(const void* p, size_t n);
+  Chunk* TakeChunk();
+  void ReturnChunks(Batch& b);  // with mu_ held
 
   Db db_;
   int64_t run_id_;
+  Limits limits_;
+  size_t max_chunks_, batch_chunks_;
   std::vector<TableDef> defs_;
   std::vector<Stmt> stmts_;
+  std::string table_error_;
   Batch cur_;
-  std::vector<size_t> last_rows_;  // rows per table in the last batch handed over
+  int open_rows_ = 0;  // RowBuilders alive: the batch may be handed over only at 0
   uint64_t last_flush_ns_ = 0;
   int stack_table_ = -1;
-  std::unordered_map<std::string, int64_t> stacks_;
+  // 128 bits of hash per stack instead of its frames: ~56 bytes per
+  // distinct stack, so a long run's dedup table stays small.
+  std::unordered_map<StackKey, int64_t, StackKeyHash> stacks_;
+  std::vector<std::unique_ptr<Chunk>> owned_;  // every chunk made (drain thread only)
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
+  std::vector<Chunk*> free_;  // chunks the writer thread gave back
   std::deque<Batch> queue_;
   size_t in_flight_ = 0;
   bool stop_ = false;

@@ -1,10 +1,10 @@
 //===- flood_test.cc - more events than can be recorded --------------------===//
-// Several processes doing 1-byte reads and writes, recorded through a 1 MiB
-// ring buffer per group, produce events faster than the drain and SQLite
-// can take them. The promises (README, "Limits"): the loss is counted and
-// reported, never silent; the collector's memory stays bounded whatever
-// the event rate; and the watched command runs at most kSlowdownBudget
-// times slower than without syspgo.
+// Several processes doing 1-byte reads and writes, recorded with every
+// probe group at the default memory budget, produce events faster than the
+// drain and SQLite can take them. The promises (README, "Limits"): the loss
+// is counted and reported, never silent; and the collector's peak RSS stays
+// within the budget it prints at the start, however long the flood. Both
+// are behaviour, not speed: they hold on a slow or a loaded machine too.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <spawn.h>
@@ -12,7 +12,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "tests/test_util.h"
@@ -22,16 +24,11 @@ extern char** environ;
 namespace syspgo::test {
 namespace {
 
-// Documented in README.md, "Limits". The workload is nothing but syscalls
-// on 2 CPUs shared with the collector, the worst case: measured 4.7-6.5x on
-// this VM (about 2 us of probe and drain work per syscall, and the busy
-// machine's noise). What a program does between syscalls is not slowed, so
-// real programs stay far below.
-constexpr double kSlowdownBudget = 8.0;
-// The collector's peak RSS: loaded programs, BTF, 1 MiB ring buffers and a
-// writer queue of at most a few batches. A leak or an unbounded queue would
-// grow with the hundreds of MiB of events the flood produces.
-constexpr long kMaxRssKiB = 200 * 1024;
+// The budget's fixed part (program, libraries, libbpf) is a measurement on
+// this machine kind, not a sum the collector can make: allow a little more.
+constexpr long kBudgetMarginKiB = 4 * 1024;
+// Two floods, one twice as long: peak RSS independent of the flood's length.
+constexpr long kLengthIndependenceKiB = 8 * 1024;
 
 struct Outcome {
   int status = -1;
@@ -65,49 +62,43 @@ Outcome RunMeasured(const std::vector<std::string>& argv, const std::string& err
   return o;
 }
 
-// Four dd's copying `bytes` bytes one byte at a time (two syscalls a byte);
-// the script writes its own wall time, in ns, to `time_file`.
-std::vector<std::string> Flood(const std::string& time_file, long bytes) {
+// Four dd's copying `bytes` bytes one byte at a time (two syscalls a byte).
+std::vector<std::string> Flood(long bytes) {
   std::string dd = "dd if=/dev/zero of=/dev/null bs=1 count=" + std::to_string(bytes) + " 2>/dev/null & ";
-  return {"sh", "-c", "t0=$(date +%s%N); " + dd + dd + dd + dd + "wait; echo $(( $(date +%s%N) - t0 )) > " + time_file};
+  return {"sh", "-c", dd + dd + dd + dd + "wait"};
 }
 
-double ReadSeconds(const std::string& p) {
-  std::ifstream f(p);
-  long long ns = 0;
-  f >> ns;
-  return ns / 1e9;
+// The budget the collector printed at the start, in KiB; 0 if none.
+long PrintedBudgetKiB(const std::string& err) {
+  std::smatch m;
+  if (!std::regex_search(err, m, std::regex(R"(memory budget ([0-9.]+) MiB)"))) return 0;
+  return static_cast<long>(std::stod(m[1]) * 1024);
 }
 
-Outcome Collect(const TempDir& dir, const std::string& db, const std::string& time_file, long bytes) {
-  std::vector<std::string> argv = {SyspgoBin(), "collect", "-o", db, "--probes", "fileio", "--ringbuf-mb", "1", "--"};
-  for (auto& a : Flood(time_file, bytes)) argv.push_back(a);
+Outcome Collect(const TempDir& dir, const std::string& db, long bytes) {
+  std::vector<std::string> argv = {SyspgoBin(), "collect", "-o", db, "--"};
+  for (auto& a : Flood(bytes)) argv.push_back(a);
   return RunMeasured(argv, dir.File("collect.err"));
 }
 
-TEST(Flood, DropsAreCountedReportedAndMemoryAndSlowdownStayBounded) {
+TEST(Flood, DropsAreCountedReportedAndPeakMemoryStaysWithinTheBudget) {
   TempDir dir;
-  std::string db = dir.File("run.db"), t_alone = dir.File("alone"), t_traced = dir.File("traced");
+  std::string db = dir.File("run.db");
   constexpr long kBytes = 400000;  // 3.2 M syscalls
-  auto alone = RunMeasured(Flood(t_alone, kBytes), dir.File("alone.err"));
-  ASSERT_EQ(alone.status, 0) << alone.err;
-  // A flood half the size, for the memory comparison below. It must fill
-  // the writer's queue too (four batches of 32768 rows, ~10 MiB each), or
-  // the comparison measures how full the queue got rather than growth: at a
-  // quarter, with the lighter fileio probes, it sometimes did not.
-  auto small = Collect(dir, dir.File("small.db"), dir.File("small.t"), kBytes / 2);
+  // A flood half the size, for the memory comparison below.
+  auto small = Collect(dir, dir.File("small.db"), kBytes / 2);
   ASSERT_EQ(small.status, 0) << small.err;
-  auto traced = Collect(dir, db, t_traced, kBytes);
+  auto traced = Collect(dir, db, kBytes);
   ASSERT_EQ(traced.status, 0) << traced.err;
 
   // Counted and reported.
   EXPECT_NE(traced.err.find("LOST"), std::string::npos) << traced.err;
   Db d = OpenDb(db);
   int64_t dropped = QueryInt(d, "SELECT events_dropped FROM run WHERE id = 1");
-  EXPECT_GT(dropped, 0) << "a 1 MiB ring buffer kept up with 6 M events: the flood is too small";
+  EXPECT_GT(dropped, 0) << "the default budget kept up with 6 M events: the flood is too small";
   EXPECT_EQ(QueryInt(d, "SELECT SUM(dropped) FROM run_drop WHERE run_id = 1"), dropped);
-  EXPECT_EQ(QueryInt(d, "SELECT COUNT(*) FROM run_drop WHERE run_id = 1 AND probe_group = 'fileio'"),
-            QueryInt(d, "SELECT COUNT(*) FROM run_drop WHERE run_id = 1"));
+  EXPECT_GT(QueryInt(d, "SELECT COALESCE(SUM(dropped), 0) FROM run_drop WHERE run_id = 1 AND probe_group = 'fileio'"),
+            0);
   EXPECT_NE(traced.err.find(std::to_string(dropped) + " events were LOST"), std::string::npos) << traced.err;
   // fileio sends one event per syscall, at its exit: at most 8 per byte.
   int64_t kept = QueryInt(d, "SELECT COUNT(*) FROM file_io WHERE run_id = 1 AND nr IN (0, 1) AND req = 1");
@@ -115,23 +106,25 @@ TEST(Flood, DropsAreCountedReportedAndMemoryAndSlowdownStayBounded) {
   EXPECT_LE(kept, 8 * kBytes);
   EXPECT_EQ(QueryRows(d, "SELECT status, exit_reason FROM run"), std::vector<std::string>{"complete\texited"});
 
-  // Bounded memory: below the bound, and not growing with the flood (twice
-  // the events, within 16 MiB of the same peak; measured within 4 MiB since
-  // the collector fixed glibc's mmap threshold, 33 MiB apart before).
-  EXPECT_LT(traced.max_rss_kib, kMaxRssKiB) << "collector peak RSS " << traced.max_rss_kib << " KiB";
-  EXPECT_LT(traced.max_rss_kib, small.max_rss_kib + 16 * 1024)
-      << "peak RSS grew from " << small.max_rss_kib << " KiB to " << traced.max_rss_kib << " KiB with 2x the events";
+  // Bounded memory: within the budget printed at the start, and the same
+  // peak for half the flood (a queue or a table that grows with the events
+  // would show as a difference).
+  long budget = PrintedBudgetKiB(traced.err);
+  ASSERT_GT(budget, 0) << "no 'memory budget' line: " << traced.err;
+  EXPECT_EQ(PrintedBudgetKiB(small.err), budget);
+  EXPECT_LE(traced.max_rss_kib, budget + kBudgetMarginKiB)
+      << "collector peak RSS " << traced.max_rss_kib << " KiB against a budget of " << budget << " KiB";
+  EXPECT_LE(small.max_rss_kib, budget + kBudgetMarginKiB)
+      << "collector peak RSS " << small.max_rss_kib << " KiB against a budget of " << budget << " KiB";
+  EXPECT_LE(std::abs(traced.max_rss_kib - small.max_rss_kib), kLengthIndependenceKiB)
+      << "peak RSS " << small.max_rss_kib << " KiB with half the flood, " << traced.max_rss_kib
+      << " KiB with all of it";
 
-  // Bounded slowdown of the command itself (its own clock).
-  double a = ReadSeconds(t_alone), t = ReadSeconds(t_traced);
-  ASSERT_GT(a, 0);
-  EXPECT_LT(t / a, kSlowdownBudget) << "alone " << a << " s, traced " << t << " s";
-  RecordProperty("slowdown", std::to_string(t / a));
   RecordProperty("collector_max_rss_kib", std::to_string(traced.max_rss_kib));
-  printf("flood: alone %.2f s, traced %.2f s (x%.2f), %lld events kept, %lld lost, collector peak RSS %ld KiB "
-         "(%ld KiB with half the events)\n",
-         a, t, t / a, static_cast<long long>(kept), static_cast<long long>(dropped), traced.max_rss_kib,
-         small.max_rss_kib);
+  printf("flood: %lld events kept, %lld lost, collector peak RSS %ld KiB (%ld KiB with half the flood), "
+         "budget %ld KiB\n",
+         static_cast<long long>(kept), static_cast<long long>(dropped), traced.max_rss_kib, small.max_rss_kib,
+         budget);
 }
 
 }  // namespace
