@@ -192,14 +192,16 @@ TEST(CriticalPath, AStarvedThreadPoolComesDownToTheCpu) {
   TempDir dir;
   json j = Analyze(dir, "pool");
   int64_t main_tid = j["command_path"]["tid"];
-  // The workers: preempted, their root the CPU, which other workers had.
+  // The workers: preempted, their root the CPU, which the other workers had
+  // (or, on a machine busy with more than this test, tasks outside it).
   const json* starved = nullptr;
   for (const json& f : j["findings"])
     if (f["detail"]["cause"] == "cpu" && f["detail"]["tids"].size() > 1) starved = &f;
   ASSERT_NE(starved, nullptr) << j["findings"].dump(1);
   const json& root = (*starved)["detail"]["roots"][0];
   EXPECT_EQ(root["kind"], "cpu");
-  EXPECT_TRUE(Has(root["detail"], "wait_chains (tid ")) << root.dump();
+  EXPECT_TRUE(Has(root["detail"], " ran wait_chains (tid ") || Has(root["detail"], " ran tasks outside the traced tree"))
+      << root.dump();
   // The main thread joins them: its wait comes down to the workers (their
   // work, or their wait for a CPU), never to itself.
   const json* join = WaitFinding(j, "lock", "futex");
