@@ -164,7 +164,7 @@ Result<std::string> AccessReportText(Db& db, const RunInfo& run, size_t limit, b
     w.EndObject();
     return w.str() + "\n";
   }
-  std::string out = "run " + std::to_string(run.id) + ": " + run.command + "\n";
+  std::string out = RunHeadline(run);
   if (s->files.empty())
     return out + "no file was faulted on, read or added to the page cache in this run (the faults, fileio and "
                  "pagecache probe groups record that).\n";
@@ -176,7 +176,7 @@ Result<std::string> AccessReportText(Db& db, const RunInfo& run, size_t limit, b
          " read by the kernel for them" + ratio + "\n";
   if (!s->order.unnamed.empty())
     out += std::to_string(s->order.unnamed.size()) + " touched file(s) left out: the run never saw their path\n";
-  if (!hint.empty()) out += "\n" + hint + "\n";
+  if (!hint.empty()) out += "\n" + TerminalSafe(hint) + "\n";
   return out;
 }
 

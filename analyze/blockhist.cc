@@ -119,12 +119,12 @@ Result<std::string> BlockReport(Db& db, const RunInfo& run, bool json) {
     }
     return t.Json();
   }
-  std::string out = "run " + std::to_string(run.id) + ": " + run.command + "\n";
+  std::string out = RunHeadline(run);
   if (hists->empty()) return out + "no block request completed while the block group recorded.\n";
   for (const BlockHistogram& h : *hists) {
     std::string where = "disk " + DevName(h.dev);
     if (h.part_dev != h.dev) where += " (partition " + DevName(h.part_dev) + ")";
-    out += "\n" + where + ", " + h.op + ": " + std::to_string(h.count) + (h.count == 1 ? " request" : " requests") + ", average " +
+    out += "\n" + where + ", " + TerminalSafe(h.op) + ": " + std::to_string(h.count) + (h.count == 1 ? " request" : " requests") + ", average " +
            FormatNs(static_cast<uint64_t>(h.count ? h.sum_ns / h.count : 0)) + "\n";
     for (const std::string& line : Log2Bars(h.slots)) out += "  " + line + "\n";
   }

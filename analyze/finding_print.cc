@@ -49,25 +49,27 @@ std::string FormatShare(double share) {
 }
 
 std::string FindingText(const Finding& f, size_t number, bool verbose) {
+  // Titles, facts and fixes quote paths, task names and commands from the
+  // profile: each goes through TerminalSafe (FindingJson keeps them exact).
   std::vector<std::pair<std::string, std::string>> rows;
   rows.emplace_back("count", std::to_string(f.count));
   rows.emplace_back("total", FormatNs(static_cast<uint64_t>(f.total_ns)) + ", " + FormatShare(f.share) +
                                  " of the run's wall time");
   rows.emplace_back("worst", FormatNs(static_cast<uint64_t>(f.worst_ns)));
-  for (const auto& fact : f.facts) rows.push_back(fact);
-  if (!f.period.empty()) rows.emplace_back("period", f.period);
-  if (!f.fix.empty()) rows.emplace_back("fix", f.fix);
+  for (const auto& [k, v] : f.facts) rows.emplace_back(TerminalSafe(k), TerminalSafe(v));
+  if (!f.period.empty()) rows.emplace_back("period", TerminalSafe(f.period));
+  if (!f.fix.empty()) rows.emplace_back("fix", TerminalSafe(f.fix));
 
   size_t label = 0;
   for (const auto& [k, v] : rows) label = std::max(label, k.size());
-  std::string out = std::to_string(number) + ". " + f.title + "\n";
+  std::string out = std::to_string(number) + ". " + TerminalSafe(f.title) + "\n";
   for (const auto& [k, v] : rows) {
     size_t col = kIndent + label + 2;
     out += std::string(kIndent, ' ') + k + std::string(label - k.size() + 2, ' ') + Wrap(v, col) + "\n";
   }
   if (verbose && !f.evidence.empty()) {
     out += std::string(kIndent, ' ') + "evidence:\n";
-    for (const std::string& e : f.evidence) out += std::string(kIndent + 2, ' ') + e + "\n";
+    for (const std::string& e : f.evidence) out += std::string(kIndent + 2, ' ') + TerminalSafe(e) + "\n";
   }
   return out;
 }

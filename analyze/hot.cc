@@ -121,7 +121,7 @@ Result<HotReport> AnalyzeHot(Db& db, const HotQuery& q) {
 std::string HotText(const HotReport& r) {
   std::string out = std::to_string(r.samples) + " samples, " + Pct(r.with_line, r.samples) +
                     " resolved to a source line\n";
-  for (const std::string& pr : r.problems) out += "WARNING: " + pr + "\n";
+  for (const std::string& pr : r.problems) out += "WARNING: " + TerminalSafe(pr) + "\n";
   Table f({{"function", "name", Table::Align::kLeft},
            {"binary", "binary", Table::Align::kLeft},
            {"self", "self", Table::Align::kRight, true},

@@ -100,7 +100,7 @@ Result<std::string> IoReport(Db& db, const RunInfo& run, const IoQuery& q, bool 
               std::to_string(op.latency_ns), op.file});
   }
   if (json) return t.Json();
-  std::string out = "run " + std::to_string(run.id) + ": " + run.command + "\n";
+  std::string out = RunHeadline(run);
   out += "file reads, writes and syncs of " + FormatNs(static_cast<uint64_t>(q.slower_ns)) +
          " or more (--slower); time is since the command started\n";
   if (t.size() == 0)

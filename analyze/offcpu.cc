@@ -81,9 +81,10 @@ Result<std::string> OffCpuReport(Db& db, const RunInfo& run, size_t limit, bool 
     for (const FoldedStack& f : *folded) t.AddRow({f.stack, std::to_string(f.us)});
     return t.Json();
   }
-  // Nothing but folded lines: the output goes straight to flamegraph.pl.
+  // Nothing but folded lines: the output goes straight to flamegraph.pl,
+  // or to a terminal, so task names and frames are shown TerminalSafe.
   std::string out;
-  for (const FoldedStack& f : *folded) out += f.stack + " " + std::to_string(f.us) + "\n";
+  for (const FoldedStack& f : *folded) out += TerminalSafe(f.stack) + " " + std::to_string(f.us) + "\n";
   return out;
 }
 

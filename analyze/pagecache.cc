@@ -584,7 +584,7 @@ Result<std::string> PagecacheReportText(Db& db, const RunInfo& run, const Pageca
       out += (i ? ",\n " : "\n ") + FindingJson(r->findings[i], DetailJson(r->files[r->finding_file[i]]));
     return out + (r->findings.empty() ? "]}\n" : "\n]}\n");
   }
-  std::string out = "run " + std::to_string(run.id) + ": " + run.command + "\n";
+  std::string out = RunHeadline(run);
   out += "pagecache: pages added to and deleted from the page cache per file, and added again after a deletion "
          "(refaults)\n";
   if (r->files.empty()) return out + "none: the run recorded no page-cache events.\n";

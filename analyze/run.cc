@@ -2,6 +2,7 @@
 #include "analyze/run.h"
 
 #include "common/profile_db.h"
+#include "common/util.h"
 
 namespace syspgo {
 
@@ -30,6 +31,10 @@ Result<RunInfo> ResolveRun(Db& db, int64_t requested) {
   RunInfo info{st->Int(0), st->Text(1), st->Text(2), st->Int(3), st->Int(4)};
   if (info.status == "running" && CollectorGone(st->Int(5), st->Text(6))) info.status = "incomplete";
   return info;
+}
+
+std::string RunHeadline(const RunInfo& run) {
+  return "run " + std::to_string(run.id) + ": " + TerminalSafe(run.command) + "\n";
 }
 
 std::string WithRunTables(Db& db, std::string sql) {

@@ -21,6 +21,10 @@ struct RunInfo {
 // reported as incomplete.
 Result<RunInfo> ResolveRun(Db& db, int64_t requested);
 
+// "run N: COMMAND" and a newline, the first line of every text report; the
+// command is recorded outside input, shown through TerminalSafe.
+std::string RunHeadline(const RunInfo& run);
+
 // `sql`, a query over one run's rows, with each table written {table}
 // (e.g. "FROM {page_cache}") named as it should be read: followed by NOT
 // INDEXED when the database holds one run. Its rows are then the whole

@@ -1498,7 +1498,7 @@ Result<std::string> StallsReportText(Db& db, const RunInfo& run, const StallsQue
   }
   int64_t stalls = 0;
   for (const Finding& f : r->findings) stalls += f.count;
-  std::string out = "run " + std::to_string(run.id) + ": " + run.command + "\n";
+  std::string out = RunHeadline(run);
   out += "stalls: periods a traced thread was off-CPU for " + FormatNs(static_cast<uint64_t>(q.threshold_ns)) +
          " or more (--threshold); wall time " + Seconds(r->wall_ns) + "\n";
   if (r->findings.empty())

@@ -103,7 +103,7 @@ int Files(Db& db, const RunInfo& run, const AnalyzeArgs& a) {
     printf("%s", t.Json().c_str());
     return 0;
   }
-  printf("run %lld: %s\n", static_cast<long long>(run.id), run.command.c_str());
+  printf("%s", RunHeadline(run).c_str());
   if (t.size() == 0) {
     printf("no file I/O recorded%s.\n", a.all ? "" : " on regular files (--all shows pipes, sockets, devices)");
     return 0;
@@ -119,7 +119,7 @@ int Hot(Db& db, const RunInfo& run, const AnalyzeArgs& a) {
     printf("%s", HotJson(*r).c_str());
     return 0;
   }
-  printf("run %lld: %s\n%s", static_cast<long long>(run.id), run.command.c_str(), HotText(*r).c_str());
+  printf("%s%s", RunHeadline(run).c_str(), HotText(*r).c_str());
   return 0;
 }
 
@@ -196,7 +196,7 @@ int Analyze(const std::vector<std::string>& args) {
   // flamegraph.pl, JSON read by machines), which a note would corrupt.
   if (run->status != "complete")
     fprintf(stderr, "syspgo: note: run %lld is %s (the collector did not finish it); figures cover what was recorded.\n",
-            static_cast<long long>(run->id), run->status.c_str());
+            static_cast<long long>(run->id), TerminalSafe(run->status).c_str());
   if (run->events_dropped)
     fprintf(stderr, "syspgo: WARNING: run %lld lost %lld events; figures are lower bounds.\n",
             static_cast<long long>(run->id), static_cast<long long>(run->events_dropped));

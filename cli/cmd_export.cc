@@ -73,7 +73,7 @@ int Export(const std::vector<std::string>& args) {
   if (!in) return Fail(in.error().message);
   const RunInfo* run = &in->run;
   const FindingSet& findings = in->findings;
-  for (const std::string& p : findings.problems) fprintf(stderr, "syspgo: note: %s\n", p.c_str());
+  for (const std::string& p : findings.problems) Note(p);
   auto stats = ExportChromeTrace(in->db, *run, findings, out);
   if (!stats) return Fail(stats.error().message);
   printf("wrote %s: run %lld, %lld syscalls, %lld off-CPU intervals, %lld block requests, %lld page-cache events, "
@@ -84,7 +84,7 @@ int Export(const std::vector<std::string>& args) {
          static_cast<long long>(stats->flows));
   if (run->status != "complete")
     printf("note: run %lld is %s (the collector did not finish it); the trace covers what was recorded.\n",
-           static_cast<long long>(run->id), run->status.c_str());
+           static_cast<long long>(run->id), TerminalSafe(run->status).c_str());
   return 0;
 }
 

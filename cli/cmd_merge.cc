@@ -78,7 +78,7 @@ int Merge(const std::vector<std::string>& args) {
   if (r.output.empty()) return UsageError("-o FILE is needed: where to write the artifact");
   auto s = WriteProfileArtifact(r);
   if (!s) return Fail(s.error().message);
-  for (const std::string& w : s->warnings) fprintf(stderr, "syspgo: warning: %s\n", w.c_str());
+  for (const std::string& w : s->warnings) Warn(w);
   fprintf(stderr, "syspgo: wrote %s (%s) from %llu runs, %llu weighted samples\n", r.output.c_str(), r.kind.c_str(),
           static_cast<unsigned long long>(s->runs), static_cast<unsigned long long>(s->samples));
   return 0;

@@ -13,6 +13,7 @@
 #include "cli/command.h"
 #include "common/files.h"
 #include "common/profile_db.h"
+#include "common/util.h"
 #include "analyze/run.h"
 #include "optimize/deploy_lists.h"
 #include "optimize/plan_from_run.h"
@@ -48,7 +49,7 @@ int EmitProfile(const OptimizeArgs& a) {
   r.sample_counts = *ParseSampleCounts(a.sample_counts);
   auto s = WriteProfileArtifact(r);
   if (!s) return Fail(s.error().message);
-  for (const std::string& w : s->warnings) fprintf(stderr, "syspgo: warning: %s\n", w.c_str());
+  for (const std::string& w : s->warnings) Warn(w);
   if (!a.binary.empty()) {
     double line_pct =
         s->binary_leaf ? 100.0 * static_cast<double>(s->binary_with_line) / static_cast<double>(s->binary_leaf) : 0;
@@ -76,7 +77,7 @@ int EmitFromPlan(const OptimizeArgs& a) {
   po.merge_gap = static_cast<uint64_t>(a.gap_kib) << 10;
   auto p = PlanFromRun(*db, run->id, po);
   if (!p) return Fail(p.error().message);
-  for (const std::string& w : p->warnings) fprintf(stderr, "syspgo: warning: %s\n", w.c_str());
+  for (const std::string& w : p->warnings) Warn(w);
   uint64_t bytes = 0, extents = 0;
   for (const PlanFile& f : p->plan.files)
     for (const PlanExtent& e : f.extents) bytes += e.length, ++extents;
@@ -90,7 +91,7 @@ int EmitFromPlan(const OptimizeArgs& a) {
   auto list = a.emit == "squashfs-sort" ? SquashfsSortList(p->plan, a.source_dir)
                                         : PrefetchPathList(p->plan, a.image_root);
   if (!list) return Fail(list.error().message);
-  for (const std::string& w : list->left_out) fprintf(stderr, "syspgo: left out: %s\n", w.c_str());
+  for (const std::string& w : list->left_out) fprintf(stderr, "syspgo: left out: %s\n", TerminalSafe(w).c_str());
   if (Status s = WriteFileAtomically(a.output, list->text); !s.ok()) return Fail(s.error().message);
   fprintf(stderr, "syspgo: wrote %s: %zu paths in first-touch order\n", a.output.c_str(), list->listed);
   return 0;

@@ -177,7 +177,7 @@ int Pgo(const std::vector<std::string>& args) {
     return UsageError("--train 'CMD' is needed (or --use-profile DIR to reuse earlier profiles)");
 
   PgoReport r = RunPgo(o);
-  for (auto& w : r.warnings) fprintf(stderr, "syspgo pgo: warning: %s\n", w.c_str());
+  for (auto& w : r.warnings) fprintf(stderr, "syspgo pgo: warning: %s\n", TerminalSafeLines(w).c_str());
   if (json && !r.summary.empty()) {
     FILE* f = fopen(r.summary.c_str(), "r");
     char buf[4096];
@@ -186,7 +186,7 @@ int Pgo(const std::vector<std::string>& args) {
     if (f) fclose(f);
   }
   if (!r.ok) {
-    fprintf(stderr, "syspgo pgo: stage '%s' failed: %s\n", r.failed_stage.c_str(), r.error.c_str());
+    fprintf(stderr, "syspgo pgo: stage '%s' failed: %s\n", r.failed_stage.c_str(), TerminalSafeLines(r.error).c_str());
     if (!r.manifest.empty()) fprintf(stderr, "syspgo pgo: details in %s\n", r.manifest.c_str());
     return 1;
   }

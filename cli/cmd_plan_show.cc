@@ -32,9 +32,10 @@ std::string Runs(const std::vector<int64_t>& ids) {
 
 void PrintText(const std::string& name, const Plan& plan, bool verbose) {
   const PlanCreation& c = plan.creation;
-  printf("plan     %s (format %u, written by syspgo %s)\n", name.c_str(), plan.format_version,
-         c.syspgo_version.c_str());
-  printf("made on  %s from %u run(s): %s\n", c.host.empty() ? "unknown host" : c.host.c_str(), c.merged_runs,
+  // A plan is outside input: what it says about itself is shown TerminalSafe.
+  printf("plan     %s (format %u, written by syspgo %s)\n", TerminalSafe(name).c_str(), plan.format_version,
+         TerminalSafe(c.syspgo_version).c_str());
+  printf("made on  %s from %u run(s): %s\n", c.host.empty() ? "unknown host" : TerminalSafe(c.host).c_str(), c.merged_runs,
          Runs(c.source_run_ids).c_str());
   printf("looks up %zu paths\n", plan.lookups.size());
   printf("reads    %s (%llu bytes) in %zu extents of %zu files\n\n", FormatBytes(plan.Bytes()).c_str(),

@@ -340,14 +340,14 @@ Result<Holder> StartHolder(const Plan& plan, const PrefetchStats& s, unsigned se
 int Prefetch(const std::vector<std::string>& args) {
   Options o;
   if (int rc = Parse(args, &o); rc >= 0) return rc;
-  o.prefetch.warn = [](const std::string& msg) { fprintf(stderr, "syspgo: warning: %s\n", msg.c_str()); };
+  o.prefetch.warn = [](const std::string& msg) { Warn(msg); };
   bool with_command = !o.command.empty();
 
   auto plan = ReadPlan(o.plan);
   if (!plan.ok()) {
     if (!with_command) return Fail(plan.error().message);
-    fprintf(stderr, "syspgo: warning: %s\nsyspgo: running %s without prefetching\n", plan.error().message.c_str(),
-            JoinShell(o.command).c_str());
+    Warn(plan.error().message);
+    fprintf(stderr, "syspgo: running %s without prefetching\n", TerminalSafe(JoinShell(o.command)).c_str());
     int status = RunProgram(o.command);
     WriteJsonText(o, "{\"error\": \"" + JsonEscape(plan.error().message) + "\", " + StatusJson(status) + "}\n");
     return status;
@@ -387,7 +387,8 @@ int Prefetch(const std::vector<std::string>& args) {
                    std::to_string(o.hold) + ", \"bytes\": " + std::to_string(holder->bytes) +
                    ", \"files\": " + std::to_string(holder->files) + "}";
         } else {
-          fprintf(stderr, "syspgo: error: the plan was replayed, but %s\n", holder.error().message.c_str());
+          fprintf(stderr, "syspgo: error: the plan was replayed, but %s\n",
+                  TerminalSafeLines(holder.error().message).c_str());
           extra += ", \"hold\": {\"error\": \"" + JsonEscape(holder.error().message) + "\"}";
           rc = 1;
         }

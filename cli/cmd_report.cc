@@ -100,7 +100,7 @@ int Report(const std::vector<std::string>& args) {
   if (!in) return Fail(in.error().message);
   const RunInfo* run = &in->run;
   const FindingSet& findings = in->findings;
-  for (const std::string& p : findings.problems) fprintf(stderr, "syspgo: note: %s\n", p.c_str());
+  for (const std::string& p : findings.problems) Note(p);
   auto page = BuildReport(in->db, *run, findings, opts);
   if (!page) return Fail(page.error().message);
   Status st = WriteFileAtomically(out, *page);
@@ -109,13 +109,13 @@ int Report(const std::vector<std::string>& args) {
          static_cast<long long>(run->id), findings.findings.size(), findings.findings.size() == 1 ? "" : "s");
   if (run->status != "complete")
     printf("note: run %lld is %s (the collector did not finish it); the page covers what was recorded.\n",
-           static_cast<long long>(run->id), run->status.c_str());
+           static_cast<long long>(run->id), TerminalSafe(run->status).c_str());
   if (verbose) {
     std::string ran;
     for (const std::string& a : findings.analyses) ran += (ran.empty() ? "" : ", ") + a;
     printf("analyses: %s\n", ran.empty() ? "none available" : ran.c_str());
     for (size_t i = 0; i < findings.findings.size(); ++i)
-      printf("  %zu. %s\n", i + 1, findings.findings[i].title.c_str());
+      printf("  %zu. %s\n", i + 1, TerminalSafe(findings.findings[i].title).c_str());
   }
   return 0;
 }

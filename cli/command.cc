@@ -5,6 +5,7 @@
 
 #include "cli/command.h"
 #include "common/identity.h"
+#include "common/util.h"
 
 namespace syspgo::cli {
 
@@ -28,14 +29,20 @@ int RunCommand(const Command& c, const std::vector<std::string>& args) {
   return c.fn(args);
 }
 
+// Messages quote paths and commands from profiles and plans, which may hold
+// terminal escapes: they reach the terminal only through TerminalSafeLines.
 int UsageError(const std::string& msg) {
-  fprintf(stderr, "syspgo: %s\n", msg.c_str());
+  fprintf(stderr, "syspgo: %s\n", TerminalSafeLines(msg).c_str());
   return 2;
 }
 
 int Fail(const std::string& msg) {
-  fprintf(stderr, "syspgo: %s\n", msg.c_str());
+  fprintf(stderr, "syspgo: %s\n", TerminalSafeLines(msg).c_str());
   return 1;
 }
+
+void Warn(const std::string& msg) { fprintf(stderr, "syspgo: warning: %s\n", TerminalSafeLines(msg).c_str()); }
+
+void Note(const std::string& msg) { fprintf(stderr, "syspgo: note: %s\n", TerminalSafeLines(msg).c_str()); }
 
 }  // namespace syspgo::cli

@@ -36,9 +36,15 @@ const std::vector<const Command*>& Commands();
 // (and syspgo-prefetch's main) start a command.
 int RunCommand(const Command& c, const std::vector<std::string>& args);
 
-// Prints "syspgo: <msg>" to stderr; returns the exit status for usage errors (2).
+// Prints "syspgo: <msg>" to stderr (through TerminalSafeLines); returns the
+// exit status for usage errors (2).
 int UsageError(const std::string& msg);
-// Prints "syspgo: <msg>" to stderr; returns 1.
+// Prints "syspgo: <msg>" to stderr (through TerminalSafeLines); returns 1.
 int Fail(const std::string& msg);
+// Print "syspgo: warning: <msg>" and "syspgo: note: <msg>" to stderr
+// (through TerminalSafeLines): they name files and commands from profiles
+// and plans.
+void Warn(const std::string& msg);
+void Note(const std::string& msg);
 
 }  // namespace syspgo::cli

@@ -50,6 +50,67 @@ std::string ShellQuote(const std::string& s) {
   return out + "'";
 }
 
+namespace {
+
+// Length of the valid UTF-8 sequence starting at s[i] (2 to 4 bytes; 1 for
+// ASCII), or 0 when the bytes there are not one: a stray continuation byte,
+// an overlong form, a surrogate, past U+10FFFF, or cut short.
+size_t Utf8Length(std::string_view s, size_t i) {
+  auto byte = [&](size_t k) { return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0u; };
+  auto cont = [&](size_t k, unsigned lo = 0x80, unsigned hi = 0xbf) { return byte(k) >= lo && byte(k) <= hi; };
+  unsigned b = byte(0);
+  if (b < 0x80) return 1;
+  if (b >= 0xc2 && b <= 0xdf) return cont(1) ? 2 : 0;
+  if (b >= 0xe0 && b <= 0xef) {
+    bool second = b == 0xe0 ? cont(1, 0xa0) : b == 0xed ? cont(1, 0x80, 0x9f) : cont(1);
+    return second && cont(2) ? 3 : 0;
+  }
+  if (b >= 0xf0 && b <= 0xf4) {
+    bool second = b == 0xf0 ? cont(1, 0x90) : b == 0xf4 ? cont(1, 0x80, 0x8f) : cont(1);
+    return second && cont(2) && cont(3) ? 4 : 0;
+  }
+  return 0;
+}
+
+void AppendHexEscape(std::string& out, unsigned char c) {
+  static const char kHex[] = "0123456789abcdef";
+  out += "\\x";
+  out += kHex[c >> 4];
+  out += kHex[c & 15];
+}
+
+}  // namespace
+
+std::string TerminalSafe(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    size_t n = Utf8Length(s, i);
+    // C1 controls are U+0080..U+009F: 0xc2 followed by 0x80..0x9f.
+    bool c1 = n == 2 && c == 0xc2 && static_cast<unsigned char>(s[i + 1]) <= 0x9f;
+    if (n == 0 || c < 0x20 || c == 0x7f || c1) {
+      for (size_t k = 0; k < std::max<size_t>(n, 1); ++k) AppendHexEscape(out, static_cast<unsigned char>(s[i + k]));
+      i += std::max<size_t>(n, 1);
+      continue;
+    }
+    out.append(s.substr(i, n));
+    i += n;
+  }
+  return out;
+}
+
+std::string TerminalSafeLines(std::string_view s) {
+  std::string out;
+  for (size_t start = 0;;) {
+    size_t nl = s.find('\n', start);
+    out += TerminalSafe(s.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start));
+    if (nl == std::string_view::npos) return out;
+    out += '\n';
+    start = nl + 1;
+  }
+}
+
 std::string JoinShell(const std::vector<std::string>& argv) {
   std::string out;
   for (size_t i = 0; i < argv.size(); ++i) {
@@ -109,10 +170,17 @@ void Table::AddRow(std::vector<std::string> shown, std::vector<std::string> raw)
 }
 
 std::string Table::Text() const {
+  // Cells come from profiles and plans: a path may hold terminal escapes.
+  std::vector<std::vector<std::string>> rows;
+  rows.reserve(rows_.size());
+  for (auto& r : rows_) {
+    std::vector<std::string>& safe = rows.emplace_back();
+    for (auto& cell : r) safe.push_back(TerminalSafe(cell));
+  }
   std::vector<size_t> w(cols_.size());
   for (size_t c = 0; c < cols_.size(); ++c) {
     w[c] = cols_[c].name.size();
-    for (auto& r : rows_) w[c] = std::max(w[c], r[c].size());
+    for (auto& r : rows) w[c] = std::max(w[c], r[c].size());
   }
   std::string out;
   auto line = [&](const std::vector<std::string>& cells) {
@@ -129,7 +197,7 @@ std::string Table::Text() const {
   std::vector<std::string> hdr;
   for (auto& c : cols_) hdr.push_back(c.name);
   line(hdr);
-  for (auto& r : rows_) line(r);
+  for (auto& r : rows) line(r);
   return out;
 }
 

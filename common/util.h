@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace syspgo {
@@ -11,6 +12,21 @@ namespace syspgo {
 std::string JsonEscape(const std::string& s);   // without the surrounding quotes
 std::string ShellQuote(const std::string& s);   // quotes only when needed
 std::string JoinShell(const std::vector<std::string>& argv);
+// Text from outside (a path, a command line, a task name, a symbol, a host
+// name: anything a profile or plan recorded) made safe to print on a
+// terminal. Every byte a terminal could act on is shown as a \xHH escape
+// (lowercase hex, as `printf %q` and Python's repr write them): the C0
+// controls (newline and tab too: inside a value they would fake a line or
+// a column), DEL, the C1 controls (U+0080..U+009F, which some terminals
+// take as ESC [), and every byte that is not part of valid UTF-8 (a stray
+// 0x9b is CSI to an 8-bit terminal). Valid UTF-8 otherwise passes
+// unchanged, and so does '\', so a shell-quoted command line stays as it
+// was; the result is for reading, not for parsing back (JSON and HTML
+// output keep the exact bytes with their own escaping).
+std::string TerminalSafe(std::string_view s);
+// The same for a message of several lines: each line is made safe and the
+// '\n' between them kept (errors that quote a tool's output).
+std::string TerminalSafeLines(std::string_view s);
 std::string FormatBytes(uint64_t bytes);        // "10.0 MiB"
 std::string FormatNs(uint64_t ns);              // "1.23 ms"
 std::string Trim(const std::string& s);
@@ -29,7 +45,8 @@ class Table {
   };
   explicit Table(std::vector<Column> cols) : cols_(std::move(cols)) {}
   // A row: for each column the text shown to people and the raw JSON value
-  // (for numeric columns a number literal).
+  // (for numeric columns a number literal). Text() shows every cell through
+  // TerminalSafe; Json() keeps the exact raw values.
   void AddRow(std::vector<std::string> shown, std::vector<std::string> raw);
   void AddRow(std::vector<std::string> shown) { AddRow(shown, shown); }
   std::string Text() const;

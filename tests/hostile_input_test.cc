@@ -1,0 +1,169 @@
+//===- hostile_input_test.cc - plans, databases and paths from someone else ===//
+//
+// syspgo runs as root (sudo), and the plans and profile databases it reads
+// may have been made by anyone (issue 22, "untrusted input"). Each test here
+// is one such input, made the way an attacker would make it (real files, a
+// real FIFO and socket, databases edited with the sqlite3 shell), fed to the
+// real readers and the real command, with what must happen instead: the
+// command still finishes, nothing is allocated by a claimed length, nothing
+// blocks, the file is refused with a message naming it and what to do, and
+// a terminal is never sent the escapes a path holds.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+
+#include "common/profile_db.h"
+#include "common/util.h"
+#include "optimize/plan.h"
+#include "optimize/prefetch.h"
+#include "tests/test_util.h"
+
+namespace syspgo::test {
+namespace {
+
+constexpr uint64_t kHuge = 1ULL << 62;  // an extent, or a size, no file has
+
+void WriteBytes(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+// A plan of `files`, in the order given (the callers give their first
+// touches ascending, so that it passes CheckPlan).
+Plan PlanOf(const std::vector<PlanFile>& files) {
+  Plan plan;
+  plan.creation.syspgo_version = "test";
+  plan.files = files;
+  return plan;
+}
+
+PlanFile FileWithExtent(const std::string& path, const FileFingerprint& fp, uint64_t offset, uint64_t length,
+                        uint64_t ts) {
+  return {path, fp, {{offset, length, ts}}};
+}
+
+// ---- Terminal output ----------------------------------------------------------
+
+TEST(TerminalSafe, EscapesWhatATerminalActsOnAndKeepsTheRest) {
+  EXPECT_EQ(TerminalSafe("/usr/lib/libc.so.6"), "/usr/lib/libc.so.6");
+  EXPECT_EQ(TerminalSafe("\x1b]0;owned\a\x1b[2J"), "\\x1b]0;owned\\x07\\x1b[2J");
+  EXPECT_EQ(TerminalSafe("a\nb\tc\rd"), "a\\x0ab\\x09c\\x0dd");  // a value's own line breaks are escaped too
+  EXPECT_EQ(TerminalSafe(std::string("nul\0x", 5)), "nul\\x00x");
+  EXPECT_EQ(TerminalSafe("del\x7f"), "del\\x7f");
+  EXPECT_EQ(TerminalSafe("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+  EXPECT_EQ(TerminalSafe("csi\xc2\x9b" "2J"), "csi\\xc2\\x9b2J");         // U+009B, CSI in UTF-8
+  EXPECT_EQ(TerminalSafe("raw\x9b" "2J"), "raw\\x9b2J");                  // 8-bit CSI, not UTF-8
+  EXPECT_EQ(TerminalSafe("cut\xe2\x82"), "cut\\xe2\\x82");                // a sequence cut short
+  EXPECT_EQ(TerminalSafe("over\xc0\xaf"), "over\\xc0\\xaf");              // overlong '/'
+  EXPECT_EQ(TerminalSafe("surr\xed\xa0\x80"), "surr\\xed\\xa0\\x80");     // a UTF-16 surrogate
+  EXPECT_EQ(TerminalSafe("it's 'a\\b'"), "it's 'a\\b'");                  // quotes, backslashes: as they were
+  EXPECT_EQ(TerminalSafeLines("line 1 \x1b[2J\nline 2"), "line 1 \\x1b[2J\nline 2");
+}
+
+// The escapes of a window title and a screen clear, as a file name.
+const std::string kEvil = "\x1b]0;owned\a\x1b[2J";
+
+// Appends kEvil to every path, task name and command line a fixture holds.
+void Poison(const std::string& db) {
+  std::string e = "char(27) || ']0;owned' || char(7) || char(27) || '[2J'";
+  std::string sql;
+  for (const char* col : {"file.path", "file_open.path", "mapping.path", "process.comm", "process.exe",
+                          "process.argv", "thread.comm", "run.command", "block_rq.comm", "page_cache.comm",
+                          "offcpu.waker_comm", "memory_cgroup.path", "block_op.name"}) {
+    std::string c = col;
+    std::string table = c.substr(0, c.find('.')), column = c.substr(c.find('.') + 1);
+    sql += "UPDATE " + table + " SET " + column + " = " + column + " || " + e + ";\n";
+  }
+  ASSERT_EQ(ExecSql(db, sql), "");
+}
+
+// A profile database (schema applied by the real code) holding `fixture`,
+// as `name` in `dir`.
+std::string FixtureDb(const TempDir& dir, const std::string& fixture, const std::string& name = "fixture.db") {
+  std::string p = dir.File(name);
+  auto db = OpenProfileDb(p, DbMode::kCreateOrAppend);
+  EXPECT_TRUE(db.ok()) << db.error().message;
+  if (db.ok()) {
+    Status st = db->Exec(ReadAll(std::string(SYSPGO_TEST_DATA) + "/" + fixture));
+    EXPECT_TRUE(st.ok()) << st.error().message;
+  }
+  return p;
+}
+
+// Every analysis's text, on fixtures whose paths, task names and commands
+// end in terminal escapes: no escape reaches stdout or stderr, each is
+// shown as \x1b text, and the JSON still has the exact bytes.
+TEST(TerminalSafe, AnalysesShowPathsTaskNamesAndCommandsEscaped) {
+  TempDir dir;
+  struct Case {
+    const char* fixture;
+    std::vector<std::string> args;
+  };
+  const Case cases[] = {{"files_fixture.sql", {"files", "--run", "1", "--all"}},
+                        {"diagnose_fixture.sql", {"stalls", "-v"}},
+                        {"diagnose_fixture.sql", {"io", "--all"}},
+                        {"diagnose_fixture.sql", {"offcpu"}},
+                        {"diagnose_fixture.sql", {"block"}},
+                        {"pagecache_fixture.sql", {"pagecache"}},
+                        {"pagecache_fixture.sql", {"access"}}};
+  for (size_t i = 0; i < std::size(cases); ++i) {
+    const Case& c = cases[i];
+    std::string db = FixtureDb(dir, c.fixture, "case" + std::to_string(i) + ".db");
+    Poison(db);
+    std::vector<std::string> argv = {SyspgoBin(), "analyze", db};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    CmdResult r = RunCmd(argv);
+    std::string what = c.fixture + std::string(" ") + c.args[0];
+    ASSERT_EQ(r.status, 0) << what << ": " << r.err;
+    for (char bad : {'\x1b', '\a'}) {
+      EXPECT_EQ(r.out.find(bad), std::string::npos) << what << " printed a raw control byte:\n" << r.out;
+      EXPECT_EQ(r.err.find(bad), std::string::npos) << what << " printed a raw control byte:\n" << r.err;
+    }
+    // The command line heads every report but offcpu's folded stacks.
+    if (c.args[0] != "offcpu") {
+      EXPECT_NE(r.out.find("\\x1b]0;owned\\x07\\x1b[2J"), std::string::npos) << what << r.out;
+    }
+  }
+  std::string db = FixtureDb(dir, "files_fixture.sql", "json.db");
+  Poison(db);
+  CmdResult r = RunCmd({SyspgoBin(), "analyze", db, "files", "--run", "1", "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  WriteBytes(dir.File("files.json"), r.out);
+  EXPECT_EQ(Json(dir.File("files.json"), "d[0]['path']"), "/data/ckpt.bin" + kEvil);
+}
+
+// A plan is outside input too: plan-show and the replayer's warnings.
+TEST(TerminalSafe, PlanPathsHostAndWarningsAreShownEscaped) {
+  TempDir dir;
+  std::string f = dir.File("data" + kEvil);
+  WriteBytes(f, std::string(10000, 'x'));
+  auto fp = ComputeFingerprint(f);
+  ASSERT_TRUE(fp.ok()) << fp.error().message;
+  FileFingerprint changed = *fp;
+  changed.mtime_ns += 1;  // skipped with a warning that names it
+  Plan plan = PlanOf({FileWithExtent(f, changed, 0, 8192, 5)});
+  plan.creation.host = "host" + kEvil;
+  std::string p = dir.File("evil.plan");
+  ASSERT_TRUE(WritePlan(plan, p).ok());
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"plan-show", p, "-v"}, {"prefetch", p}, {"prefetch", p, "--dry-run", "-vv"}}) {
+    std::vector<std::string> argv = {SyspgoBin()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    CmdResult r = RunCmd(argv);
+    EXPECT_EQ(r.status, 0) << args[0] << ": " << r.err;
+    EXPECT_EQ((r.out + r.err).find('\x1b'), std::string::npos) << args[0] << ":\n" << r.out << r.err;
+    EXPECT_NE((r.out + r.err).find("data\\x1b]0;owned\\x07\\x1b[2J"), std::string::npos) << args[0] << r.out << r.err;
+  }
+  CmdResult r = RunCmd({SyspgoBin(), "plan-show", p, "--json"});
+  WriteBytes(dir.File("plan.json"), r.out);
+  EXPECT_EQ(Json(dir.File("plan.json"), "d['files'][0]['path']"), f);
+  EXPECT_EQ(Json(dir.File("plan.json"), "d['host']"), "host" + kEvil);
+}
+
+}  // namespace
+}  // namespace syspgo::test
