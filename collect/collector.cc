@@ -480,7 +480,7 @@ Result<CollectResult> Collect(const CollectRequest& req) {
     }
     if (child && child->Reap(&status)) {
       child_done = true;
-      if (res.exit_reason.empty()) res.exit_reason = status > 128 ? "signaled" : "exited";
+      if (res.exit_reason.empty()) res.exit_reason = child->Signaled() ? "signaled" : "exited";
       break;
     }
     if (!child && !ProcessAlive(root)) {

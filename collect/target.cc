@@ -135,9 +135,12 @@ bool HeldChild::Reap(int* status, bool block) {
   } while (r < 0 && errno == EINTR);
   if (r != pid_) return false;
   reaped_ = true;
+  wait_status_ = st;
   *status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
   return true;
 }
+
+bool HeldChild::Signaled() const { return reaped_ && WIFSIGNALED(wait_status_); }
 
 Status CheckPid(pid_t pid) {
   if (pid <= 0) return MakeError("-p needs a process id greater than 0, got " + std::to_string(pid), EINVAL);

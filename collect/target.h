@@ -33,14 +33,20 @@ class HeldChild {
   pid_t pid() const { return pid_; }
   // Lets the child exec. Returns an error if the exec failed.
   Status Release();
-  // Non-blocking reap: true when the child has exited; *status as a shell reports it.
+  // Non-blocking reap: true when the child has exited; *status as a shell
+  // reports it (128+N for signal N, which a command can also exit with).
   bool Reap(int* status, bool block = false);
+  // After Reap returned true: whether a signal ended the child, from the
+  // raw wait status (WIFSIGNALED), since `exit 200` and SIGSEGV (139) both
+  // look like a signal in the shell's form.
+  bool Signaled() const;
 
  private:
   pid_t pid_ = -1;
   int go_fd_ = -1;    // write end: one byte releases the child
   int err_fd_ = -1;   // read end: the child writes errno here if exec fails
   bool reaped_ = false;
+  int wait_status_ = 0;  // as waitpid(2) gave it, once reaped_
 };
 
 // Checks that `pid` names a live process; the error says what to do.

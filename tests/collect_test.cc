@@ -239,6 +239,27 @@ TEST(Collect, DurationEndsRecordingAndKeepsTheCommandsStatus) {
   EXPECT_LT(recorded, 900000000);
 }
 
+// Issue 22 row 14: `exit 200` was recorded as exit_reason 'signaled' (its
+// status is above 128, as a shell reports a signal). The raw wait status
+// tells them apart; the status itself stays as a shell reports it.
+TEST(Collect, AnExitStatusAbove128IsAnExitAndASignalIsASignal) {
+  TempDir dir;
+  struct Case {
+    const char* script;
+    int status;
+    const char* row;
+  };
+  for (const Case& c : {Case{"exit 200", 200, "complete\texited\t200"}, Case{"exit 129", 129, "complete\texited\t129"},
+                        Case{"kill -TERM $$", 143, "complete\tsignaled\t143"}}) {
+    std::string db = dir.File(std::to_string(c.status) + ".db");
+    auto r = RunCmd({SyspgoBin(), "collect", "-o", db, "--probes", "proc", "--", "sh", "-c", c.script});
+    EXPECT_EQ(r.status, c.status) << c.script << ": " << r.err;
+    Db d = OpenDb(db);
+    EXPECT_EQ(QueryRows(d, "SELECT status, exit_reason, exit_code FROM run"), std::vector<std::string>{c.row})
+        << c.script;
+  }
+}
+
 TEST(Collect, SigtermFinalizesTheRunAndStopsTheCommand) {
   TempDir dir;
   std::string db = dir.File("run.db");
