@@ -188,15 +188,22 @@ std::string RemakeAdvice(const std::string& name) {
 
 }  // namespace
 
+uint64_t ExtentBytesWithin(const PlanExtent& e, uint64_t size) {
+  uint64_t limit = PageDown(size);
+  if (limit != size) limit = limit > UINT64_MAX - kPlanPageSize ? UINT64_MAX : limit + kPlanPageSize;
+  return e.offset >= limit ? 0 : std::min(e.length, limit - e.offset);
+}
+
+// Sums saturate: a plan from outside may claim sizes near 2^64 for many files.
 uint64_t PlanFile::Bytes() const {
   uint64_t n = 0;
-  for (const auto& e : extents) n += e.length;
+  for (const auto& e : extents) n += std::min(ExtentBytesWithin(e, fingerprint.size), UINT64_MAX - n);
   return n;
 }
 
 uint64_t Plan::Bytes() const {
   uint64_t n = 0;
-  for (const auto& f : files) n += f.Bytes();
+  for (const auto& f : files) n += std::min(f.Bytes(), UINT64_MAX - n);
   return n;
 }
 
@@ -224,9 +231,10 @@ std::string ReplayListing(const Plan& plan, const std::vector<bool>& include) {
            {"file", "path", Table::Align::kLeft, false}});
   for (const PlanStep& s : ReplayOrder(plan)) {
     if (!include.empty() && !include[s.file]) continue;
-    const PlanExtent& e = plan.files[s.file].extents[s.extent];
-    t.AddRow({std::to_string(t.size() + 1), std::to_string(e.offset), FormatBytes(e.length),
-              FormatNs(e.first_touch_ns), plan.files[s.file].path});
+    const PlanFile& f = plan.files[s.file];
+    const PlanExtent& e = f.extents[s.extent];
+    t.AddRow({std::to_string(t.size() + 1), std::to_string(e.offset),
+              FormatBytes(ExtentBytesWithin(e, f.fingerprint.size)), FormatNs(e.first_touch_ns), f.path});
   }
   return t.Text();
 }

@@ -27,6 +27,15 @@ struct PlanExtent {
   bool operator==(const PlanExtent&) const = default;
 };
 
+// The bytes of `e` that lie within a file of `size` bytes rounded up to
+// whole pages: what a replay reads of it. A plan from outside may claim any
+// offset and length (one extent of 2^62 bytes over a 6-byte file); every
+// reader of a plan (Bytes(), the replayer, the dry run, --hold, listings)
+// goes by this, so nothing is sized by a claimed length. Plans syspgo
+// writes never reach past their files (PlanBuilder clamps to the size it
+// fingerprints), so for them this is `e.length`.
+uint64_t ExtentBytesWithin(const PlanExtent& e, uint64_t size);
+
 // What identifies the contents of a file cheaply (see sample_checksum in the
 // schema for exactly which bytes the checksum covers).
 struct FileFingerprint {
@@ -46,7 +55,7 @@ struct PlanFile {
   std::string path;                // absolute
   FileFingerprint fingerprint;
   std::vector<PlanExtent> extents; // first-touch order, disjoint
-  uint64_t Bytes() const;
+  uint64_t Bytes() const;          // of the extents within fingerprint.size (ExtentBytesWithin)
   bool operator==(const PlanFile&) const = default;
 };
 

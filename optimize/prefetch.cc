@@ -66,16 +66,98 @@ struct Chunk {
   bool first_of_extent = false;
 };
 
-// The plan's extents in replay order, cut into chunks of at most `max`.
-std::vector<Chunk> Chunks(const Plan& plan, uint64_t max) {
-  std::vector<Chunk> out;
-  for (const PlanStep& s : ReplayOrder(plan)) {
-    const PlanExtent& e = plan.files[s.file].extents[s.extent];
-    for (uint64_t off = 0; off < e.length; off += max)
-      out.push_back({s.file, e.offset + off, std::min(max, e.length - off), off == 0});
+// The plan's extents in replay order, each within its file's recorded size
+// (ExtentBytesWithin), cut into chunks of at most `max` bytes numbered from
+// 0. Only the extents are kept, with the number of the first chunk and of
+// the first byte of each: a chunk is worked out when asked for. A plan is
+// outside input, and one claiming a file of 2^62 bytes with an extent to
+// match would otherwise ask for 2^40 chunk entries up front (std::bad_alloc
+// before any file was opened, let alone found to differ from the plan).
+class ChunkIndex {
+ public:
+  ChunkIndex(const Plan& plan, uint64_t max) : max_(max) {
+    std::vector<bool> listed(plan.files.size());
+    for (const PlanStep& s : ReplayOrder(plan)) {
+      const PlanFile& f = plan.files[s.file];
+      const PlanExtent& e = f.extents[s.extent];
+      uint64_t length = ExtentBytesWithin(e, f.fingerprint.size);
+      if (length == 0) continue;
+      runs_.push_back({s.file, e.offset, length, chunks_, bytes_});
+      chunks_ += (length - 1) / max_ + 1;
+      bytes_ += std::min(length, UINT64_MAX - bytes_);  // saturates: claimed sizes may sum past 2^64
+      if (!listed[s.file]) listed[s.file] = true, file_order_.push_back(s.file);
+    }
   }
-  return out;
-}
+
+  uint64_t size() const { return chunks_; }
+
+  Chunk At(uint64_t i) const {
+    const Run& r = RunOf(i);
+    uint64_t off = (i - r.first_chunk) * max_;
+    return {r.file, r.offset + off, std::min(max_, r.length - off), off == 0};
+  }
+
+  // One past the last chunk whose bytes from chunk i's start fit `budget`;
+  // always more than i, so that a chunk is queued before it is read.
+  uint64_t Ahead(uint64_t i, uint64_t budget) const {
+    uint64_t start = BytesBefore(i), lo = i + 1, hi = chunks_;
+    while (lo < hi) {  // the last j in [lo, hi] with BytesBefore(j) - start <= budget
+      uint64_t mid = lo + (hi - lo + 1) / 2;
+      if (BytesBefore(mid) - start <= budget) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  }
+
+  // The first chunk by which `bytes` of the plan (in replay order) are
+  // covered, or size() when the plan is shorter.
+  uint64_t Covering(uint64_t bytes) const {
+    uint64_t lo = 0, hi = chunks_;
+    while (lo < hi) {
+      uint64_t mid = lo + (hi - lo) / 2;
+      if (BytesBefore(mid) >= bytes) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo;
+  }
+
+  // One past the last chunk of chunk i's extent: where the work goes on
+  // when the file is skipped, so that a skipped claim of 2^62 bytes costs
+  // no more time than memory.
+  uint64_t ExtentEnd(uint64_t i) const {
+    const Run& r = RunOf(i);
+    return r.first_chunk + (r.length - 1) / max_ + 1;
+  }
+
+  // The files with something to read, in the order the chunks reach them.
+  const std::vector<uint32_t>& file_order() const { return file_order_; }
+
+ private:
+  struct Run {  // one extent, in replay order
+    uint32_t file;
+    uint64_t offset, length;
+    uint64_t first_chunk, first_byte;
+  };
+
+  const Run& RunOf(uint64_t chunk) const {
+    auto it = std::upper_bound(runs_.begin(), runs_.end(), chunk,
+                               [](uint64_t c, const Run& r) { return c < r.first_chunk; });
+    return *std::prev(it);
+  }
+
+  // Bytes of the chunks before chunk i (i <= size()): within an extent,
+  // every chunk but the last is `max_` long.
+  uint64_t BytesBefore(uint64_t i) const {
+    if (i >= chunks_) return bytes_;
+    const Run& r = RunOf(i);
+    return r.first_byte + std::min((i - r.first_chunk) * max_, UINT64_MAX - r.first_byte);
+  }
+
+  uint64_t max_;
+  std::vector<Run> runs_;
+  std::vector<uint32_t> file_order_;
+  uint64_t chunks_ = 0, bytes_ = 0;
+};
 
 struct Sizing {
   unsigned threads;
@@ -309,25 +391,9 @@ void Tally(PrefetchStats& s) {
 class Replayer {
  public:
   Replayer(const Plan& plan, const PrefetchOptions& options, Sizing sizing)
-      : plan_(plan), options_(options), sizing_(sizing), chunks_(Chunks(plan, sizing.chunk)),
-        slots_(plan.files.size()), results_(plan.files.size()) {
-    // ahead_[i]: one past the last chunk whose bytes from chunk i's start fit
-    // the budget (always > i, so a chunk is queued before it is read).
-    ahead_.resize(chunks_.size());
-    uint64_t bytes = 0;
-    for (size_t i = 0, j = 0; i < chunks_.size(); ++i) {
-      if (j < i + 1) j = i + 1, bytes = chunks_[i].length;
-      while (j < chunks_.size() && bytes + chunks_[j].length <= sizing.budget) bytes += chunks_[j++].length;
-      ahead_[i] = j;
-      bytes -= chunks_[i].length;
-    }
-    uint64_t lead = 0;
-    while (lead_end_ < chunks_.size() && lead < options.lead_bytes) lead += chunks_[lead_end_++].length;
-    lead_end_ = std::max<size_t>(lead_end_, 1);
-    std::vector<bool> listed(plan.files.size());
-    for (const Chunk& c : chunks_)
-      if (!listed[c.file]) listed[c.file] = true, check_order_.push_back(c.file);
-  }
+      : plan_(plan), options_(options), sizing_(sizing), chunks_(plan, sizing.chunk),
+        slots_(plan.files.size()), results_(plan.files.size()),
+        lead_end_(std::max<uint64_t>(chunks_.Covering(options.lead_bytes), 1)) {}
 
   ~Replayer() {
     for (auto& s : slots_)
@@ -335,7 +401,7 @@ class Replayer {
   }
 
   std::vector<PrefetchFileResult> Run() {
-    if (chunks_.empty()) SignalQueued();
+    if (chunks_.size() == 0) SignalQueued();
     std::vector<std::thread> workers;
     for (unsigned t = 1; t < sizing_.threads; ++t)
       workers.emplace_back([this] {
@@ -371,8 +437,8 @@ class Replayer {
     for (;;) {
       if (options_.cancel && options_.cancel->load(std::memory_order_relaxed)) return;
       size_t i = next_check_.fetch_add(1);
-      if (i >= check_order_.size()) return;
-      Open(check_order_[i]);
+      if (i >= chunks_.file_order().size()) return;
+      Open(chunks_.file_order()[i]);
     }
   }
 
@@ -380,12 +446,22 @@ class Replayer {
     std::unique_ptr<char[]> buf(new char[std::min(sizing_.chunk, kMaxBuffer)]);
     for (;;) {
       if (options_.cancel && options_.cancel->load(std::memory_order_relaxed)) return;
-      size_t i = next_.fetch_add(1);
+      uint64_t i = next_.fetch_add(1);
       if (i >= chunks_.size()) return;
-      QueueUpTo(ahead_[i]);
-      const Chunk& c = chunks_[i];
+      QueueUpTo(chunks_.Ahead(i, sizing_.budget));
+      const Chunk c = chunks_.At(i);
       int fd = Open(c.file);
       if (fd >= 0) Read(fd, c, buf.get());
+      else SkipTo(next_, chunks_.ExtentEnd(i));
+    }
+  }
+
+  // Moves `cursor` on to `end` unless it is there already: the rest of an
+  // extent of a file that is skipped (changed, missing, failed) has
+  // nothing to queue or read.
+  static void SkipTo(std::atomic<uint64_t>& cursor, uint64_t end) {
+    uint64_t now = cursor.load(std::memory_order_relaxed);
+    while (now < end && !cursor.compare_exchange_weak(now, end)) {
     }
   }
 
@@ -395,15 +471,20 @@ class Replayer {
   // in flight instead of one chunk per thread: the plan's extents are
   // mostly small, and one at a time per thread left the disk idle between
   // them.
-  void QueueUpTo(size_t end) {
-    size_t k = queued_.load(std::memory_order_relaxed);
+  void QueueUpTo(uint64_t end) {
+    uint64_t k = queued_.load(std::memory_order_relaxed);
     while (k < end) {
       if (!queued_.compare_exchange_weak(k, k + 1)) continue;
-      const Chunk& c = chunks_[k];
+      const Chunk c = chunks_.At(k);
       int fd = Open(c.file);
-      if (fd >= 0)
+      uint64_t done = k + 1;  // chunks before this one are queued, or this thread's to skip
+      if (fd >= 0) {
         posix_fadvise(fd, static_cast<off_t>(c.offset), static_cast<off_t>(c.length), POSIX_FADV_WILLNEED);
-      if (k + 1 >= lead_end_) SignalQueued();
+      } else {
+        done = chunks_.ExtentEnd(k);
+        SkipTo(queued_, done);
+      }
+      if (done >= lead_end_) SignalQueued();
       k = queued_.load(std::memory_order_relaxed);
     }
   }
@@ -457,16 +538,14 @@ class Replayer {
   const Plan& plan_;
   const PrefetchOptions& options_;
   const Sizing sizing_;
-  const std::vector<Chunk> chunks_;
+  const ChunkIndex chunks_;
   std::vector<Slot> slots_;
   std::vector<PrefetchFileResult> results_;
-  std::vector<size_t> ahead_;
-  std::atomic<size_t> next_{0};
-  std::vector<uint32_t> check_order_;  // files in the order the chunks reach them
-  std::atomic<size_t> next_check_{0};
-  std::atomic<size_t> queued_{0};
+  std::atomic<uint64_t> next_{0};
+  std::atomic<size_t> next_check_{0};  // into chunks_.file_order()
+  std::atomic<uint64_t> queued_{0};
   std::atomic<bool> signalled_{false};
-  size_t lead_end_ = 0;  // chunks before this one are the lead
+  const uint64_t lead_end_;  // chunks before this one are the lead
   std::atomic<uint64_t> extents_read_{0};
   std::mutex warn_mu_;
 };
@@ -601,8 +680,12 @@ Result<HeldPages> HoldPlanPages(const Plan& plan, const PrefetchStats& replayed)
     CheckFile(f, &fd);  // as the replay did; changed since, or gone: nothing of it to hold
     if (fd < 0) continue;
     // Only whole pages of the file can be locked: past its end a mapping
-    // has none.
-    size_t len = (f.fingerprint.size + kPlanPageSize - 1) / kPlanPageSize * kPlanPageSize;
+    // has none. The end is the smaller of the recorded size and the real
+    // one (a file may have shrunk since it was checked), never a length
+    // the plan claims.
+    struct stat st {};
+    uint64_t size = fstat(fd, &st) == 0 ? std::min<uint64_t>(f.fingerprint.size, st.st_size) : 0;
+    size_t len = static_cast<size_t>(size == 0 ? 0 : (size - 1) / kPlanPageSize * kPlanPageSize + kPlanPageSize);
     void* m = len ? mmap(nullptr, len, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
     int e = errno;
     close(fd);
@@ -610,8 +693,8 @@ Result<HeldPages> HoldPlanPages(const Plan& plan, const PrefetchStats& replayed)
     if (m == MAP_FAILED) return MakeError("cannot map " + f.path + " to hold its pages: " + strerror(e), e);
     held.maps_.push_back({m, len});
     for (const PlanExtent& x : f.extents) {
-      if (x.offset >= len) continue;
-      size_t n = static_cast<size_t>(std::min<uint64_t>(x.length, len - x.offset));
+      size_t n = static_cast<size_t>(ExtentBytesWithin(x, size));
+      if (n == 0) continue;
       if (mlock(static_cast<char*>(m) + x.offset, n) == 0) {
         held.bytes += n;
         continue;

@@ -165,5 +165,81 @@ TEST(TerminalSafe, PlanPathsHostAndWarningsAreShownEscaped) {
   EXPECT_EQ(Json(dir.File("plan.json"), "d['host']"), "host" + kEvil);
 }
 
+// ---- Plans ------------------------------------------------------------------
+
+// Row 7 of issue 22: one extent of 2^62 bytes over a 6-byte file asked for
+// a chunk entry per 4 MiB of it (std::bad_alloc), and the command never ran.
+TEST(HostilePlan, AHugeExtentOverAShortFileReadsOnlyTheFile) {
+  TempDir dir;
+  std::string f = dir.File("six");
+  WriteBytes(f, "abcdef");
+  auto fp = ComputeFingerprint(f);
+  ASSERT_TRUE(fp.ok()) << fp.error().message;
+  Plan plan = PlanOf({FileWithExtent(f, *fp, 0, kHuge, 10)});
+  std::string p = dir.File("huge.plan");
+  ASSERT_TRUE(WritePlan(plan, p).ok());
+  auto read = ReadPlan(p);
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  EXPECT_EQ(read->files[0].extents[0].length, kHuge);  // the file says so; readers go by the file's size
+  EXPECT_EQ(read->Bytes(), kPlanPageSize);
+
+  PrefetchOptions o;
+  o.lookups = false;
+  PrefetchStats s = Replay(*read, o);
+  ASSERT_EQ(s.files.size(), 1u);
+  EXPECT_EQ(s.files[0].outcome, FileOutcome::kRead) << s.files[0].reason;
+  EXPECT_EQ(s.bytes_read, 6u);
+  EXPECT_EQ(s.extents_read, 1u);
+  EXPECT_EQ(s.bytes_planned, kPlanPageSize);
+  EXPECT_NE(PrefetchStatsJson(*read, s).find("\"bytes_planned\": 4096"), std::string::npos);
+
+  std::string listing;
+  PrefetchStats dry = DryRun(*read, o, &listing);
+  EXPECT_EQ(dry.bytes_read, 6u);
+  EXPECT_NE(listing.find("4.0 KiB"), std::string::npos) << listing;
+  EXPECT_NE(listing.find("would read 6 bytes"), std::string::npos) << listing;
+
+  auto held = HoldPlanPages(*read, s);
+  ASSERT_TRUE(held.ok()) << held.error().message;
+  EXPECT_EQ(held->bytes, kPlanPageSize);
+  EXPECT_NE(PlanJson(*read).find("\"length\": " + std::to_string(kHuge)), std::string::npos);
+
+  // The command runs, and gets its own exit status, with and without
+  // waiting for the replay.
+  std::string ran = dir.File("ran");
+  for (const char* before : {"--before", "--lead=0"}) {
+    unlink(ran.c_str());
+    CmdResult r = RunCmd({"timeout", "60", SyspgoBin(), "prefetch", p, before, "--", "sh", "-c", "touch " + ran + "; exit 7"});
+    EXPECT_EQ(r.status, 7) << before << ": " << r.err;
+    EXPECT_EQ(access(ran.c_str(), F_OK), 0) << before << ": the command did not run: " << r.err;
+  }
+}
+
+// The same with the size claimed too, over several files: nothing matches
+// the plan, so nothing is read, and no total overflows.
+TEST(HostilePlan, ClaimedSizesOfTwoToThe62AreSkippedWithoutAllocating) {
+  TempDir dir;
+  std::vector<PlanFile> files;
+  for (int i = 0; i < 6; ++i) {
+    std::string f = dir.File("f" + std::to_string(i));
+    WriteBytes(f, "abcdef");
+    auto fp = ComputeFingerprint(f);
+    ASSERT_TRUE(fp.ok());
+    fp->size = kHuge;
+    files.push_back(FileWithExtent(f, *fp, kPlanPageSize, kHuge, 10 + i));
+  }
+  Plan plan = PlanOf(files);
+  EXPECT_EQ(plan.Bytes(), UINT64_MAX);  // saturates instead of wrapping
+  PrefetchOptions o;
+  o.lookups = false;
+  o.budget_bytes = 4 << 20;
+  PrefetchStats s = Replay(plan, o);
+  EXPECT_EQ(s.files_changed, 6u);
+  EXPECT_EQ(s.bytes_read, 0u);
+  for (const auto& r : s.files) EXPECT_NE(r.reason.find("size"), std::string::npos) << r.reason;
+  PrefetchStats dry = DryRun(plan, o, nullptr);
+  EXPECT_EQ(dry.files_changed, 6u);
+}
+
 }  // namespace
 }  // namespace syspgo::test
