@@ -17,6 +17,8 @@
 #include <filesystem>
 #include <tuple>
 
+#include "common/files.h"
+
 namespace syspgo {
 
 uint64_t SampleSet::Total() const {
@@ -70,13 +72,16 @@ void SampleSet::KeepPid(uint32_t pid) {
 
 namespace {
 
-// Runs read(elf) on the ELF file at `path`, opened and closed here.
+// Runs read(elf) on the ELF file at `path`, opened and closed here. The
+// path is a profile's (a mapping's): it may name a FIFO, which must not
+// block the open, or anything else that is no regular file.
 template <typename T, typename F>
 Result<T> WithElf(const std::string& path, F read) {
   static const bool init = elf_version(EV_CURRENT) != EV_NONE;
   if (!init) return MakeError("libelf could not be initialized.");
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return MakeError("cannot open '" + path + "': " + strerror(errno) + ".", errno);
+  auto opened = OpenRegularAsUser(path);
+  if (!opened) return opened.error();
+  int fd = *opened;
   Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
   if (!elf || elf_kind(elf) != ELF_K_ELF) {
     if (elf) elf_end(elf);

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -119,6 +120,51 @@ int OpenAsUser(const std::string& path, int flags, mode_t mode) {
     return -1;
   }
   return open(path.c_str(), flags | O_CLOEXEC, mode);
+}
+
+const char* FileKindName(mode_t mode) {
+  switch (mode & S_IFMT) {
+    case S_IFREG: return "a regular file";
+    case S_IFDIR: return "a directory";
+    case S_IFIFO: return "a FIFO (named pipe)";
+    case S_IFCHR: return "a character device";
+    case S_IFBLK: return "a block device";
+    case S_IFSOCK: return "a socket";
+    case S_IFLNK: return "a symbolic link";
+  }
+  return "a file of unknown type";
+}
+
+std::string DescribeOpenError(const std::string& path, int e, const std::string& name) {
+  struct stat st {};
+  if (e == ENXIO && stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    return name + " is " + FileKindName(st.st_mode) + ", not a regular file, so it was not read";
+  return "cannot open " + name + ": " + strerror(e);
+}
+
+Status RequireRegularFile(int fd, const std::string& name) {
+  struct stat st {};
+  if (fstat(fd, &st) != 0) return MakeError("cannot stat " + name + ": " + strerror(errno), errno);
+  if (!S_ISREG(st.st_mode))
+    return MakeError(name + " is " + FileKindName(st.st_mode) + ", not a regular file, so it was not read", EINVAL);
+  int flags = fcntl(fd, F_GETFL);
+  if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0)
+    return MakeError("cannot clear O_NONBLOCK on " + name + ": " + strerror(errno), errno);
+  return {};
+}
+
+Result<int> OpenRegularAsUser(const std::string& path, const std::string& what) {
+  std::string name = what.empty() ? path : what + " " + path;
+  int fd = OpenAsUser(path, kOpenUntrustedFlags);
+  if (fd < 0) {
+    int e = errno;
+    return MakeError(DescribeOpenError(path, e, name), e);
+  }
+  if (Status st = RequireRegularFile(fd, name); !st.ok()) {
+    close(fd);
+    return st.error();
+  }
+  return fd;
 }
 
 }  // namespace syspgo

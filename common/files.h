@@ -14,6 +14,7 @@
 //   truncated in place, written through, or chowned;
 // - the new file belongs to the user because the user created it.
 #pragma once
+#include <fcntl.h>
 #include <sys/types.h>
 
 #include <cstdio>
@@ -35,5 +36,29 @@ Status WriteFileAtomically(const std::string& path, const std::function<Status(F
 // rights could not be taken on. For inputs (plans, the files a plan names)
 // and for logs appended to.
 int OpenAsUser(const std::string& path, int flags, mode_t mode = 0644);
+
+// Paths from profiles and plans may name anything: a FIFO, whose open(2)
+// waits for a writer forever; a device, a directory, a socket. So a file
+// such a path names is opened with O_NONBLOCK (a FIFO's open returns at
+// once, a tty's does not wait for carrier) and O_NOCTTY, then checked with
+// fstat(2) on the descriptor (no path check that a rename could race) and
+// refused unless it is a regular file; only then is O_NONBLOCK cleared for
+// the reads. The open flags for that (OpenAsUser adds O_CLOEXEC):
+inline constexpr int kOpenUntrustedFlags = O_RDONLY | O_NONBLOCK | O_NOCTTY;
+// What kind of file `mode` names, with its article, for messages: "a FIFO
+// (named pipe)", "a character device", "a directory", "a regular file".
+const char* FileKindName(mode_t mode);
+// Why open(2) of `path` failed with errno `e`, naming the file `name`:
+// "cannot open NAME: <errno text>", or, for a socket (which refuses open(2)
+// itself, with ENXIO), "NAME is a socket, not a regular file, ...".
+std::string DescribeOpenError(const std::string& path, int e, const std::string& name);
+// The check on a descriptor opened with kOpenUntrustedFlags: an error
+// naming the file (as `name`) and its kind unless it is a regular file,
+// which then has O_NONBLOCK cleared. The caller closes `fd` either way.
+Status RequireRegularFile(int fd, const std::string& name);
+// OpenAsUser(path, kOpenUntrustedFlags) and RequireRegularFile: the
+// descriptor of a regular file, or an error naming the path and why.
+// `what` ("plan") goes before the path in the error.
+Result<int> OpenRegularAsUser(const std::string& path, const std::string& what = "");
 
 }  // namespace syspgo

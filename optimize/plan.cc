@@ -302,10 +302,10 @@ Result<FileFingerprint> ComputeFingerprint(int fd, const std::string& path, cons
 }
 
 Result<FileFingerprint> ComputeFingerprint(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return MakeError("cannot open " + path + ": " + Errno(errno), errno);
-  auto fp = ComputeFingerprint(fd, path);
-  close(fd);
+  auto fd = OpenRegularAsUser(path);  // the path comes from a profile: it may name a FIFO
+  if (!fd) return fd.error();
+  auto fp = ComputeFingerprint(*fd, path);
+  close(*fd);
   return fp;
 }
 
@@ -580,8 +580,9 @@ Status ReadUpTo(int fd, size_t limit, const std::string& path, std::string& out)
 }  // namespace
 
 Result<Plan> ReadPlan(const std::string& path) {
-  int fd = OpenAsUser(path, O_RDONLY);  // a plan is outside input: read with the user's rights
-  if (fd < 0) return MakeError("cannot open plan " + path + ": " + Errno(errno), errno);
+  auto opened = OpenRegularAsUser(path, "plan");  // outside input: the user's rights, and no FIFO may block
+  if (!opened) return opened.error();
+  int fd = *opened;
   // The header first: a file that is not a plan is refused after 32 bytes,
   // however large it is; a plan is read up to one byte past its length.
   std::string bytes;

@@ -203,9 +203,11 @@ class IdleIo {
 // Under sudo every file is opened, and every path looked up, with the
 // invoking user's rights (common/identity.h): a plan is outside input and
 // could list /etc/shadow, and reading it would at least reveal through the
-// page cache that it was touched. Fails closed (EPERM) if the rights could
-// not be taken on.
-int OpenForReading(const std::string& path) { return OpenAsUser(path, O_RDONLY); }
+// page cache that it was touched. It may also name a FIFO, which a plain
+// open would wait on forever: kOpenUntrustedFlags, and CheckFile refuses
+// anything but a regular file. Fails closed (EPERM) if the rights could not
+// be taken on.
+int OpenForReading(const std::string& path) { return OpenAsUser(path, kOpenUntrustedFlags); }
 
 // The paths execvp(3) tries for `command` with `path` as PATH: the command
 // itself when it names a path (holds a '/'), else each directory of PATH
@@ -346,16 +348,24 @@ void SplitLookups(const Plan& plan, const PrefetchOptions& options, bool with_co
 }
 
 // Opening a file and checking its fingerprint, for Replay and DryRun alike.
-// On success *fd is open (the caller closes it).
+// On success *fd is open (the caller closes it). Anything but a regular
+// file is refused before a byte of it is read: a plan is outside input.
 PrefetchFileResult CheckFile(const PlanFile& f, int* fd) {
   PrefetchFileResult r;
   *fd = OpenForReading(f.path);
   if (*fd < 0) {
     int e = errno;
     r.outcome = e == ENOENT || e == ENOTDIR ? FileOutcome::kMissing : FileOutcome::kFailed;
-    r.reason = r.outcome == FileOutcome::kMissing ? "it does not exist" : "cannot open it: " + std::string(strerror(e));
+    r.reason = r.outcome == FileOutcome::kMissing ? "it does not exist" : DescribeOpenError(f.path, e, "it");
     if (auto user = InvokingUserOrNull(); e == EACCES && user.ok() && *user)
       r.reason += " (opened as uid " + std::to_string((*user)->uid) + ", the user who ran sudo)";
+    return r;
+  }
+  if (Status regular = RequireRegularFile(*fd, "it"); !regular.ok()) {  // else clears O_NONBLOCK
+    close(*fd);
+    *fd = -1;
+    r.outcome = FileOutcome::kFailed;
+    r.reason = regular.error().message;
     return r;
   }
   auto now = ComputeFingerprint(*fd, f.path, &f.fingerprint);

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "analyze/sample_set.h"
 #include "common/profile_db.h"
 #include "common/util.h"
 #include "optimize/plan.h"
@@ -239,6 +240,73 @@ TEST(HostilePlan, ClaimedSizesOfTwoToThe62AreSkippedWithoutAllocating) {
   for (const auto& r : s.files) EXPECT_NE(r.reason.find("size"), std::string::npos) << r.reason;
   PrefetchStats dry = DryRun(plan, o, nullptr);
   EXPECT_EQ(dry.files_changed, 6u);
+}
+
+// Row 8: a plan listing a FIFO made open(2) wait forever. A FIFO, a
+// device, a directory and a socket are each refused, by kind, before
+// anything reads them, while the regular file beside them is read.
+TEST(HostilePlan, FifoDeviceDirectoryAndSocketAreRefusedWithoutBlocking) {
+  TempDir dir;
+  std::string fifo = dir.File("fifo"), sub = dir.File("dir"), sock = dir.File("sock"), ok = dir.File("ok");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0) << strerror(errno);
+  ASSERT_EQ(mkdir(sub.c_str(), 0755), 0);
+  int sfd = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  ASSERT_LT(sock.size(), sizeof addr.sun_path);
+  strcpy(addr.sun_path, sock.c_str());
+  ASSERT_EQ(bind(sfd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0) << strerror(errno);
+  WriteBytes(ok, std::string(5000, 'o'));
+  auto okfp = ComputeFingerprint(ok);
+  ASSERT_TRUE(okfp.ok());
+  FileFingerprint made_up{8192, 1, 2, 3, 4, 5};
+  Plan plan = PlanOf({FileWithExtent(fifo, made_up, 0, 8192, 1), FileWithExtent("/dev/null", made_up, 0, 8192, 2),
+                      FileWithExtent(sub, made_up, 0, 8192, 3), FileWithExtent(sock, made_up, 0, 8192, 4),
+                      FileWithExtent(ok, *okfp, 0, 8192, 5)});
+  const char* kinds[] = {"FIFO (named pipe)", "character device", "directory", "socket"};
+  std::string p = dir.File("kinds.plan");
+  ASSERT_TRUE(WritePlan(plan, p).ok());
+
+  // The command first, under a timeout: a blocked open would hang here.
+  CmdResult r = RunCmd({"timeout", "60", SyspgoBin(), "prefetch", p, "--json", dir.File("out.json")});
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (int i = 0; i < 4; ++i) {
+    std::string row = "d['files'][" + std::to_string(i) + "]";
+    EXPECT_EQ(Json(dir.File("out.json"), row + "['outcome']"), "failed") << kinds[i];
+    EXPECT_NE(Json(dir.File("out.json"), row + "['reason']").find(kinds[i]), std::string::npos) << kinds[i];
+    EXPECT_NE(r.err.find(kinds[i]), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(Json(dir.File("out.json"), "d['files'][4]['outcome']"), "read");
+  EXPECT_EQ(Json(dir.File("out.json"), "d['bytes_read']"), "5000");
+
+  PrefetchOptions o;
+  o.lookups = false;
+  for (bool dry : {false, true}) {
+    PrefetchStats s = dry ? DryRun(plan, o, nullptr) : Replay(plan, o);
+    for (int i = 0; i < 4; ++i) {
+      EXPECT_EQ(s.files[i].outcome, FileOutcome::kFailed) << kinds[i];
+      EXPECT_NE(s.files[i].reason.find(kinds[i]), std::string::npos) << s.files[i].reason;
+    }
+    EXPECT_EQ(s.files[4].outcome, FileOutcome::kRead) << s.files[4].reason;
+    EXPECT_EQ(s.bytes_read, 5000u);
+  }
+
+  // The plan itself, and a profile's paths (of files touched, of binaries
+  // mapped), may be a FIFO as well.
+  r = RunCmd({"timeout", "60", SyspgoBin(), "plan-show", fifo});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("plan " + fifo + " is a FIFO (named pipe), not a regular file"), std::string::npos) << r.err;
+  PlanBuilder b;
+  DevIno id = StatFile(fifo);
+  b.Add({fifo, id.dev, id.ino, 0, 4096, 1});
+  auto built = b.Build();
+  ASSERT_EQ(built.warnings.size(), 1u);
+  EXPECT_NE(built.warnings[0].find("FIFO"), std::string::npos) << built.warnings[0];
+  auto id_of_fifo = ReadBuildId(fifo);
+  ASSERT_FALSE(id_of_fifo.ok());
+  EXPECT_NE(id_of_fifo.error().message.find(fifo + " is a FIFO (named pipe)"), std::string::npos)
+      << id_of_fifo.error().message;
+  close(sfd);
 }
 
 }  // namespace
