@@ -9,6 +9,9 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <utility>
+#include <vector>
 
 namespace syspgo {
 namespace {
@@ -116,6 +119,133 @@ Status CheckNotTruncated(const std::string& path, uint64_t size) {
   return {};
 }
 
+// ---- What a profile database may hold --------------------------------------
+// SQL stored in a database runs when it is read: a view named file_io over
+// an endless recursive query kept `syspgo analyze DB files` running, its
+// memory growing, until it was killed. So an existing database may hold
+// only the objects schemas/profile.sql creates, each as it creates them
+// (compared without comments and spacing, so that the schema's comments
+// may change), or fewer of them (a database from before a table existed),
+// and of SQLite's own only what ANALYZE adds. Anything else (a trigger, a
+// view or virtual table in a table's place, a table, index or view the
+// schema does not have) is refused before any query reads the data.
+
+struct SchemaObject {
+  std::string type, table, sql;  // sqlite_master's type, tbl_name, sql (normalized)
+};
+
+// `sql` with its comments left out and every run of white space made one
+// space, outside quoted strings and names.
+std::string NormalizedSql(std::string_view sql) {
+  std::string out;
+  for (size_t i = 0; i < sql.size();) {
+    char c = sql[i];
+    if (c == '\'' || c == '"' || c == '`' || c == '[') {  // a literal or quoted name, kept whole
+      char close = c == '[' ? ']' : c;
+      size_t end = i + 1;
+      for (;; ++end) {
+        if (end >= sql.size()) break;
+        if (sql[end] == close) {
+          if (close != ']' && end + 1 < sql.size() && sql[end + 1] == close) {  // a doubled quote
+            ++end;
+            continue;
+          }
+          break;
+        }
+      }
+      end = std::min(end + 1, sql.size());
+      out.append(sql.substr(i, end - i));
+      i = end;
+    } else if (c == '-' && i + 1 < sql.size() && sql[i + 1] == '-') {
+      size_t nl = sql.find('\n', i);
+      i = nl == std::string_view::npos ? sql.size() : nl;
+      if (!out.empty() && out.back() != ' ') out += ' ';
+    } else if (c == '/' && i + 1 < sql.size() && sql[i + 1] == '*') {
+      size_t end = sql.find("*/", i + 2);
+      i = end == std::string_view::npos ? sql.size() : end + 2;
+      if (!out.empty() && out.back() != ' ') out += ' ';
+    } else if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
+      if (!out.empty() && out.back() != ' ') out += ' ';
+      ++i;
+    } else {
+      out += c;
+      ++i;
+    }
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+constexpr char kSchemaObjectsSql[] =
+    "SELECT type, name, tbl_name, COALESCE(sql, '') FROM sqlite_master ORDER BY type, name";
+
+// Every object, by name (a list: triggers have names of their own, which
+// may repeat a table's).
+Result<std::vector<std::pair<std::string, SchemaObject>>> ReadSchemaObjects(Db& db) {
+  auto st = db.Prepare(kSchemaObjectsSql);
+  if (!st) return st.error();
+  std::vector<std::pair<std::string, SchemaObject>> out;
+  Status err;
+  while (st->Step(&err)) out.push_back({st->Text(1), {st->Text(0), st->Text(2), NormalizedSql(st->Text(3))}});
+  if (!err.ok()) return err.error();
+  return out;
+}
+
+// The objects schemas/profile.sql creates, as SQLite records them: read
+// from an in-memory database made from the schema text, once.
+const std::map<std::string, SchemaObject>& DocumentedObjects() {
+  static const std::map<std::string, SchemaObject> objects = [] {
+    std::map<std::string, SchemaObject> out;
+    auto db = Db::Open(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    if (db && db->Exec(kProfileSchemaSql).ok()) {
+      auto read = ReadSchemaObjects(*db);
+      if (read) out.insert(read->begin(), read->end());
+    }
+    // What ANALYZE adds (the planner's statistics): a user may have run it.
+    out["sqlite_stat1"] = {"table", "sqlite_stat1", "CREATE TABLE sqlite_stat1(tbl,idx,stat)"};
+    out["sqlite_stat4"] = {"table", "sqlite_stat4", "CREATE TABLE sqlite_stat4(tbl,idx,neq,nlt,ndlt,sample)"};
+    return out;
+  }();
+  return objects;
+}
+
+// Why the object `name` (as the file has it) is not one syspgo's schema
+// has, or "" if it is.
+std::string UndocumentedObject(const std::string& name, const SchemaObject& got) {
+  const auto& documented = DocumentedObjects();
+  auto it = documented.find(name);
+  std::string what = got.type + " '" + name + "'";
+  if (got.type == "trigger") return "it holds a trigger, '" + name + "' on '" + got.table + "', and syspgo's schema has none";
+  if (got.type == "table" && got.sql.rfind("CREATE VIRTUAL TABLE", 0) == 0)
+    return "'" + name + "' is a virtual table, which syspgo's schema never uses";
+  if (it == documented.end())
+    return std::string("it holds ") + (got.type == "index" ? "an " : "a ") + what + " that syspgo's schema does not have";
+  if (it->second.type != got.type)
+    return "'" + name + "' is a " + got.type + " where syspgo's schema has a " + it->second.type;
+  if (it->second.table != got.table || it->second.sql != got.sql)
+    return "its " + what + " is not defined as syspgo's schema defines it";
+  return "";
+}
+
+Status CheckSchemaObjects(Db& db) {
+  auto objects = ReadSchemaObjects(db);
+  if (!objects) return objects.error();
+  for (const auto& [name, got] : *objects) {
+    std::string why = UndocumentedObject(name, got);
+    if (why.empty()) continue;
+    std::string kind = got.type == "table" && got.sql.rfind("CREATE VIRTUAL TABLE", 0) == 0 ? "TABLE" : got.type;
+    for (char& c : kind) c = static_cast<char>(toupper(static_cast<unsigned char>(c)));
+    return MakeError("'" + db.path() + "' is not a database syspgo wrote: " + why +
+                         ". syspgo reads profile databases as root, and SQL stored in one runs as it is read (a "
+                         "view in a table's place can keep every analysis busy until it is killed), so it was left "
+                         "untouched. Analyze a database recorded with 'syspgo collect'; if you added the " + got.type +
+                         " yourself, drop it first: sqlite3 '" + db.path() + "' 'DROP " + kind + " \"" + name +
+                         "\"'.",
+                     EINVAL);
+  }
+  return {};
+}
+
 // True for an SQLite database with nothing in it: no application_id, no
 // table. Queries that fail (not SQLite) say false; the caller reports why.
 bool IsEmptyDatabase(Db& db) {
@@ -192,6 +322,8 @@ Result<Db> OpenProfileDb(const std::string& path, DbMode mode) {
                        EINVAL);
     if (*ver < 1)
       return MakeError("'" + path + "' has no schema version; it is damaged. Record a new profile.", EINVAL);
+    // Before anything reads (or a migration writes) the data.
+    SYSPGO_TRY(CheckSchemaObjects(*db));
     if (*ver < kProfileSchemaVersion) {
       if (mode == DbMode::kReadOnly) {
         // Migrate through a writable handle, then reopen read-only.

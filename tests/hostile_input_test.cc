@@ -309,5 +309,85 @@ TEST(HostilePlan, FifoDeviceDirectoryAndSocketAreRefusedWithoutBlocking) {
   close(sfd);
 }
 
+// ---- Profile databases --------------------------------------------------------
+
+std::string Sqlite3(const std::string& db, const std::string& sql) {
+  CmdResult r = RunCmd({"sqlite3", db, sql});
+  EXPECT_EQ(r.status, 0) << sql << ": " << r.err;
+  return r.err;
+}
+
+// Row 12: `file_io` replaced by a view over an endless recursive query kept
+// `syspgo analyze DB files` running, memory growing, until it was killed.
+TEST(HostileDb, AViewInPlaceOfATableIsRefusedBeforeAnyQueryRuns) {
+  TempDir dir;
+  std::string db = FixtureDb(dir, "files_fixture.sql");
+  Sqlite3(db, "DROP TABLE file_io; CREATE VIEW file_io AS WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 "
+              "FROM r) SELECT 1 AS run_id, n AS ts, 1 AS dur, 100 AS pid, 100 AS tid, 0 AS nr, 3 AS fd, 2049 AS "
+              "dev, n AS ino, 32768 AS kind, 0 AS pos, 1 AS req, 1 AS ret FROM r;");
+  std::string before = ReadAll(db);
+  CmdResult r = RunCmd({"timeout", "60", SyspgoBin(), "analyze", db, "files", "--run", "1"});
+  EXPECT_EQ(r.status, 1) << "(124: it ran until the timeout) " << r.err;
+  EXPECT_NE(r.err.find("'" + db + "' is not a database syspgo wrote: 'file_io' is a view where syspgo's schema has "
+                       "a table"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("DROP VIEW \"file_io\""), std::string::npos) << r.err;
+  EXPECT_EQ(ReadAll(db), before);
+  // Nor does collect append to it.
+  auto w = OpenProfileDb(db, DbMode::kCreateOrAppend);
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.error().message.find("'file_io' is a view"), std::string::npos) << w.error().message;
+}
+
+TEST(HostileDb, TriggersVirtualTablesAndObjectsTheSchemaLacksAreRefused) {
+  struct Case {
+    const char* sql;
+    const char* says;
+  };
+  const Case cases[] = {
+      {"CREATE TRIGGER t AFTER INSERT ON run BEGIN DELETE FROM file; END;", "it holds a trigger, 't' on 'run'"},
+      {"CREATE VIRTUAL TABLE v USING fts5(x);", "'v' is a virtual table"},
+      {"CREATE VIEW extra AS SELECT 1;", "it holds a view 'extra' that syspgo's schema does not have"},
+      {"CREATE TABLE extra (x INTEGER);", "it holds a table 'extra' that syspgo's schema does not have"},
+      {"CREATE INDEX extra_i ON file (path);", "it holds an index 'extra_i' that syspgo's schema does not have"},
+      {"DROP VIEW page_cache_refault; CREATE VIEW page_cache_refault AS SELECT 1 AS run_id;",
+       "its view 'page_cache_refault' is not defined as syspgo's schema defines it"},
+      {"DROP TABLE file_io; CREATE TABLE file_io (run_id INTEGER, ts INTEGER, dur AS (ts * 2));",
+       "its table 'file_io' is not defined as syspgo's schema defines it"},
+  };
+  for (const Case& c : cases) {
+    TempDir dir;
+    std::string db = FixtureDb(dir, "files_fixture.sql");
+    Sqlite3(db, c.sql);
+    for (DbMode m : {DbMode::kReadOnly, DbMode::kCreateOrAppend}) {
+      auto opened = OpenProfileDb(db, m);
+      ASSERT_FALSE(opened.ok()) << c.sql;
+      EXPECT_NE(opened.error().message.find("'" + db + "' is not a database syspgo wrote: " + c.says),
+                std::string::npos)
+          << opened.error().message;
+    }
+  }
+}
+
+// What real databases hold stays readable: the documented view written
+// with other spacing and no comments, ANALYZE's statistics, a database from
+// before a table existed.
+TEST(HostileDb, WhatSyspgoAndItsUsersWriteIsAccepted) {
+  TempDir dir;
+  std::string db = FixtureDb(dir, "files_fixture.sql");
+  Db d = OpenDb(db);
+  auto sql = QueryRows(d, "SELECT sql FROM sqlite_master WHERE name = 'page_cache_refault'");
+  ASSERT_EQ(sql.size(), 1u);
+  std::string one_line;
+  for (const std::string& line : Split(sql[0], '\n')) one_line += Trim(line.substr(0, line.find("--"))) + "  ";
+  Sqlite3(db, "DROP VIEW page_cache_refault; " + one_line + "; ANALYZE; DROP TABLE block_latency_hist;");
+  auto opened = OpenProfileDb(db, DbMode::kReadOnly);
+  ASSERT_TRUE(opened.ok()) << opened.error().message;
+  CmdResult r = RunCmd({SyspgoBin(), "analyze", db, "files", "--run", "1"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("/data/ckpt.bin"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace syspgo::test
