@@ -7,11 +7,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <fstream>
 #include <map>
 #include <utility>
 #include <vector>
+
+#include "common/files.h"
 
 namespace syspgo {
 namespace {
@@ -95,7 +98,7 @@ Status Migrate(Db& db, int from) {
 Status CheckNotTruncated(const std::string& path, uint64_t size) {
   static const unsigned char kMagic[16] = {'S', 'Q', 'L', 'i', 't', 'e', ' ', 'f', 'o', 'r', 'm', 'a', 't', ' ', '3', 0};
   unsigned char h[100];
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) return {};  // the open below reports why
   ssize_t n = pread(fd, h, sizeof h, 0);
   close(fd);
@@ -272,13 +275,29 @@ bool CollectorGone(int64_t pid, const std::string& boot_id) {
 
 Result<Db> OpenProfileDb(const std::string& path, DbMode mode) {
   struct stat sb {};
-  bool exists = stat(path.c_str(), &sb) == 0;
+  bool exists = lstat(path.c_str(), &sb) == 0;
+  if (exists && S_ISLNK(sb.st_mode)) {
+    // SQLite would refuse it too (Db::Open adds SQLITE_OPEN_NOFOLLOW); this
+    // says where it points. A dangling link is the dangerous one: under
+    // sudo, collect would have created its target as root.
+    std::string target(PATH_MAX, '\0');
+    ssize_t n = readlink(path.c_str(), target.data(), target.size());
+    target.resize(n > 0 ? static_cast<size_t>(n) : 0);
+    return MakeError("'" + path + "' is a symbolic link (to '" + target + "'), and syspgo opens profile databases "
+                         "only by their own path: under sudo a link planted there would make it create or write "
+                         "the file the link names, as root. Give the database's own path.",
+                     ELOOP);
+  }
   if (!exists && mode != DbMode::kCreateOrAppend)
     return MakeError("profile database '" + path + "' does not exist. Record one with: syspgo collect -o " +
                          path + " -- COMMAND",
                      ENOENT);
   if (exists && S_ISDIR(sb.st_mode))
     return MakeError("'" + path + "' is a directory, not a profile database. Give a file path.", EISDIR);
+  if (exists && !S_ISREG(sb.st_mode))
+    return MakeError("'" + path + "' is " + FileKindName(sb.st_mode) + ", not a profile database. Give the path of "
+                         "a database file.",
+                     EINVAL);
   bool fresh = !exists || sb.st_size == 0;
   if (!fresh) SYSPGO_TRY(CheckNotTruncated(path, static_cast<uint64_t>(sb.st_size)));
 
@@ -289,7 +308,7 @@ Result<Db> OpenProfileDb(const std::string& path, DbMode mode) {
   if (mode == DbMode::kCreateOrAppend) flags |= SQLITE_OPEN_CREATE;
   auto db = Db::Open(path, flags);
   if (!db) {
-    if (mode == DbMode::kCreateOrAppend && !exists)
+    if (mode == DbMode::kCreateOrAppend && !exists && db.error().code != SQLITE_CANTOPEN_SYMLINK)
       return MakeError("cannot create profile database '" + path + "': " + sqlite3_errstr(db.error().code) +
                            ". Check that the directory exists and is writable, or pass another -o path.",
                        db.error().code);

@@ -1,10 +1,19 @@
 //===- sqlite.h - a thin RAII layer over SQLite ---------------------------===//
 // Db owns a connection, Stmt a prepared statement. Errors come back as
 // Status values that name the database file and the failing statement.
+//
+// A profile database can come from someone else, and syspgo reads it as
+// root: every connection is opened as SQLite's security guide advises for
+// untrusted files (defensive mode, no trust in functions the schema calls,
+// no triggers, no symbolic links in the path), and the work one statement
+// may do and the memory SQLite may take are bounded (kMaxStatementSteps,
+// kSqliteHeapLimit), so that SQL planted in a file ends with an error
+// instead of running until someone kills it.
 #pragma once
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -12,11 +21,39 @@
 
 namespace syspgo {
 
+// Virtual-machine steps one statement may take (counted across all its
+// sqlite3_step calls until it is reset). SQLite runs about 55 M steps a
+// second here, so this is about six minutes of one core. The largest runs
+// analysed here (bench/RESULTS.md "analyses on large runs": 3.8 M events,
+// a 266 MiB database) take under 6 s for a whole report, every query
+// included, and runs of tens of millions of rows up to a minute: no
+// statement of a real analysis comes within a tenth of the bound, while a
+// view over an endless recursive query reaches it and stops.
+inline constexpr int64_t kMaxStatementSteps = 20'000'000'000;
+// SQLite's heap, for the whole process (sqlite3_hard_heap_limit64). Its
+// memory in these analyses is page caches of 2 MiB a connection and sorts
+// that spill to temporary files past that; the largest analysis measured
+// peaks at 172 MiB for the whole process. An allocation past the bound
+// fails, and the statement with it (SQLITE_NOMEM), instead of the machine
+// running out of memory.
+inline constexpr int64_t kSqliteHeapLimit = 1LL << 30;
+// The longest string or blob (SQLITE_LIMIT_LENGTH; SQLite's default is
+// 1e9). The longest a profile holds is a kallsyms text (5 MiB here).
+inline constexpr int kSqliteMaxLength = 256 << 20;
+
+// The step count of the statement a connection is running, for the
+// progress handler Db::Open installs. Internal to Db and Stmt.
+struct StepBudget {
+  int64_t limit = kMaxStatementSteps;
+  int64_t* running = nullptr;  // steps so far of the statement being stepped, or null
+  bool exceeded = false;       // the last statement was stopped for passing `limit`
+};
+
 class Stmt {
  public:
   Stmt() = default;
-  Stmt(sqlite3* db, sqlite3_stmt* s) : db_(db), s_(s) {}
-  Stmt(Stmt&& o) noexcept : db_(o.db_), s_(o.s_) { o.s_ = nullptr; }
+  Stmt(sqlite3* db, sqlite3_stmt* s, StepBudget* budget = nullptr) : db_(db), s_(s), budget_(budget) {}
+  Stmt(Stmt&& o) noexcept : db_(o.db_), s_(o.s_), budget_(o.budget_), steps_(o.steps_) { o.s_ = nullptr; }
   Stmt& operator=(Stmt&& o) noexcept;
   ~Stmt();
   Stmt(const Stmt&) = delete;
@@ -42,22 +79,31 @@ class Stmt {
   sqlite3_stmt* raw() { return s_; }
 
  private:
+  int StepCounted();  // sqlite3_step, its steps counted against budget_
+
   sqlite3* db_ = nullptr;
   sqlite3_stmt* s_ = nullptr;
+  StepBudget* budget_ = nullptr;  // the connection's, owned by its Db
+  int64_t steps_ = 0;             // steps of the current execution
 };
 
 class Db {
  public:
   Db() = default;
-  Db(Db&& o) noexcept : db_(o.db_), path_(std::move(o.path_)) { o.db_ = nullptr; }
+  Db(Db&& o) noexcept : db_(o.db_), path_(std::move(o.path_)), budget_(std::move(o.budget_)) { o.db_ = nullptr; }
   Db& operator=(Db&& o) noexcept;
   ~Db();
   Db(const Db&) = delete;
   Db& operator=(const Db&) = delete;
 
-  // Opens (flags as sqlite3_open_v2) with a busy timeout, so two writers wait
-  // for each other instead of failing.
+  // Opens (flags as sqlite3_open_v2, with SQLITE_OPEN_NOFOLLOW added: a
+  // symbolic link anywhere in `path` is refused) with a busy timeout, so
+  // two writers wait for each other instead of failing, and with the
+  // bounds above.
   static Result<Db> Open(const std::string& path, int flags);
+  // Lowers (or raises) kMaxStatementSteps for this connection: tests of the
+  // bound use it, so that they need not run for minutes.
+  void SetStepLimit(int64_t steps) { budget_->limit = steps; }
 
   Status Exec(std::string_view sql);
   Result<Stmt> Prepare(std::string_view sql);
@@ -71,6 +117,7 @@ class Db {
  private:
   sqlite3* db_ = nullptr;
   std::string path_;
+  std::unique_ptr<StepBudget> budget_ = std::make_unique<StepBudget>();  // the progress handler's; moves keep its address
 };
 
 }  // namespace syspgo

@@ -389,5 +389,114 @@ TEST(HostileDb, WhatSyspgoAndItsUsersWriteIsAccepted) {
   EXPECT_NE(r.out.find("/data/ckpt.bin"), std::string::npos) << r.out;
 }
 
+constexpr char kEndless[] = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT COUNT(*) FROM r";
+constexpr char kHundredThousand[] =
+    "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 100000) SELECT COUNT(*) FROM r";
+
+// Whatever gets past the schema check (or a query of syspgo's own on a
+// planted file) is bounded: a statement stops after its budget of steps
+// with an error naming the file, whether stepped or run through Exec.
+TEST(HostileDb, AStatementPastItsStepBudgetStopsWithAnErrorNamingTheFile) {
+  TempDir dir;
+  std::string path = FixtureDb(dir, "files_fixture.sql");
+  auto db = Db::Open(path, SQLITE_OPEN_READONLY);
+  ASSERT_TRUE(db.ok()) << db.error().message;
+  db->SetStepLimit(20'000'000);
+  auto st = db->Prepare(kEndless);
+  ASSERT_TRUE(st.ok());
+  Status err;
+  EXPECT_FALSE(st->Step(&err));
+  ASSERT_FALSE(err.ok());
+  EXPECT_NE(err.error().message.find("database '" + path + "'"), std::string::npos) << err.error().message;
+  EXPECT_NE(err.error().message.find("stopped after 20000000 steps of work"), std::string::npos) << err.error().message;
+  Status ex = db->Exec(kEndless);
+  ASSERT_FALSE(ex.ok());
+  EXPECT_NE(ex.error().message.find("stopped after 20000000 steps of work"), std::string::npos) << ex.error().message;
+
+  // The budget is per execution: a statement of a few million steps runs
+  // again and again, well past the budget in all.
+  auto small = db->Prepare(kHundredThousand);
+  ASSERT_TRUE(small.ok());
+  for (int i = 0; i < 30; ++i) {
+    Status e;
+    ASSERT_TRUE(small->Step(&e)) << i << ": " << e.error().message;
+    EXPECT_EQ(small->Int(0), 100000);
+    small->Reset();
+  }
+  // And the default budget is far above that (about 90 M steps here).
+  auto fresh = Db::Open(path, SQLITE_OPEN_READONLY);
+  ASSERT_TRUE(fresh.ok());
+  auto five_million = fresh->QueryInt(
+      "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 5000000) SELECT COUNT(*) FROM r");
+  ASSERT_TRUE(five_million.ok()) << five_million.error().message;
+  EXPECT_EQ(*five_million, 5000000);
+}
+
+// SQLite's memory and the longest value it will make are bounded too.
+TEST(HostileDb, MemoryAndValueLengthAreBounded) {
+  TempDir dir;
+  std::string path = FixtureDb(dir, "files_fixture.sql");
+  auto db = Db::Open(path, SQLITE_OPEN_READONLY);
+  ASSERT_TRUE(db.ok());
+  EXPECT_EQ(sqlite3_hard_heap_limit64(-1), kSqliteHeapLimit);
+  auto st = db->Prepare("SELECT length(zeroblob(300 * 1048576))");
+  ASSERT_TRUE(st.ok());
+  Status err;
+  EXPECT_FALSE(st->Step(&err));
+  ASSERT_FALSE(err.ok());
+  EXPECT_NE(err.error().message.find("a value past 256 MiB"), std::string::npos) << err.error().message;
+
+  sqlite3_int64 was = sqlite3_hard_heap_limit64(16 << 20);
+  auto big = db->Prepare(
+      "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 20000) "
+      "SELECT length(group_concat(hex(randomblob(1000)))) FROM r");
+  ASSERT_TRUE(big.ok());
+  Status nomem;
+  EXPECT_FALSE(big->Step(&nomem));
+  sqlite3_hard_heap_limit64(was);
+  ASSERT_FALSE(nomem.ok());
+  EXPECT_NE(nomem.error().message.find("SQLite may use at most 16 MiB in this process"), std::string::npos)
+      << nomem.error().message;
+}
+
+// Row 5: a dangling symlink planted at `-o X` made SQLite, as root, create
+// the file it names. Every path with a link in it is refused, and nothing
+// is created.
+TEST(HostileDb, ASymlinkedDatabasePathIsRefusedAndItsTargetIsNotCreated) {
+  TempDir dir;
+  std::string target = dir.File("elsewhere.db"), link = dir.File("run.db");
+  ASSERT_EQ(symlink(target.c_str(), link.c_str()), 0);
+  CmdResult r = RunCmd({SyspgoBin(), "collect", "-o", link, "--", "true"});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("'" + link + "' is a symbolic link (to '" + target + "')"), std::string::npos) << r.err;
+  EXPECT_NE(access(target.c_str(), F_OK), 0) << "the link's target was created";
+  auto opened = OpenProfileDb(link, DbMode::kCreateOrAppend);
+  EXPECT_FALSE(opened.ok());
+  EXPECT_NE(access(target.c_str(), F_OK), 0) << "the link's target was created";
+
+  // A directory on the way that is a link.
+  std::string real = dir.File("real"), via = dir.File("via");
+  ASSERT_EQ(mkdir(real.c_str(), 0755), 0);
+  ASSERT_EQ(symlink(real.c_str(), via.c_str()), 0);
+  r = RunCmd({SyspgoBin(), "collect", "-o", via + "/run.db", "--", "true"});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("goes through a symbolic link"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Give the path without links: " + real + "/run.db"), std::string::npos) << r.err;
+  EXPECT_NE(access((real + "/run.db").c_str(), F_OK), 0) << "created through the link";
+
+  // Reading through a link to a real database is refused as well.
+  std::string db = FixtureDb(dir, "files_fixture.sql", "real.db"), to_db = dir.File("to.db");
+  ASSERT_EQ(symlink(db.c_str(), to_db.c_str()), 0);
+  r = RunCmd({SyspgoBin(), "analyze", to_db, "files"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("is a symbolic link"), std::string::npos) << r.err;
+  // And a FIFO given as the database does not block.
+  std::string fifo = dir.File("fifo.db");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0);
+  r = RunCmd({"timeout", "60", SyspgoBin(), "analyze", fifo, "files"});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("'" + fifo + "' is a FIFO (named pipe), not a profile database"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace syspgo::test
