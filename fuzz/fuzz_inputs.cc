@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "analyze/files.h"
+#include "analyze/io.h"
 #include "analyze/run.h"
 #include "common/profile_db.h"
 #include "optimize/plan.h"
@@ -62,13 +63,29 @@ std::string AnalyzeRun(Db& db, int64_t requested) {
     q.all_kinds = all;
     auto files = FileSummary(db, q);
     if (!files) return MustName(files.error().message, db.path(), "FileSummary");
+    IoQuery io;
+    io.run_id = run->id;
+    io.slower_ns = 0;  // every read, write and sync: the most rows, names and joins
+    io.all_kinds = all;
+    auto slow = IoReport(db, *run, io, /*json=*/all);  // the table once, the JSON once
+    if (!slow) return MustName(slow.error().message, db.path(), "IoReport");
   }
   return "";
 }
 
-// The run lookup and the files analysis, as `syspgo analyze DB files` does
-// them: the newest run, then each of the first few runs by id.
+// What OpenProfileDb promises of a database it accepted, asked of SQLite
+// directly: no SQL of anyone else's runs as the data is read.
+constexpr char kForeignObjectsSql[] =
+    "SELECT COUNT(*) FROM sqlite_master WHERE type = 'trigger' OR (type = 'view' AND name != 'page_cache_refault') "
+    "OR sql LIKE 'CREATE VIRTUAL TABLE%' OR (name IN ('file_io', 'file', 'run', 'process', 'thread') AND type != "
+    "'table')";
+
+// The run lookup and the files and io analyses, as `syspgo analyze DB files`
+// and `io` do them: the newest run, then each of the first few runs by id.
 std::string AnalyzeAll(Db& db) {
+  auto foreign = db.QueryInt(kForeignObjectsSql);
+  if (!foreign) return MustName(foreign.error().message, db.path(), "reading sqlite_master");
+  if (*foreign) return "OpenProfileDb accepted a database holding a trigger, a virtual table or a foreign view";
   if (std::string b = AnalyzeRun(db, 0); !b.empty()) return b;
   auto ids = db.Prepare("SELECT id FROM run ORDER BY id LIMIT 4");
   if (!ids) return MustName(ids.error().message, db.path(), "listing runs");
@@ -88,8 +105,10 @@ std::string MustName(const std::string& message, const std::string& name, const 
   return std::string(what) + " refused an input without naming it: " + message;
 }
 
+std::string ScratchPath(const std::string& name) { return ScratchDir() + "/" + name; }
+
 std::string ScratchInput(const std::string& name, const uint8_t* data, size_t size) {
-  std::string path = ScratchDir() + "/" + name;
+  std::string path = ScratchPath(name);
   for (const char* suffix : {"", "-wal", "-shm", "-journal"}) unlink((path + suffix).c_str());
   WriteFile(path, data, size);
   return path;

@@ -19,9 +19,20 @@ namespace syspgo::fuzz {
 std::string PlanInput(const uint8_t* data, size_t size);
 
 // The bytes as a profile database file: OpenProfileDb read-only and then for
-// appending, and on whatever opened, the run lookup and the `files` analysis
-// of every run. Refusals and analysis errors must name the file.
+// appending, and on whatever opened, the run lookup and the `files` and `io`
+// analyses of every run. Refusals and analysis errors must name the file,
+// and a database that is accepted holds no trigger, virtual table or view
+// but the schema's (common/profile_db.cc checks the rest).
 std::string ProfileDbInput(const uint8_t* data, size_t size);
+
+// The bytes as a syspgo.PrefetchPlan message, given the plan header and
+// read as `syspgo prefetch` reads a plan; its files pointed at real files of
+// every kind (a FIFO, a directory, a socket, /dev/null, short and empty
+// files, a missing one), then dry-run, replayed and held (fuzz/
+// plan_replay_input.cc says how). Anything but a regular file must be
+// refused by kind, nothing may be read past a file's end, the replay must
+// read what the dry run said it would and signal its lead once.
+std::string PlanReplayInput(const uint8_t* data, size_t size);
 
 // The bytes as a profile database read for its CPU samples, as `syspgo
 // merge` and `analyze hot` read it (analyze/sample_db.h): every run with
@@ -34,6 +45,8 @@ std::string CpuSamplesInput(const uint8_t* data, size_t size);
 // scratch directory, with no -wal, -shm or -journal left from an earlier
 // input, and returns its path.
 std::string ScratchInput(const std::string& name, const uint8_t* data, size_t size);
+// The path `name` has in that directory (nothing is written).
+std::string ScratchPath(const std::string& name);
 // "" when `e` names `name`, else the broken promise, naming `what`.
 std::string MustName(const std::string& message, const std::string& name, const char* what);
 

@@ -55,15 +55,20 @@ def plan_file(path, size, extents, ino=1000, dev=2049, mtime=1700000000123456789
     return body
 
 
-def plan(files, run_ids=(1,), merged=1):
+def payload(files, run_ids=(1,), merged=1):
+    """The syspgo.PrefetchPlan message alone (what fuzz_plan_replay takes)."""
     creation = field_bytes(1, b"0.1.0") + field_bytes(2, b"seedhost")
     creation += field_bytes(3, b"".join(varint(r) for r in run_ids)) + field_varint(4, merged)
-    payload = field_varint(1, 1) + field_bytes(2, creation)
-    payload += b"".join(field_bytes(3, plan_file(*f)) for f in files)
+    out = field_varint(1, 1) + field_bytes(2, creation)
+    return out + b"".join(field_bytes(3, plan_file(*f)) for f in files)
+
+
+def plan(files, run_ids=(1,), merged=1):
+    payload_bytes = payload(files, run_ids, merged)
     h = 0xCBF29CE484222325
-    for byte in payload:
+    for byte in payload_bytes:
         h = ((h ^ byte) * 0x100000001B3) & ((1 << 64) - 1)
-    return b"SYSPGOPF" + struct.pack("<IIQQ", 1, 0, len(payload), h) + payload
+    return b"SYSPGOPF" + struct.pack("<IIQQ", 1, 0, len(payload_bytes), h) + payload_bytes
 
 
 def plan_seeds():
@@ -78,6 +83,29 @@ def plan_seeds():
         "three_files_merged.plan": three,
         "empty.plan": plan([]),
         "truncated_header.plan": one[:20],
+    }
+
+
+# Plans for fuzz_plan_replay: the message alone. A file's last path component
+# names the real file it is pointed at (fuzz/plan_replay_input.cc), and inode
+# 0 asks for that file's real fingerprint, so that its extents are read.
+HUGE = 1 << 62
+
+
+def plan_replay_seeds():
+    every_kind = [("/t/pages", 0, [(0, PAGE, 1), (2 * PAGE, 2 * PAGE, 9)], 0)]
+    every_kind += [("/t/" + name, 2 * PAGE, [(0, 2 * PAGE, 2 + i)], 50 + i)
+                   for i, name in enumerate(["dir", "fifo", "missing", "null", "sock"])]
+    every_kind += [("/t/short", 0, [(5 * PAGE, PAGE, 8)], 0), ("/t/x/empty", 0, [(0, PAGE, 8)], 0)]
+    return {
+        # Row 7 of issue 22: one extent of 2^62 bytes over a 6-byte file.
+        "huge_extent_short.pb": payload([("/t/short", 0, [(0, HUGE, 5)], 0)]),
+        # The same size claimed for the file: it is skipped as changed.
+        "claimed_huge_size.pb": payload([("/t/pages", HUGE, [(PAGE, HUGE, 5)], 7)], run_ids=(1 << 20,), merged=5),
+        # Row 8: a FIFO, a directory, a socket, a device, beside regular files.
+        "every_kind.pb": payload(every_kind, run_ids=(3 * PAGE,), merged=6),
+        "one_file.pb": plan_seeds()["one_file.plan"][32:],
+        "three_files_merged.pb": plan_seeds()["three_files_merged.plan"][32:],
     }
 
 
@@ -107,6 +135,15 @@ def db_seeds(out):
     # A run still marked running by a collector that is gone.
     make_db(os.path.join(out, "running.sqlite"), "DELETE",
             "UPDATE run SET status = 'running', end_ts = NULL, collector_pid = 999999, boot_id = 'x' WHERE id = 2;")
+    # Schemas OpenProfileDb must refuse (issue 22 row 12): file_io as a view
+    # over an endless recursive query, a trigger, a virtual table.
+    make_db(os.path.join(out, "view_file_io.sqlite"), "DELETE",
+            "DROP TABLE file_io; CREATE VIEW file_io AS WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 "
+            "FROM r) SELECT 1 AS run_id, n AS ts, 1 AS dur, 100 AS pid, 100 AS tid, 0 AS nr, 3 AS fd, 2049 AS dev, "
+            "n AS ino, 32768 AS kind, 0 AS pos, 1 AS req, 1 AS ret FROM r;")
+    make_db(os.path.join(out, "trigger.sqlite"), "DELETE",
+            "CREATE TRIGGER t AFTER INSERT ON run BEGIN DELETE FROM file; END;")
+    make_db(os.path.join(out, "virtual_table.sqlite"), "DELETE", "CREATE VIRTUAL TABLE v USING fts5(x);")
 
 
 def frames(*addrs):
@@ -149,16 +186,18 @@ def cpu_seeds(out):
 
 def main():
     plans = os.path.join(HERE, "corpus", "plan")
+    replays = os.path.join(HERE, "corpus", "plan_replay")
     dbs = os.path.join(HERE, "corpus", "profile_db")
     cpu = os.path.join(HERE, "corpus", "cpu_samples")
-    for d in (plans, dbs, cpu):
+    for d in (plans, replays, dbs, cpu):
         os.makedirs(d, exist_ok=True)
-    for name, data in plan_seeds().items():
-        with open(os.path.join(plans, name), "wb") as f:
-            f.write(data)
+    for d, seeds in ((plans, plan_seeds()), (replays, plan_replay_seeds())):
+        for name, data in seeds.items():
+            with open(os.path.join(d, name), "wb") as f:
+                f.write(data)
     db_seeds(dbs)
     cpu_seeds(cpu)
-    for d in (plans, dbs, cpu):
+    for d in (plans, replays, dbs, cpu):
         for name in sorted(os.listdir(d)):
             print(f"{os.path.relpath(os.path.join(d, name), ROOT)}: {os.path.getsize(os.path.join(d, name))} bytes")
 

@@ -4,7 +4,8 @@
 #
 #   fuzz/run.sh [--seconds N] [--build-dir DIR] [TARGET...]
 #
-# TARGET is a name under fuzz/corpus/ (plan, profile_db, cpu_samples);
+# TARGET is a name under fuzz/corpus/ (plan, plan_replay, profile_db,
+# cpu_samples);
 # default: all of them that this tree builds. Each target starts from its
 # seed corpus (fuzz/corpus/<target>/) and the saved crashes
 # (fuzz/regressions/<target>/); inputs it finds go to
@@ -23,7 +24,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) seconds=$2; shift 2 ;;
     --build-dir) build=$2; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     -*) echo "fuzz/run.sh: unknown option '$1'; see --help" >&2; exit 2 ;;
     *) targets="$targets $1"; shift ;;
   esac

@@ -15,6 +15,7 @@ fi
 PACKAGES=(
   cmake make g++ pkg-config git
   clang-19 llvm-19-dev lld-19 bolt-19
+  libclang-rt-19-dev  # libFuzzer and the sanitizer runtimes for fuzz/run.sh: only a Recommends of clang-19
   libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev
   libsqlite3-dev sqlite3 libprotobuf-dev protobuf-compiler
   googletest libgtest-dev

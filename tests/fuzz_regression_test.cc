@@ -42,6 +42,11 @@ TEST(FuzzRegression, PlanCorpusAndSavedCrashes) {
   Replay("regressions", "plan", fuzz::PlanInput);
 }
 
+TEST(FuzzRegression, PlanReplayCorpusAndSavedCrashes) {
+  EXPECT_GE(Replay("corpus", "plan_replay", fuzz::PlanReplayInput), 4u) << "the plan_replay seed corpus is missing";
+  Replay("regressions", "plan_replay", fuzz::PlanReplayInput);
+}
+
 TEST(FuzzRegression, ProfileDbCorpusAndSavedCrashes) {
   EXPECT_GE(Replay("corpus", "profile_db", fuzz::ProfileDbInput), 3u) << "the profile_db seed corpus is missing";
   Replay("regressions", "profile_db", fuzz::ProfileDbInput);
