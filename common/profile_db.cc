@@ -218,11 +218,13 @@ std::string UndocumentedObject(const std::string& name, const SchemaObject& got)
   const auto& documented = DocumentedObjects();
   auto it = documented.find(name);
   std::string what = got.type + " '" + name + "'";
-  if (got.type == "trigger") return "it holds a trigger, '" + name + "' on '" + got.table + "', and syspgo's schema has none";
+  if (got.type == "trigger")
+    return "it holds a trigger, '" + name + "' on '" + got.table + "', and syspgo's schema has none";
   if (got.type == "table" && got.sql.rfind("CREATE VIRTUAL TABLE", 0) == 0)
     return "'" + name + "' is a virtual table, which syspgo's schema never uses";
   if (it == documented.end())
-    return std::string("it holds ") + (got.type == "index" ? "an " : "a ") + what + " that syspgo's schema does not have";
+    return std::string("it holds ") + (got.type == "index" ? "an " : "a ") + what +
+           " that syspgo's schema does not have";
   if (it->second.type != got.type)
     return "'" + name + "' is a " + got.type + " where syspgo's schema has a " + it->second.type;
   if (it->second.table != got.table || it->second.sql != got.sql)

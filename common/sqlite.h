@@ -117,7 +117,8 @@ class Db {
  private:
   sqlite3* db_ = nullptr;
   std::string path_;
-  std::unique_ptr<StepBudget> budget_ = std::make_unique<StepBudget>();  // the progress handler's; moves keep its address
+  // The progress handler's; on the heap, so that moving the Db keeps its address.
+  std::unique_ptr<StepBudget> budget_ = std::make_unique<StepBudget>();
 };
 
 }  // namespace syspgo

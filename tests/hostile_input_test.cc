@@ -210,7 +210,8 @@ TEST(HostilePlan, AHugeExtentOverAShortFileReadsOnlyTheFile) {
   std::string ran = dir.File("ran");
   for (const char* before : {"--before", "--lead=0"}) {
     unlink(ran.c_str());
-    CmdResult r = RunCmd({"timeout", "60", SyspgoBin(), "prefetch", p, before, "--", "sh", "-c", "touch " + ran + "; exit 7"});
+    CmdResult r =
+        RunCmd({"timeout", "60", SyspgoBin(), "prefetch", p, before, "--", "sh", "-c", "touch " + ran + "; exit 7"});
     EXPECT_EQ(r.status, 7) << before << ": " << r.err;
     EXPECT_EQ(access(ran.c_str(), F_OK), 0) << before << ": the command did not run: " << r.err;
   }
