@@ -3,10 +3,7 @@
 
 #include <unistd.h>
 
-#include <cerrno>
-#include <climits>
 #include <cstdlib>
-#include <cstring>
 #include <mutex>
 
 namespace syspgo {
