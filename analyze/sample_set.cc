@@ -37,16 +37,21 @@ uint32_t SampleSet::InternBinary(const BinaryRef& b) {
 void SampleSet::Merge(const SampleSet& other, uint64_t weight) {
   std::vector<uint32_t> remap(other.binaries.size());
   for (size_t i = 0; i < other.binaries.size(); ++i) remap[i] = InternBinary(other.binaries[i]);
-  samples.reserve(samples.size() + other.samples.size());
-  for (const StackSample& s : other.samples) {
-    StackSample c = s;
-    c.count *= weight;
-    for (UserFrame& f : c.user)
-      if (f.binary != kNoBinary) f.binary = remap[f.binary];
-    samples.push_back(std::move(c));
-  }
+  auto add = [&](const std::vector<StackSample>& from, std::vector<StackSample>& to) {
+    to.reserve(to.size() + from.size());
+    for (const StackSample& s : from) {
+      StackSample c = s;
+      c.count *= weight;
+      for (UserFrame& f : c.user)
+        if (f.binary != kNoBinary) f.binary = remap[f.binary];
+      to.push_back(std::move(c));
+    }
+  };
+  add(other.samples, samples);
+  add(other.offcpu, offcpu);
   for (const auto& [pid, name] : other.comm) comm.emplace(pid, name);
   if (kallsyms.empty()) kallsyms = other.kallsyms;
+  if (kernel_build_id.empty()) kernel_build_id = other.kernel_build_id;
   if (!period_ns) period_ns = other.period_ns;
   runs.insert(runs.end(), other.runs.begin(), other.runs.end());
   Normalize();
@@ -54,18 +59,21 @@ void SampleSet::Merge(const SampleSet& other, uint64_t weight) {
 
 void SampleSet::Normalize() {
   auto key = [](const StackSample& s) { return std::tie(s.pid, s.kernel_mode, s.user, s.kernel); };
-  std::sort(samples.begin(), samples.end(), [&](const StackSample& a, const StackSample& b) { return key(a) < key(b); });
-  std::vector<StackSample> out;
-  out.reserve(samples.size());
-  for (StackSample& s : samples) {
-    if (!out.empty() && key(out.back()) == key(s)) out.back().count += s.count;
-    else out.push_back(std::move(s));
+  for (std::vector<StackSample>* v : {&samples, &offcpu}) {
+    std::sort(v->begin(), v->end(), [&](const StackSample& a, const StackSample& b) { return key(a) < key(b); });
+    std::vector<StackSample> out;
+    out.reserve(v->size());
+    for (StackSample& s : *v) {
+      if (!out.empty() && key(out.back()) == key(s)) out.back().count += s.count;
+      else out.push_back(std::move(s));
+    }
+    *v = std::move(out);
   }
-  samples = std::move(out);
 }
 
 void SampleSet::KeepPid(uint32_t pid) {
   std::erase_if(samples, [&](const StackSample& s) { return s.pid != pid; });
+  std::erase_if(offcpu, [&](const StackSample& s) { return s.pid != pid; });
 }
 
 namespace {

@@ -60,6 +60,11 @@ Result<ArtifactSummary> WriteProfileArtifact(const ArtifactRequest& r) {
     return MakeError("--emit " + r.kind + " makes a profile for one binary: pass --binary PATH (the file to rebuild, "
                      "relink or rewrite).");
   if (r.inputs.empty()) return MakeError("no profile database given.");
+  // Off-CPU time goes only to the emitter that writes it (pprof): the
+  // others must not depend on whether the run recorded it.
+  bool offcpu = false;
+  for (const auto& k : ProfileEmitter::Kinds())
+    if (r.kind == k.name) offcpu = k.offcpu;
 
   ArtifactSummary sum;
   std::vector<std::pair<SampleSet, uint64_t>> loaded;
@@ -86,7 +91,7 @@ Result<ArtifactSummary> WriteProfileArtifact(const ArtifactRequest& r) {
       if (info->events_dropped)
         sum.warnings.push_back("run " + std::to_string(run) + " of " + in.db + " lost " +
                                std::to_string(info->events_dropped) + " events; its counts are lower bounds.");
-      auto set = LoadCpuSamples(*db, run);
+      auto set = LoadCpuSamples(*db, run, offcpu);
       if (!set) return set.error();
       if (r.pid) set->KeepPid(r.pid);
       loaded.emplace_back(std::move(*set), in.weight);
@@ -99,7 +104,8 @@ Result<ArtifactSummary> WriteProfileArtifact(const ArtifactRequest& r) {
     uint64_t total = set.Total();
     if (r.normalize && total && total != largest) {
       double f = static_cast<double>(largest) / static_cast<double>(total);
-      for (StackSample& s : set.samples) s.count = static_cast<uint64_t>(std::llround(static_cast<double>(s.count) * f));
+      for (std::vector<StackSample>* v : {&set.samples, &set.offcpu})
+        for (StackSample& s : *v) s.count = static_cast<uint64_t>(std::llround(static_cast<double>(s.count) * f));
     }
     merged.Merge(set, w);
     ++sum.runs;
