@@ -5,7 +5,8 @@
 // run or merged from many; Profile is the same samples after symbolization,
 // with each distinct address resolved once into a Location (ELF symbol,
 // inline chain, line offsets, discriminators). Only sample_db.cc knows how
-// the database stores samples; a schema change stays there.
+// the database stores samples, and only sample_pprof.cc how a pprof profile
+// does; a change of either format stays in its file.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -49,10 +50,13 @@ struct SampleSet {
   // loaded only for it.
   std::vector<StackSample> offcpu;
   std::map<uint32_t, std::string> comm;  // pid -> task name
-  std::string kallsyms;                  // /proc/kallsyms text of the run ("" if none)
+  // /proc/kallsyms text of the run, or for a pprof profile "ADDR t NAME"
+  // lines naming exactly its sampled kernel addresses ("" if none).
+  std::string kallsyms;
   std::string kernel_build_id;           // GNU build-id of the kernel that ran, lowercase hex ("" unknown)
   uint64_t period_ns = 0;                // sampling period (1e9 / frequency); 0 unknown
   std::vector<int64_t> runs;             // runs that went in (for messages)
+  std::vector<std::string> pprof_files;  // pprof profiles that went in (for messages)
 
   uint64_t Total() const;
   // Index of a binary by build-id (or by path when both have no build-id); adds it if new.
@@ -67,9 +71,10 @@ struct SampleSet {
   void KeepPid(uint32_t pid);
 };
 
-// Which recorded binary `path` is, by its build-id now. Errors tell apart
-// a binary the run never mapped and one rebuilt since (same path, other
-// build-id), and say how to get a matching profile.
+// Which recorded binary `path` is, by its build-id now (by path only when
+// neither has one). Errors tell apart a binary the profile never saw
+// mapped and one rebuilt since (same path, other build-id), and say how to
+// get a matching profile.
 Result<uint32_t> FindBinary(const SampleSet& set, const std::string& path);
 
 // Reads the GNU build-id note of an ELF file (lowercase hex); "" if it has none.

@@ -280,8 +280,8 @@ Symbolizer::Module* Symbolizer::Get(const BinaryRef& b) {
   std::string why;
   if (!id) why = id.error().message;
   else if (!b.build_id.empty() && *id != b.build_id)
-    why = file + " now has build-id " + (id->empty() ? "(none)" : *id) + ", but the run recorded build-id " +
-          b.build_id + " (rebuilt or replaced since the run)";
+    why = file + " now has build-id " + (id->empty() ? "(none)" : *id) + ", but the profile recorded build-id " +
+          b.build_id + " (rebuilt or replaced since it was profiled)";
   if (!why.empty()) {
     // A separate debug file of the recorded build carries symbols and
     // lines for it even when the binary itself is gone or rebuilt.
