@@ -26,6 +26,15 @@ constexpr char kStacksSql[] =
     "SELECT id, frames FROM stack WHERE run_id = ?1 AND id IN "
     "(SELECT user_stack_id FROM cpu_sample WHERE run_id = ?1 UNION SELECT kernel_stack_id FROM cpu_sample "
     "WHERE run_id = ?1) ORDER BY id";
+// Off-CPU time folded by stack as the samples are; `ts` picks the mapping
+// as for a sample.
+constexpr char kOffCpuSql[] =
+    "SELECT pid, user_stack_id, kernel_stack_id, MAX(ts), SUM(dur) FROM offcpu WHERE run_id = ?1 "
+    "GROUP BY pid, user_stack_id, kernel_stack_id ORDER BY pid, user_stack_id, kernel_stack_id";
+constexpr char kOffCpuStacksSql[] =
+    "SELECT id, frames FROM stack WHERE run_id = ?1 AND id IN "
+    "(SELECT user_stack_id FROM offcpu WHERE run_id = ?1 UNION SELECT kernel_stack_id FROM offcpu "
+    "WHERE run_id = ?1) ORDER BY id";
 constexpr char kMappingsSql[] =
     "SELECT pid, ts, vm_start, vm_end, file_off, path, IFNULL(build_id, '') FROM mapping WHERE run_id = ?1 "
     "ORDER BY pid, vm_start, ts";
@@ -53,9 +62,19 @@ std::vector<uint64_t> Frames(Stmt& st, int col) {
   return out;
 }
 
+// The value of "key": "..." in the run's settings JSON ("" if absent).
+std::string SettingText(const std::string& json, const std::string& key) {
+  std::string pat = "\"" + key + "\": \"";
+  size_t at = json.find(pat);
+  if (at == std::string::npos) return "";
+  at += pat.size();
+  size_t end = json.find('"', at);
+  return end == std::string::npos ? "" : json.substr(at, end - at);
+}
+
 }  // namespace
 
-Result<SampleSet> LoadCpuSamples(Db& db, int64_t run_id) {
+Result<SampleSet> LoadCpuSamples(Db& db, int64_t run_id, bool offcpu) {
   SampleSet set;
   set.runs.push_back(run_id);
   std::string run_name = "run " + std::to_string(run_id) + " of '" + db.path() + "'";
@@ -63,7 +82,9 @@ Result<SampleSet> LoadCpuSamples(Db& db, int64_t run_id) {
     return "record them with: syspgo collect --probes cpu -o " + db.path() + " -- COMMAND (" + what + ")";
   };
 
-  // Period from the collector's settings ("freq_hz": N).
+  // Period from the collector's settings ("freq_hz": N), and the build-ids
+  // of the kernel and of the vDSO (which the mapping table cannot read).
+  std::string vdso_build_id;
   if (auto st = db.Prepare(kSettingsSql)) {
     st->Bind(1, run_id);
     if (st->Step()) {
@@ -73,6 +94,8 @@ Result<SampleSet> LoadCpuSamples(Db& db, int64_t run_id) {
         long long hz = atoll(s.c_str() + at + 10);
         if (hz > 0) set.period_ns = 1000000000ull / static_cast<uint64_t>(hz);
       }
+      set.kernel_build_id = SettingText(s, "kernel_build_id");
+      vdso_build_id = SettingText(s, "vdso_build_id");
     }
   }
 
@@ -88,7 +111,9 @@ Result<SampleSet> LoadCpuSamples(Db& db, int64_t run_id) {
     while (st->Step(&err)) {
       std::string path = st->Text(5);
       uint32_t b = kNoBinary;
-      if (!path.empty()) b = set.InternBinary({path, st->Text(6)});
+      std::string id = st->Text(6);
+      if (path == "[vdso]" && id.empty()) id = vdso_build_id;
+      if (!path.empty()) b = set.InternBinary({path, id});
       maps[static_cast<uint32_t>(st->Int(0))].push_back(
           {st->Int(1), static_cast<uint64_t>(st->Int(2)), static_cast<uint64_t>(st->Int(3)),
            static_cast<uint64_t>(st->Int(4)), b});
@@ -160,6 +185,37 @@ Result<SampleSet> LoadCpuSamples(Db& db, int64_t run_id) {
       }
     }
     return MakeError(run_name + " has no CPU samples: " + why + "; " + need("sampled stacks need frame pointers"));
+  }
+
+  if (offcpu) {
+    // A database from before the sched group, or a run without it, has
+    // no intervals: then there is no off-CPU time to add, not an error.
+    if (auto st = db.Prepare(kOffCpuStacksSql)) {
+      st->Bind(1, run_id);
+      Status err;
+      while (st->Step(&err)) stacks.try_emplace(st->Int(0), Frames(*st, 1));
+      if (!err.ok()) return err.error();
+    }
+    if (auto st = db.Prepare(kOffCpuSql)) {
+      st->Bind(1, run_id);
+      Status err;
+      while (st->Step(&err)) {
+        // The thread is in the kernel when it leaves the CPU: the first
+        // user frame is where it entered, as in a kernel-mode sample.
+        StackSample s;
+        s.pid = static_cast<uint32_t>(st->Int(0));
+        s.kernel_mode = true;
+        int64_t ts = st->Int(3);
+        s.count = static_cast<uint64_t>(std::max<int64_t>(st->Int(4), 0));
+        auto u = stacks.find(st->Int(1));
+        if (u != stacks.end())
+          for (uint64_t a : u->second) s.user.push_back(resolve(s.pid, a, ts));
+        auto k = stacks.find(st->Int(2));
+        if (k != stacks.end()) s.kernel = k->second;
+        if (s.count) set.offcpu.push_back(std::move(s));
+      }
+      if (!err.ok()) return err.error();
+    }
   }
 
   if (auto st = db.Prepare(kCommSql)) {

@@ -1,6 +1,6 @@
 //===- sample_db.h - CPU samples of a run, from the profile database -----===//
 // The one place that reads the cpu group's tables (cpu_sample, stack,
-// mapping, kallsyms). Everything downstream works on the SampleSet.
+// mapping, kallsyms), and the sched group's offcpu stacks beside them. Everything downstream works on the SampleSet.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -12,10 +12,12 @@
 namespace syspgo {
 
 // Loads run `run_id`'s CPU samples: identical stacks folded, user frames
-// resolved through the run's mappings to (binary, file offset). Errors
-// when the run has none, saying why (cpu group off or failed, process
+// resolved through the run's mappings to (binary, file offset). With
+// `offcpu`, also the sched group's off-CPU intervals as SampleSet::offcpu
+// (time by stack; none if the run did not record them). Errors when the
+// run has no CPU samples, saying why (cpu group off or failed, process
 // too short) and how to record them.
-Result<SampleSet> LoadCpuSamples(Db& db, int64_t run_id);
+Result<SampleSet> LoadCpuSamples(Db& db, int64_t run_id, bool offcpu = false);
 
 // Ids of the runs that have CPU samples, oldest first.
 Result<std::vector<int64_t>> CpuRuns(Db& db);

@@ -39,35 +39,47 @@ uint32_t SampleSet::InternBinary(const BinaryRef& b) {
 void SampleSet::Merge(const SampleSet& other, uint64_t weight) {
   std::vector<uint32_t> remap(other.binaries.size());
   for (size_t i = 0; i < other.binaries.size(); ++i) remap[i] = InternBinary(other.binaries[i]);
-  samples.reserve(samples.size() + other.samples.size());
-  for (const StackSample& s : other.samples) {
-    StackSample c = s;
-    c.count *= weight;
-    for (UserFrame& f : c.user)
-      if (f.binary != kNoBinary) f.binary = remap[f.binary];
-    samples.push_back(std::move(c));
-  }
+  auto add = [&](const std::vector<StackSample>& from, std::vector<StackSample>& to) {
+    to.reserve(to.size() + from.size());
+    for (const StackSample& s : from) {
+      StackSample c = s;
+      c.count *= weight;
+      for (UserFrame& f : c.user)
+        if (f.binary != kNoBinary) f.binary = remap[f.binary];
+      to.push_back(std::move(c));
+    }
+  };
+  add(other.samples, samples);
+  add(other.offcpu, offcpu);
   for (const auto& [pid, name] : other.comm) comm.emplace(pid, name);
+  // A pprof profile's kernel names are for its own addresses only, so
+  // those of several profiles add up; a run's kallsyms names every address.
   if (kallsyms.empty()) kallsyms = other.kallsyms;
+  else if (!other.pprof_files.empty() && other.runs.empty() && kallsyms != other.kallsyms) kallsyms += other.kallsyms;
+  if (kernel_build_id.empty()) kernel_build_id = other.kernel_build_id;
   if (!period_ns) period_ns = other.period_ns;
   runs.insert(runs.end(), other.runs.begin(), other.runs.end());
+  pprof_files.insert(pprof_files.end(), other.pprof_files.begin(), other.pprof_files.end());
   Normalize();
 }
 
 void SampleSet::Normalize() {
   auto key = [](const StackSample& s) { return std::tie(s.pid, s.kernel_mode, s.user, s.kernel); };
-  std::sort(samples.begin(), samples.end(), [&](const StackSample& a, const StackSample& b) { return key(a) < key(b); });
-  std::vector<StackSample> out;
-  out.reserve(samples.size());
-  for (StackSample& s : samples) {
-    if (!out.empty() && key(out.back()) == key(s)) out.back().count += s.count;
-    else out.push_back(std::move(s));
+  for (std::vector<StackSample>* v : {&samples, &offcpu}) {
+    std::sort(v->begin(), v->end(), [&](const StackSample& a, const StackSample& b) { return key(a) < key(b); });
+    std::vector<StackSample> out;
+    out.reserve(v->size());
+    for (StackSample& s : *v) {
+      if (!out.empty() && key(out.back()) == key(s)) out.back().count += s.count;
+      else out.push_back(std::move(s));
+    }
+    *v = std::move(out);
   }
-  samples = std::move(out);
 }
 
 void SampleSet::KeepPid(uint32_t pid) {
   std::erase_if(samples, [&](const StackSample& s) { return s.pid != pid; });
+  std::erase_if(offcpu, [&](const StackSample& s) { return s.pid != pid; });
 }
 
 namespace {
@@ -136,17 +148,28 @@ Result<uint32_t> FindBinary(const SampleSet& set, const std::string& path) {
   std::string base = std::filesystem::path(path).filename().string();
   for (uint32_t i = 0; i < set.binaries.size(); ++i)
     if (!id->empty() && set.binaries[i].build_id == *id) return i;
+  // What the samples came from, and how to get new ones, for the messages.
+  bool pprof = !set.pprof_files.empty(), runs = !set.runs.empty();
+  std::string source = pprof && runs ? "the runs and pprof profiles" : pprof ? "the pprof profile" : "the run";
+  std::string again = "syspgo collect --probes cpu -- " + path + " ...";
+  if (pprof)
+    again += std::string(runs ? ", or" : " or") + " a pprof profile of this build from your profiler (with build-ids in "
+             "its mappings, or the same path)";
   // No build-id match: the same file by path (rebuilt since?), or a
   // binary without a build-id, which can only be matched by path.
   for (uint32_t i = 0; i < set.binaries.size(); ++i) {
     const BinaryRef& b = set.binaries[i];
     if (b.path != real && b.path != path) continue;
     if (b.build_id.empty() && id->empty()) return i;
-    return MakeError("'" + path + "' has build-id " + (id->empty() ? "(none)" : *id) + ", but the run recorded " +
-                     b.path + " with build-id " + (b.build_id.empty() ? "(none)" : b.build_id) +
-                     ": the binary was rebuilt or replaced after the run, and a profile of another build would "
-                     "be attributed to the wrong code. Pass the binary that ran, or record a new run of this one "
-                     "(syspgo collect --probes cpu -- " + path + " ...).");
+    // A pprof mapping without a build-id, at the path of this binary: the
+    // producer did not record one (gperftools does not), so the path is
+    // all there is to match, as for two binaries without build-ids.
+    if (b.build_id.empty() && pprof) return i;
+    return MakeError("'" + path + "' has build-id " + (id->empty() ? "(none)" : *id) + ", but " + source +
+                     " recorded " + b.path + " with build-id " + (b.build_id.empty() ? "(none)" : b.build_id) +
+                     ": the binary was rebuilt or replaced after the profile was taken, and a profile of another "
+                     "build would be attributed to the wrong code. Pass the binary that ran, or record a new profile "
+                     "of this one (" + again + ").");
   }
   std::string seen;
   size_t listed = 0;
@@ -159,11 +182,10 @@ Result<uint32_t> FindBinary(const SampleSet& set, const std::string& path) {
   }
   std::string also;
   for (const BinaryRef& b : set.binaries)
-    if (std::filesystem::path(b.path).filename().string() == base) also = " (" + b.path + " has the same name but build-id " + b.build_id + ")";
-  return MakeError("the run has no CPU samples in '" + path + "' (build-id " + (id->empty() ? "(none)" : *id) +
-                   "): it was never mapped by a sampled process" + also + ". Binaries with samples: " +
-                   (seen.empty() ? "none" : seen) + ". Record one that runs it: syspgo collect --probes cpu -- " +
-                   path + " ...");
+    if (std::filesystem::path(b.path).filename().string() == base) also = " (" + b.path + " has the same name but build-id " + (b.build_id.empty() ? "(none)" : b.build_id) + ")";
+  return MakeError(source + (pprof && runs ? " have" : " has") + " no CPU samples in '" + path + "' (build-id " +
+                   (id->empty() ? "(none)" : *id) + "): it was never mapped by a sampled process" + also +
+                   ". Binaries with samples: " + (seen.empty() ? "none" : seen) + ". Record one that runs it: " + again);
 }
 
 const Function* Profile::Outermost(const Location& l) const {

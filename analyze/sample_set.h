@@ -5,7 +5,8 @@
 // run or merged from many; Profile is the same samples after symbolization,
 // with each distinct address resolved once into a Location (ELF symbol,
 // inline chain, line offsets, discriminators). Only sample_db.cc knows how
-// the database stores samples; a schema change stays there.
+// the database stores samples, and only sample_pprof.cc how a pprof profile
+// does; a change of either format stays in its file.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -42,10 +43,20 @@ struct StackSample {
 struct SampleSet {
   std::vector<BinaryRef> binaries;
   std::vector<StackSample> samples;
+  // Off-CPU time by stack, as StackSamples whose count is nanoseconds (the
+  // sched group's intervals, or a pprof profile's off_cpu values). Kept
+  // apart from `samples` so that no CPU-sample consumer can mistake time
+  // asleep for time on the CPU; only the pprof emitter writes it, and it is
+  // loaded only for it.
+  std::vector<StackSample> offcpu;
   std::map<uint32_t, std::string> comm;  // pid -> task name
-  std::string kallsyms;                  // /proc/kallsyms text of the run ("" if none)
+  // /proc/kallsyms text of the run, or for a pprof profile "ADDR t NAME"
+  // lines naming exactly its sampled kernel addresses ("" if none).
+  std::string kallsyms;
+  std::string kernel_build_id;           // GNU build-id of the kernel that ran, lowercase hex ("" unknown)
   uint64_t period_ns = 0;                // sampling period (1e9 / frequency); 0 unknown
   std::vector<int64_t> runs;             // runs that went in (for messages)
+  std::vector<std::string> pprof_files;  // pprof profiles that went in (for messages)
 
   uint64_t Total() const;
   // Index of a binary by build-id (or by path when both have no build-id); adds it if new.
@@ -54,15 +65,16 @@ struct SampleSet {
   // binaries by build-id, then folds identical stacks together.
   void Merge(const SampleSet& other, uint64_t weight);
   // Folds identical (pid, mode, stack) entries together and sorts them, so
-  // every consumer sees the same order for the same samples.
+  // every consumer sees the same order for the same samples (off-CPU too).
   void Normalize();
-  // Keeps only samples of process `pid`.
+  // Keeps only samples of process `pid` (off-CPU too).
   void KeepPid(uint32_t pid);
 };
 
-// Which recorded binary `path` is, by its build-id now. Errors tell apart
-// a binary the run never mapped and one rebuilt since (same path, other
-// build-id), and say how to get a matching profile.
+// Which recorded binary `path` is, by its build-id now (by path only when
+// neither has one). Errors tell apart a binary the profile never saw
+// mapped and one rebuilt since (same path, other build-id), and say how to
+// get a matching profile.
 Result<uint32_t> FindBinary(const SampleSet& set, const std::string& path);
 
 // Reads the GNU build-id note of an ELF file (lowercase hex); "" if it has none.
@@ -103,6 +115,9 @@ struct Symbol {
 struct Location {
   uint32_t binary = kNoBinary;  // -> Profile::binaries, kKernelBinary, or kNoBinary
   uint64_t address = 0;         // ELF virtual address (user), kernel address, or raw address (kNoBinary)
+  // The file offset it came from (UserFrame::offset); equal to `address`
+  // where the binary could not be read to turn it into an ELF address.
+  uint64_t offset = 0;
   bool return_address = false;  // a caller frame: the call is the instruction before `address`
   bool prologue = false;        // in its function's prologue (AddressInfo::prologue)
   int32_t symbol = -1;          // -> Profile::symbols; -1 if no symbol covers it
@@ -133,6 +148,12 @@ struct ProfileBinary {
   std::string debug_file;     // where its DWARF came from, if not the binary itself
   std::string code_file;      // the file its code was read from (build-id matched); "" if only its debug file was found
   uint64_t samples = 0;       // samples with a frame in it
+  // Its PT_LOAD segments (empty if it could not be read): what a consumer
+  // that wants a runtime-style mapping (start, limit, file offset) needs.
+  struct Segment {
+    uint64_t vaddr = 0, offset = 0, filesz = 0;
+  };
+  std::vector<Segment> loads;
 };
 
 struct Profile {
@@ -141,6 +162,10 @@ struct Profile {
   std::vector<Symbol> symbols;
   std::vector<Location> locations;
   std::vector<ProfileSample> samples;
+  // Off-CPU time by stack (SampleSet::offcpu), count in nanoseconds; its
+  // locations are among `locations`, and nothing in `binaries` or `total`
+  // counts it.
+  std::vector<ProfileSample> offcpu;
   // Code addresses (line-table rows) of the sampled functions that no
   // sample hit, as locations: a sample profile lists their lines with 0
   // samples, so the compiler knows them cold rather than unknown. Rows of
@@ -148,6 +173,7 @@ struct Profile {
   // addresses they give every instruction of those functions its row.
   std::vector<uint32_t> unsampled;
   std::map<uint32_t, std::string> comm;
+  std::string kernel_build_id;
   uint64_t period_ns = 0;
   uint64_t total = 0;             // samples
   uint64_t user_with_line = 0;    // samples whose innermost user frame resolved to a source line

@@ -23,14 +23,6 @@ constexpr char kMappingsSql[] =
     "WHERE run_id = ?1 ORDER BY pid, vm_start, ts";
 constexpr char kStackSql[] = "SELECT frames FROM stack WHERE run_id = ?1 AND id = ?2";
 
-// Frames the sched_switch probe adds above the thread's own: the JIT-ed
-// program (which kallsyms does not list, so it resolves to whatever symbol
-// precedes it), the tracepoint dispatcher and the tracepoint iterator.
-bool ProbeFrame(const std::string& name) {
-  return name.starts_with("bpf_trace_run") || name.starts_with("__traceiter_") || name.starts_with("__bpf_trace_") ||
-         name.starts_with("perf_trace_");
-}
-constexpr size_t kProbeFramesMax = 6;  // the probe's frames are always among the first few
 
 std::string Hex(uint64_t v) {
   char buf[24];
@@ -109,7 +101,7 @@ std::vector<std::string> StackNames::Kernel(int64_t id) {
   }
   size_t skip = 0;
   for (size_t i = 0; i < out.size() && i < kProbeFramesMax; ++i)
-    if (ProbeFrame(out[i])) skip = i + 1;
+    if (IsProbeFrame(out[i])) skip = i + 1;
   out.erase(out.begin(), out.begin() + static_cast<long>(skip));
   return out;
 }

@@ -280,8 +280,8 @@ Symbolizer::Module* Symbolizer::Get(const BinaryRef& b) {
   std::string why;
   if (!id) why = id.error().message;
   else if (!b.build_id.empty() && *id != b.build_id)
-    why = file + " now has build-id " + (id->empty() ? "(none)" : *id) + ", but the run recorded build-id " +
-          b.build_id + " (rebuilt or replaced since the run)";
+    why = file + " now has build-id " + (id->empty() ? "(none)" : *id) + ", but the profile recorded build-id " +
+          b.build_id + " (rebuilt or replaced since it was profiled)";
   if (!why.empty()) {
     // A separate debug file of the recorded build carries symbols and
     // lines for it even when the binary itself is gone or rebuilt.
@@ -420,6 +420,12 @@ bool Symbolizer::ToVaddr(const BinaryRef& b, uint64_t off, uint64_t* vaddr) {
     }
   }
   return false;
+}
+
+std::vector<ProfileBinary::Segment> Symbolizer::Segments(const BinaryRef& b) {
+  std::vector<ProfileBinary::Segment> out;
+  for (const Load& l : Get(b)->loads) out.push_back({l.vaddr, l.offset, l.filesz});
+  return out;
 }
 
 std::vector<uint64_t> Symbolizer::LineAddresses(const BinaryRef& b, uint64_t start, uint64_t size) {
@@ -586,6 +592,11 @@ std::string Symbolizer::KernelName(uint64_t addr) const {
   return std::prev(it)->second;
 }
 
+bool IsProbeFrame(const std::string& name) {
+  return name.starts_with("bpf_trace_run") || name.starts_with("__traceiter_") || name.starts_with("__bpf_trace_") ||
+         name.starts_with("perf_trace_");
+}
+
 // What the first user frame of a kernel-mode sample is depends on how the
 // thread entered the kernel, which the outermost kernel frame tells. A
 // system call leaves the user IP after its `syscall` instruction, as a call
@@ -607,6 +618,7 @@ Profile Symbolize(const SampleSet& set, Symbolizer& sym) {
   Profile p;
   p.comm = set.comm;
   p.period_ns = set.period_ns;
+  p.kernel_build_id = set.kernel_build_id;
   p.binaries.resize(set.binaries.size());
   for (size_t i = 0; i < set.binaries.size(); ++i) {
     const BinaryStatus& st = sym.Open(set.binaries[i]);
@@ -617,6 +629,7 @@ Profile Symbolize(const SampleSet& set, Symbolizer& sym) {
     b.has_symtab = st.has_symtab;
     b.debug_file = st.debug_file;
     if (st.problem.empty() && st.file != st.debug_file) b.code_file = st.file;
+    if (st.problem.empty()) b.loads = sym.Segments(set.binaries[i]);
   }
   if (!set.kallsyms.empty()) sym.SetKallsyms(set.kallsyms);
 
@@ -645,6 +658,7 @@ Profile Symbolize(const SampleSet& set, Symbolizer& sym) {
     Location l;
     l.binary = f.binary;
     l.address = f.offset;
+    l.offset = f.offset;
     l.return_address = ret;
     uint64_t vaddr;
     bool prologue = false;
@@ -680,6 +694,7 @@ Profile Symbolize(const SampleSet& set, Symbolizer& sym) {
     Location l;
     l.binary = kKernelBinary;
     l.address = addr;
+    l.offset = addr;
     l.return_address = ret;
     std::string name = sym.KernelName(ret ? addr - 1 : addr);
     if (name.empty()) name = "[kernel " + Hex(addr) + "]";
@@ -690,8 +705,9 @@ Profile Symbolize(const SampleSet& set, Symbolizer& sym) {
     return loc_ids[k] = static_cast<uint32_t>(p.locations.size() - 1);
   };
 
-  p.samples.reserve(set.samples.size());
-  for (const StackSample& s : set.samples) {
+  // A sampled stack as locations: kernel frames, then user frames; caller
+  // frames are return addresses, and so is where a system call entered.
+  auto stack = [&](const StackSample& s) {
     ProfileSample ps;
     ps.pid = s.pid;
     ps.count = s.count;
@@ -701,6 +717,11 @@ Profile Symbolize(const SampleSet& set, Symbolizer& sym) {
     bool entry_after = s.kernel_mode && EnteredAfterInstruction(sym, s.kernel);
     for (size_t i = 0; i < s.user.size(); ++i)
       ps.stack.push_back(user_location(s.user[i], i > 0 || entry_after));
+    return ps;
+  };
+  p.samples.reserve(set.samples.size());
+  for (const StackSample& s : set.samples) {
+    ProfileSample ps = stack(s);
     p.total += s.count;
     if (ps.first_user < ps.stack.size() && p.locations[ps.stack[ps.first_user]].has_line()) p.user_with_line += s.count;
     std::vector<uint32_t> seen;
@@ -735,6 +756,20 @@ Profile Symbolize(const SampleSet& set, Symbolizer& sym) {
       p.unsampled.push_back(id);
     }
   }
+  // Off-CPU stacks last, so that nothing above (the unsampled rows of the
+  // sampled symbols) depends on whether they were loaded. They were taken
+  // in the sched_switch probe, whose own frames go (IsProbeFrame).
+  // Stacks that differ only there are folded together again.
+  SampleSet off;
+  off.offcpu = set.offcpu;
+  for (StackSample& t : off.offcpu) {
+    size_t skip = 0;
+    for (size_t i = 0; i < t.kernel.size() && i < kProbeFramesMax; ++i)
+      if (IsProbeFrame(sym.KernelName(t.kernel[i]))) skip = i + 1;
+    t.kernel.erase(t.kernel.begin(), t.kernel.begin() + static_cast<long>(skip));
+  }
+  off.Normalize();
+  for (const StackSample& s : off.offcpu) p.offcpu.push_back(stack(s));
   return p;
 }
 

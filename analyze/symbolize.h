@@ -72,6 +72,8 @@ class Symbolizer {
   bool ToVaddr(const BinaryRef& b, uint64_t file_offset, uint64_t* vaddr);
   // The inverse: the file offset of an ELF virtual address.
   bool ToOffset(const BinaryRef& b, uint64_t vaddr, uint64_t* file_offset);
+  // Its PT_LOAD segments, in program-header order (empty if unusable).
+  std::vector<ProfileBinary::Segment> Segments(const BinaryRef& b);
   // Resolves an ELF virtual address (cached per build-id and address).
   // nullptr if the binary is unusable.
   const AddressInfo* Lookup(const BinaryRef& b, uint64_t vaddr);
@@ -92,6 +94,15 @@ class Symbolizer {
   std::map<std::string, std::unique_ptr<Module>> modules_;  // by build-id (or path)
   std::vector<std::pair<uint64_t, std::string>> ksyms_;
 };
+
+// Kernel frames that the sched_switch probe adds above the thread's own:
+// the JIT-ed program (which kallsyms does not list, so it resolves to
+// whatever symbol precedes it), the tracepoint dispatcher and the
+// tracepoint iterator. A stack taken there loses every frame up to the last
+// of these among its first kProbeFramesMax (the probe's frames are always
+// among the first few); stack_names.h and Symbolize() both drop them.
+bool IsProbeFrame(const std::string& name);
+inline constexpr size_t kProbeFramesMax = 6;
 
 // Base discriminator of a DWARF line-table discriminator, as LLVM's
 // DILocation::getBaseDiscriminatorFromDiscriminator decodes it (fs: the

@@ -18,6 +18,14 @@ different bench/workloads/*_eval.* workloads. Variants:
   bolt-only      BOLT with syspgo's fdata on the plain build
   profgen        perf record + llvm-profgen --leading-ip-only, with the compile
                  flags syspgo's sample stage uses
+  gperftools     an external profiler's pprof: gperftools' CPU profiler on the
+                 training run, converted by `go tool pprof -proto`, made a
+                 sample profile by `syspgo optimize --pprof` (what a fleet's
+                 pprof backend would hand a release build; docs/fleet.md)
+  sample-lowfreq syspgo's own profile at the rate gperftools sampled (its
+                 timer ticks at most at the kernel's HZ): tells a gap between
+                 gperftools and sample that comes from fewer samples from
+                 one that comes from the profile itself
   perf2bolt      perf record + perf2bolt -nl, BOLT on the plain build
 
 Every variant is timed interleaved (--runs rounds, each round every variant
@@ -28,8 +36,9 @@ are wall times of each step.
 
 A sample profile is a sample of one training run: two runs of the same
 training command give profiles that differ, and so do the builds made from
-them. --profiles N trains syspgo and perf N times each, builds each profile
-(sample-runK, profgen-runK; run 1 is the variant above), BOLTs the plain build
+them. --profiles N trains syspgo, perf and gperftools N times each, builds each
+profile (sample-runK, profgen-runK, gperftools-runK, sample-lowfreq-runK; run 1
+is the variant above), BOLTs the plain build
 with each run's samples (syspgo fdata and perf2bolt -nl), and reports the
 spread of their cachegrind instruction counts, and of syspgo profiles that
 merge three of the runs each (sample-mergedK, what syspgo pgo --train-runs 3
@@ -45,6 +54,7 @@ import glob
 import json
 import os
 import re
+import resource
 import shlex
 import shutil
 import subprocess
@@ -60,6 +70,7 @@ BOLT = "/usr/lib/llvm-19/bin/llvm-bolt"
 # alike: a few seconds of training at 3999 Hz give 15-20k samples.
 SAMPLE_HZ = "3999"
 PERF2BOLT = "/usr/lib/llvm-19/bin/perf2bolt"  # perf2bolt-19 runs as llvm-bolt (FORMATS.md)
+LIBPROFILER = "/usr/lib/x86_64-linux-gnu/libprofiler.so.0"  # gperftools (scripts/setup.sh)
 # bolt-only and perf2bolt (both on the plain build): syspgo pgo's default there
 BOLT_OPTS = ["-reorder-blocks=ext-tsp", "-reorder-functions=hfsort", "-dyno-stats"]
 # What `syspgo pgo` adds to every build (optimize/pgo.cc PgoCompileFlags,
@@ -69,7 +80,8 @@ PROFILING_FLAGS = ["-fno-omit-frame-pointer", "-mno-omit-leaf-frame-pointer", "-
 # What `syspgo pgo` adds with a sample profile (PgoCompileFlags), given to
 # every sample-profile variant so that only the profile differs.
 SAMPLE_USE_FLAGS = ["-fsample-profile-use-profi"]
-VARIANTS = ["base", "instr", "sample", "sample-stacks", "sample-ip-only", "sample+order", "full", "bolt-only", "profgen", "perf2bolt"]
+VARIANTS = ["base", "instr", "sample", "sample-stacks", "sample-ip-only", "sample+order", "full", "bolt-only", "profgen",
+            "gperftools", "sample-lowfreq", "perf2bolt"]
 
 
 def sh(cmd, cwd=None, env=None, what=None, capture=False):
@@ -194,17 +206,58 @@ def profgen_profile(prog, pbase, data, pg, costs, tag):
     return pg
 
 
+def gperftools_profile(prog, pbase, stem, costs, notes, tag):
+    """gperftools' CPU profiler on the training run of pbase, its profile
+    converted to pprof by `go tool pprof -proto` (which reads the binary for
+    the mappings), and `syspgo optimize --pprof`: the sample profile's path.
+    gperftools' timer (setitimer ITIMER_PROF) ticks at most at the kernel's
+    HZ, whatever CPUPROFILE_FREQUENCY asks, so its profile has fewer samples
+    than syspgo's or perf's; the notes say how many. Returns the profile and
+    the rate it sampled at (samples per CPU second of the run)."""
+    raw, pb, prof = stem + ".cpuprofile", stem + ".pb.gz", stem + ".prof"
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    timed_step(costs, f"gperftools{tag}: training run under gperftools' profiler", lambda: sh(
+        prog.cmd(pbase, "train", prog.train_scale), what="gperftools training run",
+        env={"CPUPROFILE": raw, "CPUPROFILE_FREQUENCY": SAMPLE_HZ, "LD_PRELOAD": LIBPROFILER}))
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    timed_step(costs, f"gperftools{tag}: go tool pprof -proto", lambda: sh(
+        f"go tool pprof -proto {shlex.quote(pbase)} {shlex.quote(raw)} > {shlex.quote(pb)}", what="go tool pprof -proto"))
+    out = timed_step(costs, f"gperftools{tag}: syspgo optimize --pprof", lambda: sh(
+        [B.SYSPGO, "optimize", "--pprof", pb, "--binary", pbase, "--emit", "sample-profile", "-o", prof],
+        what="syspgo optimize --pprof", capture=True))
+    m = re.search(r"(\d+) of (\d+) samples pass through", out)
+    samples = int(m.group(2)) if m else 0
+    rate = round(samples / cpu) if cpu > 0 and samples else 0
+    notes[f"gperftools samples, training run{tag or '-run1'}"] = f"{samples} in {cpu:.1f} CPU s ({rate} Hz)"
+    return prof, rate
+
+
+def lowfreq_profile(prog, pbase, d, hz, costs, tag):
+    """syspgo's own profile of the training run at `hz`: the sample profile's path."""
+    db = os.path.join(d, "lowfreq.db")
+    for f in glob.glob(db + "*"):
+        os.unlink(f)
+    timed_step(costs, f"sample-lowfreq{tag}: training run under syspgo collect --freq {hz}", lambda: sh(
+        [B.SYSPGO, "collect", "-o", db, "--probes", "cpu", "--freq", str(hz), "--"] +
+        prog.cmd(pbase, "train", prog.train_scale), what="syspgo collect"))
+    sp = os.path.join(d, "lowfreq.prof")
+    timed_step(costs, f"sample-lowfreq{tag}: syspgo optimize", lambda: sh(
+        [B.SYSPGO, "optimize", db, "--binary", pbase, "--emit", "sample-profile", "-o", sp], what="syspgo optimize"))
+    return sp
+
+
 MERGED = "sample, 3 runs merged"
 
 
-def spread_builds(prog, v, a, costs):
+def spread_builds(prog, v, a, costs, notes):
     """More training runs of each profiler, one build each: {"sample": [...], "profgen": [...],
     "bolt-only": [...], "perf2bolt": [...]} binaries, the bench's main variants first. BOLT's
     layout of one run's profile is a draw: the same tool's I1 misses on SQLite ranged
     44k-906k over five training runs (scratch test, 2026-11-23), so BOLT alone is compared over
     the runs as the sample profiles are."""
-    out = {"sample": [v["sample"]], "profgen": [v["profgen"]], "bolt-only": [v["bolt-only"]],
-           "perf2bolt": [v["perf2bolt"]]}
+    out = {"sample": [v["sample"]], "profgen": [v["profgen"]], "gperftools": [v["gperftools"]],
+           "sample-lowfreq": [v["sample-lowfreq"]], "bolt-only": [v["bolt-only"]], "perf2bolt": [v["perf2bolt"]]}
     pbase = os.path.join(prog.dir, "perf", prog.binary)
     dbs = [os.path.join(prog.dir, "pgo", "train", "train.db")]  # syspgo pgo's own training run
     for k in range(2, a.profiles + 1):
@@ -223,6 +276,12 @@ def spread_builds(prog, v, a, costs):
         out["sample"].append(variant_build(prog, f"sample-run{k}", [f"-fprofile-sample-use={sp}"] + SAMPLE_USE_FLAGS, costs))
         pg = profgen_profile(prog, pbase, os.path.join(d, "perf.data"), os.path.join(d, "profgen.prof"), costs, f"-run{k}")
         out["profgen"].append(variant_build(prog, f"profgen-run{k}", [f"-fprofile-sample-use={pg}"] + SAMPLE_USE_FLAGS, costs))
+        gp, hz = gperftools_profile(prog, pbase, os.path.join(d, "gperftools"), costs, notes, f"-run{k}")
+        out["gperftools"].append(variant_build(prog, f"gperftools-run{k}", [f"-fprofile-sample-use={gp}"] + SAMPLE_USE_FLAGS,
+                                               costs))
+        lp = lowfreq_profile(prog, pbase, d, hz or 250, costs, f"-run{k}")
+        out["sample-lowfreq"].append(variant_build(prog, f"sample-lowfreq-run{k}",
+                                                   [f"-fprofile-sample-use={lp}"] + SAMPLE_USE_FLAGS, costs))
         # BOLT alone on the plain build (pbase, the binary both runs profiled), from the same two runs.
         fd = os.path.join(d, "bolt-only.fdata")
         timed_step(costs, f"bolt-only-run{k}: syspgo optimize --emit fdata", lambda: sh(
@@ -318,6 +377,12 @@ def prepare(prog, a, timeit):
     data = os.path.join(pd, "perf.data")
     pg = profgen_profile(prog, pbase, data, os.path.join(pd, "profgen.prof"), costs, "")
     v["profgen"] = variant_build(prog, "profgen", [f"-fprofile-sample-use={pg}"] + SAMPLE_USE_FLAGS, costs)
+    # An external profiler's pprof on the same plain build (docs/fleet.md).
+    gp, hz = gperftools_profile(prog, pbase, os.path.join(pd, "gperftools"), costs, notes, "")
+    v["gperftools"] = variant_build(prog, "gperftools", [f"-fprofile-sample-use={gp}"] + SAMPLE_USE_FLAGS, costs)
+    # syspgo at the rate gperftools sampled: what the sample count alone costs.
+    lp = lowfreq_profile(prog, pbase, pd, hz or 250, costs, "")
+    v["sample-lowfreq"] = variant_build(prog, "sample-lowfreq", [f"-fprofile-sample-use={lp}"] + SAMPLE_USE_FLAGS, costs)
     pfd = os.path.join(pd, "perf2bolt.fdata")
     timed_step(costs, "perf2bolt: perf2bolt -nl", lambda: sh([PERF2BOLT, "-nl", "-p", data, "-o", pfd, pbase],
                                                             what="perf2bolt -nl"))
@@ -335,7 +400,7 @@ def prepare(prog, a, timeit):
         os.unlink(db)
         over["perf record -e cpu-clock"].append(B.timed(timeit, cmd, pd, prefix=[
             "perf", "record", "-q", "-e", "cpu-clock", "-F", SAMPLE_HZ, "--no-bpf-event", "-o", os.path.join(pd, "ov.data"), "--"])[0])
-    spread = spread_builds(prog, v, a, costs)
+    spread = spread_builds(prog, v, a, costs, notes)
     return v, costs, notes, over, spread
 
 
@@ -400,6 +465,8 @@ def report(prog, names, times, outs, counts, costs, notes, over, a, spread_count
         f"- syspgo sample profile alone ({gain['sample'] * 100:+.1f}%) reaches 85% of the instrumented gain "
         f"({0.85 * gi * 100:+.1f}%): {verdict(gi > 0 and gain['sample'] >= 0.85 * gi)}",
         f"- syspgo sample profile beats perf + llvm-profgen ({gain['profgen'] * 100:+.1f}%): {verdict(gain['sample'] > gain['profgen'])}",
+        f"- for comparison, not a target: the profile of gperftools' pprof through `syspgo optimize --pprof` "
+        f"({gain['gperftools'] * 100:+.1f}%)",
         f"- the same with --sample-counts stacks ({gain['sample-stacks'] * 100:+.1f}%): 85% of instrumented "
         f"{verdict(gi > 0 and gain['sample-stacks'] >= 0.85 * gi)}, beats llvm-profgen {verdict(gain['sample-stacks'] > gain['profgen'])}",
         f"- without call targets, --sample-counts ip-only ({gain['sample-ip-only'] * 100:+.1f}%): 85% of instrumented "
@@ -416,7 +483,8 @@ def report(prog, names, times, outs, counts, costs, notes, over, a, spread_count
     mb, m2 = B.med(runs_saved["bolt-only"]), B.med(runs_saved["perf2bolt"])
     run_med = lambda t, i: B.med([c[i] for c in spread_counts[t]])
     run_range = lambda t, i: f"{min(c[i] for c in spread_counts[t]):,}–{max(c[i] for c in spread_counts[t]):,}"
-    ms, mp = B.med(runs_saved["sample"]), B.med(runs_saved["profgen"])
+    ms, mp, mg = B.med(runs_saved["sample"]), B.med(runs_saved["profgen"]), B.med(runs_saved["gperftools"])
+    ml = B.med(runs_saved["sample-lowfreq"])
     # The same without libc's mem* routines: what instrumentation gains there
     # comes from its value profiles (call sizes), which sample profiles lack.
     rest = lambda c: 1 - (c[0] - c[3]) / (ci - cmem)
@@ -432,6 +500,12 @@ def report(prog, names, times, outs, counts, costs, notes, over, a, spread_count
         f"{verdict(si > 0 and ms >= 0.85 * si)}",
         f"- sample profile beats perf + llvm-profgen, medians over {a.profiles} training runs each ({ms * 100:.1f}% vs "
         f"{mp * 100:.1f}%; the first runs alone: {save['sample'] * 100:.1f}% vs {save['profgen'] * 100:.1f}%): {verdict(ms > mp)}",
+        f"- an external profiler's pprof (gperftools' CPU profiler, `go tool pprof -proto`, `syspgo optimize --pprof`), "
+        f"median over {a.profiles} training runs ({mg * 100:.1f}%; the first run alone: {save['gperftools'] * 100:.1f}%), "
+        f"beside syspgo's own profile ({ms * 100:.1f}%) and perf + llvm-profgen ({mp * 100:.1f}%): within 1 point of "
+        f"syspgo's own {verdict(abs(mg - ms) <= 0.01)}, beats llvm-profgen {verdict(mg > mp)}; syspgo's own profile at "
+        f"the rate gperftools sampled (its timer ticks at the kernel's HZ; sample-lowfreq, median {ml * 100:.1f}%) says "
+        f"how much of the gap is the sample count: within 1 point of gperftools' {verdict(abs(mg - ml) <= 0.01)}",
         f"- for context, not a target: instrumented PGO also specializes calls of memcpy, memset and memcmp by the "
         f"sizes its value profiles counted (clang's PGOMemOPSizeOpt), which a sample profile cannot carry. Instructions "
         f"in libc's mem* routines: base {cmem:,}, instr {counts['instr'][3]:,}, sample {counts['sample'][3]:,}. Without "
@@ -497,8 +571,12 @@ def main():
             "instr (`-fprofile-generate`/`-fprofile-use`); sample, sample+order, full (+ BOLT): the stages of `syspgo pgo`; "
             "sample-stacks and sample-ip-only (the same training run's profile with `--sample-counts stacks` and "
             "`ip-only`); sample-profile variants "
-            f"(sample, sample-stacks, sample-ip-only, profgen, and the later stages) also get `{' '.join(SAMPLE_USE_FLAGS)}`; "
+            f"(sample, sample-stacks, sample-ip-only, profgen, gperftools, sample-lowfreq, and the later stages) also get "
+            f"`{' '.join(SAMPLE_USE_FLAGS)}`; "
             "bolt-only (syspgo fdata on base); profgen (`perf record -e cpu-clock` + `llvm-profgen --leading-ip-only`); "
+            "gperftools (gperftools' CPU profiler on the same training command, `go tool pprof -proto`, "
+            "`syspgo optimize --pprof`: an external profiler's pprof, as a fleet's backend would give it); "
+            "sample-lowfreq (syspgo's own profile of the training command at the rate gperftools sampled); "
             "perf2bolt (`perf2bolt -nl` + the same BOLT options). Speedup = base median ÷ variant median; "
             f"{a.runs} interleaved runs each. Sources: `apt-get source lua5.4 sqlite3` (Debian bookworm). "
             f"BOLT options of bolt-only and perf2bolt (plain build): `{' '.join(BOLT_OPTS)}`; full uses syspgo "

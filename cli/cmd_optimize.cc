@@ -15,6 +15,7 @@
 #include "common/profile_db.h"
 #include "common/util.h"
 #include "analyze/run.h"
+#include "analyze/sample_pprof.h"
 #include "optimize/deploy_lists.h"
 #include "optimize/plan_from_run.h"
 #include "optimize/profile_artifacts.h"
@@ -24,6 +25,7 @@ namespace {
 
 struct OptimizeArgs {
   std::string db, binary, emit, output, format = "text";
+  std::vector<std::string> pprof;  // --pprof FILE: pprof profiles in place of (or beside) DB
   std::string source_dir = "/";  // squashfs-sort: the directory mksquashfs packs
   std::string image_root = "/";  // prefetch-list: where the image is mounted when the trace was taken
   std::string pages = "auto";     // plan: which pages (PlanPages)
@@ -37,10 +39,18 @@ struct OptimizeArgs {
 // CPU-sample artifacts: every kind goes through optimize/emitter.h.
 int EmitProfile(const OptimizeArgs& a) {
   ArtifactRequest r;
-  ProfileInput in;
-  in.db = a.db;
-  if (a.run) in.runs.push_back(a.run);
-  r.inputs.push_back(in);
+  if (!a.db.empty()) {
+    auto in = ParseProfileInput(a.db);
+    if (!in) return UsageError(in.error().message);
+    if (a.run && in->pprof) return UsageError("--run picks a run of a database; '" + a.db + "' is a pprof profile");
+    if (a.run) in->runs.push_back(a.run);
+    r.inputs.push_back(*in);
+  }
+  for (const std::string& f : a.pprof) {
+    auto in = ParseProfileInput(f, true);
+    if (!in) return UsageError(in.error().message);
+    r.inputs.push_back(*in);
+  }
   r.kind = a.emit == "sample-profile" && a.format == "binary" ? "sample-profile-binary" : a.emit;
   r.binary = a.binary;
   r.output = a.output;
@@ -63,11 +73,17 @@ int EmitProfile(const OptimizeArgs& a) {
     fprintf(stderr, "syspgo: wrote %s (%s) from %llu samples\n", a.output.c_str(), r.kind.c_str(),
             static_cast<unsigned long long>(s->samples));
   }
+  if (s->pprof_files > 1 || (s->pprof_files && s->runs))
+    fprintf(stderr, "syspgo: the samples of %llu runs and %llu pprof profiles were merged\n",
+            static_cast<unsigned long long>(s->runs), static_cast<unsigned long long>(s->pprof_files));
   return 0;
 }
 
 // Cold-start artifacts: the plan, and the deploy lists made from it.
 int EmitFromPlan(const OptimizeArgs& a) {
+  if (!a.pprof.empty() || a.db.empty() || IsPprofFile(a.db))
+    return UsageError("--emit " + a.emit + " is made from a cold start recorded in a profile database "
+                      "(syspgo collect --cold); a pprof profile holds CPU samples only");
   auto db = OpenProfileDb(a.db, DbMode::kReadOnly);
   if (!db) return Fail(db.error().message);
   auto run = ResolveRun(*db, a.run);
@@ -125,12 +141,18 @@ std::string Help() {
     snprintf(line, sizeof line, "  %-22s %s\n", k.name, k.help);
     kinds += line;
   }
-  return "usage: syspgo optimize DB --emit KIND -o FILE [--binary PATH] [OPTIONS]\n\n"
-         "Writes an artifact from one run of a profile database (the newest unless --run).\n\nKIND:\n" +
+  return "usage: syspgo optimize DB --emit KIND -o FILE [--binary PATH] [OPTIONS]\n"
+         "       syspgo optimize --pprof FILE [--pprof FILE...] --emit KIND -o FILE [--binary PATH] [OPTIONS]\n\n"
+         "Writes an artifact from one run of a profile database (the newest unless --run), or from the\n"
+         "CPU samples of pprof profiles (merged; a DB argument that is a pprof file counts as one).\n\nKIND:\n" +
          kinds +
          "\nWhat to read:\n"
          "  --binary PATH     the binary the artifact is for, matched to the run by build-id\n"
-         "                    (needed by sample-profile, fdata, order)\n"
+         "                    (needed by sample-profile, fdata, order); in a pprof profile by the\n"
+         "                    mapping's build-id, else its path\n"
+         "  --pprof FILE      a pprof CPU profile (gzipped or not; repeatable): syspgo's own, gperftools'\n"
+         "                    through `go tool pprof -proto BINARY PROFILE`, or a backend's merged export;\n"
+         "                    weight one with FILE@W. Several runs or databases: syspgo merge\n"
          "  --run N           the run (default: the newest)\n"
          "  --pid N           only samples of this process\n"
          "  --debug-dir DIR   look for debug files under DIR/.build-id/ and DIR/<path> (repeatable;\n"
@@ -165,6 +187,7 @@ std::string Help() {
          "  llvm-bolt ./app -o app.bolt -data app.fdata -reorder-blocks=ext-tsp\n"
          "  syspgo optimize run.db --binary ./app --emit order -o app.order\n"
          "  syspgo optimize run.db --emit pprof -o run.pb.gz\n"
+         "  syspgo optimize --pprof fleet.pb.gz --binary ./app --emit sample-profile -o app.prof\n"
          "  syspgo collect --cold --no-readahead -o cold.db -- ./app  # drops the page cache first\n"
          "  syspgo optimize cold.db --emit plan -o app.plan && syspgo prefetch app.plan -- ./app\n"
          "  syspgo optimize cold.db --emit squashfs-sort --source-dir rootfs -o sort.txt\n";
@@ -186,10 +209,12 @@ int Optimize(const std::vector<std::string>& args) {
     } else if (s == "-v") {
       ++a.verbose;
     } else if (s == "--binary" || s == "--emit" || s == "-o" || s == "--format" || s == "--debug-dir" ||
-               s == "--source-dir" || s == "--image-root" || s == "--pages" || s == "--sample-counts") {
+               s == "--source-dir" || s == "--image-root" || s == "--pages" || s == "--sample-counts" ||
+               s == "--pprof") {
       std::string v;
       if (!value(&v)) return UsageError(s + " needs a value; see 'syspgo optimize --help'");
       if (s == "--binary") a.binary = v;
+      else if (s == "--pprof") a.pprof.push_back(v);
       else if (s == "--emit") a.emit = v;
       else if (s == "-o") a.output = v;
       else if (s == "--format") a.format = v;
@@ -219,8 +244,10 @@ int Optimize(const std::vector<std::string>& args) {
       pos.push_back(s);
     }
   }
-  if (pos.size() != 1) return UsageError("usage: syspgo optimize DB --emit KIND -o FILE; see --help");
-  a.db = pos[0];
+  if (pos.size() > 1 || (pos.empty() && a.pprof.empty()))
+    return UsageError("usage: syspgo optimize DB --emit KIND -o FILE, or syspgo optimize --pprof FILE --emit KIND -o "
+                      "FILE; see --help");
+  if (!pos.empty()) a.db = pos[0];
   if (a.format != "text" && a.format != "binary") return UsageError("--format is text or binary, got '" + a.format + "'");
   if (!ParseSampleCounts(a.sample_counts))
     return UsageError(std::string("--sample-counts is ") + kSampleCountsChoices + ", got '" + a.sample_counts + "'");

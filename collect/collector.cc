@@ -5,8 +5,10 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <elf.h>
 #include <malloc.h>
 #include <signal.h>
+#include <sys/auxv.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -83,6 +85,55 @@ std::string CollectorFilesJson() {
   return "[" + out + "]";
 }
 
+// The GNU build-id (lowercase hex) in a block of ELF notes; "" if none.
+std::string NoteBuildId(const char* notes, size_t size) {
+  auto word = [&](size_t at) {
+    uint32_t v = 0;
+    memcpy(&v, notes + at, 4);
+    return v;
+  };
+  auto align4 = [](size_t n) { return (n + 3) & ~size_t{3}; };
+  for (size_t at = 0; at + 12 <= size;) {
+    uint32_t namesz = word(at), descsz = word(at + 4), type = word(at + 8);
+    size_t name = at + 12, desc = name + align4(namesz);
+    if (desc > size || align4(descsz) > size - desc) break;
+    if (type == NT_GNU_BUILD_ID && namesz == 4 && memcmp(notes + name, "GNU", 4) == 0) {
+      std::string hex;
+      static const char kDigits[] = "0123456789abcdef";
+      for (uint32_t i = 0; i < descsz; ++i) {
+        unsigned char c = static_cast<unsigned char>(notes[desc + i]);
+        hex += kDigits[c >> 4];
+        hex += kDigits[c & 15];
+      }
+      return hex;
+    }
+    at = desc + align4(descsz);
+  }
+  return "";
+}
+
+// The running kernel's build-id, from the notes it exports, and that of
+// its vDSO (the same image in every process, this one's included). Kernel
+// and vDSO frames are exported with them (pprof mappings carry a build-id
+// each), so a profile names the kernel it came from as it does every binary.
+std::string KernelBuildId() {
+  std::string notes = ReadFileOrEmpty("/sys/kernel/notes");
+  return NoteBuildId(notes.data(), notes.size());
+}
+
+std::string VdsoBuildId() {
+  const auto* eh = reinterpret_cast<const Elf64_Ehdr*>(getauxval(AT_SYSINFO_EHDR));
+  if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64) return "";
+  const char* base = reinterpret_cast<const char*>(eh);
+  const auto* ph = reinterpret_cast<const Elf64_Phdr*>(base + eh->e_phoff);
+  for (int i = 0; i < eh->e_phnum; ++i) {
+    if (ph[i].p_type != PT_NOTE) continue;
+    std::string id = NoteBuildId(base + ph[i].p_offset, ph[i].p_filesz);
+    if (!id.empty()) return id;
+  }
+  return "";
+}
+
 std::string SettingsJson(const CollectRequest& req, const CollectOptions& o, uint64_t memory_budget,
                          const std::vector<std::string>& groups) {
   std::string probes;
@@ -92,7 +143,7 @@ std::string SettingsJson(const CollectRequest& req, const CollectOptions& o, uin
          ", \"freq_hz\": " + std::to_string(o.freq_hz) + ", \"offcpu_min_ns\": " + std::to_string(o.offcpu_min_ns) +
          ", \"irq_min_ns\": " + std::to_string(o.irq_min_ns) + ", \"cold\": " + (req.cold ? "true" : "false") +
          ", \"no_readahead\": " + (req.no_readahead ? "true" : "false") +
-         ", \"collector_files\": " + CollectorFilesJson() +
+         ", \"collector_files\": " + CollectorFilesJson() + ", \"kernel_build_id\": \"" + KernelBuildId() + "\", \"vdso_build_id\": \"" + VdsoBuildId() + "\"" +
          (std::find(groups.begin(), groups.end(), "pagecache") != groups.end()
               ? ", \"damon\": " + DamonPageoutJson()
               : std::string()) +

@@ -22,7 +22,7 @@ std::string CpuSamplesInput(const uint8_t* data, size_t size) {
   std::set<int64_t> tried;
   for (int64_t run : *runs) {
     if (!tried.insert(run).second || tried.size() > 4) continue;
-    auto set = LoadCpuSamples(*db, run);
+    auto set = LoadCpuSamples(*db, run, /*offcpu=*/true);
     if (!set) {
       if (std::string b = MustName(set.error().message, path, "LoadCpuSamples"); !b.empty()) return b;
       continue;
@@ -30,8 +30,9 @@ std::string CpuSamplesInput(const uint8_t* data, size_t size) {
     all.Merge(*set, 2);
     Symbolizer sym;
     sym.SetKallsyms(set->kallsyms);
-    for (const auto& s : set->samples)
-      for (uint64_t a : s.kernel) (void)sym.KernelName(a);
+    for (const auto* list : {&set->samples, &set->offcpu})
+      for (const auto& s : *list)
+        for (uint64_t a : s.kernel) (void)sym.KernelName(a);
   }
   all.Normalize();
   return "";

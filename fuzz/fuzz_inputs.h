@@ -41,6 +41,14 @@ std::string PlanReplayInput(const uint8_t* data, size_t size);
 // analyze/sample_db.cc exists (see fuzz/CMakeLists.txt).
 std::string CpuSamplesInput(const uint8_t* data, size_t size);
 
+// The bytes as a pprof profile read for its CPU samples, as `syspgo
+// optimize --pprof` and `syspgo merge` read one (analyze/sample_pprof.h).
+// Refusals and warnings must name the file; an accepted profile must have
+// samples with counts and stacks, frames that name binaries it has, and
+// merge with weights without losing samples. Built where
+// analyze/sample_pprof.cc exists (see fuzz/CMakeLists.txt).
+std::string PprofInput(const uint8_t* data, size_t size);
+
 // For the targets' own files: writes `data` as `name` in this process's
 // scratch directory, with no -wal, -shm or -journal left from an earlier
 // input, and returns its path.

@@ -5,11 +5,13 @@ Seeds are small, valid inputs (and a few near misses) that show libFuzzer
 the shape of each format, so it mutates from inside it rather than
 rediscovering magic numbers. They are committed; rerun this script (no
 arguments) after a format changes. Only the standard library is used: the
-plan's protobuf is encoded by hand (schemas/prefetch_plan.proto), and the
+plan's and pprof's protobufs are encoded by hand (schemas/prefetch_plan.proto,
+schemas/pprof_profile.proto, pprof files gzipped with the gzip module), and the
 databases are made with the sqlite3 module from the frozen schema, with
 512-byte pages to keep them small, and named *.sqlite: .gitignore leaves
 out *.db.
 """
+import gzip
 import os
 import sqlite3
 import struct
@@ -184,12 +186,69 @@ def cpu_seeds(out):
         db.close()
 
 
+# ---- pprof profiles: perftools.profiles.Profile, gzipped or not ---------------
+
+def pprof(strings, sample_types, samples, mappings, locations, functions, period=(3, 4, 1000000)):
+    """A Profile message. sample_types: (type, unit) string indices; samples:
+    (location ids, values, labels as (key, num, str)); mappings: (id, start,
+    limit, offset, file, build_id); locations: (id, mapping, address,
+    function ids); functions: (id, name)."""
+    out = b""
+    for t, u in sample_types:
+        out += field_bytes(1, field_varint(1, t) + field_varint(2, u))
+    for locs, values, labels in samples:
+        body = b"".join(field_varint(1, l) for l in locs) + b"".join(field_varint(2, v) for v in values)
+        for key, num, text in labels:
+            body += field_bytes(3, field_varint(1, key) + (field_varint(3, num) if num else b"") +
+                                (field_varint(2, text) if text else b""))
+        out += field_bytes(2, body)
+    for mid, start, limit, offset, file, build_id in mappings:
+        out += field_bytes(3, field_varint(1, mid) + field_varint(2, start) + field_varint(3, limit) +
+                           field_varint(4, offset) + field_varint(5, file) + field_varint(6, build_id))
+    for lid, mapping, address, fns in locations:
+        out += field_bytes(4, field_varint(1, lid) + field_varint(2, mapping) + field_varint(3, address) +
+                           b"".join(field_bytes(4, field_varint(1, f) + field_varint(2, 10)) for f in fns))
+    for fid, name in functions:
+        out += field_bytes(5, field_varint(1, fid) + field_varint(2, name) + field_varint(3, name))
+    for text in strings:
+        out += field_bytes(6, text.encode())
+    ptype, punit, p = period
+    out += field_bytes(11, field_varint(1, ptype) + field_varint(2, punit)) + field_varint(12, p)
+    return out + field_varint(14, 3)
+
+
+def pprof_seeds():
+    strings = ["", "samples", "count", "cpu", "nanoseconds", "off_cpu", "/usr/bin/app",
+               "4a5a9b0affb66c437abcd455d2738af879985fa9", "[kernel.kallsyms]", "main", "hot", "__schedule", "pid",
+               "comm", "app"]
+    mappings = [(1, 0x401000, 0x402000, 0x1000, 6, 7), (2, 0xFFFFFFFF81000000, 0xFFFFFFFF82000000, 0, 8, 7)]
+    locations = [(1, 1, 0x401120, [10]), (2, 1, 0x401053, [9]), (3, 2, 0xFFFFFFFF81000210, [11]),
+                 (4, 2, 0xFFFFFFFF81000120, [11])]
+    functions = [(9, 9), (10, 10), (11, 11)]  # ids equal to their name's string index
+    labels = [(12, 100, 0), (13, 0, 14)]
+    full = pprof(strings, [(1, 2), (3, 4), (5, 4)],
+                 [([1, 2], [7, 7000000, 0], labels), ([3, 4, 1, 2], [2, 2000000, 0], labels),
+                  ([3, 2], [0, 0, 5000000], labels)], mappings, locations, functions)
+    ns_only = pprof(strings, [(3, 4)], [([1, 2], [3000000], [])], mappings, locations, functions)
+    no_addresses = pprof(strings, [(1, 2), (3, 4)], [([1, 2], [4, 4000000], [])], mappings,
+                         [(lid, m, 0, f) for lid, m, _, f in locations], functions)
+    half = len(full) // 2
+    return {
+        "cpu_offcpu_kernel.pb.gz": gzip.compress(full, mtime=0),
+        "cpu_nanoseconds_only.pb": ns_only,
+        "names_only.pb.gz": gzip.compress(no_addresses, mtime=0),
+        # Two gzip members, as concatenated .gz files are: one profile.
+        "two_members.pb.gz": gzip.compress(full[:half], mtime=0) + gzip.compress(full[half:], mtime=0),
+    }
+
+
 def main():
     plans = os.path.join(HERE, "corpus", "plan")
     replays = os.path.join(HERE, "corpus", "plan_replay")
     dbs = os.path.join(HERE, "corpus", "profile_db")
     cpu = os.path.join(HERE, "corpus", "cpu_samples")
-    for d in (plans, replays, dbs, cpu):
+    pp = os.path.join(HERE, "corpus", "pprof")
+    for d in (plans, replays, dbs, cpu, pp):
         os.makedirs(d, exist_ok=True)
     for d, seeds in ((plans, plan_seeds()), (replays, plan_replay_seeds())):
         for name, data in seeds.items():
@@ -197,7 +256,10 @@ def main():
                 f.write(data)
     db_seeds(dbs)
     cpu_seeds(cpu)
-    for d in (plans, replays, dbs, cpu):
+    for name, data in pprof_seeds().items():
+        with open(os.path.join(pp, name), "wb") as f:
+            f.write(data)
+    for d in (plans, replays, dbs, cpu, pp):
         for name in sorted(os.listdir(d)):
             print(f"{os.path.relpath(os.path.join(d, name), ROOT)}: {os.path.getsize(os.path.join(d, name))} bytes")
 

@@ -12,7 +12,7 @@ const std::vector<ProfileEmitter::Kind>& ProfileEmitter::Kinds() {
       {"sample-profile-binary", "LLVM sample profile, extensible binary (same use, smaller, faster to read)", true},
       {"fdata", "BOLT profile, no_lbr form (llvm-bolt BIN -o OUT -data FILE)", true},
       {"order", "symbol ordering file, hot call chains together (ld.lld --symbol-ordering-file=FILE)", true},
-      {"pprof", "gzipped pprof profile.proto (pprof, speedscope, Perfetto)", false},
+      {"pprof", "gzipped pprof profile.proto (pprof, speedscope, Perfetto, pprof backends)", false, true},
       {"folded", "folded stacks, one 'frame;frame;... count' line each (flamegraph.pl, speedscope)", false},
   };
   return kinds;

@@ -22,6 +22,7 @@ class ProfileEmitter {
     const char* name;
     const char* help;
     bool needs_binary;  // the artifact is for one binary (--binary); else the whole profile, or one binary's share
+    bool offcpu = false;  // it writes off-CPU time too (Profile::offcpu); the others never see it
   };
   virtual ~ProfileEmitter() = default;
   // Every kind, in the order --help lists them.

@@ -6,6 +6,7 @@
 
 #include "analyze/run.h"
 #include "analyze/sample_db.h"
+#include "analyze/sample_pprof.h"
 #include "analyze/symbolize.h"
 #include "common/profile_db.h"
 #include "optimize/emitter.h"
@@ -19,16 +20,18 @@ std::optional<ProfileEmitter::SampleCounts> ParseSampleCounts(std::string_view s
   return std::nullopt;
 }
 
-Result<ProfileInput> ParseProfileInput(const std::string& spec) {
+Result<ProfileInput> ParseProfileInput(const std::string& spec, bool pprof) {
   ProfileInput in;
   std::string rest = spec;
   std::error_code ec;
+  const char* forms = pprof ? "PPROF[@WEIGHT]" : "DB[:RUN|:all][@WEIGHT] or PPROF[@WEIGHT]";
   if (!std::filesystem::exists(spec, ec)) {
     size_t at = rest.rfind('@');
     if (at != std::string::npos && at > 0) {
       char* end = nullptr;
       unsigned long long w = strtoull(rest.c_str() + at + 1, &end, 10);
-      if (*end || w == 0) return MakeError("bad weight in '" + spec + "': expected DB[:RUN|:all][@WEIGHT], WEIGHT a whole number >= 1.");
+      if (*end || w == 0)
+        return MakeError("bad weight in '" + spec + "': expected " + forms + ", WEIGHT a whole number >= 1.");
       in.weight = w;
       rest = rest.substr(0, at);
     }
@@ -41,12 +44,16 @@ Result<ProfileInput> ParseProfileInput(const std::string& spec) {
       } else {
         char* end = nullptr;
         long long r = strtoll(run.c_str(), &end, 10);
-        if (*end || r <= 0) return MakeError("bad run in '" + spec + "': expected DB[:RUN|:all][@WEIGHT], RUN a run id.");
+        if (*end || r <= 0) return MakeError("bad run in '" + spec + "': expected " + forms + ", RUN a run id.");
         in.runs.push_back(r);
       }
     }
   }
   in.db = rest;
+  in.pprof = pprof || IsPprofFile(rest);
+  if (in.pprof && (in.all_runs || !in.runs.empty()))
+    return MakeError("'" + rest + "' is a pprof profile, which has no runs: give it as " + rest +
+                     (in.weight > 1 ? "@" + std::to_string(in.weight) : std::string()) + ", without ':RUN' or ':all'.");
   return in;
 }
 
@@ -59,11 +66,25 @@ Result<ArtifactSummary> WriteProfileArtifact(const ArtifactRequest& r) {
   if (needs_binary && r.binary.empty())
     return MakeError("--emit " + r.kind + " makes a profile for one binary: pass --binary PATH (the file to rebuild, "
                      "relink or rewrite).");
-  if (r.inputs.empty()) return MakeError("no profile database given.");
+  if (r.inputs.empty()) return MakeError("no profile database or pprof profile given.");
+  // Off-CPU time goes only to the emitter that writes it (pprof): the
+  // others must not depend on whether the run recorded it.
+  bool offcpu = false;
+  for (const auto& k : ProfileEmitter::Kinds())
+    if (r.kind == k.name) offcpu = k.offcpu;
 
   ArtifactSummary sum;
   std::vector<std::pair<SampleSet, uint64_t>> loaded;
   for (const ProfileInput& in : r.inputs) {
+    if (in.pprof) {
+      auto got = LoadPprofSamples(in.db);
+      if (!got) return got.error();
+      sum.warnings.insert(sum.warnings.end(), got->warnings.begin(), got->warnings.end());
+      if (r.pid) got->set.KeepPid(r.pid);
+      if (!offcpu) got->set.offcpu.clear();
+      loaded.emplace_back(std::move(got->set), in.weight);
+      continue;
+    }
     auto db = OpenProfileDb(in.db, DbMode::kReadOnly);
     if (!db) return db.error();
     std::vector<int64_t> runs = in.runs;
@@ -86,7 +107,7 @@ Result<ArtifactSummary> WriteProfileArtifact(const ArtifactRequest& r) {
       if (info->events_dropped)
         sum.warnings.push_back("run " + std::to_string(run) + " of " + in.db + " lost " +
                                std::to_string(info->events_dropped) + " events; its counts are lower bounds.");
-      auto set = LoadCpuSamples(*db, run);
+      auto set = LoadCpuSamples(*db, run, offcpu);
       if (!set) return set.error();
       if (r.pid) set->KeepPid(r.pid);
       loaded.emplace_back(std::move(*set), in.weight);
@@ -99,10 +120,12 @@ Result<ArtifactSummary> WriteProfileArtifact(const ArtifactRequest& r) {
     uint64_t total = set.Total();
     if (r.normalize && total && total != largest) {
       double f = static_cast<double>(largest) / static_cast<double>(total);
-      for (StackSample& s : set.samples) s.count = static_cast<uint64_t>(std::llround(static_cast<double>(s.count) * f));
+      for (std::vector<StackSample>* v : {&set.samples, &set.offcpu})
+        for (StackSample& s : *v) s.count = static_cast<uint64_t>(std::llround(static_cast<double>(s.count) * f));
     }
     merged.Merge(set, w);
-    ++sum.runs;
+    if (set.runs.empty()) ++sum.pprof_files;
+    else ++sum.runs;
   }
   sum.samples = merged.Total();
   if (sum.samples == 0)
@@ -115,8 +138,21 @@ Result<ArtifactSummary> WriteProfileArtifact(const ArtifactRequest& r) {
     auto b = FindBinary(merged, r.binary);
     if (!b) return b.error();
     binary = *b;
-    // Read the file the user named: it is the one that will be rebuilt or rewritten.
-    opts.files[merged.binaries[binary].build_id] = r.binary;
+    // Read the file the user named: it is the one that will be rebuilt or
+    // rewritten. (A binary without a build-id was matched by its path,
+    // which is then the file read; files are keyed by build-id.)
+    const BinaryRef& ref = merged.binaries[binary];
+    if (!ref.build_id.empty()) {
+      opts.files[ref.build_id] = r.binary;
+    } else if (!merged.pprof_files.empty()) {
+      auto id = ReadBuildId(r.binary);
+      if (id.ok() && !id->empty())
+        sum.warnings.push_back("the pprof profile names " + ref.path + " without a build-id, so it was matched to " +
+                               r.binary + " (build-id " + *id + ") by path alone: if that file was rebuilt since the "
+                               "profile was taken, the profile is stale. A profiler that records build-ids in its "
+                               "mappings (syspgo, the OpenTelemetry eBPF profiler, Parca, perf) makes this check "
+                               "exact; gperftools does not record them.");
+    }
   }
   Symbolizer sym(opts);
   Profile p = Symbolize(merged, sym);

@@ -1,8 +1,8 @@
 //===- profile_artifacts.h - runs in, one profile artifact out -----------===//
 // What `syspgo optimize` and `syspgo merge` do, kept out of the CLI so the
 // tests can call it: load the CPU samples of one or more runs (of one or
-// more databases), weight and merge them, symbolize, pick the binary, and
-// hand the profile to the emitter of the requested kind.
+// more databases) or pprof profiles, weight and merge them, symbolize, pick
+// the binary, and hand the profile to the emitter of the requested kind.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -16,15 +16,18 @@
 namespace syspgo {
 
 struct ProfileInput {
-  std::string db;
+  std::string db;             // a profile database, or with `pprof` a pprof profile
+  bool pprof = false;
   std::vector<int64_t> runs;  // empty: the newest run (or every run with samples if all_runs)
   bool all_runs = false;
   uint64_t weight = 1;        // counts are multiplied by this
 };
 
-// Parses "DB", "DB:RUN", "DB:all", each optionally followed by "@WEIGHT".
-// A path that exists as given is taken whole, even with ':' or '@' in it.
-Result<ProfileInput> ParseProfileInput(const std::string& spec);
+// Parses "DB", "DB:RUN", "DB:all", each optionally followed by "@WEIGHT",
+// and "PPROF[@WEIGHT]" for a pprof profile (IsPprofFile, or any file when
+// `pprof` says so, as --pprof does). A path that exists as given is taken
+// whole, even with ':' or '@' in it.
+Result<ProfileInput> ParseProfileInput(const std::string& spec, bool pprof = false);
 
 // "ip", "ip-only" or "stacks" (optimize/merge/pgo --sample-counts); nullopt otherwise.
 std::optional<ProfileEmitter::SampleCounts> ParseSampleCounts(std::string_view s);
@@ -44,6 +47,7 @@ struct ArtifactRequest {
 
 struct ArtifactSummary {
   uint64_t runs = 0;
+  uint64_t pprof_files = 0;
   uint64_t samples = 0;          // all samples merged (after weights)
   uint64_t binary_samples = 0;   // of them, with a frame in --binary
   uint64_t binary_leaf = 0;      // samples with their IP (innermost user frame) in --binary

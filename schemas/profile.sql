@@ -11,8 +11,11 @@
 -- it migrates older databases (version 1 is schemas/frozen/profile_v1.sql).
 
 -- One collection: what ran, where, and how the collection went. settings_json
--- holds the probe groups and knobs in force; with the pagecache group also
--- "damon", the DAMON pageout schemes in force (collect/damon.h).
+-- holds the probe groups and knobs in force, and "kernel_build_id" and
+-- "vdso_build_id", the GNU build-ids of the kernel that ran and of its vDSO
+-- (lowercase hex, from /sys/kernel/notes and the collector's own vDSO; ""
+-- if unreadable; absent in runs of earlier versions); with the pagecache
+-- group also "damon", the DAMON pageout schemes in force (collect/damon.h).
 CREATE TABLE run (
   id INTEGER PRIMARY KEY,            -- run id, referenced as run_id everywhere
   command TEXT NOT NULL,             -- the command line as one shell-quoted string ('' for -p)

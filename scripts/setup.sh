@@ -21,6 +21,7 @@ PACKAGES=(
   googletest libgtest-dev
   util-linux python3 python3-numpy rsync squashfs-tools chromium time valgrind
   sudo passwd nlohmann-json3-dev
+  golang-go google-perftools libgoogle-perftools-dev  # go tool pprof and gperftools (tests/pprof_test.cc, bench/pgo.py)
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

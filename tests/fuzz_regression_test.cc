@@ -59,5 +59,12 @@ TEST(FuzzRegression, CpuSamplesCorpusAndSavedCrashes) {
 }
 #endif
 
+#ifdef SYSPGO_FUZZ_PPROF  // where analyze/sample_pprof.cc exists, as the target
+TEST(FuzzRegression, PprofCorpusAndSavedCrashes) {
+  EXPECT_GE(Replay("corpus", "pprof", fuzz::PprofInput), 3u) << "the pprof seed corpus is missing";
+  Replay("regressions", "pprof", fuzz::PprofInput);
+}
+#endif
+
 }  // namespace
 }  // namespace syspgo

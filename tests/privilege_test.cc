@@ -338,6 +338,36 @@ TEST_F(Sudo, APlanTheUserCannotReadIsNotReadAndExistenceIsNotRevealed) {
   EXPECT_EQ(shown.out.find(data), std::string::npos) << shown.out;
 }
 
+// ---- pprof profiles the user cannot read -------------------------------------------------
+
+TEST_F(Sudo, APprofProfileTheUserCannotReadIsNotRead) {
+  UserDir mine;
+  TempDir hidden;  // 0700, root's
+  std::string db = RecordRun(mine), secret = hidden.File("fleet.pb.gz"), out = mine.File("out.folded");
+  auto r = RunCmd({SyspgoBin(), "optimize", db, "--emit", "pprof", "-o", secret});
+  ASSERT_EQ(r.status, 0) << r.err;
+  chmod(secret.c_str(), 0644);  // readable, but in a directory the user cannot enter
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"optimize", "--pprof", secret, "--emit", "folded", "-o", out},
+        {"merge", "--pprof", secret, "--emit", "folded", "-o", out},
+        {"optimize", "--pprof", hidden.File("absent.pb.gz"), "--emit", "folded", "-o", out}}) {
+    std::vector<std::string> argv = {SyspgoBin()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    r = RunCmd(ViaSudo(argv));
+    EXPECT_NE(r.status, 0) << JoinShell(argv);
+    EXPECT_NE(r.err.find("Permission denied"), std::string::npos)
+        << "a missing file and a present one must look the same to the user: " << r.err;
+    EXPECT_FALSE(Exists(out)) << JoinShell(argv) << " read root's profile";
+  }
+  // The same profile where the user can read it is read.
+  std::string theirs = mine.File("fleet.pb.gz");
+  ASSERT_EQ(Sh("cp " + secret + " " + theirs).status, 0);
+  ASSERT_EQ(chown(theirs.c_str(), User().uid, User().gid), 0);
+  r = RunCmd(ViaSudo({SyspgoBin(), "merge", theirs, "--emit", "folded", "-o", out}));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(Lstat(out).st_uid, User().uid);
+}
+
 // ---- 9. The command gets what `sudo -u USER` gives -------------------------------------
 
 TEST_F(Sudo, CommandsGetTheUsersGroupsAndEnvironment) {

@@ -27,7 +27,7 @@ add_custom_command(
   VERBATIM)
 add_custom_target(pgo_workloads ALL DEPENDS ${_pgo_outputs})
 
-foreach(_t symbolize_test emit_test)
+foreach(_t symbolize_test emit_test pprof_test)
   syspgo_test(${_t} SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/${_t}.cc LIBS syspgo_optimize syspgo_analyze)
   target_compile_definitions(${_t} PRIVATE SYSPGO_PGO_BIN="${_pgo_dir}" SYSPGO_PGO_SRC="${_pgo_src}")
   add_dependencies(${_t} pgo_workloads)

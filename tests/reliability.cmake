@@ -20,11 +20,17 @@ set(_fuzz_inputs ${CMAKE_SOURCE_DIR}/fuzz/fuzz_inputs.cc ${CMAKE_SOURCE_DIR}/fuz
 if(EXISTS ${CMAKE_SOURCE_DIR}/analyze/sample_db.cc)  # as in fuzz/CMakeLists.txt
   list(APPEND _fuzz_inputs ${CMAKE_SOURCE_DIR}/fuzz/cpu_samples_input.cc)
 endif()
+if(EXISTS ${CMAKE_SOURCE_DIR}/analyze/sample_pprof.cc)
+  list(APPEND _fuzz_inputs ${CMAKE_SOURCE_DIR}/fuzz/pprof_input.cc)
+endif()
 syspgo_test(fuzz_regression_test
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_regression_test.cc ${_fuzz_inputs}
   LIBS syspgo_optimize syspgo_analyze)
 if(EXISTS ${CMAKE_SOURCE_DIR}/analyze/sample_db.cc)
   target_compile_definitions(fuzz_regression_test PRIVATE SYSPGO_FUZZ_CPU_SAMPLES=1)
+endif()
+if(EXISTS ${CMAKE_SOURCE_DIR}/analyze/sample_pprof.cc)
+  target_compile_definitions(fuzz_regression_test PRIVATE SYSPGO_FUZZ_PPROF=1)
 endif()
 syspgo_test(migration_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/migration_test.cc LIBS syspgo_analyze)
 syspgo_test(concurrency_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/concurrency_test.cc)
