@@ -356,8 +356,9 @@ class Reader {
     auto warn = [&](uint64_t n, const std::string& what) {
       if (n) out.warnings.push_back(path_ + ": " + std::to_string(n) + " samples " + what);
     };
-    warn(no_address, "have no instruction address and were left out (the profile was symbolized to names "
-                     "only; export it with addresses, e.g. `go tool pprof -proto` of the raw profile)");
+    warn(no_address, "were left out: their innermost frame has no instruction address (a profile symbolized "
+                     "to names only; export it with addresses, e.g. `go tool pprof -proto` of the raw profile) "
+                     "or lies outside its mapping");
     warn(cut, "had a stack that ended early at a frame without an address, outside its mapping, or out of order; "
               "their inner frames are kept");
     warn(deep, "had a stack deeper than " + std::to_string(limits_.max_depth) +
