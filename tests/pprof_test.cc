@@ -43,7 +43,10 @@ class PprofRun : public testing::Test {
  protected:
   static void SetUpTestSuite() {
     run_ = new Recorded;
-    auto r = RunCmd({SyspgoBin(), "collect", "--probes", "cpu,sched", "-o", run_->db, "--", run_->app, "1500"});
+    // The sleep gives the run off-CPU time on any machine: the app alone is
+    // CPU-bound, and on a quiet machine nothing may preempt it for long.
+    auto r = RunCmd({SyspgoBin(), "collect", "--probes", "cpu,sched", "-o", run_->db, "--", "sh", "-c",
+                     "sleep 0.05; exec " + ShellQuote(run_->app) + " 1500"});
     ASSERT_EQ(r.status, 0) << r.err;
     r = RunCmd({SyspgoBin(), "optimize", run_->db, "--emit", "pprof", "-o", run_->pprof});
     ASSERT_EQ(r.status, 0) << r.err;
