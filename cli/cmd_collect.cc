@@ -44,6 +44,9 @@ Probes:
                          SQLite, SQLite's cache, the program; printed at the start (default 96)
   --ringbuf-mb MB        ring buffer per group, MiB, a power of two (default: from --memory-mb,
                          2 MiB or less; 1..1024)
+  --detail lean|full     lean: count in the kernel what analyses only count, keep single
+                         events where an analysis needs them; full: every event as a row
+                         (larger databases, events may be lost at high rates) (default lean)
   --offcpu-min-us US     shortest off-CPU interval recorded, us         (default 1000)
   --irq-min-us US        interrupt handler runs recorded one by one, us (default 100)
 
@@ -124,6 +127,9 @@ int Collect(const std::vector<std::string>& args) {
       if (!value(a, &v) || !ParseNum(v, 16, 1 << 20, &d))
         return UsageError("--memory-mb needs a size in MiB from 16 up, e.g. --memory-mb 256");
       req.opts.memory_bytes = static_cast<uint64_t>(d) << 20;
+    } else if (a == "--detail") {
+      if (!value(a, &v) || (v != "lean" && v != "full")) return UsageError("--detail needs 'lean' or 'full'");
+      req.opts.detail = v == "full" ? Detail::kFull : Detail::kLean;
     } else if (a == "--offcpu-min-us") {
       if (!value(a, &v) || !ParseNum(v, 0, 1e9, &d)) return UsageError("--offcpu-min-us needs microseconds >= 0");
       req.opts.offcpu_min_ns = static_cast<uint64_t>(d * 1000);

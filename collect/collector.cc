@@ -141,7 +141,7 @@ std::string SettingsJson(const CollectRequest& req, const CollectOptions& o, uin
   return "{\"probes\": [" + probes + "], \"ringbuf_bytes\": " + std::to_string(o.ringbuf_bytes) +
          ", \"memory_budget_bytes\": " + std::to_string(memory_budget) +
          ", \"freq_hz\": " + std::to_string(o.freq_hz) + ", \"offcpu_min_ns\": " + std::to_string(o.offcpu_min_ns) +
-         ", \"irq_min_ns\": " + std::to_string(o.irq_min_ns) + ", \"cold\": " + (req.cold ? "true" : "false") +
+         ", \"irq_min_ns\": " + std::to_string(o.irq_min_ns) + ", \"detail\": \"" + DetailName(o.detail) + "\"" + ", \"cold\": " + (req.cold ? "true" : "false") +
          ", \"no_readahead\": " + (req.no_readahead ? "true" : "false") +
          ", \"collector_files\": " + CollectorFilesJson() + ", \"kernel_build_id\": \"" + KernelBuildId() + "\", \"vdso_build_id\": \"" + VdsoBuildId() + "\"" +
          (std::find(groups.begin(), groups.end(), "pagecache") != groups.end()

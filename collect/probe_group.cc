@@ -8,6 +8,8 @@
 
 namespace syspgo {
 
+const char* DetailName(Detail d) { return d == Detail::kFull ? "full" : "lean"; }
+
 uint64_t KernelDevToUser(uint64_t kdev) { return makedev(kdev >> 20, kdev & 0xfffff); }
 
 int ExitStatusFromWait(uint32_t code) {

@@ -20,6 +20,14 @@
 
 namespace syspgo {
 
+// How much each group records (issue 23's two tiers). kLean: what analyses
+// only count is aggregated in the kernel and drained into summary tables;
+// single events are kept only where an analysis needs the instance (each
+// group's header says which). kFull: every event as a row, as before the
+// tiers existed, for those who want to query them all.
+enum class Detail { kLean, kFull };
+const char* DetailName(Detail d);  // "lean" / "full"
+
 // Tuning knobs, one table (cli/ prints them with defaults and limits).
 struct CollectOptions {
   std::set<std::string> probes;        // enabled groups (proc is always on)
@@ -28,6 +36,7 @@ struct CollectOptions {
   uint32_t freq_hz = 999;              // cpu group sampling frequency
   uint64_t offcpu_min_ns = 1000000;    // sched group: shortest off-CPU interval recorded
   uint64_t irq_min_ns = 100000;        // irq group: handler runs recorded individually above this
+  Detail detail = Detail::kLean;        // see Detail
   int verbose = 0;
 };
 
