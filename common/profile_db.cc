@@ -32,9 +32,24 @@ std::string SchemaStatement(const std::string& head) {
 
 constexpr char kNamesHead[] = "INSERT INTO syscall_name (nr, name) ";
 
+// Tables version 3 added (the in-kernel aggregates of `collect --detail
+// lean`), by the head of their statement in schemas/profile.sql.
+constexpr const char* kTablesAddedInV3[] = {
+    "CREATE TABLE run_aggregate (",
+};
+
 // The migration from version v - 1 to v, or "" if there is none.
 std::string Migration(int v) {
   switch (v) {
+    case 3: {
+      std::string sql;
+      for (const char* head : kTablesAddedInV3) {
+        std::string table = SchemaStatement(head);
+        if (table.empty()) return "";
+        sql += table + "\n";
+      }
+      return sql;
+    }
     case 2: {  // path lookups without an open, and their syscalls' names
       std::string table = SchemaStatement("CREATE TABLE file_lookup ("), names = SchemaStatement(kNamesHead);
       if (table.empty() || names.empty()) return "";

@@ -1,4 +1,4 @@
--- ===- profile.sql - the syspgo profile database, schema version 2 -------=== --
+-- ===- profile.sql - the syspgo profile database, schema version 3 -------=== --
 -- One SQLite file holds many runs; every event table carries run_id (-> run.id).
 -- Units: ts = nanoseconds since the run's start (run.start_monotonic_ns) on
 -- CLOCK_MONOTONIC, the clock bpf_ktime_get_ns() reads; dur = nanoseconds;
@@ -8,14 +8,17 @@
 -- Raw event tables are written only by collect/; derived tables only by the
 -- analyze/ pass that owns them. profile_db.cc applies this file to a new
 -- database in one transaction and sets PRAGMA application_id / user_version;
--- it migrates older databases (version 1 is schemas/frozen/profile_v1.sql).
+-- it migrates older databases (versions 1 and 2 are in schemas/frozen/).
 
 -- One collection: what ran, where, and how the collection went. settings_json
 -- holds the probe groups and knobs in force, and "kernel_build_id" and
 -- "vdso_build_id", the GNU build-ids of the kernel that ran and of its vDSO
 -- (lowercase hex, from /sys/kernel/notes and the collector's own vDSO; ""
 -- if unreadable; absent in runs of earlier versions); with the pagecache
--- group also "damon", the DAMON pageout schemes in force (collect/damon.h).
+-- group also "damon", the DAMON pageout schemes in force (collect/damon.h);
+-- "detail", the recording tier: "full" (every event a row, and every run
+-- before version 3) or "lean" (what analyses only count is in the aggregate
+-- tables; see run_aggregate).
 CREATE TABLE run (
   id INTEGER PRIMARY KEY,            -- run id, referenced as run_id everywhere
   command TEXT NOT NULL,             -- the command line as one shell-quoted string ('' for -p)
@@ -47,6 +50,19 @@ CREATE TABLE run_probe (
   detail TEXT NOT NULL,              -- error or note ('' when attached cleanly)
   events INTEGER NOT NULL DEFAULT 0, -- events recorded from this group
   PRIMARY KEY (run_id, probe_group)
+);
+
+-- In-kernel aggregate maps of `collect --detail lean` (settings "detail"),
+-- one row per map: what was drained, and the updates the map could not take
+-- because it was full (the aggregate undercounts by at most those; 0 means
+-- the map's table is exact). Drained periodically and at the run's end.
+CREATE TABLE run_aggregate (
+  run_id INTEGER NOT NULL REFERENCES run(id),
+  probe_group TEXT NOT NULL,         -- group name (as in run_probe)
+  map TEXT NOT NULL,                 -- the BPF map's name
+  entries INTEGER NOT NULL,          -- keys drained (rows the map's table got)
+  overflow INTEGER NOT NULL,         -- updates refused because the map was full
+  PRIMARY KEY (run_id, probe_group, map)
 );
 
 -- Events the kernel side could not hand over (ring buffer full), per CPU and group.
