@@ -521,9 +521,14 @@ Result<CollectResult> Collect(const CollectRequest& req) {
   bool write_failure_reported = false;
   bool child_done = false;
   int status = 0;
+  uint64_t next_drain = Now(CLOCK_MONOTONIC) + kDrainIntervalNs;
   for (;;) {
     int n = ring_buffer__poll(rb, 100);
     ring_buffer__consume(rb);  // events below the wakeup threshold
+    if (uint64_t t = Now(CLOCK_MONOTONIC); t >= next_drain) {
+      for (auto* g : live) g->Drain(writer);
+      next_drain = t + kDrainIntervalNs;
+    }
     writer.MaybeFlush();
     if (n < 0 && n != -EINTR) {
       res.exit_reason = "poll-failed";
@@ -569,6 +574,7 @@ Result<CollectResult> Collect(const CollectRequest& req) {
   // buffers (tracepoints run synchronously); drain them completely.
   while (ring_buffer__consume(rb) > 0) writer.MaybeFlush();
   ring_buffer__free(rb);
+  for (auto* g : live) g->Drain(writer);
   for (auto* g : live) g->Finish(writer);
 
   auto drops = ReadDrops(ctx.drops_fd);

@@ -70,6 +70,12 @@ class ProbeGroup {
   virtual void OnTarget(Writer&, uint32_t /*pid*/, bool /*attached*/) {}
   // Just before the command is released (e.g. capture kallsyms, cgroup limits).
   virtual void OnStart(Writer&) {}
+  // About once a second while recording (kDrainIntervalNs), and once more
+  // after the last event was drained, before Finish(): move in-kernel
+  // aggregates into their tables, so a long run's maps never fill. Rows must
+  // be upserts (the same key again replaces or adds), so the database grows
+  // with what is new, not with time.
+  virtual void Drain(Writer&) {}
   // After the last event was drained: write in-kernel aggregates.
   virtual void Finish(Writer&) {}
   // Whether the group stores kernel stacks: the collector then keeps the
@@ -78,6 +84,8 @@ class ProbeGroup {
   // Non-fatal warnings worth storing with the run (e.g. one probe missing).
   std::string note;
 };
+
+inline constexpr uint64_t kDrainIntervalNs = 1000000000;
 
 // All groups in the order they load (proc first). Defined in groups.cc.
 std::vector<std::unique_ptr<ProbeGroup>> MakeProbeGroups(const CollectOptions& opts);
