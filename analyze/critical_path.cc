@@ -138,7 +138,8 @@ void CriticalPath::Blocked(const Interval& iv, int64_t s, int64_t e, std::vector
   int64_t w = std::clamp(iv.wake_ts, s, e);
   auto disk = [&] {
     std::string file = hooks_.file(iv);
-    return PathRoot{Kind::kDisk, iv.tid, iv.pid, comm, "waits for disk I/O" + (file.empty() ? "" : " of " + file)};
+    return PathRoot{Kind::kDisk, iv.tid, iv.pid, comm, "waits for disk I/O" + (file.empty() ? "" : " of " + file),
+                    hooks_.disk_requests ? hooks_.disk_requests(iv) : ""};
   };
   Add(out, hops, e - w, {Kind::kCpu, iv.tid, iv.pid, comm, "was woken but waited for a CPU"});
   if (w <= s) return;

@@ -86,6 +86,9 @@ class CriticalPath {
     // was running when it ended a wait (the work under a lock, say).
     std::function<std::string(int64_t stack, int64_t pid, int64_t ts)> user_stack;
     std::function<std::string(const Interval&)> busy;   // for a runnable one: who had its CPU, in words
+    // For a disk wait: the block requests that completed during it and who
+    // made them (the waiter, a journal thread, a flusher), in words.
+    std::function<std::string(const Interval&)> disk_requests;
   };
   CriticalPath(const std::map<int64_t, Intervals>& threads, Hooks hooks) : threads_(threads), hooks_(std::move(hooks)) {}
 

@@ -56,6 +56,13 @@ constexpr char kOffcpuSql[] =
 constexpr char kCpuBusySql[] =
     "SELECT tid, pid, COUNT(*) AS n FROM cpu_sample WHERE run_id = ?1 AND ts >= ?2 AND ts < ?3 AND cpu = ?4 "
     "AND tid != ?5 GROUP BY tid, pid ORDER BY n DESC, tid LIMIT 3";
+// Block requests that completed within a wait, by who made them (the task
+// whose bio it was; for writeback and the journal a kworker or jbd2). A
+// request's issue (ts) precedes its completion by at most a few seconds.
+constexpr char kDiskRequestsSql[] =
+    "SELECT tid, pid, comm, COUNT(*) AS n, SUM(bytes) AS b FROM block_rq WHERE run_id = ?1 "
+    "AND ts BETWEEN ?2 - 30000000000 AND ?3 AND ts + dur BETWEEN ?2 AND ?3 AND tid != 0 "
+    "GROUP BY tid, pid, comm ORDER BY b DESC, n DESC, tid LIMIT 3";
 constexpr char kCommandSql[] =
     "SELECT r.target_pid, COALESCE(MIN(t.exit_ts), r.end_ts, 0) FROM run AS r "
     "LEFT JOIN thread AS t ON t.run_id = r.id AND t.tid = r.target_pid WHERE r.id = ?1";
@@ -345,6 +352,7 @@ class Analysis {
   std::string WakerText(const Interval& iv);
   std::string Doing(const Interval& iv);
   std::string Busy(const Interval& iv);
+  std::string DiskRequests(const Interval& iv);  // a disk wait's block requests, in words
   std::string StallFile(const Interval& iv);
   CriticalPath& Path();
   Status CommandPath();
@@ -820,6 +828,19 @@ std::string Analysis::Busy(const Interval& iv) {
   return cpu + " ran tasks outside the traced tree" + (sample_period_ns_ ? "" : " (or the cpu group was off)");
 }
 
+std::string Analysis::DiskRequests(const Interval& iv) {
+  std::vector<std::string> who;
+  if (auto st = db_.Prepare(kDiskRequestsSql)) {
+    st->Bind(1, q_.run_id).Bind(2, iv.ts).Bind(3, iv.woken ? iv.wake_ts : iv.end());
+    while (st->Step()) {
+      who.push_back(std::to_string(st->Int(3)) + " of " + st->Text(2) + " (tid " + std::to_string(st->Int(0)) +
+                    "), " + FormatBytes(static_cast<uint64_t>(st->Int(4))));
+    }
+  }
+  if (who.empty()) return "";
+  return "block requests completed meanwhile: " + Join(who, "; ");
+}
+
 CriticalPath& Analysis::Path() {
   if (!path_) {
     CriticalPath::Hooks h;
@@ -833,6 +854,7 @@ CriticalPath& Analysis::Path() {
       return cls == "io" || cls == "page-fault";
     };
     h.busy = [this](const Interval& iv) { return Busy(iv); };
+    h.disk_requests = [this](const Interval& iv) { return DiskRequests(iv); };
     // The file's name by shape, as stalls group files (checkpoint-5.bin and
     // -10.bin are one root); its directory as it is.
     h.file = [this](const Interval& iv) {

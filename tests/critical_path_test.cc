@@ -120,7 +120,9 @@ TEST(CriticalPath, RpcToASlowServerThreadComesDownToItsSleep) {
     if (e.value("cat", "") != "syspgo.wakeup") continue;
     (e["ph"] == "s" ? flows[e["id"]].first : flows[e["id"]].second) = e["tid"];
   }
-  EXPECT_GE(flows.size(), 10u) << "one arrow per reply";
+  // One arrow per reply the client slept for: on a loaded machine a reply
+  // can arrive before the client is back in recvfrom (no wait, no arrow).
+  EXPECT_GE(flows.size(), 5u) << "an arrow for most of the 10 replies";
   for (auto& [id, ft] : flows) EXPECT_EQ(ft, std::make_pair(server, main_tid)) << "flow " << id;
   ASSERT_EQ(RunCmd({SyspgoBin(), "report", db, "-o", page}).status, 0);
   std::string html = ReadAll(page);
@@ -130,7 +132,7 @@ TEST(CriticalPath, RpcToASlowServerThreadComesDownToItsSleep) {
   json data = json::parse(html.substr(from, to - from), nullptr, false);
   ASSERT_FALSE(data.is_discarded());
   const json& links = data["findings"][0]["links"];
-  EXPECT_GE(links.size(), 10u);
+  EXPECT_GE(links.size(), 5u) << "the report links most replies, as the export draws them";
   for (const json& l : links) EXPECT_EQ(std::make_pair(l[1].get<int64_t>(), l[2].get<int64_t>()), std::make_pair(server, main_tid));
 }
 
@@ -148,6 +150,17 @@ TEST(CriticalPath, ALockHeldAcrossASleepComesDownToTheHoldersSleep) {
   ASSERT_FALSE(roots.empty());
   EXPECT_EQ(roots[0]["kind"], "timer");
   ExpectOneHopFromMain(roots[0], main_tid, "futex");
+}
+
+// A disk root names the block requests that completed while its thread
+// waited, and the thread that made them: here the waiter itself (a read or
+// a page fault makes its own requests).
+void ExpectRequestsBy(const json& disk) {
+  const std::string detail = disk["detail"];
+  EXPECT_TRUE(Has(detail, "block requests completed meanwhile: ")) << disk.dump();
+  EXPECT_TRUE(Has(detail, " of " + disk["comm"].get<std::string>() + " (tid " +
+                              std::to_string(disk["tid"].get<int64_t>()) + "), "))
+      << disk.dump();
 }
 
 TEST(CriticalPath, ALockHeldAcrossAnFdatasyncComesDownToTheDisk) {
@@ -186,6 +199,8 @@ TEST(CriticalPath, APipeLineComesDownToTheDiskTwoProcessesUp) {
   EXPECT_NE(hops[1]["doing"].get<std::string>().find("pipe"), std::string::npos);
   EXPECT_NE((*disk)["tid"], hops[1]["tid"]);
   EXPECT_NE((*disk)["pid"], hops[1]["pid"]) << "three processes";
+  // The block requests the reader waited for, and who made them: the reader.
+  ExpectRequestsBy(*disk);
 }
 
 TEST(CriticalPath, AStarvedThreadPoolComesDownToTheCpu) {
@@ -221,6 +236,7 @@ TEST(CriticalPath, AParentWaitingForAFaultingChildComesDownToTheDisk) {
   EXPECT_TRUE(Has((*disk)["what"], "mapped.dat")) << disk->dump();
   EXPECT_NE((*disk)["pid"], main_tid) << "the child's faults";
   ExpectOneHopFromMain(*disk, main_tid, "child");
+  ExpectRequestsBy(*disk);  // the child's page-ins, made by the child
   // The finding for the parent's wait names the child's faults as its root.
   const json* waits = WaitFinding(j, "child", "child process");
   ASSERT_NE(waits, nullptr) << j["findings"].dump(1);
