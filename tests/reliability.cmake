@@ -12,8 +12,11 @@ if(SYSPGO_FUZZ)
 else()
   add_test(NAME fuzz_brief
            COMMAND ${CMAKE_SOURCE_DIR}/fuzz/run.sh --seconds 25 --build-dir ${CMAKE_BINARY_DIR}/fuzz-clang)
-  # Configuring and building the clang tree the first time takes about a minute.
-  set_tests_properties(fuzz_brief PROPERTIES TIMEOUT 400 LABELS fuzz)
+  # Configuring and building the clang tree the first time takes about a
+  # minute on a quiet machine, and over five with the suite running -j2 beside
+  # other builds; the fuzzing itself is a fixed 25 s a target. The timeout
+  # only catches a hang, so it is far above both.
+  set_tests_properties(fuzz_brief PROPERTIES TIMEOUT 1800 LABELS fuzz)
 endif()
 
 set(_fuzz_inputs ${CMAKE_SOURCE_DIR}/fuzz/fuzz_inputs.cc ${CMAKE_SOURCE_DIR}/fuzz/plan_replay_input.cc)
