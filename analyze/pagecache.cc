@@ -1,9 +1,12 @@
 //===- pagecache.cc - page-cache churn: pages evicted and read again ------===//
-// The run's page_cache rows are replayed in time order, per file, keeping
-// for every page the class of the deletion that last removed it: an
-// addition of such a page is a refault of that class (the same pages the
-// page_cache_refault view finds, here with who deleted them). Deletion
-// classes come from each distinct kernel stack once.
+// A run of the full tier: its page_cache rows are replayed in time order,
+// per file, keeping for every page the class of the deletion that last
+// removed it: an addition of such a page is a refault of that class (the
+// same pages the page_cache_refault view finds, here with who deleted them).
+// A run of the lean tier: the kernel did that replay as it happened
+// (bpf/pagecache.bpf.c), and the same counts are read from
+// page_cache_total, the pages from page_cache_page and _page_refault.
+// Either way deletion classes come from each distinct kernel stack once.
 #include "analyze/pagecache.h"
 
 #include <algorithm>
@@ -19,6 +22,7 @@
 #include "analyze/finding_print.h"
 #include "analyze/run.h"
 #include "analyze/stack_names.h"
+#include "bpf/pagecache.h"
 #include "common/util.h"
 
 namespace syspgo {
@@ -39,6 +43,23 @@ constexpr char kEventsSql[] =
     "SELECT ts, op, comm, dev, ino, idx, pages, page_cgroup, stack_id FROM {page_cache} WHERE run_id = ?1 ORDER BY ";
 constexpr char kByTime[] = "ts, op, dev, ino, idx, rowid";
 constexpr char kByFile[] = "dev, ino, ts, op, idx, rowid";
+// The lean tier's tables (schemas/profile.sql).
+constexpr char kTotalsSql[] = R"sql(
+SELECT dev, ino, cgroup, op, deleter, comm, stack_id, pages, events, first_ts
+FROM page_cache_total WHERE run_id = ?1
+ORDER BY dev, ino, cgroup, op, deleter, comm
+)sql";
+constexpr char kPagesSql[] = "SELECT dev, ino, idx FROM page_cache_page WHERE run_id = ?1 ORDER BY dev, ino, idx";
+constexpr char kRefaultedSql[] =
+    "SELECT dev, ino, idx, deleter, stack_id FROM page_cache_page_refault WHERE run_id = ?1 ORDER BY dev, ino, idx";
+constexpr char kReuseSql[] = "SELECT dev, ino, reuse_ns FROM page_cache_reuse WHERE run_id = ?1 ORDER BY ts, dev, ino, idx";
+// Updates the kernel's full maps refused. Not pc_pages.refaults: a page
+// refaulted after more than three deleters misses only from the per-page
+// list, whose reclaim deleters name the hot ranges; every count is whole.
+constexpr char kOverflowSql[] =
+    "SELECT COALESCE(SUM(overflow), 0) FROM run_aggregate "
+    "WHERE run_id = ?1 AND probe_group = 'pagecache' AND map != 'pc_pages.refaults'";
+
 constexpr char kFaultsSql[] =
     "SELECT dev, ino, pgoff FROM {page_fault} WHERE run_id = ?1 AND dev != 0 AND pgoff >= 0";
 // The DAMON pageout schemes in force during the run (collect/damon.h).
@@ -121,6 +142,11 @@ class Analysis {
  private:
   Status LoadRun();
   Status Replay();
+  Status ReadLean();
+  // The name a deleter's kind stands for (bpf/pagecache.h, PAGECACHE_KIND_*):
+  // all the deletion classes read of a task's name.
+  static std::string KindComm(int64_t deleter);
+  PagecacheFile& FileAt(int64_t dev, int64_t ino);
   Status LoadFaults();
   Status LoadReads();
   Status LoadCgroups();
@@ -244,6 +270,68 @@ Status Analysis::Replay() {
     }
   }
   return err;
+}
+
+std::string Analysis::KindComm(int64_t deleter) {
+  switch (static_cast<uint64_t>(deleter) >> PAGECACHE_KIND_SHIFT) {
+    case PAGECACHE_KIND_KSWAPD: return "kswapd";
+    case PAGECACHE_KIND_KDAMOND: return "kdamond";
+    default: return "";
+  }
+}
+
+PagecacheFile& Analysis::FileAt(int64_t dev, int64_t ino) {
+  std::pair<uint64_t, uint64_t> key{static_cast<uint64_t>(dev), static_cast<uint64_t>(ino)};
+  PagecacheFile& f = files_[key];
+  f.dev = key.first;
+  f.ino = key.second;
+  state_[key];
+  return f;
+}
+
+// The lean tier's counts are what Replay() adds up, per (file, cgroup,
+// operation, deleter): the same sums, folded the same way.
+Status Analysis::ReadLean() {
+  auto key = [](Stmt& r) { return std::pair<uint64_t, uint64_t>(r.Int(0), r.Int(1)); };
+  std::string run = "run " + std::to_string(q_.run_id);
+  SYSPGO_TRY(ForEachRow(db_, "page_cache_total of " + run, kTotalsSql, {q_.run_id}, [&](Stmt& r) {
+    int64_t cg = r.Int(2), op = r.Int(3), deleter = r.Int(4), stack = r.Int(6), pages = r.Int(7), first = r.Int(9);
+    std::string comm = r.Text(5);
+    report_.events += r.Int(8);
+    PagecacheFile& f = FileAt(r.Int(0), r.Int(1));
+    PageState& s = state_[key(r)];
+    if (op == PAGECACHE_OP_ADD || op == PAGECACHE_OP_REFAULT) {
+      f.added_pages += pages;
+      if (cg) s.added_by_cgroup[cg] += pages;
+    }
+    if (op == PAGECACHE_OP_REFAULT) {
+      Deleter d = Classify(stack, KindComm(deleter));
+      f.refaulted_pages += pages;
+      f.refaults_by[DeleterName(d)] += pages;
+      if (IsReclaim(d)) {
+        f.churn_pages += pages;
+        if (f.first_churn_ts < 0 || first < f.first_churn_ts) f.first_churn_ts = first;
+      }
+    } else if (op == PAGECACHE_OP_DELETE) {
+      Deleter d = Classify(stack, comm);
+      f.deleted_pages += pages;
+      f.deleted_by[DeleterName(d)] += pages;
+      if (IsReclaim(d)) {
+        f.deleters[comm] += pages;
+        if (cg) s.reclaimed_by_cgroup[cg] += pages;
+        if (s.first_reclaim_ts < 0 || first < s.first_reclaim_ts) s.first_reclaim_ts = first;
+      }
+    }
+  }));
+  SYSPGO_TRY(ForEachRow(db_, "page_cache_page of " + run, kPagesSql, {q_.run_id},
+                        [&](Stmt& r) { state_[key(r)].touched.insert(r.Int(2)); }));
+  SYSPGO_TRY(ForEachRow(db_, "page_cache_page_refault of " + run, kRefaultedSql, {q_.run_id}, [&](Stmt& r) {
+    if (IsReclaim(Classify(r.Int(4), KindComm(r.Int(3))))) state_[key(r)].churned.insert(r.Int(2));
+  }));
+  SYSPGO_TRY(ForEachRow(db_, "page_cache_reuse of " + run, kReuseSql, {q_.run_id},
+                        [&](Stmt& r) { state_[key(r)].damon_reuse.push_back(r.Int(2)); }));
+  return ForEachRow(db_, "run_aggregate of " + run, kOverflowSql, {q_.run_id},
+                    [&](Stmt& r) { report_.overflow = r.Int(0); });
 }
 
 Status Analysis::LoadFaults() {
@@ -467,7 +555,10 @@ std::string Analysis::DamonFix(const PagecacheFile& f) const {
 
 Result<PagecacheReport> Analysis::Run() {
   if (Status s = LoadRun(); !s.ok()) return s.error();
-  if (Status s = Replay(); !s.ok()) return s.error();
+  auto tier = RecordingTier(db_, q_.run_id);
+  if (!tier) return tier.error();
+  report_.tier = *tier;
+  if (Status s = report_.tier == Tier::kLean ? ReadLean() : Replay(); !s.ok()) return s.error();
   if (Status s = LoadFaults(); !s.ok()) return s.error();
   if (Status s = LoadReads(); !s.ok()) return s.error();
   if (Status s = LoadCgroups(); !s.ok()) return s.error();
@@ -574,7 +665,8 @@ Result<std::string> PagecacheReportText(Db& db, const RunInfo& run, const Pageca
   size_t shown = q.limit ? std::min(q.limit, r->files.size()) : r->files.size();
   if (json) {
     std::string out = "{\"run\": " + std::to_string(r->run_id) + ", \"wall_ns\": " + std::to_string(r->wall_ns) +
-                      ", \"events\": " + std::to_string(r->events) + ",\n \"files\": [";
+                      ", \"tier\": \"" + TierName(r->tier) + "\", \"events\": " + std::to_string(r->events) +
+                      ", \"overflow\": " + std::to_string(r->overflow) + ",\n \"files\": [";
     for (size_t i = 0; i < shown; ++i) {
       std::string d = DetailJson(r->files[i]);
       out += (i ? ",\n  " : "\n  ") + d.substr(d.find('{'));
@@ -587,6 +679,12 @@ Result<std::string> PagecacheReportText(Db& db, const RunInfo& run, const Pageca
   std::string out = RunHeadline(run);
   out += "pagecache: pages added to and deleted from the page cache per file, and added again after a deletion "
          "(refaults)\n";
+  if (r->tier == Tier::kLean)
+    out += "read from the lean tier: counted in the kernel (page_cache_total)" +
+           (r->overflow ? "; its maps overflowed " + std::to_string(r->overflow) +
+                              " times, so the counts below are lower bounds (run_aggregate)"
+                        : std::string(", exact (no map overflowed)")) +
+           "\n";
   if (r->files.empty()) return out + "none: the run recorded no page-cache events.\n";
   Table t({{"path", "path", Table::Align::kLeft},
            {"added", "added_pages", Table::Align::kRight, true},

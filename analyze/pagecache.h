@@ -90,7 +90,9 @@ struct PagecacheFile {
 struct PagecacheReport {
   int64_t run_id = 0;
   int64_t wall_ns = 0;
-  int64_t events = 0;                    // page_cache rows of the run
+  Tier tier = Tier::kFull;               // the tier the run was recorded in, and so the tables read
+  int64_t events = 0;                    // page_cache rows of the run (lean: the rows it would have had)
+  int64_t overflow = 0;                  // lean: updates the kernel's full maps refused (run_aggregate)
   std::vector<PagecacheFile> files;      // most churn first, then most refaults, then most added
   std::vector<Finding> findings;         // one per churning file, same order as in files
   std::vector<size_t> finding_file;      // files[] index of each finding

@@ -19,7 +19,36 @@ SELECT MAX(e) FROM (
 )
 )sql";
 
+constexpr char kLeanSeriesSql[] = "SELECT ts, op, pages FROM page_cache_series WHERE run_id = ?1 ORDER BY ts, op";
+// Files in the order of the full tier's pass (dev, ino), deleters by name.
+constexpr char kLeanFilesSql[] = R"sql(
+SELECT dev, ino, SUM(CASE WHEN op != 2 THEN pages ELSE 0 END), SUM(CASE WHEN op = 2 THEN pages ELSE 0 END),
+       SUM(CASE WHEN op = 3 THEN pages ELSE 0 END), SUM(events)
+FROM page_cache_total WHERE run_id = ?1
+GROUP BY dev, ino
+ORDER BY dev, ino
+)sql";
+constexpr char kLeanDeletersSql[] =
+    "SELECT comm, SUM(pages) FROM page_cache_total WHERE run_id = ?1 AND op = 2 GROUP BY comm ORDER BY comm";
+
 }  // namespace
+
+Result<PageCacheChart> PageCacheChart::FromLeanTables(Db& db, int64_t run_id, const TimeAxis& axis) {
+  PageCacheChart c(axis, true);
+  std::string run = " of run " + std::to_string(run_id);
+  SYSPGO_TRY(ForEachRow(db, "page_cache_series" + run, kLeanSeriesSql, {run_id}, [&](Stmt& r) {
+    int64_t b = axis.Bucket(r.Int(0)), op = r.Int(1), pages = r.Int(2);
+    (op == 2 ? c.deleted_ : c.added_)[b] += pages;
+    if (op == 3) c.refaulted_[b] += pages;
+  }));
+  SYSPGO_TRY(ForEachRow(db, "page_cache_total" + run, kLeanFilesSql, {run_id}, [&](Stmt& r) {
+    c.files_.push_back({r.Int(0), r.Int(1), r.Int(2), r.Int(3), r.Int(4)});
+    c.rows_ += r.Int(5);
+  }));
+  SYSPGO_TRY(ForEachRow(db, "page_cache_total" + run, kLeanDeletersSql, {run_id},
+                        [&](Stmt& r) { c.deleters_[r.Text(0)] += r.Int(1); }));
+  return c;
+}
 
 int64_t TimeAxis::Bucket(int64_t ts) const {
   int64_t b = (ts - origin) * buckets / (span - origin);

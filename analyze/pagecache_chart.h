@@ -50,6 +50,12 @@ class PageCacheChart {
 
   void Add(const PageCacheRow& r);
 
+  // A lean-tier run's chart (no page_cache rows): the series from
+  // page_cache_series, whose 100 ms slices fall into the axis's buckets by
+  // their start, and files and deleters from page_cache_total. Its
+  // refaults are the pass's (pages added again while out of the cache).
+  static Result<PageCacheChart> FromLeanTables(Db& db, int64_t run_id, const TimeAxis& axis);
+
   const TimeAxis& axis() const { return axis_; }
   bool has_refaults() const { return has_refaults_; }
   int64_t rows() const { return rows_; }

@@ -502,7 +502,13 @@ Status ReportBuilder::PageCache(const FindingSet& set) {
   // The findings' page-cache analysis tallied the chart in its pass, unless
   // it could not run (or drew it on other buckets).
   std::shared_ptr<const PageCacheChart> chart = set.pagecache_chart;
-  if (!chart || !(chart->axis() == axis_)) {
+  auto tier = RecordingTier(db_, run_.id);
+  if (!tier) return tier.error();
+  if (*tier == Tier::kLean) {
+    auto lean = PageCacheChart::FromLeanTables(db_, run_.id, axis_);
+    if (!lean) return lean.error();
+    chart = std::make_shared<PageCacheChart>(std::move(*lean));
+  } else if (!chart || !(chart->axis() == axis_)) {
     auto own = std::make_shared<PageCacheChart>(axis_, HasTable(db_, "page_cache_refault"));
     SYSPGO_TRY(ForEachRow(db_, What("page_cache"), WithRunTables(db_, kPageCacheSql), {run_.id}, [&](Stmt& s) {
       std::string comm = s.Text(6);

@@ -83,24 +83,6 @@ class LaneAssigner {
 // What an offcpu.state value means, for people: "S (sleeping)", ...
 std::string OffCpuStateName(int64_t state);
 
-// Runs `sql` with `binds` as ?1, ?2, ... and calls row(stmt) per row.
-// Errors say what was being read (`what`) and from which database.
-template <typename RowFn>
-Status ForEachRow(Db& db, const std::string& what, std::string_view sql, std::initializer_list<int64_t> binds,
-                  RowFn&& row) {
-  auto st = db.Prepare(sql);
-  if (!st) return MakeError("cannot read " + what + ": " + st.error().message);
-  int i = 1;
-  for (int64_t b : binds) st->Bind(i++, b);
-  Status err;
-  while (st->Step(&err)) row(*st);
-  if (!err.ok())
-    return MakeError("cannot read " + what + " from '" + db.path() + "': " + err.error().message +
-                     ". Check the file with: sqlite3 " + db.path() + " 'PRAGMA integrity_check'");
-  return {};
-}
-
-
 // True if the database has a table or view of that name. Tables added by a
 // later probe group may be missing from databases written before it.
 bool HasTable(Db& db, const std::string& name);

@@ -33,6 +33,20 @@ Result<RunInfo> ResolveRun(Db& db, int64_t requested) {
   return info;
 }
 
+Result<Tier> RecordingTier(Db& db, int64_t run_id) {
+  auto st = db.Prepare("SELECT COALESCE(json_extract(settings_json, '$.detail'), 'full') FROM run WHERE id = ?1");
+  if (!st) return st.error();
+  st->Bind(1, run_id);
+  Status err;
+  if (!st->Step(&err)) {
+    if (!err.ok()) return err.error();
+    return MakeError("profile database '" + db.path() + "' has no run " + std::to_string(run_id) + ".");
+  }
+  return st->Text(0) == "lean" ? Tier::kLean : Tier::kFull;
+}
+
+const char* TierName(Tier t) { return t == Tier::kLean ? "lean" : "full"; }
+
 std::string RunHeadline(const RunInfo& run) {
   return "run " + std::to_string(run.id) + ": " + TerminalSafe(run.command) + "\n";
 }

@@ -32,4 +32,12 @@ std::string RunHeadline(const RunInfo& run);
 // lookup per row: 0.8 s against 0.2 s for a scan of 2.3M page-cache rows.
 std::string WithRunTables(Db& db, std::string sql);
 
+// Which of collect's two tiers recorded a run (settings "detail"): kFull,
+// every event a row (and every run before schema version 3), or kLean,
+// what analyses only count in the aggregate tables. Analyses read the
+// tier's tables and say which they read.
+enum class Tier { kFull, kLean };
+Result<Tier> RecordingTier(Db& db, int64_t run_id);
+const char* TierName(Tier t);  // "full" / "lean"
+
 }  // namespace syspgo

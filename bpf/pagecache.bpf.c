@@ -166,6 +166,314 @@ static __always_inline void note_memcg(__u64 id)
 #define PF_MEMALLOC 0x00000800 /* set while a task reclaims (direct, memcg, kswapd) */
 #define BURST_NS 10000000ULL    /* deletions of one file this close share a stack */
 
+/* ---- The lean tier: counted here, drained by the loader. ----
+ * Every addition and deletion still passes the filter above; instead of a
+ * record each, it updates
+ *  - pc_pages, one entry per page (a page's first addition, the deleter of
+ *    its current absence, the deleters it was added again after): what
+ *    tells a refault from a first load, the working set, the first touch;
+ *  - pc_totals, pages per (file, cgroup, op, deleter, deleting comm);
+ *  - pc_series, pages per 100 ms slice and op, for the timeline.
+ * A deletion takes its stack as --detail full does (each in reclaim, a
+ * burst outside it shares the first one's), hashed; each distinct hash's
+ * stack goes to the ring buffer once. So the ring buffer carries only what
+ * is new (stacks, memory cgroups, DAMON's reloads), and the counts are exact
+ * unless a map fills, which pc_overflow counts. */
+const volatile __u32 lean = 0;
+const volatile __u64 run_start_ns = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1 << 20); /* set by the loader */
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct pc_page_key);
+	__type(value, struct pc_page_val);
+} pc_pages SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct pc_total_key);
+	__type(value, struct pc_total_val);
+} pc_totals SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 131072);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct pc_series_key);
+	__type(value, __u64);
+} pc_series SEC(".maps");
+
+/* Deleters whose stack was sent. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u64);
+	__type(value, __u8);
+} pc_stacks_seen SEC(".maps");
+
+/* Updates a full map refused, per map (PC_OVERFLOW_*), per CPU. */
+enum { PC_OVERFLOW_PAGES, PC_OVERFLOW_TOTALS, PC_OVERFLOW_SERIES, PC_OVERFLOW_STACKS, PC_OVERFLOW_MAX };
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PC_OVERFLOW_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} pc_overflow SEC(".maps");
+
+/* The stack being hashed, and the last deletion's, for bursts. */
+struct lean_scratch {
+	struct pagecache_stack_event e;
+	__u64 last_deleter;       /* 0 after an addition or a reclaim deletion */
+	__u64 last_dev, last_ino, last_ts;
+	__u32 last_tid, pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lean_scratch);
+} lean_scratch SEC(".maps");
+
+static __always_inline void overflow(__u32 which)
+{
+	__u64 *v = bpf_map_lookup_elem(&pc_overflow, &which);
+	if (v)
+		*v += 1;
+}
+
+static __always_inline __u32 comm_kind(const char *c)
+{
+	if (c[0] == 'k' && c[1] == 's' && c[2] == 'w' && c[3] == 'a' && c[4] == 'p' && c[5] == 'd')
+		return PAGECACHE_KIND_KSWAPD;
+	if (c[0] == 'k' && c[1] == 'd' && c[2] == 'a' && c[3] == 'm' && c[4] == 'o' && c[5] == 'n' && c[6] == 'd')
+		return PAGECACHE_KIND_KDAMOND;
+	return PAGECACHE_KIND_TASK;
+}
+
+/* The deleter of this deletion: its stack's hash (FNV-1a over the frames)
+ * and the task's kind; the stack is sent the first time. */
+static __always_inline __u64 deleter_of(void *ctx, struct lean_scratch *s, int reclaim, __u32 pid, __u32 tid,
+					__u64 dev, __u64 ino, __u64 now, const char *comm)
+{
+	if (!reclaim && s->last_deleter && s->last_tid == tid && s->last_dev == dev && s->last_ino == ino &&
+	    now - s->last_ts < BURST_NS) {
+		s->last_ts = now;
+		return s->last_deleter;
+	}
+	long n = bpf_get_stack(ctx, s->e.stack, sizeof(s->e.stack), 0);
+	__u32 len = n > 0 ? n : 0;
+	__u64 h = 0xcbf29ce484222325ULL;
+	for (int i = 0; i < PAGECACHE_STACK_MAX; i++) {
+		if (i >= len / 8)
+			break;
+		h = (h ^ s->e.stack[i]) * 0x100000001b3ULL;
+	}
+	__u64 d = (h & ((1ULL << PAGECACHE_KIND_SHIFT) - 1)) | ((__u64)comm_kind(comm) << PAGECACHE_KIND_SHIFT);
+	if (!d)
+		d = 1;
+	s->last_deleter = reclaim ? 0 : d; /* a reclaim stack is never lent to a later deletion */
+	s->last_tid = tid;
+	s->last_dev = dev;
+	s->last_ino = ino;
+	s->last_ts = now;
+
+	__u8 one = 1;
+	long err = bpf_map_update_elem(&pc_stacks_seen, &d, &one, BPF_NOEXIST);
+	if (err == -17 /* EEXIST: sent before */)
+		return d;
+	if (err)
+		overflow(PC_OVERFLOW_STACKS); /* sent again later: the loader keeps the first */
+	s->e.hdr.type = PAGECACHE_STACK;
+	s->e.hdr.ts = now;
+	s->e.hdr.pid = pid;
+	s->e.hdr.tid = tid;
+	s->e.deleter = d;
+	s->e.stack_len = len;
+	s->e.pad = 0;
+	__u64 size = __builtin_offsetof(struct pagecache_stack_event, stack) + len;
+	if (size > sizeof(s->e))
+		size = sizeof(s->e);
+	s->e.hdr.size = size;
+	output_event(&s->e, size);
+	return d;
+}
+
+/* One folio's walk over its pages. The per-page steps are global functions:
+ * the verifier checks each once, on its own, and the walk's loop stays a
+ * few instructions per page (as a bpf_loop callback or inlined, the page
+ * step's branches multiplied per iteration beyond what it accepts).
+ * Additions are counted in runs of pages with the same outcome (first load,
+ * or the same deleter before), one totals update each. */
+#define PAGECACHE_FOLIO_MAX 512 /* pages of the largest page-cache folio (PMD order on x86_64) */
+
+struct page_walk {
+	struct pc_page_key k;
+	__u64 first, now, cgroup, deleter;
+	__u64 run_deleter, run_pages;
+	__u32 pid, tid, why, events; /* events: 1 until the folio's first totals update */
+};
+
+static __always_inline void total_add(struct page_walk *w, __u32 op, __u64 deleter, __u64 pages, const char *comm)
+{
+	struct pc_total_key k = {};
+	k.dev = w->k.dev;
+	k.ino = w->k.ino;
+	k.cgroup = w->cgroup;
+	k.deleter = deleter;
+	k.op = op;
+	if (comm)
+		__builtin_memcpy(k.comm, comm, SYSPGO_COMM_LEN);
+	struct pc_total_val *v = bpf_map_lookup_elem(&pc_totals, &k);
+	if (!v) {
+		struct pc_total_val z = {0, 0, w->now};
+		bpf_map_update_elem(&pc_totals, &k, &z, BPF_NOEXIST); /* or another CPU made it */
+		v = bpf_map_lookup_elem(&pc_totals, &k);
+		if (!v) {
+			overflow(PC_OVERFLOW_TOTALS);
+			return;
+		}
+	}
+	__sync_fetch_and_add(&v->pages, pages);
+	__sync_fetch_and_add(&v->events, w->events);
+	w->events = 0;
+
+	struct pc_series_key sk = {(__u32)((w->now - run_start_ns) / PAGECACHE_SLICE_NS), op};
+	__u64 *n = bpf_map_lookup_elem(&pc_series, &sk);
+	if (!n) {
+		__u64 zero = 0;
+		bpf_map_update_elem(&pc_series, &sk, &zero, BPF_NOEXIST);
+		n = bpf_map_lookup_elem(&pc_series, &sk);
+		if (!n) {
+			overflow(PC_OVERFLOW_SERIES);
+			return;
+		}
+	}
+	__sync_fetch_and_add(n, pages);
+}
+
+static __always_inline void flush_run(struct page_walk *w)
+{
+	if (w->run_pages)
+		total_add(w, w->run_deleter ? PAGECACHE_OP_REFAULT : PAGECACHE_OP_ADD, w->run_deleter, w->run_pages, 0);
+	w->run_pages = 0;
+}
+
+__noinline int add_page(struct page_walk *w, __u32 i)
+{
+	if (!w)
+		return 0;
+	w->k.idx = w->first + i;
+	__u64 deleter = 0;
+	struct pc_page_val *v = bpf_map_lookup_elem(&pc_pages, &w->k);
+	if (!v) {
+		struct pc_page_val n = {};
+		n.first_ts = n.load_ts = w->now;
+		n.pid = w->pid;
+		n.tid = w->tid;
+		n.why = w->why;
+		if (bpf_map_update_elem(&pc_pages, &w->k, &n, BPF_NOEXIST) == -7 /* E2BIG: full */)
+			overflow(PC_OVERFLOW_PAGES);
+	} else {
+		deleter = v->gone;
+		if (!v->first_ts) { /* deleted before, now added for the first time in the run */
+			v->first_ts = w->now;
+			v->pid = w->pid;
+			v->tid = w->tid;
+			v->why = w->why;
+		}
+		if (deleter) {
+			if ((deleter >> PAGECACHE_KIND_SHIFT) == PAGECACHE_KIND_KDAMOND && v->load_ts) {
+				struct pagecache_reuse_event *e = reserve_event(PAGECACHE_REUSE, sizeof(*e), w->now,
+										w->pid, w->tid);
+				if (e) {
+					e->dev = w->k.dev;
+					e->ino = w->k.ino;
+					e->index = w->k.idx;
+					e->reuse_ns = w->now - v->load_ts;
+					submit_event(e);
+				}
+			}
+			int known = 0;
+			for (int j = 0; j < PAGECACHE_REFAULT_KEYS; j++) {
+				if (v->refaults[j] == deleter) {
+					known = 1;
+					break;
+				}
+				if (!v->refaults[j]) {
+					v->refaults[j] = deleter;
+					known = 1;
+					break;
+				}
+			}
+			if (!known)
+				v->more_refaults = 1;
+			v->gone = 0;
+		}
+		v->load_ts = w->now;
+	}
+	if (w->run_pages && deleter != w->run_deleter)
+		flush_run(w);
+	w->run_deleter = deleter;
+	w->run_pages += 1;
+	return 0;
+}
+
+__noinline int delete_page(struct page_walk *w, __u32 i)
+{
+	if (!w)
+		return 0;
+	w->k.idx = w->first + i;
+	struct pc_page_val *v = bpf_map_lookup_elem(&pc_pages, &w->k);
+	if (v) {
+		v->gone = w->deleter;
+		return 0;
+	}
+	struct pc_page_val n = {};
+	n.gone = w->deleter;
+	if (bpf_map_update_elem(&pc_pages, &w->k, &n, BPF_NOEXIST) == -7 /* E2BIG: full */)
+		overflow(PC_OVERFLOW_PAGES);
+	return 0;
+}
+
+static __always_inline void lean_event(void *ctx, struct folio *folio, __u32 type, struct file_key *f,
+				       __u64 page_cg, __u32 why, __u32 pid, __u32 tid, __u64 now)
+{
+	__u32 zero = 0;
+	struct lean_scratch *s = bpf_map_lookup_elem(&lean_scratch, &zero);
+	if (!s)
+		return;
+	struct page_walk w = {};
+	w.k.dev = f->dev;
+	w.k.ino = f->ino;
+	w.first = folio->index;
+	w.now = now;
+	w.cgroup = page_cg;
+	w.pid = pid;
+	w.tid = tid;
+	w.why = why;
+	w.events = 1;
+	__u32 pages = folio_pages(folio);
+	if (type == PAGECACHE_ADD) {
+		s->last_deleter = 0; /* an addition ends a burst of deletions, as in --detail full */
+		for (__u32 i = 0; i < PAGECACHE_FOLIO_MAX && i < pages; i++)
+			add_page(&w, i);
+		flush_run(&w);
+		return;
+	}
+	char comm[SYSPGO_COMM_LEN];
+	bpf_get_current_comm(comm, sizeof(comm));
+	int reclaim = bpf_get_current_task_btf()->flags & PF_MEMALLOC;
+	w.deleter = deleter_of(ctx, s, reclaim, pid, tid, f->dev, f->ino, now, comm);
+	for (__u32 i = 0; i < PAGECACHE_FOLIO_MAX && i < pages; i++)
+		delete_page(&w, i);
+	total_add(&w, PAGECACHE_OP_DELETE, w.deleter, pages, comm);
+}
+
 static __always_inline int page_event(void *ctx, struct folio *folio, __u32 type)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
@@ -193,6 +501,11 @@ static __always_inline int page_event(void *ctx, struct folio *folio, __u32 type
 	if ((why & PAGECACHE_WHY_TARGET) && type == PAGECACHE_ADD) {
 		note_file(k.dev, k.ino);
 		note_memcg(task_cg);
+	}
+
+	if (lean) {
+		lean_event(ctx, folio, type, &k, page_cg, why, pid, tid, now);
+		return 0;
 	}
 
 	__u32 zero = 0;

@@ -8,6 +8,8 @@ enum pagecache_event_type {
 	PAGECACHE_DELETE = 2,     /* filemap:mm_filemap_delete_from_page_cache */
 	PAGECACHE_READAHEAD = 3,  /* readahead:page_cache_* */
 	PAGECACHE_CGROUP = 4,     /* the traced tree is in a memory cgroup not reported before */
+	PAGECACHE_STACK = 5,      /* lean: a deletion stack not reported before (pagecache_stack_event) */
+	PAGECACHE_REUSE = 6,      /* lean: a page DAMON evicted was added again (pagecache_reuse_event) */
 };
 
 /* Why an event was kept (pagecache_event.why). */
@@ -61,5 +63,82 @@ struct pagecache_ra_event {
 	__u64 async_pages;        /* WINDOW: async tail of the window; UNBOUNDED: lookahead; else 0 */
 	__u32 kind;               /* PAGECACHE_RA_* */
 	__u32 pad;
+};
+
+/* ---- The lean tier (collect --detail lean): counted in the kernel. ----
+ * Who deleted a page is a "deleter": the 64-bit hash of the deletion's
+ * kernel stack, its top two bits the deleting task's kind (by its name,
+ * which the analysis also reads: PAGECACHE_KIND_*), never 0. Each hash's
+ * stack is sent once (PAGECACHE_STACK); the maps below hold only hashes. */
+enum pagecache_kind {
+	PAGECACHE_KIND_TASK = 0,   /* any other task */
+	PAGECACHE_KIND_KSWAPD = 1, /* comm kswapd* */
+	PAGECACHE_KIND_KDAMOND = 2, /* comm kdamond* */
+};
+#define PAGECACHE_KIND_SHIFT 62
+
+/* Operations counted per (file, cgroup, deleter, comm). */
+enum pagecache_op {
+	PAGECACHE_OP_ADD = 1,     /* pages added that were not deleted in the run before */
+	PAGECACHE_OP_DELETE = 2,  /* pages deleted; deleter and comm are the deleting task's */
+	PAGECACHE_OP_REFAULT = 3, /* pages added again; deleter is that of their last deletion */
+};
+
+struct pc_total_key {
+	__u64 dev;                /* s_dev, kernel encoding */
+	__u64 ino;
+	__u64 cgroup;             /* memory cgroup the folio is charged to; 0 if none */
+	__u64 deleter;            /* see above; 0 for PAGECACHE_OP_ADD */
+	__u32 op;                 /* PAGECACHE_OP_* */
+	__u32 pad;
+	char comm[SYSPGO_COMM_LEN]; /* deleting task (PAGECACHE_OP_DELETE), else zeros */
+};
+
+struct pc_total_val {
+	__u64 pages;
+	__u64 events;             /* folios: the events --detail full would have recorded */
+	__u64 first_ts;           /* bpf_ktime_get_ns() of the first */
+};
+
+/* Every page of a traced file the run saw added or deleted. */
+struct pc_page_key {
+	__u64 dev;
+	__u64 ino;
+	__u64 idx;                /* page index in the file */
+};
+
+#define PAGECACHE_REFAULT_KEYS 3
+
+struct pc_page_val {
+	__u64 first_ts;           /* its first addition in the run; 0: only deleted so far */
+	__u64 load_ts;            /* its last addition */
+	__u64 gone;               /* deleter of its current absence; 0 while cached */
+	__u64 refaults[PAGECACHE_REFAULT_KEYS]; /* distinct deleters it was added again after */
+	__u32 pid, tid;           /* who first added it */
+	__u32 why;                /* PAGECACHE_WHY_* of that addition */
+	__u32 more_refaults;      /* deleters beyond refaults[]: 1 if any */
+};
+
+/* Pages added, deleted and added again per time slice of the run. */
+#define PAGECACHE_SLICE_NS 100000000ULL
+struct pc_series_key {
+	__u32 slice;              /* (ts - run start) / PAGECACHE_SLICE_NS */
+	__u32 op;                 /* PAGECACHE_OP_*; additions are ADD + REFAULT */
+};
+
+struct pagecache_stack_event {
+	struct syspgo_hdr hdr;
+	__u64 deleter;
+	__u32 stack_len;          /* bytes used in stack[] */
+	__u32 pad;
+	__u64 stack[PAGECACHE_STACK_MAX];
+};
+
+struct pagecache_reuse_event {
+	struct syspgo_hdr hdr;    /* ts: the reload */
+	__u64 dev;
+	__u64 ino;
+	__u64 index;
+	__u64 reuse_ns;           /* from the page's previous load to this one */
 };
 #endif

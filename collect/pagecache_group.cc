@@ -7,6 +7,11 @@
 // traced tree's cgroups that have a limit into the kernel's filter (the
 // page cache of a cgroup without one is no story of this program). When
 // attaching, the process's mapped files join the filter too.
+// With --detail lean (the default) the kernel counts instead of sending each
+// addition and deletion (bpf/pagecache.bpf.c): the ring buffer carries only
+// new deletion stacks, memory cgroups and DAMON's reloads, and the loader
+// drains the maps into the page_cache_total/_series tables about once a
+// second (cumulative rows, replaced) and the per-page map at the end.
 #include <bpf/bpf.h>
 #include <ftw.h>
 #include <sys/stat.h>
@@ -14,11 +19,13 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "bpf/pagecache.h"
 #include "collect/btf_hooks.h"
@@ -90,6 +97,28 @@ int WalkOne(const char* path, const struct stat* sb, int type, FTW*) {
   return 0;
 }
 
+// Reads every entry of a BPF hash map in batches (one syscall per batch
+// instead of two per entry: the page map holds one entry per page).
+template <typename K, typename V, typename Fn>
+Status ForEachEntry(int fd, const char* map, Fn fn) {
+  constexpr uint32_t kBatch = 4096;
+  std::vector<K> keys(kBatch);
+  std::vector<V> vals(kBatch);
+  uint64_t token = 0;
+  bool first = true;
+  for (;;) {
+    uint32_t n = kBatch;
+    LIBBPF_OPTS(bpf_map_batch_opts, opts);
+    int err = bpf_map_lookup_batch(fd, first ? nullptr : &token, &token, keys.data(), vals.data(), &n, &opts);
+    first = false;
+    if (err && errno != ENOENT)
+      return MakeError(std::string("probe group 'pagecache': reading the kernel map ") + map + " failed: " +
+                       strerror(errno) + ". Its table is incomplete; record with --detail full instead.");
+    for (uint32_t i = 0; i < n; ++i) fn(keys[i], vals[i]);
+    if (err) return {};  // ENOENT: that was the last batch
+  }
+}
+
 class PagecacheGroup : public SkelGroup<pagecache> {
  public:
   PagecacheGroup() : SkelGroup(SYSPGO_SKEL_OPS(pagecache)) {}
@@ -102,10 +131,18 @@ class PagecacheGroup : public SkelGroup<pagecache> {
                                    "page_cgroup", "why", "stack_id"});
     ra_ = w.Table("readahead", {"ts", "pid", "tid", "kind", "dev", "ino", "idx", "pages", "async_pages"});
     cgroup_ = w.Table("memory_cgroup", {"id", "path", "limit_bytes"}, "INSERT OR IGNORE");
+    total_ = w.Table("page_cache_total", {"dev", "ino", "cgroup", "op", "deleter", "comm", "stack_id", "pages",
+                                          "events", "first_ts"}, "INSERT OR REPLACE");
+    page_row_ = w.Table("page_cache_page", {"dev", "ino", "idx", "ts", "pid", "tid", "why"});
+    refault_row_ = w.Table("page_cache_page_refault", {"dev", "ino", "idx", "deleter", "stack_id"});
+    series_ = w.Table("page_cache_series", {"ts", "op", "pages"}, "INSERT OR REPLACE");
+    reuse_ = w.Table("page_cache_reuse", {"ts", "dev", "ino", "idx", "reuse_ns"});
+    ledger_ = w.Table("run_aggregate", {"probe_group", "map", "entries", "overflow"}, "INSERT OR REPLACE");
   }
 
   Status Load(const GroupContext& ctx) override {
     start_ns_ = ctx.start_ns;
+    lean_ = ctx.opts->detail == Detail::kLean;
     return SkelGroup::Load(ctx);
   }
 
@@ -128,6 +165,20 @@ class PagecacheGroup : public SkelGroup<pagecache> {
   void Handle(const void* data, size_t size, Writer& w) override {
     auto* h = static_cast<const syspgo_hdr*>(data);
     int64_t ts = static_cast<int64_t>(h->ts - start_ns_);
+    if (h->type == PAGECACHE_STACK) {
+      if (size < offsetof(pagecache_stack_event, stack)) return;
+      auto* e = static_cast<const pagecache_stack_event*>(data);
+      size_t frames = std::min<size_t>(e->stack_len, size - offsetof(pagecache_stack_event, stack)) / sizeof(uint64_t);
+      stack_of_.try_emplace(e->deleter, w.StackId(reinterpret_cast<const uint64_t*>(e->stack),
+                                                 std::min<size_t>(frames, PAGECACHE_STACK_MAX)));
+      return;
+    }
+    if (h->type == PAGECACHE_REUSE) {
+      if (size < sizeof(pagecache_reuse_event)) return;
+      auto* e = static_cast<const pagecache_reuse_event*>(data);
+      w.Row(reuse_).I(ts).I(KernelDevToUser(e->dev)).I(e->ino).I(e->index).I(e->reuse_ns);
+      return;
+    }
     if (h->type == PAGECACHE_CGROUP) {
       if (size >= sizeof(pagecache_cgroup_event)) Admit(w, static_cast<const pagecache_cgroup_event*>(data)->id);
       return;
@@ -176,7 +227,75 @@ class PagecacheGroup : public SkelGroup<pagecache> {
     skel->rodata->memcg_hierarchy = hierarchy;
     skel->rodata->memcg_root_id = root_id_;
     skel->rodata->self_tgid = getpid();
+    skel->rodata->lean = lean_;
+    skel->rodata->run_start_ns = start_ns_;
+    if (!lean_) {  // the maps stay empty: make them the smallest the kernel takes
+      for (bpf_map* m : {skel->maps.pc_pages, skel->maps.pc_totals, skel->maps.pc_series, skel->maps.pc_stacks_seen})
+        if (int err = bpf_map__set_max_entries(m, 1)) return LibbpfError(name(), "size the lean tier's maps", err);
+    }
     return {};
+  }
+
+  // The running totals, replaced by each drain: the database grows with the
+  // files, cgroups and deleters the run meets, not with its length.
+  void Drain(Writer& w) override {
+    if (!lean_) return;
+    totals_ = series_rows_ = 0;
+    drain_status_ = ForEachEntry<pc_total_key, pc_total_val>(
+        bpf_map__fd(skel_->maps.pc_totals), "pc_totals", [&](const pc_total_key& k, const pc_total_val& v) {
+          w.Row(total_)
+              .I(KernelDevToUser(k.dev)).I(k.ino).I(k.cgroup).I(k.op).I(static_cast<int64_t>(k.deleter))
+              .T(std::string(k.comm, strnlen(k.comm, sizeof k.comm))).I(StackOf(k.deleter)).I(v.pages)
+              .I(v.events).I(Since(v.first_ts));
+          NoteCgroup(w, k.cgroup);
+          ++totals_;
+        });
+    if (!drain_status_.ok()) return;
+    drain_status_ = ForEachEntry<pc_series_key, uint64_t>(
+        bpf_map__fd(skel_->maps.pc_series), "pc_series", [&](const pc_series_key& k, uint64_t pages) {
+          w.Row(series_).I(int64_t{k.slice} * int64_t{PAGECACHE_SLICE_NS}).I(k.op).I(pages);
+          ++series_rows_;
+        });
+  }
+
+  // Pages once, at the end: the map holds every page the run met.
+  void Finish(Writer& w) override {
+    if (!lean_) return;
+    uint64_t pages = 0, refaults = 0, more_refaults = 0;
+    Status st = drain_status_;
+    if (st.ok())
+      st = ForEachEntry<pc_page_key, pc_page_val>(
+          bpf_map__fd(skel_->maps.pc_pages), "pc_pages", [&](const pc_page_key& k, const pc_page_val& v) {
+            ++pages;
+            uint64_t dev = KernelDevToUser(k.dev);
+            if (v.first_ts) w.Row(page_row_).I(dev).I(k.ino).I(k.idx).I(Since(v.first_ts)).I(v.pid).I(v.tid).I(v.why);
+            for (uint64_t d : v.refaults)
+              if (d) {
+                w.Row(refault_row_).I(dev).I(k.ino).I(k.idx).I(static_cast<int64_t>(d)).I(StackOf(d));
+                ++refaults;
+              }
+            more_refaults += v.more_refaults;
+          });
+    if (!st.ok()) note += (note.empty() ? "" : " ") + st.error().message;
+    uint64_t overflow[4] = {};  // PC_OVERFLOW_* in bpf/pagecache.bpf.c, summed over CPUs
+    int ncpu = libbpf_num_possible_cpus();
+    std::vector<uint64_t> per_cpu(ncpu > 0 ? ncpu : 1);
+    for (uint32_t i = 0; i < 4; ++i)
+      if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.pc_overflow), &i, per_cpu.data()) == 0)
+        for (uint64_t n : per_cpu) overflow[i] += n;
+    // Refaults past the three deleters a page keeps are counted in
+    // page_cache_total; only the per-page list (page_cache_page_refault)
+    // misses them: its own ledger row.
+    w.Row(ledger_).T("pagecache").T("pc_pages").I(pages).I(overflow[0]);
+    w.Row(ledger_).T("pagecache").T("pc_pages.refaults").I(refaults).I(more_refaults);
+    w.Row(ledger_).T("pagecache").T("pc_totals").I(totals_).I(overflow[1]);
+    w.Row(ledger_).T("pagecache").T("pc_series").I(series_rows_).I(overflow[2]);
+    w.Row(ledger_).T("pagecache").T("pc_stacks_seen").I(stack_of_.size()).I(overflow[3]);
+    uint64_t lost = overflow[0] + overflow[1] + overflow[2];
+    if (lost || more_refaults)
+      note += (note.empty() ? "" : " ") + std::string("lean page-cache maps overflowed (") + std::to_string(lost) +
+              " updates refused, " + std::to_string(more_refaults) +
+              " pages with more than 3 deleters): the counts are lower bounds; see run_aggregate.";
   }
 
  private:
@@ -244,8 +363,19 @@ class PagecacheGroup : public SkelGroup<pagecache> {
     }
   }
 
+  int64_t Since(uint64_t ktime) const { return ktime ? static_cast<int64_t>(ktime - start_ns_) : 0; }
+  int64_t StackOf(uint64_t deleter) const {
+    auto it = stack_of_.find(deleter);
+    return it == stack_of_.end() ? 0 : it->second;
+  }
+
+  bool lean_ = false;
   uint64_t start_ns_ = 0;
   int page_ = -1, ra_ = -1, cgroup_ = -1;
+  int total_ = -1, page_row_ = -1, refault_row_ = -1, series_ = -1, reuse_ = -1, ledger_ = -1;
+  std::unordered_map<uint64_t, int64_t> stack_of_;  // deleter -> stack.id
+  uint64_t totals_ = 0, series_rows_ = 0;  // rows of the last drain
+  Status drain_status_;
   std::string mount_;
   uint64_t root_id_ = 0;
   std::unordered_map<uint64_t, std::string> paths_;

@@ -36,6 +36,11 @@ constexpr char kNamesHead[] = "INSERT INTO syscall_name (nr, name) ";
 // lean`), by the head of their statement in schemas/profile.sql.
 constexpr const char* kTablesAddedInV3[] = {
     "CREATE TABLE run_aggregate (",
+    "CREATE TABLE page_cache_total (",
+    "CREATE TABLE page_cache_page (",
+    "CREATE TABLE page_cache_page_refault (",
+    "CREATE TABLE page_cache_series (",
+    "CREATE TABLE page_cache_reuse (",
 };
 
 // The migration from version v - 1 to v, or "" if there is none.

@@ -13,6 +13,7 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -120,5 +121,22 @@ class Db {
   // The progress handler's; on the heap, so that moving the Db keeps its address.
   std::unique_ptr<StepBudget> budget_ = std::make_unique<StepBudget>();
 };
+
+// Runs `sql` with `binds` as ?1, ?2, ... and calls row(stmt) per row.
+// Errors say what was being read (`what`) and from which database.
+template <typename RowFn>
+Status ForEachRow(Db& db, const std::string& what, std::string_view sql, std::initializer_list<int64_t> binds,
+                  RowFn&& row) {
+  auto st = db.Prepare(sql);
+  if (!st) return MakeError("cannot read " + what + ": " + st.error().message);
+  int i = 1;
+  for (int64_t b : binds) st->Bind(i++, b);
+  Status err;
+  while (st->Step(&err)) row(*st);
+  if (!err.ok())
+    return MakeError("cannot read " + what + " from '" + db.path() + "': " + err.error().message +
+                     ". Check the file with: sqlite3 " + db.path() + " 'PRAGMA integrity_check'");
+  return {};
+}
 
 }  // namespace syspgo

@@ -300,6 +300,76 @@ FROM (
 )
 WHERE deleted_ts IS NOT NULL;
 
+-- The lean tier (run settings "detail" = "lean", the default since version
+-- 3): page_cache then holds no rows; the kernel counts what the rows would
+-- have said, with the same filter (see bpf/pagecache.bpf.c), into the five
+-- tables below, exact unless run_aggregate says a map overflowed. A
+-- "deleter" is the 64-bit hash of a deletion's kernel stack (shared by a
+-- burst outside reclaim as in page_cache), its top two bits the deleting
+-- task's kind by name: 0 any, 1 kswapd*, 2 kdamond*; stored as a signed
+-- integer. Rows are cumulative: the collector replaces them as it drains.
+
+-- Pages per (file, memory cgroup, operation, deleter, deleting task's name).
+CREATE TABLE page_cache_total (
+  run_id INTEGER NOT NULL REFERENCES run(id),
+  dev INTEGER NOT NULL,              -- file, st_dev encoding
+  ino INTEGER NOT NULL,
+  cgroup INTEGER NOT NULL,           -- memory cgroup the folios were charged to (-> memory_cgroup.id); 0 if none
+  op INTEGER NOT NULL,               -- 1 added (not deleted earlier in the run), 2 deleted,
+                                     -- 3 added again after a deletion in the run (a refault)
+  deleter INTEGER NOT NULL,          -- op 2: this deletion's deleter; op 3: the last deletion's before; op 1: 0
+  comm TEXT NOT NULL,                -- op 2: the deleting task's name; else ''
+  stack_id INTEGER NOT NULL,         -- the deleter's kernel stack (-> stack.id); 0 for op 1 or if lost
+  pages INTEGER NOT NULL,            -- pages (4 KiB)
+  events INTEGER NOT NULL,           -- folios: the page_cache rows --detail full would have written
+  first_ts INTEGER NOT NULL,         -- ns since run start of the first
+  PRIMARY KEY (run_id, dev, ino, cgroup, op, deleter, comm)
+);
+
+-- Every page the run added to the cache, once: its first addition.
+CREATE TABLE page_cache_page (
+  run_id INTEGER NOT NULL REFERENCES run(id),
+  dev INTEGER NOT NULL,              -- st_dev encoding
+  ino INTEGER NOT NULL,
+  idx INTEGER NOT NULL,              -- page index in the file (4 KiB pages)
+  ts INTEGER NOT NULL,               -- ns since run start of its first addition
+  pid INTEGER NOT NULL,              -- the task that added it (not necessarily traced)
+  tid INTEGER NOT NULL,
+  why INTEGER NOT NULL,              -- as page_cache.why, of that addition
+  PRIMARY KEY (run_id, dev, ino, idx)
+);
+
+-- Each page added again after a deletion, once per distinct deleter before
+-- it (at most 3 per page; run_aggregate counts pages with more).
+CREATE TABLE page_cache_page_refault (
+  run_id INTEGER NOT NULL REFERENCES run(id),
+  dev INTEGER NOT NULL,
+  ino INTEGER NOT NULL,
+  idx INTEGER NOT NULL,
+  deleter INTEGER NOT NULL,          -- see above
+  stack_id INTEGER NOT NULL,         -- the deleter's kernel stack (-> stack.id); 0 if lost
+  PRIMARY KEY (run_id, dev, ino, idx, deleter)
+);
+
+-- Pages added, deleted and added again per 100 ms of the run.
+CREATE TABLE page_cache_series (
+  run_id INTEGER NOT NULL REFERENCES run(id),
+  ts INTEGER NOT NULL,               -- ns since run start: the slice's start (a multiple of 100 ms)
+  op INTEGER NOT NULL,               -- as page_cache_total.op
+  pages INTEGER NOT NULL,
+  PRIMARY KEY (run_id, ts, op)
+);
+
+-- A page DAMON (a kdamond thread) had deleted, added again: its load-to-reload time.
+CREATE TABLE page_cache_reuse (
+  run_id INTEGER NOT NULL REFERENCES run(id),
+  ts INTEGER NOT NULL,               -- ns since run start of the reload
+  dev INTEGER NOT NULL,
+  ino INTEGER NOT NULL,
+  idx INTEGER NOT NULL,
+  reuse_ns INTEGER NOT NULL          -- ns from the page's previous addition to this one
+);
+
 -- Readahead decisions of the traced tree (readahead tracepoints).
 CREATE TABLE readahead (
   run_id INTEGER NOT NULL REFERENCES run(id),

@@ -77,8 +77,11 @@ CmdResult Collect(const std::string& db, const std::vector<std::string>& extra, 
 
 int64_t PagesAdded(Db& d, const std::string& path) {
   DevIno id = StatFile(path);
-  return QueryInt(d, "SELECT COALESCE(SUM(pages), 0) FROM page_cache WHERE op = 1 AND dev = " +
-                         std::to_string(id.dev) + " AND ino = " + std::to_string(id.ino));
+  // Either tier: every addition's row (full), or the kernel's count of
+  // additions and additions again (lean, the default).
+  std::string of_file = " AND dev = " + std::to_string(id.dev) + " AND ino = " + std::to_string(id.ino);
+  return QueryInt(d, "SELECT COALESCE(SUM(pages), 0) FROM page_cache WHERE op = 1" + of_file) +
+         QueryInt(d, "SELECT COALESCE(SUM(pages), 0) FROM page_cache_total WHERE op IN (1, 3)" + of_file);
 }
 
 TEST(ColdStart, NoReadaheadRecordsExactlyTheTouchedPagesAndRestoresTheSetting) {
@@ -317,7 +320,7 @@ TEST(ColdStart, PlanLooksUpWhatTheRunLookedUpFoundOrNot) {
     // The cold run re-read file-system metadata for its path walks: pages
     // of the disk's own cache, which no path names and no plan reads.
     Db d = OpenDb(db);
-    EXPECT_GT(QueryInt(d, "SELECT COUNT(*) FROM page_cache WHERE op = 1 AND (dev >> 8) = 0 AND ino > 1048576"), 0);
+    EXPECT_GT(QueryInt(d, "SELECT COUNT(*) FROM page_cache_page WHERE (dev >> 8) = 0 AND ino > 1048576"), 0);
   }
   {
     // Between its release and its exec the root process runs the

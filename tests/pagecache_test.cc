@@ -62,7 +62,7 @@ TEST(PagecacheGroup, ColdReadAddsEveryPageRead) {
   MakeColdFile(data, kBytes);
   DevIno f = StatFile(data);
   std::string db_path = dir.File("run.db");
-  CmdResult r = RunCmd({SyspgoBin(), "collect", "-o", db_path, "--probes", "pagecache", "--", "/bin/sh", "-c",
+  CmdResult r = RunCmd({SyspgoBin(), "collect", "-o", db_path, "--detail", "full", "--probes", "pagecache", "--", "/bin/sh", "-c",
                      "cat " + data + " > /dev/null"});
   ASSERT_EQ(r.status, 0) << r.out << r.err;
 
@@ -187,7 +187,7 @@ TEST(PagecacheGroup, MemcgReclaimDeletesWithStacksAndRefaults) {
   std::string reader = "import mmap, os\n"
                        "m = mmap.mmap(os.open('" + data + "', os.O_RDONLY), 0, prot=mmap.PROT_READ)\n"
                        "for _ in range(2): sum(m[i] for i in range(0, len(m), 4096))\n";
-  CmdResult r = RunCmd({SyspgoBin(), "collect", "-o", db_path, "--probes", "pagecache", "--", "/bin/sh", "-c",
+  CmdResult r = RunCmd({SyspgoBin(), "collect", "-o", db_path, "--detail", "full", "--probes", "pagecache", "--", "/bin/sh", "-c",
                         "echo $$ > " + cg.path() + "/cgroup.procs && exec python3 -c \"$0\"", reader});
   // A reader killed by the cgroup's OOM killer means its charge was not
   // page cache that reclaim can drop: the cgroup's own account says what.
@@ -263,7 +263,7 @@ TEST(PagecacheGroup, TruncateBurstSharesItsFirstStack) {
   ASSERT_EQ(Sh("head -c " + std::to_string(8 * kMiB) + " /dev/urandom > " + data + " && sync " + data).status, 0);
   DevIno f = StatFile(data);
   std::string db_path = dir.File("run.db");
-  CmdResult r = RunCmd({SyspgoBin(), "collect", "-o", db_path, "--probes", "pagecache", "--", "/bin/sh", "-c",
+  CmdResult r = RunCmd({SyspgoBin(), "collect", "-o", db_path, "--detail", "full", "--probes", "pagecache", "--", "/bin/sh", "-c",
                         "cat " + data + " > /dev/null && truncate -s 0 " + data});
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   Db db = OpenDb(db_path);
@@ -351,6 +351,65 @@ TEST(Damon, PageoutSchemesOfRunningKdamondsAndTheReclaimModule) {
                                       "the damon_reclaim module: pageout after 120 s idle"}));
   EXPECT_EQ(DamonPageoutJson(dir.path() + "/none"), "[]");
   EXPECT_TRUE(ReadDamonPageouts(dir.path() + "/none").descriptions.empty());
+}
+
+// The lean tier (the default) counts in the kernel, per page, what the
+// full tier records row by row. A cold file read, dropped from the cache by
+// the reader (fadvise DONTNEED) and read again: every page is added once,
+// deleted by the reader, and added again after that deletion. DAMON's
+// pageout on this VM may evict a page too; it can only move a deletion
+// from the reader to kdamond, never change the additions.
+TEST(PagecacheLean, CountsEveryPageOnceAndEveryRefaultAfterItsDeleter) {
+  TempDir dir;
+  std::string data = dir.File("cold");
+  constexpr int64_t kBytes = 4 * kMiB, kPages = kBytes / kPage;
+  MakeColdFile(data, kBytes);
+  DevIno f = StatFile(data);
+  std::string db_path = dir.File("run.db");
+  std::string evict = "python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); "
+                      "os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' " + data;
+  CmdResult r = RunCmd({SyspgoBin(), "collect", "-o", db_path, "--probes", "fileio,pagecache", "--", "/bin/sh", "-c",
+                        "cat " + data + " > /dev/null; " + evict + "; cat " + data + " > /dev/null"});
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+
+  Db db = OpenDb(db_path);
+  std::string of_file = " WHERE dev = " + std::to_string(f.dev) + " AND ino = " + std::to_string(f.ino);
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM page_cache"), 0) << "lean keeps no row per addition";
+  EXPECT_EQ(QueryInt(db, "SELECT COALESCE(SUM(pages), 0) FROM page_cache_total" + of_file + " AND op = 1"), kPages);
+  EXPECT_EQ(QueryInt(db, "SELECT COALESCE(SUM(pages), 0) FROM page_cache_total" + of_file + " AND op = 3"), kPages);
+  // Each page added again after the reader's deletion is counted under
+  // that deleter, as many as the reader deleted.
+  EXPECT_EQ(QueryInt(db, "SELECT COALESCE(SUM(pages), 0) FROM page_cache_total" + of_file +
+                             " AND op = 3 AND deleter IN (SELECT deleter FROM page_cache_total" + of_file +
+                             " AND op = 2 AND comm = 'python3')"),
+            QueryInt(db, "SELECT COALESCE(SUM(pages), 0) FROM page_cache_total" + of_file +
+                             " AND op = 2 AND comm = 'python3'"));
+  EXPECT_GT(QueryInt(db, "SELECT COALESCE(SUM(pages), 0) FROM page_cache_total" + of_file +
+                             " AND op = 2 AND comm = 'python3'"),
+            kPages / 2);
+  // Every deleter's stack was stored; every page once, first added by cat.
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM page_cache_total" + of_file + " AND op != 1 AND stack_id = 0"), 0);
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM page_cache_page" + of_file), kPages);
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM page_cache_page" + of_file +
+                             " AND ((why & 1) = 0 OR pid NOT IN (SELECT pid FROM process WHERE comm = 'cat'))"),
+            0);
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(DISTINCT idx) FROM page_cache_page_refault" + of_file), kPages);
+  EXPECT_EQ(QueryInt(db, "SELECT COALESCE(SUM(overflow), 0) FROM run_aggregate WHERE probe_group = 'pagecache'"), 0);
+  EXPECT_EQ(QueryInt(db, "SELECT COALESCE(SUM(dropped), 0) FROM run_drop WHERE probe_group = 'pagecache'"), 0);
+
+  // The analysis reads the lean tables and says so.
+  CmdResult a = RunCmd({SyspgoBin(), "analyze", db_path, "pagecache", "--json"});
+  ASSERT_EQ(a.status, 0) << a.err;
+  std::string json = dir.File("pc.json");
+  std::ofstream(json) << a.out;
+  FindingFields row = PagecacheFileRow(json, "file", data);
+  ASSERT_FALSE(row.empty()) << a.out;
+  EXPECT_EQ(row["added_pages"], std::to_string(2 * kPages));
+  EXPECT_EQ(row["refaulted_pages"], std::to_string(kPages));
+  EXPECT_EQ(row["working_set_pages"], std::to_string(kPages));
+  EXPECT_NE(a.out.find("\"tier\": \"lean\""), std::string::npos);
+  CmdResult text = RunCmd({SyspgoBin(), "analyze", db_path, "pagecache"});
+  EXPECT_NE(text.out.find("read from the lean tier"), std::string::npos) << text.out;
 }
 
 }  // namespace
