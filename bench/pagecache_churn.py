@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""pagecache_churn.py - the page-cache group in a real memory-cgroup thrash: events lost, cost, same answer.
+
+Story 3 at size (issue 23): examples/pagecache_thrash/run_in_memcg.sh runs
+the program over a --mb MiB library, --passes times, inside a new v1 memory
+cgroup limited to --limit-mb MiB, after dropping the page cache. It is
+recorded with `--probes fileio,pagecache,faults,block` three ways, interleaved,
+--runs times each:
+  - lean: the defaults (`--detail lean`: counted in the kernel);
+  - full: `--detail full` with the default ring buffers (every event a row);
+  - full-64: `--detail full --ringbuf-mb 64`, the reference that loses least.
+For each: page-cache events lost in the kernel (run_drop), the lean maps'
+overflow (run_aggregate), the CPU of the collector's process tree (wait4:
+the command's own work is in it, the same in every variant), the
+collector's peak RSS, the database's size,
+and whether `analyze pagecache --json` names the same top file with the
+same reclaim as full-64's run of the same round. Writes its section of
+bench/RESULTS.md.
+
+usage: sudo bench/pagecache_churn.py [--runs 5] [--mb 128] [--limit-mb 16] [--passes 3]
+"""
+import argparse
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+
+import benchlib as B
+
+VARIANTS = {
+    "lean": [],
+    "full": ["--detail", "full"],
+    "full-64": ["--detail", "full", "--ringbuf-mb", "64"],
+}
+
+
+def record(work, name, i, args, lib):
+    db = os.path.join(work, f"{name}-{i}.db")
+    script = os.path.join(B.ROOT, "examples", "pagecache_thrash", "run_in_memcg.sh")
+    prog = os.path.join(B.BUILD, "examples", "bin", "pagecache_thrash")
+    argv = [B.SYSPGO, "collect", "-o", db, "--probes", "fileio,pagecache,faults,block"] + VARIANTS[name] + [
+        "--", script, "--bin", prog, "--file", lib, "--mb", str(args.mb), "--limit-mb", str(args.limit_mb),
+        "--passes", str(args.passes)]
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    _, status, ru = os.wait4(p.pid, 0)
+    err = p.stderr.read()
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"bench: {' '.join(argv)} failed: {err[-1500:]}")
+    con = sqlite3.connect(db)
+    lost = con.execute("SELECT COALESCE(SUM(dropped), 0) FROM run_drop WHERE probe_group = 'pagecache'").fetchone()[0]
+    overflow = con.execute("SELECT COALESCE(SUM(overflow), 0) FROM run_aggregate "
+                           "WHERE probe_group = 'pagecache' AND map != 'pc_pages.refaults'").fetchone()[0]
+    kept = con.execute("SELECT events FROM run_probe WHERE probe_group = 'pagecache'").fetchone()[0]
+    con.close()
+    out = subprocess.run([B.SYSPGO, "analyze", db, "pagecache", "--json"], capture_output=True, text=True, check=True)
+    findings = json.loads(out.stdout)["findings"]
+    top = findings[0]["detail"] if findings else {}
+    return {
+        "lost": lost, "overflow": overflow, "kept": kept,
+        # wait4's usage covers the collector and the children it waited
+        # for (the command): the same command in every variant.
+        "cpu": ru.ru_utime + ru.ru_stime, "rss": ru.ru_maxrss / 1024.0,
+        "db": sum(os.path.getsize(db + s) for s in ("", "-wal") if os.path.exists(db + s)) / 2**20,
+        "top": (top.get("file", ""), top.get("reclaim", ""), top.get("churn_pages", 0)),
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--mb", type=int, default=128)
+    ap.add_argument("--limit-mb", type=int, default=16)
+    ap.add_argument("--passes", type=int, default=3)
+    args = ap.parse_args()
+    work = B.work_dir("pagecache-churn", args.runs)
+    lib = os.path.join(work, "libthrash.so")
+    res = {n: [] for n in VARIANTS}
+    for i in range(args.runs):
+        for name in VARIANTS:
+            r = record(work, name, i, args, lib)
+            res[name].append(r)
+            print(f"run {i + 1}/{args.runs} {name:8} lost {r['lost']:>9} kept {r['kept']:>9} overflow {r['overflow']} "
+                  f"cpu {r['cpu']:.2f} s rss {r['rss']:.1f} MiB db {r['db']:.1f} MiB top {r['top']}", flush=True)
+    rows = ["| variant | pagecache events lost | kept (ring buffer) | lean map overflow | tree CPU s | collector peak RSS MiB "
+            "| DB MiB | top finding as full-64's |", "|---|---|---|---|---|---|---|---|"]
+    for name, rs in res.items():
+        same = sum(1 for j, r in enumerate(rs) if r["top"][:2] == res["full-64"][j]["top"][:2] and r["top"][0])
+        def m(key, fmt):
+            xs = [r[key] for r in rs]
+            return f"{fmt.format(B.med(xs))} ({fmt.format(min(xs))}–{fmt.format(max(xs))})"
+        rows.append(f"| {name} | {m('lost', '{:.0f}')} | {m('kept', '{:.0f}')} | {m('overflow', '{:.0f}')} | "
+                    f"{m('cpu', '{:.2f}')} | {m('rss', '{:.1f}')} | {m('db', '{:.1f}')} | {same} of {len(rs)} |")
+    churn = {n: B.med([r["top"][2] for r in rs]) for n, rs in res.items()}
+    body = (f"Story 3 at size: a {args.mb} MiB library, {args.passes} passes, in a memory cgroup limited to "
+            f"{args.limit_mb} MiB; `--probes fileio,pagecache,faults,block`; medians of {args.runs} interleaved rounds "
+            "(min–max). CPU is the collector's process tree (the command's own work included), from wait4.\n\n"
+            + "\n".join(rows) + "\n\n"
+            + "Median churn pages of the top finding: "
+            + ", ".join(f"{n} {c:.0f}" for n, c in churn.items()) + ".\n")
+    cmd = f"sudo bench/pagecache_churn.py --runs {args.runs} --mb {args.mb} --limit-mb {args.limit_mb} --passes {args.passes}"
+    B.write_section("pagecache_churn", cmd, body)
+    print(body)
+
+
+if __name__ == "__main__":
+    main()
