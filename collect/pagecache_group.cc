@@ -15,9 +15,11 @@
 #include <bpf/bpf.h>
 #include <ftw.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cerrno>
 #include <cstring>
@@ -236,26 +238,44 @@ class PagecacheGroup : public SkelGroup<pagecache> {
     return {};
   }
 
-  // The running totals, replaced by each drain: the database grows with the
-  // files, cgroups and deleters the run meets, not with its length.
+  // The running totals: a row is written again only when its counts
+  // changed since the last drain (it replaces the old one), so the database
+  // grows with the files, cgroups and deleters the run meets, not with its
+  // length. A series slice two slices old is final: written once more and
+  // removed from the map, which then holds only the last few slices.
   void Drain(Writer& w) override {
     if (!lean_) return;
-    totals_ = series_rows_ = 0;
+    totals_ = 0;
     drain_status_ = ForEachEntry<pc_total_key, pc_total_val>(
         bpf_map__fd(skel_->maps.pc_totals), "pc_totals", [&](const pc_total_key& k, const pc_total_val& v) {
+          ++totals_;
+          std::array<int64_t, 3> now = {static_cast<int64_t>(v.pages), static_cast<int64_t>(v.events),
+                                        StackOf(k.deleter)};
+          auto [last, fresh] = written_.try_emplace(std::string(reinterpret_cast<const char*>(&k), sizeof k), now);
+          if (!fresh && last->second == now) return;
+          last->second = now;
           w.Row(total_)
               .I(KernelDevToUser(k.dev)).I(k.ino).I(k.cgroup).I(k.op).I(static_cast<int64_t>(k.deleter))
               .T(std::string(k.comm, strnlen(k.comm, sizeof k.comm))).I(StackOf(k.deleter)).I(v.pages)
               .I(v.events).I(Since(v.first_ts));
           NoteCgroup(w, k.cgroup);
-          ++totals_;
         });
     if (!drain_status_.ok()) return;
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t now_slice = (uint64_t(ts.tv_sec) * 1000000000 + uint64_t(ts.tv_nsec) - start_ns_) / PAGECACHE_SLICE_NS;
+    std::vector<pc_series_key> final_slices;
+    series_live_ = 0;
     drain_status_ = ForEachEntry<pc_series_key, uint64_t>(
         bpf_map__fd(skel_->maps.pc_series), "pc_series", [&](const pc_series_key& k, uint64_t pages) {
           w.Row(series_).I(int64_t{k.slice} * int64_t{PAGECACHE_SLICE_NS}).I(k.op).I(pages);
-          ++series_rows_;
+          if (k.slice + 2 <= now_slice)
+            final_slices.push_back(k);
+          else
+            ++series_live_;
         });
+    for (const pc_series_key& k : final_slices) bpf_map_delete_elem(bpf_map__fd(skel_->maps.pc_series), &k);
+    series_rows_ += final_slices.size();
   }
 
   // Pages once, at the end: the map holds every page the run met.
@@ -289,7 +309,7 @@ class PagecacheGroup : public SkelGroup<pagecache> {
     w.Row(ledger_).T("pagecache").T("pc_pages").I(pages).I(overflow[0]);
     w.Row(ledger_).T("pagecache").T("pc_pages.refaults").I(refaults).I(more_refaults);
     w.Row(ledger_).T("pagecache").T("pc_totals").I(totals_).I(overflow[1]);
-    w.Row(ledger_).T("pagecache").T("pc_series").I(series_rows_).I(overflow[2]);
+    w.Row(ledger_).T("pagecache").T("pc_series").I(series_rows_ + series_live_).I(overflow[2]);
     w.Row(ledger_).T("pagecache").T("pc_stacks_seen").I(stack_of_.size()).I(overflow[3]);
     uint64_t lost = overflow[0] + overflow[1] + overflow[2];
     if (lost || more_refaults)
@@ -374,7 +394,11 @@ class PagecacheGroup : public SkelGroup<pagecache> {
   int page_ = -1, ra_ = -1, cgroup_ = -1;
   int total_ = -1, page_row_ = -1, refault_row_ = -1, series_ = -1, reuse_ = -1, ledger_ = -1;
   std::unordered_map<uint64_t, int64_t> stack_of_;  // deleter -> stack.id
-  uint64_t totals_ = 0, series_rows_ = 0;  // rows of the last drain
+  uint64_t totals_ = 0;       // keys in the totals map at the last drain
+  uint64_t series_rows_ = 0;  // series slices written final and removed from the map
+  uint64_t series_live_ = 0;  // slices written by the last drain and still in the map
+  // What each totals key's row says now: its key's bytes -> pages, events, stack id.
+  std::unordered_map<std::string, std::array<int64_t, 3>> written_;
   Status drain_status_;
   std::string mount_;
   uint64_t root_id_ = 0;
