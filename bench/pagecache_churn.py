@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
 """pagecache_churn.py - the page-cache group in a real memory-cgroup thrash: events lost, cost, same answer.
 
-Story 3 at size (issue 23): examples/pagecache_thrash/run_in_memcg.sh runs
-the program over a --mb MiB library, --passes times, inside a new v1 memory
-cgroup limited to --limit-mb MiB, after dropping the page cache. It is
-recorded with `--probes fileio,pagecache,faults,block` three ways, interleaved,
---runs times each:
+Two scenarios of issue 23, each in a new v1 memory cgroup, after dropping
+the page cache:
+  --scenario thrash (story 3 at size): examples/pagecache_thrash/
+    run_in_memcg.sh runs the program over a --mb MiB library, --passes
+    times, under --limit-mb MiB; recorded with `--probes
+    fileio,pagecache,faults,block`;
+  --scenario mmap-clang: a 512 MiB file read 4 times through a mapping,
+    then `clang-19 -c` three times, under 32 MiB (bench/workloads/
+    in_memcg.sh); recorded with every default group.
+Each is recorded three ways, interleaved, --runs times each:
   - lean: the defaults (`--detail lean`: counted in the kernel);
   - full: `--detail full` with the default ring buffers (every event a row);
   - full-64: `--detail full --ringbuf-mb 64`, the reference that loses least.
@@ -18,6 +23,7 @@ same reclaim as full-64's run of the same round. Writes its section of
 bench/RESULTS.md.
 
 usage: sudo bench/pagecache_churn.py [--runs 5] [--mb 128] [--limit-mb 16] [--passes 3]
+       sudo bench/pagecache_churn.py --scenario mmap-clang [--runs 5]
 """
 import argparse
 import json
@@ -35,29 +41,52 @@ VARIANTS = {
 }
 
 
+MMAP_READ = """
+import mmap, os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+m = mmap.mmap(fd, 0, prot=mmap.PROT_READ)
+print(sum(m[p] for p in range(0, len(m), 4096)))
+"""
+
+
+def command(work, args, lib):
+    """The scenario's command line and the collect options it is recorded with."""
+    if args.scenario == "thrash":
+        script = os.path.join(B.ROOT, "examples", "pagecache_thrash", "run_in_memcg.sh")
+        prog = os.path.join(B.BUILD, "examples", "bin", "pagecache_thrash")
+        return ["--probes", "fileio,pagecache,faults,block"], [
+            script, "--bin", prog, "--file", lib, "--mb", str(args.mb), "--limit-mb", str(args.limit_mb),
+            "--passes", str(args.passes)]
+    big, src = os.path.join(work, "big.dat"), os.path.join(B.ROOT, "bench", "workloads", "cpu_bound.c")
+    if not os.path.exists(big):
+        subprocess.run(["head", "-c", str(512 << 20), "/dev/urandom"], stdout=open(big, "wb"), check=True)
+    reads = "; ".join(["python3 -c \"$1\" \"$2\" > /dev/null"] * 4)
+    clang = "; ".join(["clang-19 -O2 -c \"$3\" -o \"$4\""] * 3)
+    inner = ["sh", "-c", reads + "; " + clang, "sh", MMAP_READ, big, src, os.path.join(work, "out.o")]
+    return [], [os.path.join(B.ROOT, "bench", "workloads", "in_memcg.sh"), "32"] + inner
+
+
 def record(work, name, i, args, lib):
     db = os.path.join(work, f"{name}-{i}.db")
-    script = os.path.join(B.ROOT, "examples", "pagecache_thrash", "run_in_memcg.sh")
-    prog = os.path.join(B.BUILD, "examples", "bin", "pagecache_thrash")
-    argv = [B.SYSPGO, "collect", "-o", db, "--probes", "fileio,pagecache,faults,block"] + VARIANTS[name] + [
-        "--", script, "--bin", prog, "--file", lib, "--mb", str(args.mb), "--limit-mb", str(args.limit_mb),
-        "--passes", str(args.passes)]
+    probes, cmd = command(work, args, lib)
+    argv = [B.SYSPGO, "collect", "-o", db] + probes + VARIANTS[name] + ["--"] + cmd
     p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     _, status, ru = os.wait4(p.pid, 0)
     err = p.stderr.read()
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"bench: {' '.join(argv)} failed: {err[-1500:]}")
     con = sqlite3.connect(db)
-    lost = con.execute("SELECT COALESCE(SUM(dropped), 0) FROM run_drop WHERE probe_group = 'pagecache'").fetchone()[0]
+    lost = con.execute("SELECT COALESCE(SUM(dropped), 0) FROM run_drop").fetchone()[0]
+    lost_pc = con.execute("SELECT COALESCE(SUM(dropped), 0) FROM run_drop WHERE probe_group = 'pagecache'").fetchone()[0]
     overflow = con.execute("SELECT COALESCE(SUM(overflow), 0) FROM run_aggregate "
                            "WHERE probe_group = 'pagecache' AND map != 'pc_pages.refaults'").fetchone()[0]
-    kept = con.execute("SELECT events FROM run_probe WHERE probe_group = 'pagecache'").fetchone()[0]
+    kept = con.execute("SELECT SUM(events) FROM run_probe").fetchone()[0]
     con.close()
     out = subprocess.run([B.SYSPGO, "analyze", db, "pagecache", "--json"], capture_output=True, text=True, check=True)
     findings = json.loads(out.stdout)["findings"]
     top = findings[0]["detail"] if findings else {}
     return {
-        "lost": lost, "overflow": overflow, "kept": kept,
+        "lost": lost, "lost_pc": lost_pc, "overflow": overflow, "kept": kept,
         # wait4's usage covers the collector and the children it waited
         # for (the command): the same command in every variant.
         "cpu": ru.ru_utime + ru.ru_stime, "rss": ru.ru_maxrss / 1024.0,
@@ -72,6 +101,7 @@ def main():
     ap.add_argument("--mb", type=int, default=128)
     ap.add_argument("--limit-mb", type=int, default=16)
     ap.add_argument("--passes", type=int, default=3)
+    ap.add_argument("--scenario", choices=["thrash", "mmap-clang"], default="thrash")
     args = ap.parse_args()
     work = B.work_dir("pagecache-churn", args.runs)
     lib = os.path.join(work, "libthrash.so")
@@ -80,26 +110,34 @@ def main():
         for name in VARIANTS:
             r = record(work, name, i, args, lib)
             res[name].append(r)
-            print(f"run {i + 1}/{args.runs} {name:8} lost {r['lost']:>9} kept {r['kept']:>9} overflow {r['overflow']} "
+            print(f"run {i + 1}/{args.runs} {name:8} lost {r['lost']:>9} (pagecache {r['lost_pc']}) kept {r['kept']:>9} overflow {r['overflow']} "
                   f"cpu {r['cpu']:.2f} s rss {r['rss']:.1f} MiB db {r['db']:.1f} MiB top {r['top']}", flush=True)
-    rows = ["| variant | pagecache events lost | kept (ring buffer) | lean map overflow | tree CPU s | collector peak RSS MiB "
-            "| DB MiB | top finding as full-64's |", "|---|---|---|---|---|---|---|---|"]
+    rows = ["| variant | events lost (all groups) | of them pagecache | kept (ring buffers) | lean map overflow | tree CPU s | collector peak RSS MiB "
+            "| DB MiB | top finding as full-64's |", "|---|---|---|---|---|---|---|---|---|"]
     for name, rs in res.items():
         same = sum(1 for j, r in enumerate(rs) if r["top"][:2] == res["full-64"][j]["top"][:2] and r["top"][0])
         def m(key, fmt):
             xs = [r[key] for r in rs]
             return f"{fmt.format(B.med(xs))} ({fmt.format(min(xs))}–{fmt.format(max(xs))})"
-        rows.append(f"| {name} | {m('lost', '{:.0f}')} | {m('kept', '{:.0f}')} | {m('overflow', '{:.0f}')} | "
+        rows.append(f"| {name} | {m('lost', '{:.0f}')} | {m('lost_pc', '{:.0f}')} | {m('kept', '{:.0f}')} | {m('overflow', '{:.0f}')} | "
                     f"{m('cpu', '{:.2f}')} | {m('rss', '{:.1f}')} | {m('db', '{:.1f}')} | {same} of {len(rs)} |")
     churn = {n: B.med([r["top"][2] for r in rs]) for n, rs in res.items()}
-    body = (f"Story 3 at size: a {args.mb} MiB library, {args.passes} passes, in a memory cgroup limited to "
-            f"{args.limit_mb} MiB; `--probes fileio,pagecache,faults,block`; medians of {args.runs} interleaved rounds "
+    what = (f"Story 3 at size: a {args.mb} MiB library, {args.passes} passes, in a memory cgroup limited to "
+            f"{args.limit_mb} MiB; `--probes fileio,pagecache,faults,block`" if args.scenario == "thrash" else
+            "A 512 MiB file read 4 times through a mapping, then `clang-19 -O2 -c` three times, in a memory cgroup "
+            "limited to 32 MiB; every default group")
+    body = (what + f"; medians of {args.runs} interleaved rounds "
             "(min–max). CPU is the collector's process tree (the command's own work included), from wait4.\n\n"
             + "\n".join(rows) + "\n\n"
             + "Median churn pages of the top finding: "
             + ", ".join(f"{n} {c:.0f}" for n, c in churn.items()) + ".\n")
-    cmd = f"sudo bench/pagecache_churn.py --runs {args.runs} --mb {args.mb} --limit-mb {args.limit_mb} --passes {args.passes}"
-    B.write_section("pagecache_churn", cmd, body)
+    if args.scenario == "thrash":
+        cmd = (f"sudo bench/pagecache_churn.py --runs {args.runs} --mb {args.mb} --limit-mb {args.limit_mb} "
+               f"--passes {args.passes}")
+        B.write_section("pagecache_churn", cmd, body)
+    else:
+        B.write_section("pagecache_churn (mmap and clang)",
+                        f"sudo bench/pagecache_churn.py --scenario mmap-clang --runs {args.runs}", body)
     print(body)
 
 

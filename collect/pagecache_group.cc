@@ -311,11 +311,14 @@ class PagecacheGroup : public SkelGroup<pagecache> {
     w.Row(ledger_).T("pagecache").T("pc_totals").I(totals_).I(overflow[1]);
     w.Row(ledger_).T("pagecache").T("pc_series").I(series_rows_ + series_live_).I(overflow[2]);
     w.Row(ledger_).T("pagecache").T("pc_stacks_seen").I(stack_of_.size()).I(overflow[3]);
-    uint64_t lost = overflow[0] + overflow[1] + overflow[2];
-    if (lost || more_refaults)
-      note += (note.empty() ? "" : " ") + std::string("lean page-cache maps overflowed (") + std::to_string(lost) +
-              " updates refused, " + std::to_string(more_refaults) +
-              " pages with more than 3 deleters): the counts are lower bounds; see run_aggregate.";
+    if (uint64_t lost = overflow[0] + overflow[1] + overflow[2])
+      note += (note.empty() ? "" : " ") + std::string("lean page-cache maps were full ") + std::to_string(lost) +
+              " times: the page-cache counts are lower bounds (run_aggregate); record with --detail full, or "
+              "a shorter run.";
+    if (more_refaults)
+      note += (note.empty() ? "" : " ") + std::to_string(more_refaults) +
+              " pages came back after more than 3 distinct deleters: the counts are whole, the hot ranges may "
+              "miss those pages.";
   }
 
  private:

@@ -313,13 +313,13 @@ WHERE deleted_ts IS NOT NULL;
 CREATE TABLE page_cache_total (
   run_id INTEGER NOT NULL REFERENCES run(id),
   dev INTEGER NOT NULL,              -- file, st_dev encoding
-  ino INTEGER NOT NULL,
-  cgroup INTEGER NOT NULL,           -- memory cgroup the folios were charged to (-> memory_cgroup.id); 0 if none
+  ino INTEGER NOT NULL,              -- inode number
+  cgroup INTEGER NOT NULL,           -- memory cgroup the folios were charged to (-> memory_cgroup.id), 0 if none
   op INTEGER NOT NULL,               -- 1 added (not deleted earlier in the run), 2 deleted,
                                      -- 3 added again after a deletion in the run (a refault)
-  deleter INTEGER NOT NULL,          -- op 2: this deletion's deleter; op 3: the last deletion's before; op 1: 0
-  comm TEXT NOT NULL,                -- op 2: the deleting task's name; else ''
-  stack_id INTEGER NOT NULL,         -- the deleter's kernel stack (-> stack.id); 0 for op 1 or if lost
+  deleter INTEGER NOT NULL,          -- op 2: this deletion's deleter, op 3: the last deletion's before, op 1: 0
+  comm TEXT NOT NULL,                -- op 2: the deleting task's name, else ''
+  stack_id INTEGER NOT NULL,         -- the deleter's kernel stack (-> stack.id), 0 for op 1 or if lost
   pages INTEGER NOT NULL,            -- pages (4 KiB)
   events INTEGER NOT NULL,           -- folios: the page_cache rows --detail full would have written
   first_ts INTEGER NOT NULL,         -- ns since run start of the first
@@ -330,11 +330,11 @@ CREATE TABLE page_cache_total (
 CREATE TABLE page_cache_page (
   run_id INTEGER NOT NULL REFERENCES run(id),
   dev INTEGER NOT NULL,              -- st_dev encoding
-  ino INTEGER NOT NULL,
+  ino INTEGER NOT NULL,              -- inode number
   idx INTEGER NOT NULL,              -- page index in the file (4 KiB pages)
   ts INTEGER NOT NULL,               -- ns since run start of its first addition
   pid INTEGER NOT NULL,              -- the task that added it (not necessarily traced)
-  tid INTEGER NOT NULL,
+  tid INTEGER NOT NULL,              -- tid
   why INTEGER NOT NULL,              -- as page_cache.why, of that addition
   PRIMARY KEY (run_id, dev, ino, idx)
 );
@@ -343,11 +343,11 @@ CREATE TABLE page_cache_page (
 -- it (at most 3 per page; run_aggregate counts pages with more).
 CREATE TABLE page_cache_page_refault (
   run_id INTEGER NOT NULL REFERENCES run(id),
-  dev INTEGER NOT NULL,
-  ino INTEGER NOT NULL,
-  idx INTEGER NOT NULL,
+  dev INTEGER NOT NULL,              -- st_dev encoding
+  ino INTEGER NOT NULL,              -- inode number
+  idx INTEGER NOT NULL,              -- page index in the file (4 KiB pages)
   deleter INTEGER NOT NULL,          -- see above
-  stack_id INTEGER NOT NULL,         -- the deleter's kernel stack (-> stack.id); 0 if lost
+  stack_id INTEGER NOT NULL,         -- the deleter's kernel stack (-> stack.id), 0 if lost
   PRIMARY KEY (run_id, dev, ino, idx, deleter)
 );
 
@@ -356,7 +356,7 @@ CREATE TABLE page_cache_series (
   run_id INTEGER NOT NULL REFERENCES run(id),
   ts INTEGER NOT NULL,               -- ns since run start: the slice's start (a multiple of 100 ms)
   op INTEGER NOT NULL,               -- as page_cache_total.op
-  pages INTEGER NOT NULL,
+  pages INTEGER NOT NULL,            -- pages (4 KiB)
   PRIMARY KEY (run_id, ts, op)
 );
 
@@ -364,9 +364,9 @@ CREATE TABLE page_cache_series (
 CREATE TABLE page_cache_reuse (
   run_id INTEGER NOT NULL REFERENCES run(id),
   ts INTEGER NOT NULL,               -- ns since run start of the reload
-  dev INTEGER NOT NULL,
-  ino INTEGER NOT NULL,
-  idx INTEGER NOT NULL,
+  dev INTEGER NOT NULL,              -- st_dev encoding
+  ino INTEGER NOT NULL,              -- inode number
+  idx INTEGER NOT NULL,              -- page index in the file (4 KiB pages)
   reuse_ns INTEGER NOT NULL          -- ns from the page's previous addition to this one
 );
 

@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""collect_start.py - what `syspgo collect -- true` costs, beside `perf record`.
+
+A collector people run routinely must start cheaply: most of a short
+command's recording is setting up. `true` is recorded by `syspgo collect`
+with every default probe group, by `syspgo collect --probes G` for each
+group G alone (which group costs what), and by `perf record -g -F 999
+--no-bpf-event -- true` (perf's BPF-event thread adds about a second at
+exit otherwise), interleaved, --runs rounds. For each: the recorder's CPU
+(user + system of it and its children, from wait4; `true` itself costs
+nothing measurable) and peak RSS (ru_maxrss: the largest process of the
+tree, which is the recorder). The figure the kernel's verifier takes to
+check each group's programs is inside the system time. Writes its section
+of bench/RESULTS.md.
+
+usage: sudo bench/collect_start.py [--runs 7]
+"""
+import argparse
+import os
+import subprocess
+import sys
+
+import benchlib as B
+
+GROUPS = ["fileio", "faults", "pagecache", "block", "irq", "sched", "cpu"]
+
+
+def run(argv, cwd):
+    p = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    _, status, ru = os.wait4(p.pid, 0)
+    err = p.stderr.read()
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"bench: {' '.join(argv)} failed: {err[-1500:]}")
+    return ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024.0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=7)
+    a = ap.parse_args()
+    if subprocess.run(["sh", "-c", "command -v perf"], capture_output=True).returncode != 0:
+        sys.exit("bench: perf is not installed; it is the comparison: apt-get install linux-perf")
+    work = B.work_dir("collect-start", a.runs)
+    db = os.path.join(work, "t.db")
+    variants = {"syspgo collect (every default group)": [B.SYSPGO, "collect", "-o", db, "--", "true"]}
+    for g in GROUPS:
+        variants[f"syspgo collect --probes {g}"] = [B.SYSPGO, "collect", "-o", db, "--probes", g, "--", "true"]
+    variants["perf record -g -F 999 --no-bpf-event"] = ["perf", "record", "-q", "-g", "-F", "999", "--no-bpf-event",
+                                                        "-o", os.path.join(work, "perf.data"), "--", "true"]
+    res = {k: [] for k in variants}
+    for i in range(a.runs):
+        for name, argv in variants.items():
+            for suffix in ("", "-wal", "-shm"):
+                if os.path.exists(db + suffix):
+                    os.unlink(db + suffix)
+            res[name].append(run(argv, work))
+        print(f"round {i + 1}/{a.runs}: " + ", ".join(f"{n.split()[-1]} {r[-1][0]:.2f} s" for n, r in res.items()),
+              flush=True)
+    rows = ["| recorder | CPU s (user + sys) | peak RSS MiB |", "|---|---:|---:|"]
+    for name, rs in res.items():
+        cpu, rss = [r[0] for r in rs], [r[1] for r in rs]
+        rows.append(f"| {name} | {B.med(cpu):.3f} ({min(cpu):.3f}–{max(cpu):.3f}) | "
+                    f"{B.med(rss):.1f} ({min(rss):.1f}–{max(rss):.1f}) |")
+    body = (f"Recording `true`: medians of {a.runs} interleaved rounds (min–max). Proc, the group every "
+            "collection loads, is in every syspgo row.\n\n" + "\n".join(rows) + "\n")
+    B.write_section("collect_start: recording `true`", f"sudo bench/collect_start.py --runs {a.runs}", body)
+    print(body)
+
+
+if __name__ == "__main__":
+    main()
