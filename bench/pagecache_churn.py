@@ -79,7 +79,7 @@ def record(work, name, i, args, lib):
     lost = con.execute("SELECT COALESCE(SUM(dropped), 0) FROM run_drop").fetchone()[0]
     lost_pc = con.execute("SELECT COALESCE(SUM(dropped), 0) FROM run_drop WHERE probe_group = 'pagecache'").fetchone()[0]
     overflow = con.execute("SELECT COALESCE(SUM(overflow), 0) FROM run_aggregate "
-                           "WHERE probe_group = 'pagecache' AND map != 'pc_pages.refaults'").fetchone()[0]
+                           "WHERE probe_group = 'pagecache' AND map != 'pc_chunks.refaults'").fetchone()[0]
     kept = con.execute("SELECT SUM(events) FROM run_probe").fetchone()[0]
     con.close()
     out = subprocess.run([B.SYSPGO, "analyze", db, "pagecache", "--json"], capture_output=True, text=True, check=True)

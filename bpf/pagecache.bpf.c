@@ -169,9 +169,10 @@ static __always_inline void note_memcg(__u64 id)
 /* ---- The lean tier: counted here, drained by the loader. ----
  * Every addition and deletion still passes the filter above; instead of a
  * record each, it updates
- *  - pc_pages, one entry per page (a page's first addition, the deleter of
- *    its current absence, the deleters it was added again after): what
- *    tells a refault from a first load, the working set, the first touch;
+ *  - pc_chunks, one entry per 64 pages of a file (each page's first
+ *    addition, the deleter of its current absence, the deleters it was
+ *    added again after): what tells a refault from a first load, the
+ *    working set, the first touch;
  *  - pc_totals, pages per (file, cgroup, op, deleter, deleting comm);
  *  - pc_series, pages per 100 ms slice and op, for the timeline.
  * A deletion takes its stack as --detail full does (each in reclaim, a
@@ -184,11 +185,11 @@ const volatile __u64 run_start_ns = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1 << 20); /* set by the loader */
+	__uint(max_entries, 1 << 16); /* 4M pages (16 GiB of files); about 1.4 KiB each, allocated as used */
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct pc_page_key);
-	__type(value, struct pc_page_val);
-} pc_pages SEC(".maps");
+	__type(key, struct pc_chunk_key);
+	__type(value, struct pc_chunk_val);
+} pc_chunks SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -215,8 +216,37 @@ struct {
 	__type(value, __u8);
 } pc_stacks_seen SEC(".maps");
 
+/* Deleter -> its index in the chunks, and back; the next index to give. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PAGECACHE_DELETERS);
+	__type(key, __u64);
+	__type(value, __u8);
+} pc_deleter_idx SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, PAGECACHE_DELETERS + 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} pc_deleter_hash SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} pc_deleter_next SEC(".maps");
+
+/* The deleter a page past the index table came back after: its stack is
+ * unknown (kind 0, every hash bit set). */
+#define DELETER_UNKNOWN ((1ULL << PAGECACHE_KIND_SHIFT) - 1)
+
 /* Updates a full map refused, per map (PC_OVERFLOW_*), per CPU. */
-enum { PC_OVERFLOW_PAGES, PC_OVERFLOW_TOTALS, PC_OVERFLOW_SERIES, PC_OVERFLOW_STACKS, PC_OVERFLOW_MAX };
+enum {
+	PC_OVERFLOW_CHUNKS, PC_OVERFLOW_TOTALS, PC_OVERFLOW_SERIES, PC_OVERFLOW_STACKS, PC_OVERFLOW_DELETERS,
+	PC_OVERFLOW_MAX
+};
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, PC_OVERFLOW_MAX);
@@ -229,7 +259,8 @@ struct lean_scratch {
 	struct pagecache_stack_event e;
 	__u64 last_deleter;       /* 0 after an addition or a reclaim deletion */
 	__u64 last_dev, last_ino, last_ts;
-	__u32 last_tid, pad;
+	__u32 last_tid;
+	__u8 last_index, pad[3];
 };
 
 struct {
@@ -238,6 +269,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct lean_scratch);
 } lean_scratch SEC(".maps");
+
+/* A new chunk's value (never written: all zeros; too large for the stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct pc_chunk_val);
+} zero_chunk SEC(".maps");
 
 static __always_inline void overflow(__u32 which)
 {
@@ -255,8 +294,34 @@ static __always_inline __u32 comm_kind(const char *c)
 	return PAGECACHE_KIND_TASK;
 }
 
+/* The deleter's index in the chunks (1..PAGECACHE_DELETERS - 1), given the
+ * first time it is met; PAGECACHE_DELETERS once the table is full. */
+static __always_inline __u8 deleter_index(__u64 d)
+{
+	__u8 *idx = bpf_map_lookup_elem(&pc_deleter_idx, &d);
+	if (idx)
+		return *idx;
+	__u32 zero = 0;
+	__u32 *next = bpf_map_lookup_elem(&pc_deleter_next, &zero);
+	if (!next)
+		return PAGECACHE_DELETERS;
+	__u32 n = __sync_fetch_and_add(next, 1) + 1;
+	if (n >= PAGECACHE_DELETERS) {
+		overflow(PC_OVERFLOW_DELETERS);
+		return PAGECACHE_DELETERS;
+	}
+	/* The hash first: a page marked with the index may come back at once. */
+	bpf_map_update_elem(&pc_deleter_hash, &n, &d, BPF_ANY);
+	__u8 i = n;
+	if (bpf_map_update_elem(&pc_deleter_idx, &d, &i, BPF_NOEXIST)) {
+		idx = bpf_map_lookup_elem(&pc_deleter_idx, &d); /* another CPU gave it one first */
+		return idx ? *idx : PAGECACHE_DELETERS;
+	}
+	return i;
+}
+
 /* The deleter of this deletion: its stack's hash (FNV-1a over the frames)
- * and the task's kind; the stack is sent the first time. */
+ * and the task's kind; the stack is sent the first time. Sets s->last_index. */
 static __always_inline __u64 deleter_of(void *ctx, struct lean_scratch *s, int reclaim, __u32 pid, __u32 tid,
 					__u64 dev, __u64 ino, __u64 now, const char *comm)
 {
@@ -274,9 +339,10 @@ static __always_inline __u64 deleter_of(void *ctx, struct lean_scratch *s, int r
 		h = (h ^ s->e.stack[i]) * 0x100000001b3ULL;
 	}
 	__u64 d = (h & ((1ULL << PAGECACHE_KIND_SHIFT) - 1)) | ((__u64)comm_kind(comm) << PAGECACHE_KIND_SHIFT);
-	if (!d)
+	if (!d || d == DELETER_UNKNOWN)
 		d = 1;
 	s->last_deleter = reclaim ? 0 : d; /* a reclaim stack is never lent to a later deletion */
+	s->last_index = deleter_index(d);
 	s->last_tid = tid;
 	s->last_dev = dev;
 	s->last_ino = ino;
@@ -303,26 +369,27 @@ static __always_inline __u64 deleter_of(void *ctx, struct lean_scratch *s, int r
 	return d;
 }
 
-/* One folio's walk over its pages. The per-page steps are global functions:
- * the verifier checks each once, on its own, and the walk's loop stays a
- * few instructions per page (as a bpf_loop callback or inlined, the page
- * step's branches multiplied per iteration beyond what it accepts).
- * Additions are counted in runs of pages with the same outcome (first load,
- * or the same deleter before), one totals update each. */
+/* One folio's walk over its pages, chunk by chunk. The per-page step is a
+ * global function: the verifier checks it once, on its own, and the walk's
+ * loops stay a few instructions per page (inlined, the step's branches
+ * multiplied per iteration beyond what the verifier accepts). Additions are
+ * counted in runs of pages with the same outcome (first load, or the same
+ * deleter before), one totals update each. */
 #define PAGECACHE_FOLIO_MAX 512 /* pages of the largest page-cache folio (PMD order on x86_64) */
 
 struct page_walk {
-	struct pc_page_key k;
-	__u64 first, now, cgroup, deleter;
+	__u64 dev, ino, now, cgroup, deleter;
 	__u64 run_deleter, run_pages;
+	__u32 now_us;                /* pc_chunk_val's unit: us since the run's start + 1 */
 	__u32 pid, tid, why, events; /* events: 1 until the folio's first totals update */
+	__u8 index, pad[3];          /* deletions: the deleter's index */
 };
 
 static __always_inline void total_add(struct page_walk *w, __u32 op, __u64 deleter, __u64 pages, const char *comm)
 {
 	struct pc_total_key k = {};
-	k.dev = w->k.dev;
-	k.ino = w->k.ino;
+	k.dev = w->dev;
+	k.ino = w->ino;
 	k.cgroup = w->cgroup;
 	k.deleter = deleter;
 	k.op = op;
@@ -363,58 +430,72 @@ static __always_inline void flush_run(struct page_walk *w)
 	w->run_pages = 0;
 }
 
-__noinline int add_page(struct page_walk *w, __u32 i)
+/* The chunk holding page idx of the walk's file, made if new; NULL if the
+ * map is full. */
+static __always_inline struct pc_chunk_val *chunk_of(struct page_walk *w, __u64 idx)
+{
+	struct pc_chunk_key k = {w->dev, w->ino, idx >> PAGECACHE_CHUNK_SHIFT};
+	struct pc_chunk_val *v = bpf_map_lookup_elem(&pc_chunks, &k);
+	if (v)
+		return v;
+	__u32 zero = 0;
+	struct pc_chunk_val *z = bpf_map_lookup_elem(&zero_chunk, &zero);
+	if (!z)
+		return 0;
+	bpf_map_update_elem(&pc_chunks, &k, z, BPF_NOEXIST); /* or another CPU made it */
+	v = bpf_map_lookup_elem(&pc_chunks, &k);
+	if (!v)
+		overflow(PC_OVERFLOW_CHUNKS);
+	return v;
+}
+
+/* Page idx added: first load or refault, and its run. A page whose chunk
+ * could not be kept (v NULL: the map is full) counts as a first load. */
+__noinline int add_page(struct page_walk *w, struct pc_chunk_val *v, __u64 idx)
 {
 	if (!w)
 		return 0;
-	w->k.idx = w->first + i;
+	__u32 slot = idx & (PAGECACHE_CHUNK_PAGES - 1);
 	__u64 deleter = 0;
-	struct pc_page_val *v = bpf_map_lookup_elem(&pc_pages, &w->k);
-	if (!v) {
-		struct pc_page_val n = {};
-		n.first_ts = n.load_ts = w->now;
-		n.pid = w->pid;
-		n.tid = w->tid;
-		n.why = w->why;
-		if (bpf_map_update_elem(&pc_pages, &w->k, &n, BPF_NOEXIST) == -7 /* E2BIG: full */)
-			overflow(PC_OVERFLOW_PAGES);
-	} else {
-		deleter = v->gone;
-		if (!v->first_ts) { /* deleted before, now added for the first time in the run */
-			v->first_ts = w->now;
-			v->pid = w->pid;
-			v->tid = w->tid;
-			v->why = w->why;
+	if (v) {
+		if (!v->first_us[slot]) {
+			v->first_us[slot] = w->now_us;
+			v->pid[slot] = w->pid;
+			v->tid[slot] = w->tid;
+			v->why[slot] = w->why;
 		}
-		if (deleter) {
-			if ((deleter >> PAGECACHE_KIND_SHIFT) == PAGECACHE_KIND_KDAMOND && v->load_ts) {
+		__u32 g = v->gone[slot];
+		if (g) {
+			__u64 *h = bpf_map_lookup_elem(&pc_deleter_hash, &g);
+			deleter = g < PAGECACHE_DELETERS && h && *h ? *h : DELETER_UNKNOWN;
+			if ((deleter >> PAGECACHE_KIND_SHIFT) == PAGECACHE_KIND_KDAMOND && v->load_us[slot]) {
 				struct pagecache_reuse_event *e = reserve_event(PAGECACHE_REUSE, sizeof(*e), w->now,
 										w->pid, w->tid);
 				if (e) {
-					e->dev = w->k.dev;
-					e->ino = w->k.ino;
-					e->index = w->k.idx;
-					e->reuse_ns = w->now - v->load_ts;
+					e->dev = w->dev;
+					e->ino = w->ino;
+					e->index = idx;
+					e->reuse_ns = (__u64)(w->now_us - v->load_us[slot]) * 1000;
 					submit_event(e);
 				}
 			}
 			int known = 0;
 			for (int j = 0; j < PAGECACHE_REFAULT_KEYS; j++) {
-				if (v->refaults[j] == deleter) {
+				if (v->refaults[slot][j] == g) {
 					known = 1;
 					break;
 				}
-				if (!v->refaults[j]) {
-					v->refaults[j] = deleter;
+				if (!v->refaults[slot][j]) {
+					v->refaults[slot][j] = g;
 					known = 1;
 					break;
 				}
 			}
 			if (!known)
-				v->more_refaults = 1;
-			v->gone = 0;
+				v->more_refaults |= 1ULL << slot;
+			v->gone[slot] = 0;
 		}
-		v->load_ts = w->now;
+		v->load_us[slot] = w->now_us;
 	}
 	if (w->run_pages && deleter != w->run_deleter)
 		flush_run(w);
@@ -423,20 +504,23 @@ __noinline int add_page(struct page_walk *w, __u32 i)
 	return 0;
 }
 
-__noinline int delete_page(struct page_walk *w, __u32 i)
+__noinline int delete_page(struct page_walk *w, struct pc_chunk_val *v, __u64 idx)
 {
-	if (!w)
+	if (!w || !v)
 		return 0;
-	w->k.idx = w->first + i;
-	struct pc_page_val *v = bpf_map_lookup_elem(&pc_pages, &w->k);
-	if (v) {
-		v->gone = w->deleter;
-		return 0;
+	v->gone[idx & (PAGECACHE_CHUNK_PAGES - 1)] = w->index;
+	return 0;
+}
+
+/* Pages idx .. idx + n - 1, all in chunk v (NULL: not kept, the map is full). */
+__noinline int walk_chunk(struct page_walk *w, struct pc_chunk_val *v, __u64 idx, __u32 n, __u32 add)
+{
+	for (__u32 i = 0; i < PAGECACHE_CHUNK_PAGES && i < n; i++) {
+		if (add)
+			add_page(w, v, idx + i);
+		else
+			delete_page(w, v, idx + i);
 	}
-	struct pc_page_val n = {};
-	n.gone = w->deleter;
-	if (bpf_map_update_elem(&pc_pages, &w->k, &n, BPF_NOEXIST) == -7 /* E2BIG: full */)
-		overflow(PC_OVERFLOW_PAGES);
 	return 0;
 }
 
@@ -448,30 +532,42 @@ static __always_inline void lean_event(void *ctx, struct folio *folio, __u32 typ
 	if (!s)
 		return;
 	struct page_walk w = {};
-	w.k.dev = f->dev;
-	w.k.ino = f->ino;
-	w.first = folio->index;
+	w.dev = f->dev;
+	w.ino = f->ino;
 	w.now = now;
+	__u64 us = (now - run_start_ns) / 1000 + 1;
+	w.now_us = us < 0xffffffffULL ? us : 0xffffffffULL; /* past 71 minutes, times read as 71 minutes */
 	w.cgroup = page_cg;
 	w.pid = pid;
 	w.tid = tid;
 	w.why = why;
 	w.events = 1;
+	__u64 first = folio->index;
 	__u32 pages = folio_pages(folio);
+	if (pages > PAGECACHE_FOLIO_MAX)
+		pages = PAGECACHE_FOLIO_MAX;
+	char comm[SYSPGO_COMM_LEN];
 	if (type == PAGECACHE_ADD) {
 		s->last_deleter = 0; /* an addition ends a burst of deletions, as in --detail full */
-		for (__u32 i = 0; i < PAGECACHE_FOLIO_MAX && i < pages; i++)
-			add_page(&w, i);
-		flush_run(&w);
-		return;
+	} else {
+		bpf_get_current_comm(comm, sizeof(comm));
+		int reclaim = bpf_get_current_task_btf()->flags & PF_MEMALLOC;
+		w.deleter = deleter_of(ctx, s, reclaim, pid, tid, f->dev, f->ino, now, comm);
+		w.index = s->last_index;
 	}
-	char comm[SYSPGO_COMM_LEN];
-	bpf_get_current_comm(comm, sizeof(comm));
-	int reclaim = bpf_get_current_task_btf()->flags & PF_MEMALLOC;
-	w.deleter = deleter_of(ctx, s, reclaim, pid, tid, f->dev, f->ino, now, comm);
-	for (__u32 i = 0; i < PAGECACHE_FOLIO_MAX && i < pages; i++)
-		delete_page(&w, i);
-	total_add(&w, PAGECACHE_OP_DELETE, w.deleter, pages, comm);
+	/* Chunk by chunk: a folio is aligned to its size, so it fills whole
+	 * chunks or lies inside one. */
+	__u32 per_chunk = pages < PAGECACHE_CHUNK_PAGES ? pages : PAGECACHE_CHUNK_PAGES;
+	for (__u32 c = 0; c < PAGECACHE_FOLIO_MAX / PAGECACHE_CHUNK_PAGES; c++) {
+		if (c * PAGECACHE_CHUNK_PAGES >= pages)
+			break;
+		__u64 idx = first + c * PAGECACHE_CHUNK_PAGES;
+		walk_chunk(&w, chunk_of(&w, idx), idx, per_chunk, type == PAGECACHE_ADD);
+	}
+	if (type == PAGECACHE_ADD)
+		flush_run(&w);
+	else
+		total_add(&w, PAGECACHE_OP_DELETE, w.deleter, pages, comm);
 }
 
 static __always_inline int page_event(void *ctx, struct folio *folio, __u32 type)

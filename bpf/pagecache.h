@@ -100,23 +100,31 @@ struct pc_total_val {
 	__u64 first_ts;           /* bpf_ktime_get_ns() of the first */
 };
 
-/* Every page of a traced file the run saw added or deleted. */
-struct pc_page_key {
-	__u64 dev;
-	__u64 ino;
-	__u64 idx;                /* page index in the file */
-};
-
+/* Every page of a traced file the run saw added or deleted, in chunks of
+ * 64 pages: one map entry per chunk, so a large folio or a read-ahead
+ * window costs one map operation, not one per page. Deleters are kept per
+ * page as small indexes into pc_deleter_hash (1..PAGECACHE_DELETERS-1;
+ * PAGECACHE_DELETERS: past the table's end). */
+#define PAGECACHE_CHUNK_SHIFT 6
+#define PAGECACHE_CHUNK_PAGES 64
+#define PAGECACHE_DELETERS 255
 #define PAGECACHE_REFAULT_KEYS 3
 
-struct pc_page_val {
-	__u64 first_ts;           /* its first addition in the run; 0: only deleted so far */
-	__u64 load_ts;            /* its last addition */
-	__u64 gone;               /* deleter of its current absence; 0 while cached */
-	__u64 refaults[PAGECACHE_REFAULT_KEYS]; /* distinct deleters it was added again after */
-	__u32 pid, tid;           /* who first added it */
-	__u32 why;                /* PAGECACHE_WHY_* of that addition */
-	__u32 more_refaults;      /* deleters beyond refaults[]: 1 if any */
+struct pc_chunk_key {
+	__u64 dev;                /* s_dev, kernel encoding */
+	__u64 ino;
+	__u64 chunk;              /* page index >> PAGECACHE_CHUNK_SHIFT */
+};
+
+struct pc_chunk_val {
+	__u64 more_refaults;      /* bit per page: came back after more deleters than refaults[] holds */
+	__u32 first_us[PAGECACHE_CHUNK_PAGES]; /* first addition, us since the run's start + 1; 0: never added */
+	__u32 load_us[PAGECACHE_CHUNK_PAGES];  /* last addition, same unit */
+	__u32 pid[PAGECACHE_CHUNK_PAGES];      /* who first added it */
+	__u32 tid[PAGECACHE_CHUNK_PAGES];
+	__u8 why[PAGECACHE_CHUNK_PAGES];       /* PAGECACHE_WHY_* of that addition */
+	__u8 gone[PAGECACHE_CHUNK_PAGES];      /* deleter index of its current absence; 0 while cached */
+	__u8 refaults[PAGECACHE_CHUNK_PAGES][PAGECACHE_REFAULT_KEYS]; /* distinct deleter indexes it came back after */
 };
 
 /* Pages added, deleted and added again per time slice of the run. */

@@ -100,10 +100,10 @@ int WalkOne(const char* path, const struct stat* sb, int type, FTW*) {
 }
 
 // Reads every entry of a BPF hash map in batches (one syscall per batch
-// instead of two per entry: the page map holds one entry per page).
+// instead of two per entry: the chunk map holds an entry per 64 pages).
 template <typename K, typename V, typename Fn>
 Status ForEachEntry(int fd, const char* map, Fn fn) {
-  constexpr uint32_t kBatch = 4096;
+  constexpr uint32_t kBatch = std::max<size_t>(64, (256 << 10) / (sizeof(K) + sizeof(V)));  // 256 KiB a batch
   std::vector<K> keys(kBatch);
   std::vector<V> vals(kBatch);
   uint64_t token = 0;
@@ -232,7 +232,7 @@ class PagecacheGroup : public SkelGroup<pagecache> {
     skel->rodata->lean = lean_;
     skel->rodata->run_start_ns = start_ns_;
     if (!lean_) {  // the maps stay empty: make them the smallest the kernel takes
-      for (bpf_map* m : {skel->maps.pc_pages, skel->maps.pc_totals, skel->maps.pc_series, skel->maps.pc_stacks_seen})
+      for (bpf_map* m : {skel->maps.pc_chunks, skel->maps.pc_totals, skel->maps.pc_series, skel->maps.pc_stacks_seen})
         if (int err = bpf_map__set_max_entries(m, 1)) return LibbpfError(name(), "size the lean tier's maps", err);
     }
     return {};
@@ -278,40 +278,55 @@ class PagecacheGroup : public SkelGroup<pagecache> {
     series_rows_ += final_slices.size();
   }
 
-  // Pages once, at the end: the map holds every page the run met.
+  // Pages once, at the end: the chunks hold every page the run met.
   void Finish(Writer& w) override {
     if (!lean_) return;
-    uint64_t pages = 0, refaults = 0, more_refaults = 0;
+    // Deleter indexes back to deleters (bpf/pagecache.h).
+    std::vector<uint64_t> deleter(PAGECACHE_DELETERS + 1, 0);
+    for (uint32_t i = 1; i < PAGECACHE_DELETERS; ++i)
+      bpf_map_lookup_elem(bpf_map__fd(skel_->maps.pc_deleter_hash), &i, &deleter[i]);
+    uint64_t indexed = std::count_if(deleter.begin(), deleter.end(), [](uint64_t d) { return d != 0; });
+    deleter[PAGECACHE_DELETERS] = (uint64_t{1} << PAGECACHE_KIND_SHIFT) - 1;  // past the table: unknown
+    uint64_t chunks = 0, refaults = 0, more_refaults = 0;
     Status st = drain_status_;
     if (st.ok())
-      st = ForEachEntry<pc_page_key, pc_page_val>(
-          bpf_map__fd(skel_->maps.pc_pages), "pc_pages", [&](const pc_page_key& k, const pc_page_val& v) {
-            ++pages;
+      st = ForEachEntry<pc_chunk_key, pc_chunk_val>(
+          bpf_map__fd(skel_->maps.pc_chunks), "pc_chunks", [&](const pc_chunk_key& k, const pc_chunk_val& v) {
+            ++chunks;
             uint64_t dev = KernelDevToUser(k.dev);
-            if (v.first_ts) w.Row(page_row_).I(dev).I(k.ino).I(k.idx).I(Since(v.first_ts)).I(v.pid).I(v.tid).I(v.why);
-            for (uint64_t d : v.refaults)
-              if (d) {
-                w.Row(refault_row_).I(dev).I(k.ino).I(k.idx).I(static_cast<int64_t>(d)).I(StackOf(d));
+            for (uint32_t slot = 0; slot < PAGECACHE_CHUNK_PAGES; ++slot) {
+              int64_t idx = static_cast<int64_t>(k.chunk << PAGECACHE_CHUNK_SHIFT | slot);
+              if (v.first_us[slot])
+                w.Row(page_row_).I(dev).I(k.ino).I(idx).I((int64_t{v.first_us[slot]} - 1) * 1000)
+                    .I(v.pid[slot]).I(v.tid[slot]).I(v.why[slot]);
+              for (uint8_t g : v.refaults[slot]) {
+                if (!g) continue;
+                uint64_t d = deleter[g];
+                w.Row(refault_row_).I(dev).I(k.ino).I(idx).I(static_cast<int64_t>(d)).I(StackOf(d));
                 ++refaults;
               }
-            more_refaults += v.more_refaults;
+            }
+            more_refaults += __builtin_popcountll(v.more_refaults);
           });
     if (!st.ok()) note += (note.empty() ? "" : " ") + st.error().message;
-    uint64_t overflow[4] = {};  // PC_OVERFLOW_* in bpf/pagecache.bpf.c, summed over CPUs
+    uint64_t overflow[5] = {};  // PC_OVERFLOW_* in bpf/pagecache.bpf.c, summed over CPUs
     int ncpu = libbpf_num_possible_cpus();
     std::vector<uint64_t> per_cpu(ncpu > 0 ? ncpu : 1);
-    for (uint32_t i = 0; i < 4; ++i)
+    for (uint32_t i = 0; i < 5; ++i)
       if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.pc_overflow), &i, per_cpu.data()) == 0)
         for (uint64_t n : per_cpu) overflow[i] += n;
     // Refaults past the three deleters a page keeps are counted in
     // page_cache_total; only the per-page list (page_cache_page_refault)
     // misses them: its own ledger row.
-    w.Row(ledger_).T("pagecache").T("pc_pages").I(pages).I(overflow[0]);
-    w.Row(ledger_).T("pagecache").T("pc_pages.refaults").I(refaults).I(more_refaults);
+    w.Row(ledger_).T("pagecache").T("pc_chunks").I(chunks).I(overflow[0]);
+    w.Row(ledger_).T("pagecache").T("pc_chunks.refaults").I(refaults).I(more_refaults);
     w.Row(ledger_).T("pagecache").T("pc_totals").I(totals_).I(overflow[1]);
     w.Row(ledger_).T("pagecache").T("pc_series").I(series_rows_ + series_live_).I(overflow[2]);
     w.Row(ledger_).T("pagecache").T("pc_stacks_seen").I(stack_of_.size()).I(overflow[3]);
-    if (uint64_t lost = overflow[0] + overflow[1] + overflow[2])
+    // Past the index table, a deleter's pages still count; only who deleted
+    // them before they came back is unknown.
+    w.Row(ledger_).T("pagecache").T("pc_deleter_idx").I(indexed).I(overflow[4]);
+    if (uint64_t lost = overflow[0] + overflow[1] + overflow[2] + overflow[4])
       note += (note.empty() ? "" : " ") + std::string("lean page-cache maps were full ") + std::to_string(lost) +
               " times: the page-cache counts are lower bounds (run_aggregate); record with --detail full, or "
               "a shorter run.";
