@@ -31,6 +31,7 @@ const std::set<std::string> kKeptColumns = {
     "run_probe.probe_group", "run_drop.probe_group", "syscall_name.name", "block_op.name", "irq_hist.kind",
     "irq_hist.name",       "irq_run.kind",       "irq_run.name",    "mapping.build_id", "stack.frames",
     "kallsyms.hash",       "run_kallsyms.hash",  "kallsyms.text",   // kallsyms.text: see keep_kallsyms
+    "run_aggregate.probe_group", "run_aggregate.map",
 };
 
 // ---- SHA-256 (FIPS 180-4), for tokens that cannot be reversed by hashing

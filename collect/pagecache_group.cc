@@ -133,8 +133,8 @@ class PagecacheGroup : public SkelGroup<pagecache> {
                                    "page_cgroup", "why", "stack_id"});
     ra_ = w.Table("readahead", {"ts", "pid", "tid", "kind", "dev", "ino", "idx", "pages", "async_pages"});
     cgroup_ = w.Table("memory_cgroup", {"id", "path", "limit_bytes"}, "INSERT OR IGNORE");
-    total_ = w.Table("page_cache_total", {"dev", "ino", "cgroup", "op", "deleter", "comm", "stack_id", "pages",
-                                          "events", "first_ts"}, "INSERT OR REPLACE");
+    total_ = w.Table("page_cache_total", {"dev", "ino", "cgroup", "op", "deleter", "comm", "comm_id", "stack_id",
+                                          "pages", "events", "first_ts"}, "INSERT OR REPLACE");
     page_row_ = w.Table("page_cache_page", {"dev", "ino", "idx", "ts", "pid", "tid", "why"});
     refault_row_ = w.Table("page_cache_page_refault", {"dev", "ino", "idx", "deleter", "stack_id"});
     series_ = w.Table("page_cache_series", {"ts", "op", "pages"}, "INSERT OR REPLACE");
@@ -254,9 +254,10 @@ class PagecacheGroup : public SkelGroup<pagecache> {
           auto [last, fresh] = written_.try_emplace(std::string(reinterpret_cast<const char*>(&k), sizeof k), now);
           if (!fresh && last->second == now) return;
           last->second = now;
+          std::string comm(k.comm, strnlen(k.comm, sizeof k.comm));
           w.Row(total_)
               .I(KernelDevToUser(k.dev)).I(k.ino).I(k.cgroup).I(k.op).I(static_cast<int64_t>(k.deleter))
-              .T(std::string(k.comm, strnlen(k.comm, sizeof k.comm))).I(StackOf(k.deleter)).I(v.pages)
+              .T(comm).I(CommId(comm)).I(StackOf(k.deleter)).I(v.pages)
               .I(v.events).I(Since(v.first_ts));
           NoteCgroup(w, k.cgroup);
         });
@@ -402,6 +403,10 @@ class PagecacheGroup : public SkelGroup<pagecache> {
   }
 
   int64_t Since(uint64_t ktime) const { return ktime ? static_cast<int64_t>(ktime - start_ns_) : 0; }
+  int64_t CommId(const std::string& comm) {
+    if (comm.empty()) return 0;
+    return comm_ids_.try_emplace(comm, static_cast<int64_t>(comm_ids_.size()) + 1).first->second;
+  }
   int64_t StackOf(uint64_t deleter) const {
     auto it = stack_of_.find(deleter);
     return it == stack_of_.end() ? 0 : it->second;
@@ -412,6 +417,7 @@ class PagecacheGroup : public SkelGroup<pagecache> {
   int page_ = -1, ra_ = -1, cgroup_ = -1;
   int total_ = -1, page_row_ = -1, refault_row_ = -1, series_ = -1, reuse_ = -1, ledger_ = -1;
   std::unordered_map<uint64_t, int64_t> stack_of_;  // deleter -> stack.id
+  std::unordered_map<std::string, int64_t> comm_ids_;  // page_cache_total.comm_id
   uint64_t totals_ = 0;       // keys in the totals map at the last drain
   uint64_t series_rows_ = 0;  // series slices written final and removed from the map
   uint64_t series_live_ = 0;  // slices written by the last drain and still in the map

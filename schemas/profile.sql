@@ -319,11 +319,13 @@ CREATE TABLE page_cache_total (
                                      -- 3 added again after a deletion in the run (a refault)
   deleter INTEGER NOT NULL,          -- op 2: this deletion's deleter, op 3: the last deletion's before, op 1: 0
   comm TEXT NOT NULL,                -- op 2: the deleting task's name, else ''
+  comm_id INTEGER NOT NULL,          -- comm's number in the run (1, 2, ... as first met, 0 for ''): the key
+                                     -- holds it instead of comm, which syspgo redact may blank
   stack_id INTEGER NOT NULL,         -- the deleter's kernel stack (-> stack.id), 0 for op 1 or if lost
   pages INTEGER NOT NULL,            -- pages (4 KiB)
   events INTEGER NOT NULL,           -- folios: the page_cache rows --detail full would have written
   first_ts INTEGER NOT NULL,         -- ns since run start of the first
-  PRIMARY KEY (run_id, dev, ino, cgroup, op, deleter, comm)
+  PRIMARY KEY (run_id, dev, ino, cgroup, op, deleter, comm_id)
 );
 
 -- Every page the run added to the cache, once: its first addition.
