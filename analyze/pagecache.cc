@@ -53,12 +53,13 @@ constexpr char kPagesSql[] = "SELECT dev, ino, idx FROM page_cache_page WHERE ru
 constexpr char kRefaultedSql[] =
     "SELECT dev, ino, idx, deleter, stack_id FROM page_cache_page_refault WHERE run_id = ?1 ORDER BY dev, ino, idx";
 constexpr char kReuseSql[] = "SELECT dev, ino, reuse_ns FROM page_cache_reuse WHERE run_id = ?1 ORDER BY ts, dev, ino, idx";
-// Updates the kernel's full maps refused. Not pc_chunks.refaults: a page
-// refaulted after more than three deleters misses only from the per-page
-// list, whose reclaim deleters name the hot ranges; every count is whole.
+// Updates the kernel's full maps refused that cost counts. Not
+// pc_chunks.refaults: a page refaulted after more than three deleters
+// misses only from the per-page list, whose reclaim deleters name the hot
+// ranges. Not pc_stacks_seen: a stack is then sent again, and kept once.
 constexpr char kOverflowSql[] =
-    "SELECT COALESCE(SUM(overflow), 0) FROM run_aggregate "
-    "WHERE run_id = ?1 AND probe_group = 'pagecache' AND map != 'pc_chunks.refaults'";
+    "SELECT COALESCE(SUM(overflow), 0) FROM run_aggregate WHERE run_id = ?1 AND probe_group = 'pagecache' "
+    "AND map NOT IN ('pc_chunks.refaults', 'pc_stacks_seen')";
 
 constexpr char kFaultsSql[] =
     "SELECT dev, ino, pgoff FROM {page_fault} WHERE run_id = ?1 AND dev != 0 AND pgoff >= 0";

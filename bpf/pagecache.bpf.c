@@ -238,15 +238,7 @@ struct {
 	__type(value, __u32);
 } pc_deleter_next SEC(".maps");
 
-/* The deleter a page past the index table came back after: its stack is
- * unknown (kind 0, every hash bit set). */
-#define DELETER_UNKNOWN ((1ULL << PAGECACHE_KIND_SHIFT) - 1)
-
-/* Updates a full map refused, per map (PC_OVERFLOW_*), per CPU. */
-enum {
-	PC_OVERFLOW_CHUNKS, PC_OVERFLOW_TOTALS, PC_OVERFLOW_SERIES, PC_OVERFLOW_STACKS, PC_OVERFLOW_DELETERS,
-	PC_OVERFLOW_MAX
-};
+/* Updates a full map refused, per map (enum pc_overflow in pagecache.h), per CPU. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, PC_OVERFLOW_MAX);
@@ -339,7 +331,7 @@ static __always_inline __u64 deleter_of(void *ctx, struct lean_scratch *s, int r
 		h = (h ^ s->e.stack[i]) * 0x100000001b3ULL;
 	}
 	__u64 d = (h & ((1ULL << PAGECACHE_KIND_SHIFT) - 1)) | ((__u64)comm_kind(comm) << PAGECACHE_KIND_SHIFT);
-	if (!d || d == DELETER_UNKNOWN)
+	if (!d || d == PAGECACHE_DELETER_UNKNOWN)
 		d = 1;
 	s->last_deleter = reclaim ? 0 : d; /* a reclaim stack is never lent to a later deletion */
 	s->last_index = deleter_index(d);
@@ -467,7 +459,7 @@ __noinline int add_page(struct page_walk *w, struct pc_chunk_val *v, __u64 idx)
 		__u32 g = v->gone[slot];
 		if (g) {
 			__u64 *h = bpf_map_lookup_elem(&pc_deleter_hash, &g);
-			deleter = g < PAGECACHE_DELETERS && h && *h ? *h : DELETER_UNKNOWN;
+			deleter = g < PAGECACHE_DELETERS && h && *h ? *h : PAGECACHE_DELETER_UNKNOWN;
 			if ((deleter >> PAGECACHE_KIND_SHIFT) == PAGECACHE_KIND_KDAMOND && v->load_us[slot]) {
 				struct pagecache_reuse_event *e = reserve_event(PAGECACHE_REUSE, sizeof(*e), w->now,
 										w->pid, w->tid);

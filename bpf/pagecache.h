@@ -109,6 +109,16 @@ struct pc_total_val {
 #define PAGECACHE_CHUNK_PAGES 64
 #define PAGECACHE_DELETERS 255
 #define PAGECACHE_REFAULT_KEYS 3
+/* The deleter of a page whose deleter index was past the table: its stack
+ * is unknown (kind 0, every hash bit set; no stack hashes to it). */
+#define PAGECACHE_DELETER_UNKNOWN ((1ULL << PAGECACHE_KIND_SHIFT) - 1)
+
+/* The maps whose refused updates pc_overflow counts, by index; the loader
+ * writes one run_aggregate row each. */
+enum pc_overflow {
+	PC_OVERFLOW_CHUNKS, PC_OVERFLOW_TOTALS, PC_OVERFLOW_SERIES, PC_OVERFLOW_STACKS, PC_OVERFLOW_DELETERS,
+	PC_OVERFLOW_MAX
+};
 
 struct pc_chunk_key {
 	__u64 dev;                /* s_dev, kernel encoding */

@@ -11,7 +11,7 @@
 // addition and deletion (bpf/pagecache.bpf.c): the ring buffer carries only
 // new deletion stacks, memory cgroups and DAMON's reloads, and the loader
 // drains the maps into the page_cache_total/_series tables about once a
-// second (cumulative rows, replaced) and the per-page map at the end.
+// second (changed rows, replaced) and the 64-page chunks at the end.
 #include <bpf/bpf.h>
 #include <ftw.h>
 #include <sys/stat.h>
@@ -287,7 +287,7 @@ class PagecacheGroup : public SkelGroup<pagecache> {
     for (uint32_t i = 1; i < PAGECACHE_DELETERS; ++i)
       bpf_map_lookup_elem(bpf_map__fd(skel_->maps.pc_deleter_hash), &i, &deleter[i]);
     uint64_t indexed = std::count_if(deleter.begin(), deleter.end(), [](uint64_t d) { return d != 0; });
-    deleter[PAGECACHE_DELETERS] = (uint64_t{1} << PAGECACHE_KIND_SHIFT) - 1;  // past the table: unknown
+    deleter[PAGECACHE_DELETERS] = PAGECACHE_DELETER_UNKNOWN;
     uint64_t chunks = 0, refaults = 0, more_refaults = 0;
     Status st = drain_status_;
     if (st.ok())
@@ -310,24 +310,26 @@ class PagecacheGroup : public SkelGroup<pagecache> {
             more_refaults += __builtin_popcountll(v.more_refaults);
           });
     if (!st.ok()) note += (note.empty() ? "" : " ") + st.error().message;
-    uint64_t overflow[5] = {};  // PC_OVERFLOW_* in bpf/pagecache.bpf.c, summed over CPUs
+    uint64_t overflow[PC_OVERFLOW_MAX] = {};  // summed over CPUs
     int ncpu = libbpf_num_possible_cpus();
     std::vector<uint64_t> per_cpu(ncpu > 0 ? ncpu : 1);
-    for (uint32_t i = 0; i < 5; ++i)
+    for (uint32_t i = 0; i < PC_OVERFLOW_MAX; ++i)
       if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.pc_overflow), &i, per_cpu.data()) == 0)
         for (uint64_t n : per_cpu) overflow[i] += n;
     // Refaults past the three deleters a page keeps are counted in
     // page_cache_total; only the per-page list (page_cache_page_refault)
     // misses them: its own ledger row.
-    w.Row(ledger_).T("pagecache").T("pc_chunks").I(chunks).I(overflow[0]);
+    w.Row(ledger_).T("pagecache").T("pc_chunks").I(chunks).I(overflow[PC_OVERFLOW_CHUNKS]);
     w.Row(ledger_).T("pagecache").T("pc_chunks.refaults").I(refaults).I(more_refaults);
-    w.Row(ledger_).T("pagecache").T("pc_totals").I(totals_).I(overflow[1]);
-    w.Row(ledger_).T("pagecache").T("pc_series").I(series_rows_ + series_live_).I(overflow[2]);
-    w.Row(ledger_).T("pagecache").T("pc_stacks_seen").I(stack_of_.size()).I(overflow[3]);
+    w.Row(ledger_).T("pagecache").T("pc_totals").I(totals_).I(overflow[PC_OVERFLOW_TOTALS]);
+    w.Row(ledger_).T("pagecache").T("pc_series").I(series_rows_ + series_live_).I(overflow[PC_OVERFLOW_SERIES]);
+    w.Row(ledger_).T("pagecache").T("pc_stacks_seen").I(stack_of_.size()).I(overflow[PC_OVERFLOW_STACKS]);
     // Past the index table, a deleter's pages still count; only who deleted
     // them before they came back is unknown.
-    w.Row(ledger_).T("pagecache").T("pc_deleter_idx").I(indexed).I(overflow[4]);
-    if (uint64_t lost = overflow[0] + overflow[1] + overflow[2] + overflow[4])
+    w.Row(ledger_).T("pagecache").T("pc_deleter_idx").I(indexed).I(overflow[PC_OVERFLOW_DELETERS]);
+    // A stack sent twice is harmless; every other refusal loses counts.
+    if (uint64_t lost = overflow[PC_OVERFLOW_CHUNKS] + overflow[PC_OVERFLOW_TOTALS] + overflow[PC_OVERFLOW_SERIES] +
+                        overflow[PC_OVERFLOW_DELETERS])
       note += (note.empty() ? "" : " ") + std::string("lean page-cache maps were full ") + std::to_string(lost) +
               " times: the page-cache counts are lower bounds (run_aggregate); record with --detail full, or "
               "a shorter run.";
