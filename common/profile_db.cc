@@ -2,6 +2,7 @@
 #include "common/profile_db.h"
 
 #include <fcntl.h>
+#include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,15 +20,20 @@
 namespace syspgo {
 namespace {
 
-// A statement of schemas/profile.sql, from `head` to the ";" that ends it
-// (the schema's comments hold no ";"). A migration that adds a table takes
-// its statement from there, so a migrated database gets the same table,
+// A statement of schemas/profile.sql, from `head` to the ";" that ends it:
+// the first after which SQLite sees a complete statement, so a ";" in a
+// comment does not cut it. A migration that adds a table takes its
+// statement from there, so a migrated database gets the same table,
 // comments included, as a new one (tests/migration_test.cc compares them).
 std::string SchemaStatement(const std::string& head) {
   std::string schema = kProfileSchemaSql;
   size_t at = schema.find(head);
   if (at == std::string::npos) return "";
-  return schema.substr(at, schema.find(';', at) + 1 - at);
+  for (size_t end = schema.find(';', at); end != std::string::npos; end = schema.find(';', end + 1)) {
+    std::string statement = schema.substr(at, end + 1 - at);
+    if (sqlite3_complete(statement.c_str())) return statement;
+  }
+  return "";
 }
 
 constexpr char kNamesHead[] = "INSERT INTO syscall_name (nr, name) ";
