@@ -17,11 +17,18 @@ own=$(awk -F: '$2 ~ /(^|,)memory(,|$)/ { print $3; exit }' /proc/self/cgroup)
 cg=${memroot}${own%/}/syspgo-bench-$$
 mkdir "$cg"
 child=
+# Every task left in the cgroup (the command's own children too: an
+# interrupted run left a clang behind, and the cgroup could not be removed).
 cleanup() {
   local rc=$?
   [[ -z $child ]] || kill -TERM "$child" 2>/dev/null || true
   [[ -z $child ]] || wait "$child" 2>/dev/null || true
-  for _ in $(seq 50); do rmdir "$cg" 2>/dev/null && break; sleep 0.1; done
+  for _ in $(seq 50); do
+    xargs -r kill -KILL < "$cg/cgroup.procs" 2>/dev/null || true
+    rmdir "$cg" 2>/dev/null && break
+    sleep 0.1
+  done
+  [[ ! -d $cg ]] || echo "$0: could not remove $cg; remove it with rmdir" >&2
   exit "$rc"
 }
 trap cleanup EXIT
