@@ -12,6 +12,7 @@
 #include <cstring>
 #include <vector>
 
+#include "collect/btf_hooks.h"
 #include "collect/skeleton.h"
 #include "bpf/block.h"
 #include "block.skel.h"
@@ -19,7 +20,6 @@
 namespace syspgo {
 namespace {
 
-bool KernelHasTracepoint(const char* name) { return libbpf_find_vmlinux_btf_id(name, BPF_TRACE_RAW_TP) > 0; }
 
 class BlockGroup : public SkelGroup<block> {
  public:
@@ -111,9 +111,9 @@ class BlockGroup : public SkelGroup<block> {
 
  private:
   // While the group loads, not in OnStart(): the parsed vmlinux BTF (about
-  // 10 MiB, briefly) is then gone before the ring buffers are mapped.
+  // 10 MiB) is then gone before the ring buffers are mapped.
   void ReadOpNames() {
-    btf* vmlinux = btf__load_vmlinux_btf();
+    const btf* vmlinux = KernelBtf();
     if (!vmlinux) return;
     int id = btf__find_by_name_kind(vmlinux, "req_op", BTF_KIND_ENUM);
     const btf_type* t = id > 0 ? btf__type_by_id(vmlinux, id) : nullptr;
@@ -125,7 +125,6 @@ class BlockGroup : public SkelGroup<block> {
       for (auto& c : n) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
       ops_.emplace_back(e[i].val, n);
     }
-    btf__free(vmlinux);
   }
 
   uint64_t start_ns_ = 0;

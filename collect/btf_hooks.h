@@ -12,22 +12,47 @@
 
 namespace syspgo {
 
+// The kernel's BTF for the groups' own lookups while they load, parsed
+// once: each parse reads /sys/kernel/btf/vmlinux (5 MiB, a page a read)
+// and five groups ask. The collector drops it (about 10 MiB) once every
+// group is loaded, before the ring buffers are mapped. Null if the kernel
+// has none. Not thread-safe: groups load one after the other.
+inline btf*& KernelBtfSlot() {
+  static btf* parsed = nullptr;
+  return parsed;
+}
+inline const btf* KernelBtf() {
+  if (!KernelBtfSlot()) KernelBtfSlot() = btf__load_vmlinux_btf();
+  return KernelBtfSlot();
+}
+inline void ReleaseKernelBtf() {
+  btf__free(KernelBtfSlot());
+  KernelBtfSlot() = nullptr;
+}
+// The kernel has the tracepoint (a tp_btf program can attach to it).
+inline bool KernelHasTracepoint(const std::string& tp) {
+  const btf* k = KernelBtf();
+  return k && btf__find_by_name_kind(k, ("btf_trace_" + tp).c_str(), BTF_KIND_TYPEDEF) > 0;
+}
+inline bool KernelHasFunction(const char* name) {
+  const btf* k = KernelBtf();
+  return k && btf__find_by_name_kind(k, name, BTF_KIND_FUNC) > 0;
+}
+
 // Sets autoload off for every tp_btf program of `obj` whose tracepoint is
 // missing and returns those tracepoint names. Call between open and load.
 inline std::vector<std::string> DisableMissingTracepoints(bpf_object* obj) {
   std::vector<std::string> missing;
-  btf* vmlinux = btf__load_vmlinux_btf();
   bpf_program* p;
   bpf_object__for_each_program(p, obj) {
     std::string sec = bpf_program__section_name(p);
     const std::string prefix = "tp_btf/";
     if (sec.compare(0, prefix.size(), prefix) != 0) continue;
     std::string tp = sec.substr(prefix.size());
-    if (vmlinux && btf__find_by_name_kind(vmlinux, ("btf_trace_" + tp).c_str(), BTF_KIND_TYPEDEF) > 0) continue;
+    if (KernelHasTracepoint(tp)) continue;
     bpf_program__set_autoload(p, false);
     missing.push_back(tp);
   }
-  btf__free(vmlinux);
   return missing;
 }
 

@@ -1,5 +1,6 @@
 //===- collector.cc - one collection, from spawn to a finalized run ------===//
 #include "collect/collector.h"
+#include "collect/btf_hooks.h"
 #include "collect/damon.h"
 #include "collect/readahead_off.h"
 
@@ -169,26 +170,48 @@ std::string ContentHash(const std::string& s) {
   return buf;
 }
 
-// Stores /proc/kallsyms once per distinct content and points the run at
-// its copy (a row of `run_kallsyms_table`), so that kernel stacks of every
-// group resolve later, on any machine. Returns a note when they will not.
-// The text (5 MiB and more) is bound, not spelled into the SQL: one copy in
-// memory and SQLite's record of it, where a quoted statement took five.
+// Stores the kernel's code symbols the run's kernel stacks fall in (for
+// each address, the symbol at or below it: what analyze/symbolize.cc looks
+// up), in /proc/kallsyms's own lines, once per distinct content, and points
+// the run at them (a row of `run_kallsyms_table`), so those stacks resolve
+// later, on any machine. Read once, at the end, and only when a stack was
+// stored: the whole file is 5 MiB and more, the lines a run needs a few
+// hundred. Returns a note when the stacks will not resolve.
 std::string StoreKallsyms(Writer& w, int run_kallsyms_table) {
-  // Symbols of JIT-ed BPF programs and trampolines come and go with every
-  // loaded program (ours included): left out, the text stays the same from
-  // run to run until the next boot or module load.
+  if (w.kernel_addresses().empty()) return "";
+  std::vector<uint64_t> ips(w.kernel_addresses().begin(), w.kernel_addresses().end());
+  std::sort(ips.begin(), ips.end());
+  // One pass, in memory of the addresses' order: a symbol at `addr` can
+  // be the one of every address from the first at or above it on, so it is
+  // a candidate there only; each address's symbol is then the highest
+  // candidate at or before its place. Of symbols at one address the last
+  // listed wins, as in the symbolizer's stable sort. Symbols of JIT-ed BPF
+  // programs and trampolines (ours among them) are left out, as the
+  // symbolizer leaves them out of every name it gives.
+  std::vector<std::pair<uint64_t, std::string>> cand(ips.size());  // address + 1 (0: none), line
   std::ifstream f("/proc/kallsyms");
-  std::string text, line;
+  std::string line;
+  bool any = false, hidden = true;
   while (std::getline(f, line)) {
     if (line.ends_with("\t[bpf]") || line.ends_with("\t[__builtin__ftrace]")) continue;
-    text += line;
-    text += '\n';
+    char* end = nullptr;
+    uint64_t addr = strtoull(line.c_str(), &end, 16);
+    if (!end || *end != ' ' || end[1] == 0 || !strchr("tTwW", end[1])) continue;
+    any = true;
+    hidden = hidden && addr == 0;
+    size_t at = std::lower_bound(ips.begin(), ips.end(), addr) - ips.begin();
+    if (addr == 0 || at == ips.size() || addr + 1 < cand[at].first) continue;
+    cand[at] = {addr + 1, std::move(line)};
   }
-  if (text.empty()) return "no kernel symbols: /proc/kallsyms could not be read; kernel stacks will not resolve. ";
-  std::string note;
-  if (text.compare(0, 16, "0000000000000000") == 0)
-    note = "kernel symbol addresses are hidden (kernel.kptr_restrict); kernel stacks will not resolve. ";
+  if (!any) return "no kernel symbols: /proc/kallsyms could not be read; kernel stacks will not resolve. ";
+  if (hidden) return "kernel symbol addresses are hidden (kernel.kptr_restrict); kernel stacks will not resolve. ";
+  std::string text;
+  uint64_t best = 0;
+  for (auto& [addr, l] : cand) {
+    if (addr <= best) continue;  // an address below one already named: its symbol is that one's
+    best = addr;
+    text += l + "\n";
+  }
   std::string hash = ContentHash(text);
   std::string size = std::to_string(text.size());
   std::vector<std::string> params;  // not an initializer list: that would copy the text
@@ -198,7 +221,7 @@ std::string StoreKallsyms(Writer& w, int run_kallsyms_table) {
                     std::move(params));
   if (!s.ok()) return "kernel symbols not stored: " + s.error().message + " ";
   w.Row(run_kallsyms_table).T(hash);
-  return note;
+  return "";
 }
 
 Result<int64_t> InsertRun(Db& db, const CollectRequest& req, pid_t pid, uint64_t start_real, uint64_t start_mono,
@@ -415,13 +438,6 @@ Result<CollectResult> Collect(const CollectRequest& req) {
     return s.error();
   }
 
-  // The kernel's symbols before the groups load: the text and SQLite's
-  // record of it (twice /proc/kallsyms) come and go before the ring buffers
-  // are mapped, so they do not add to the run's peak.
-  std::string kallsyms_note;
-  if (std::any_of(groups.begin(), groups.end(), [](auto& g) { return g->kernel_stacks(); }))
-    kallsyms_note = StoreKallsyms(writer, kallsyms_tbl);
-
   GroupContext ctx;
   ctx.start_ns = start_mono;
   ctx.opts = &opts;
@@ -450,6 +466,7 @@ Result<CollectResult> Collect(const CollectRequest& req) {
     }
     res.groups.push_back(rep);
   }
+  ReleaseKernelBtf();  // the groups' lookups are done
 
   // 3. One ring-buffer manager over every group's buffer.
   std::vector<std::unique_ptr<RingCtx>> rctx;
@@ -476,8 +493,6 @@ Result<CollectResult> Collect(const CollectRequest& req) {
     for (auto* g : live) g->OnTarget(writer, p, req.attach_pid != 0);
   }
   for (auto* g : live) g->OnStart(writer);
-  for (auto* g : live)
-    if (g->kernel_stacks()) g->note += kallsyms_note;
   ReadaheadOff readahead_off;
   if (req.no_readahead) {
     if (Status s = readahead_off.TurnOff(); !s.ok()) {
@@ -576,6 +591,9 @@ Result<CollectResult> Collect(const CollectRequest& req) {
   ring_buffer__free(rb);
   for (auto* g : live) g->Drain(writer);
   for (auto* g : live) g->Finish(writer);
+  std::string kallsyms_note = StoreKallsyms(writer, kallsyms_tbl);
+  for (auto* g : live)
+    if (g->kernel_stacks()) g->note += kallsyms_note;
 
   auto drops = ReadDrops(ctx.drops_fd);
   for (size_t i = 0; i < res.groups.size(); ++i) {

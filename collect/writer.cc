@@ -168,7 +168,11 @@ int64_t Writer::StackId(const uint64_t* ips, size_t n) {
     k.b = Mix(((k.b << 23) | (k.b >> 41)) + ips[i] * 0x9e3779b97f4a7c15ull);
   }
   auto [it, fresh] = stacks_.try_emplace(k, static_cast<int64_t>(stacks_.size() + 1));
-  if (fresh) Row(stack_table_).I(it->second).B(ips, n * sizeof(uint64_t));
+  if (fresh) {
+    Row(stack_table_).I(it->second).B(ips, n * sizeof(uint64_t));
+    for (size_t i = 0; i < n; ++i)
+      if (ips[i] >> 63) kernel_addresses_.insert(ips[i]);
+  }
   return it->second;
 }
 

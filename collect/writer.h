@@ -17,6 +17,7 @@
 #include <string_view>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -85,6 +86,9 @@ class Writer {
   // Stores a stack of instruction pointers once per run and returns its id
   // (-> stack.id). Equal stacks get the same id. n == 0 gives 0 (no stack).
   int64_t StackId(const uint64_t* ips, size_t n);
+  // The kernel addresses (upper half) in the stacks stored so far: what the
+  // run's copy of the kernel's symbols must name.
+  const std::unordered_set<uint64_t>& kernel_addresses() const { return kernel_addresses_; }
 
   // Hands the pending rows to the writer thread if they are older than the
   // flush interval (cheap to call often). Full batches go by themselves.
@@ -162,6 +166,7 @@ class Writer {
   // 128 bits of hash per stack instead of its frames: ~56 bytes per
   // distinct stack, so a long run's dedup table stays small.
   std::unordered_map<StackKey, int64_t, StackKeyHash> stacks_;
+  std::unordered_set<uint64_t> kernel_addresses_;
   std::vector<std::unique_ptr<Chunk>> owned_;  // every chunk made (drain thread only)
 
   mutable std::mutex mu_;

@@ -229,4 +229,28 @@ DevIno StatFile(const std::string& path) {
   return {static_cast<uint64_t>(sb.st_dev), static_cast<uint64_t>(sb.st_ino)};
 }
 
+Kallsyms::Kallsyms(const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    char type = 0;
+    char name[256];
+    unsigned long long addr;
+    if (sscanf(line.c_str(), "%llx %c %255s", &addr, &type, name) != 3) continue;
+    if (type == 't' || type == 'T' || type == 'w' || type == 'W') syms_.emplace_back(addr, name);
+  }
+  std::sort(syms_.begin(), syms_.end());
+}
+
+std::string Kallsyms::Name(uint64_t addr) const {
+  auto it = std::upper_bound(syms_.begin(), syms_.end(), std::make_pair(addr, std::string("\x7f")));
+  return it == syms_.begin() ? "" : std::prev(it)->second;
+}
+
+std::string RunKallsymsText(Db& db) {
+  auto text = QueryRows(db, "SELECT k.text FROM kallsyms k JOIN run_kallsyms r ON r.hash = k.hash "
+                            "ORDER BY r.run_id DESC LIMIT 1");
+  return text.empty() ? "" : text[0];
+}
+
 }  // namespace syspgo::test

@@ -83,6 +83,20 @@ int64_t QueryInt(Db& db, const std::string& sql);
 // Runs a query and returns every row as tab-separated text.
 std::vector<std::string> QueryRows(Db& db, const std::string& sql);
 
+// Kernel code symbols from /proc/kallsyms-format text, sorted by address.
+class Kallsyms {
+ public:
+  explicit Kallsyms(const std::string& text);
+  size_t size() const { return syms_.size(); }
+  // The symbol an address falls in ("" before the first).
+  std::string Name(uint64_t addr) const;
+
+ private:
+  std::vector<std::pair<uint64_t, std::string>> syms_;
+};
+// The kallsyms text the newest run of the database keeps ("" if none).
+std::string RunKallsymsText(Db& db);
+
 // Waits (up to 30 s) until a collector writing `db` has released its
 // command (it commits run.command_start_ts once every probe is attached), so
 // tests do not depend on how long loading takes.
