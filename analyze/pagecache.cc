@@ -556,7 +556,7 @@ std::string Analysis::DamonFix(const PagecacheFile& f) const {
 
 Result<PagecacheReport> Analysis::Run() {
   if (Status s = LoadRun(); !s.ok()) return s.error();
-  auto tier = RecordingTier(db_, q_.run_id);
+  auto tier = RecordingTier(db_, q_.run_id, "pagecache");
   if (!tier) return tier.error();
   report_.tier = *tier;
   if (Status s = report_.tier == Tier::kLean ? ReadLean() : Replay(); !s.ok()) return s.error();

@@ -502,7 +502,7 @@ Status ReportBuilder::PageCache(const FindingSet& set) {
   // The findings' page-cache analysis tallied the chart in its pass, unless
   // it could not run (or drew it on other buckets).
   std::shared_ptr<const PageCacheChart> chart = set.pagecache_chart;
-  auto tier = RecordingTier(db_, run_.id);
+  auto tier = RecordingTier(db_, run_.id, "pagecache");
   if (!tier) return tier.error();
   if (*tier == Tier::kLean) {
     auto lean = PageCacheChart::FromLeanTables(db_, run_.id, axis_);

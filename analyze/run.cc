@@ -33,16 +33,13 @@ Result<RunInfo> ResolveRun(Db& db, int64_t requested) {
   return info;
 }
 
-Result<Tier> RecordingTier(Db& db, int64_t run_id) {
-  auto st = db.Prepare("SELECT COALESCE(json_extract(settings_json, '$.detail'), 'full') FROM run WHERE id = ?1");
+Result<Tier> RecordingTier(Db& db, int64_t run_id, const std::string& group) {
+  auto st = db.Prepare("SELECT EXISTS (SELECT 1 FROM run_aggregate WHERE run_id = ?1 AND probe_group = ?2)");
   if (!st) return st.error();
-  st->Bind(1, run_id);
+  st->Bind(1, run_id).Bind(2, group);
   Status err;
-  if (!st->Step(&err)) {
-    if (!err.ok()) return err.error();
-    return MakeError("profile database '" + db.path() + "' has no run " + std::to_string(run_id) + ".");
-  }
-  return st->Text(0) == "lean" ? Tier::kLean : Tier::kFull;
+  if (!st->Step(&err)) return err.ok() ? Result<Tier>(Tier::kFull) : Result<Tier>(err.error());
+  return st->Int(0) ? Tier::kLean : Tier::kFull;
 }
 
 const char* TierName(Tier t) { return t == Tier::kLean ? "lean" : "full"; }

@@ -32,12 +32,14 @@ std::string RunHeadline(const RunInfo& run);
 // lookup per row: 0.8 s against 0.2 s for a scan of 2.3M page-cache rows.
 std::string WithRunTables(Db& db, std::string sql);
 
-// Which of collect's two tiers recorded a run (settings "detail"): kFull,
-// every event a row (and every run before schema version 3), or kLean,
-// what analyses only count in the aggregate tables. Analyses read the
-// tier's tables and say which they read.
+// Which of collect's two tiers recorded a probe group's part of a run:
+// kLean, what analyses only count in the aggregate tables, if the group
+// left rows in run_aggregate (it writes them from its first drain on, so a
+// run cut short says so too); else kFull, every event a row (`--detail
+// full`, every run before schema version 3, and the fileio group's before
+// version 4). Analyses read the tier's tables and say which they read.
 enum class Tier { kFull, kLean };
-Result<Tier> RecordingTier(Db& db, int64_t run_id);
+Result<Tier> RecordingTier(Db& db, int64_t run_id, const std::string& group);
 const char* TierName(Tier t);  // "full" / "lean"
 
 }  // namespace syspgo

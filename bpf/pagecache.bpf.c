@@ -191,6 +191,19 @@ struct {
 	__type(value, struct pc_chunk_val);
 } pc_chunks SEC(".maps");
 
+/* Where a chunk goes when pc_chunks cannot allocate one. Its elements are
+ * allocated as used from a cache the kernel refills between events, and
+ * the page-cache tracepoints run with interrupts off, under the mapping's
+ * lock: a burst of new chunks (a truncation, a batch of reclaim) can empty
+ * the cache, about one chunk in 200 of a memory-cgroup thrash. This map is
+ * preallocated (2.6 MiB), so it always has room until full. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 2048);
+	__type(key, struct pc_chunk_key);
+	__type(value, struct pc_chunk_val);
+} pc_chunks_spare SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
@@ -422,12 +435,15 @@ static __always_inline void flush_run(struct page_walk *w)
 	w->run_pages = 0;
 }
 
-/* The chunk holding page idx of the walk's file, made if new; NULL if the
- * map is full. */
+/* The chunk holding page idx of the walk's file, made if new (in the spare
+ * map when pc_chunks cannot); NULL if both are full. */
 static __always_inline struct pc_chunk_val *chunk_of(struct page_walk *w, __u64 idx)
 {
 	struct pc_chunk_key k = {w->dev, w->ino, idx >> PAGECACHE_CHUNK_SHIFT};
 	struct pc_chunk_val *v = bpf_map_lookup_elem(&pc_chunks, &k);
+	if (v)
+		return v;
+	v = bpf_map_lookup_elem(&pc_chunks_spare, &k);
 	if (v)
 		return v;
 	__u32 zero = 0;
@@ -436,6 +452,10 @@ static __always_inline struct pc_chunk_val *chunk_of(struct page_walk *w, __u64 
 		return 0;
 	bpf_map_update_elem(&pc_chunks, &k, z, BPF_NOEXIST); /* or another CPU made it */
 	v = bpf_map_lookup_elem(&pc_chunks, &k);
+	if (v)
+		return v;
+	bpf_map_update_elem(&pc_chunks_spare, &k, z, BPF_NOEXIST);
+	v = bpf_map_lookup_elem(&pc_chunks_spare, &k);
 	if (!v)
 		overflow(PC_OVERFLOW_CHUNKS);
 	return v;

@@ -99,28 +99,6 @@ int WalkOne(const char* path, const struct stat* sb, int type, FTW*) {
   return 0;
 }
 
-// Reads every entry of a BPF hash map in batches (one syscall per batch
-// instead of two per entry: the chunk map holds an entry per 64 pages).
-template <typename K, typename V, typename Fn>
-Status ForEachEntry(int fd, const char* map, Fn fn) {
-  constexpr uint32_t kBatch = std::max<size_t>(64, (256 << 10) / (sizeof(K) + sizeof(V)));  // 256 KiB a batch
-  std::vector<K> keys(kBatch);
-  std::vector<V> vals(kBatch);
-  uint64_t token = 0;
-  bool first = true;
-  for (;;) {
-    uint32_t n = kBatch;
-    LIBBPF_OPTS(bpf_map_batch_opts, opts);
-    int err = bpf_map_lookup_batch(fd, first ? nullptr : &token, &token, keys.data(), vals.data(), &n, &opts);
-    first = false;
-    if (err && errno != ENOENT)
-      return MakeError(std::string("probe group 'pagecache': reading the kernel map ") + map + " failed: " +
-                       strerror(errno) + ". Its table is incomplete; record with --detail full instead.");
-    for (uint32_t i = 0; i < n; ++i) fn(keys[i], vals[i]);
-    if (err) return {};  // ENOENT: that was the last batch
-  }
-}
-
 class PagecacheGroup : public SkelGroup<pagecache> {
  public:
   PagecacheGroup() : SkelGroup(SYSPGO_SKEL_OPS(pagecache)) {}
@@ -215,9 +193,7 @@ class PagecacheGroup : public SkelGroup<pagecache> {
 
     uint32_t hierarchy = MemoryHierarchyId();
     mount_ = hierarchy ? MemoryMount() : "";
-    btf* vmlinux = btf__load_vmlinux_btf();
-    bool kfunc = vmlinux && btf__find_by_name_kind(vmlinux, "bpf_task_get_cgroup1", BTF_KIND_FUNC) > 0;
-    btf__free(vmlinux);
+    bool kfunc = KernelHasFunction("bpf_task_get_cgroup1");
     if (!hierarchy || mount_.empty() || !kfunc) {
       note += !kfunc ? "no bpf_task_get_cgroup1 kfunc (Linux 6.8+)" : "no cgroup v1 memory hierarchy mounted";
       note += ": memory cgroups are not recorded";
@@ -232,7 +208,8 @@ class PagecacheGroup : public SkelGroup<pagecache> {
     skel->rodata->lean = lean_;
     skel->rodata->run_start_ns = start_ns_;
     if (!lean_) {  // the maps stay empty: make them the smallest the kernel takes
-      for (bpf_map* m : {skel->maps.pc_chunks, skel->maps.pc_totals, skel->maps.pc_series, skel->maps.pc_stacks_seen})
+      for (bpf_map* m : {skel->maps.pc_chunks, skel->maps.pc_chunks_spare, skel->maps.pc_totals, skel->maps.pc_series,
+                         skel->maps.pc_stacks_seen})
         if (int err = bpf_map__set_max_entries(m, 1)) return LibbpfError(name(), "size the lean tier's maps", err);
     }
     return {};
@@ -247,7 +224,7 @@ class PagecacheGroup : public SkelGroup<pagecache> {
     if (!lean_) return;
     totals_ = 0;
     drain_status_ = ForEachEntry<pc_total_key, pc_total_val>(
-        bpf_map__fd(skel_->maps.pc_totals), "pc_totals", [&](const pc_total_key& k, const pc_total_val& v) {
+        bpf_map__fd(skel_->maps.pc_totals), name(), "pc_totals", [&](const pc_total_key& k, const pc_total_val& v) {
           ++totals_;
           std::array<int64_t, 3> now = {static_cast<int64_t>(v.pages), static_cast<int64_t>(v.events),
                                         StackOf(k.deleter)};
@@ -262,13 +239,17 @@ class PagecacheGroup : public SkelGroup<pagecache> {
           NoteCgroup(w, k.cgroup);
         });
     if (!drain_status_.ok()) return;
+    // From the first drain on, so a run cut short still says its page
+    // cache was counted here (analyze/run.h RecordingTier); Finish() writes
+    // the whole ledger.
+    w.Row(ledger_).T(name()).T("pc_totals").I(totals_).I(0);
     timespec ts{};
     clock_gettime(CLOCK_MONOTONIC, &ts);
     uint64_t now_slice = (uint64_t(ts.tv_sec) * 1000000000 + uint64_t(ts.tv_nsec) - start_ns_) / PAGECACHE_SLICE_NS;
     std::vector<pc_series_key> final_slices;
     series_live_ = 0;
     drain_status_ = ForEachEntry<pc_series_key, uint64_t>(
-        bpf_map__fd(skel_->maps.pc_series), "pc_series", [&](const pc_series_key& k, uint64_t pages) {
+        bpf_map__fd(skel_->maps.pc_series), name(), "pc_series", [&](const pc_series_key& k, uint64_t pages) {
           w.Row(series_).I(int64_t{k.slice} * int64_t{PAGECACHE_SLICE_NS}).I(k.op).I(pages);
           if (k.slice + 2 <= now_slice)
             final_slices.push_back(k);
@@ -289,37 +270,54 @@ class PagecacheGroup : public SkelGroup<pagecache> {
     uint64_t indexed = std::count_if(deleter.begin(), deleter.end(), [](uint64_t d) { return d != 0; });
     deleter[PAGECACHE_DELETERS] = PAGECACHE_DELETER_UNKNOWN;
     uint64_t chunks = 0, refaults = 0, more_refaults = 0;
+    auto emit = [&](const pc_chunk_key& k, const pc_chunk_val& v) {
+      ++chunks;
+      uint64_t dev = KernelDevToUser(k.dev);
+      for (uint32_t slot = 0; slot < PAGECACHE_CHUNK_PAGES; ++slot) {
+        int64_t idx = static_cast<int64_t>(k.chunk << PAGECACHE_CHUNK_SHIFT | slot);
+        if (v.first_us[slot])
+          w.Row(page_row_).I(dev).I(k.ino).I(idx).I((int64_t{v.first_us[slot]} - 1) * 1000)
+              .I(v.pid[slot]).I(v.tid[slot]).I(v.why[slot]);
+        for (uint8_t g : v.refaults[slot]) {
+          if (!g) continue;
+          uint64_t d = deleter[g];
+          w.Row(refault_row_).I(dev).I(k.ino).I(idx).I(static_cast<int64_t>(d)).I(StackOf(d));
+          ++refaults;
+        }
+      }
+      more_refaults += __builtin_popcountll(v.more_refaults);
+    };
+    // The spare map's chunks (few) first, so a chunk two CPUs made at once,
+    // one in each map, is written once: the main map's, the one most of
+    // its pages went to. The other is counted as lost.
+    std::unordered_map<std::string, pc_chunk_val> spare;
+    uint64_t spare_lost = 0;
     Status st = drain_status_;
     if (st.ok())
       st = ForEachEntry<pc_chunk_key, pc_chunk_val>(
-          bpf_map__fd(skel_->maps.pc_chunks), "pc_chunks", [&](const pc_chunk_key& k, const pc_chunk_val& v) {
-            ++chunks;
-            uint64_t dev = KernelDevToUser(k.dev);
-            for (uint32_t slot = 0; slot < PAGECACHE_CHUNK_PAGES; ++slot) {
-              int64_t idx = static_cast<int64_t>(k.chunk << PAGECACHE_CHUNK_SHIFT | slot);
-              if (v.first_us[slot])
-                w.Row(page_row_).I(dev).I(k.ino).I(idx).I((int64_t{v.first_us[slot]} - 1) * 1000)
-                    .I(v.pid[slot]).I(v.tid[slot]).I(v.why[slot]);
-              for (uint8_t g : v.refaults[slot]) {
-                if (!g) continue;
-                uint64_t d = deleter[g];
-                w.Row(refault_row_).I(dev).I(k.ino).I(idx).I(static_cast<int64_t>(d)).I(StackOf(d));
-                ++refaults;
-              }
-            }
-            more_refaults += __builtin_popcountll(v.more_refaults);
+          bpf_map__fd(skel_->maps.pc_chunks_spare), name(), "pc_chunks_spare",
+          [&](const pc_chunk_key& k, const pc_chunk_val& v) {
+            spare.emplace(std::string(reinterpret_cast<const char*>(&k), sizeof k), v);
           });
+    uint64_t spare_chunks = spare.size();
+    if (st.ok())
+      st = ForEachEntry<pc_chunk_key, pc_chunk_val>(
+          bpf_map__fd(skel_->maps.pc_chunks), name(), "pc_chunks", [&](const pc_chunk_key& k, const pc_chunk_val& v) {
+            spare_lost += spare.erase(std::string(reinterpret_cast<const char*>(&k), sizeof k));
+            emit(k, v);
+          });
+    for (auto& [key, v] : spare) {
+      pc_chunk_key k;
+      memcpy(&k, key.data(), sizeof k);
+      emit(k, v);
+    }
     if (!st.ok()) note += (note.empty() ? "" : " ") + st.error().message;
-    uint64_t overflow[PC_OVERFLOW_MAX] = {};  // summed over CPUs
-    int ncpu = libbpf_num_possible_cpus();
-    std::vector<uint64_t> per_cpu(ncpu > 0 ? ncpu : 1);
-    for (uint32_t i = 0; i < PC_OVERFLOW_MAX; ++i)
-      if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.pc_overflow), &i, per_cpu.data()) == 0)
-        for (uint64_t n : per_cpu) overflow[i] += n;
+    std::vector<uint64_t> overflow = PerCpuCounters(bpf_map__fd(skel_->maps.pc_overflow), PC_OVERFLOW_MAX);
     // Refaults past the three deleters a page keeps are counted in
     // page_cache_total; only the per-page list (page_cache_page_refault)
     // misses them: its own ledger row.
-    w.Row(ledger_).T("pagecache").T("pc_chunks").I(chunks).I(overflow[PC_OVERFLOW_CHUNKS]);
+    w.Row(ledger_).T("pagecache").T("pc_chunks").I(chunks - spare_chunks + spare_lost).I(overflow[PC_OVERFLOW_CHUNKS]);
+    w.Row(ledger_).T("pagecache").T("pc_chunks_spare").I(spare_chunks).I(spare_lost);
     w.Row(ledger_).T("pagecache").T("pc_chunks.refaults").I(refaults).I(more_refaults);
     w.Row(ledger_).T("pagecache").T("pc_totals").I(totals_).I(overflow[PC_OVERFLOW_TOTALS]);
     w.Row(ledger_).T("pagecache").T("pc_series").I(series_rows_ + series_live_).I(overflow[PC_OVERFLOW_SERIES]);
@@ -328,7 +326,7 @@ class PagecacheGroup : public SkelGroup<pagecache> {
     // them before they came back is unknown.
     w.Row(ledger_).T("pagecache").T("pc_deleter_idx").I(indexed).I(overflow[PC_OVERFLOW_DELETERS]);
     // A stack sent twice is harmless; every other refusal loses counts.
-    if (uint64_t lost = overflow[PC_OVERFLOW_CHUNKS] + overflow[PC_OVERFLOW_TOTALS] + overflow[PC_OVERFLOW_SERIES] +
+    if (uint64_t lost = overflow[PC_OVERFLOW_CHUNKS] + spare_lost + overflow[PC_OVERFLOW_TOTALS] + overflow[PC_OVERFLOW_SERIES] +
                         overflow[PC_OVERFLOW_DELETERS])
       note += (note.empty() ? "" : " ") + std::string("lean page-cache maps were full ") + std::to_string(lost) +
               " times: the page-cache counts are lower bounds (run_aggregate); record with --detail full, or "

@@ -363,7 +363,7 @@ TEST(PagecacheScenario, LeanTierDiagnosesTheThrashAsTheFullTierDoes) {
     EXPECT_EQ(QueryInt(d, "SELECT COALESCE(SUM(dropped), 0) FROM run_drop WHERE probe_group = 'pagecache'"), 0);
     EXPECT_EQ(QueryInt(d, "SELECT COUNT(*) FROM run_aggregate WHERE probe_group = 'pagecache' AND map != "
                           "'pc_chunks.refaults'"),
-              5);
+              6);
     EXPECT_EQ(QueryInt(d, "SELECT COALESCE(SUM(overflow), 0) FROM run_aggregate WHERE map != 'pc_chunks.refaults'"),
               0);
   }
