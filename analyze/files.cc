@@ -8,17 +8,26 @@
 #include <utility>
 
 #include "analyze/file_calls.h"
+#include "analyze/run.h"
 
 namespace syspgo {
 namespace {
 
 // The run's file calls, summed per file in one pass in a hash map. SQL's
 // GROUP BY sorted every call (twice: once more for each file's slowest
-// call), 3.9 s of `analyze files` on a run of 2.7M calls.
+// call), 3.9 s of `analyze files` on a run of 2.7M calls. Both queries give
+// (dev, ino, kind, nr, calls, bytes, total ns, slowest ns): the full tier
+// has a row per call, the lean tier a row per (file, syscall).
 constexpr char kCallsSql[] = R"sql(
-SELECT dev, ino, kind, nr, dur, ret
+SELECT dev, ino, kind, nr, 1, MAX(ret, 0), dur, dur
 FROM file_io
 WHERE run_id = ?1 AND dev != 0 AND (?2 OR kind = 32768)
+)sql";
+constexpr char kTotalsSql[] = R"sql(
+SELECT dev, ino, kind, nr, calls, bytes, total_ns, max_ns
+FROM file_io_total
+WHERE run_id = ?1 AND dev != 0 AND (?2 OR kind = 32768)
+ORDER BY first_ts
 )sql";
 constexpr char kPathsSql[] = "SELECT dev, ino, path FROM file WHERE run_id = ?1";
 constexpr char kNamesSql[] = "SELECT nr, name FROM syscall_name";
@@ -45,7 +54,9 @@ std::string FileKindName(int64_t mode) {
 }
 
 Result<std::vector<FileStats>> FileSummary(Db& db, const FilesQuery& q) {
-  auto st = db.Prepare(kCallsSql);
+  auto tier = RecordingTier(db, q.run_id, "fileio");
+  if (!tier) return tier.error();
+  auto st = db.Prepare(*tier == Tier::kLean ? kTotalsSql : kCallsSql);
   if (!st) return st.error();
   st->Bind(1, q.run_id).Bind(2, int64_t{q.all_kinds});
   struct Acc {
@@ -56,7 +67,8 @@ Result<std::vector<FileStats>> FileSummary(Db& db, const FilesQuery& q) {
   Status err;
   while (st->Step(&err)) {
     std::pair<uint64_t, uint64_t> key{static_cast<uint64_t>(st->Int(0)), static_cast<uint64_t>(st->Int(1))};
-    int64_t kind = st->Int(2), nr = st->Int(3), dur = st->Int(4), ret = st->Int(5);
+    int64_t kind = st->Int(2), nr = st->Int(3), calls = st->Int(4), bytes = st->Int(5), ns = st->Int(6),
+            worst = st->Int(7);
     auto [it, fresh] = files.try_emplace(key);
     Acc& a = it->second;
     if (fresh) {
@@ -64,21 +76,21 @@ Result<std::vector<FileStats>> FileSummary(Db& db, const FilesQuery& q) {
       a.f.ino = key.second;
       a.kind = kind;
       a.worst_nr = nr;
-      a.f.worst_ns = dur;
+      a.f.worst_ns = worst;
     }
     a.kind = std::max(a.kind, kind);
     if (IsReadCall(nr)) {
-      ++a.f.reads;
-      if (ret > 0) a.f.read_bytes += ret;
+      a.f.reads += calls;
+      a.f.read_bytes += bytes;
     } else if (IsWriteCall(nr)) {
-      ++a.f.writes;
-      if (ret > 0) a.f.write_bytes += ret;
+      a.f.writes += calls;
+      a.f.write_bytes += bytes;
     } else if (IsSyncCall(nr)) {
-      ++a.f.syncs;
+      a.f.syncs += calls;
     }
-    a.f.total_ns += dur;
-    if (dur > a.f.worst_ns) {  // the first of equally slow calls
-      a.f.worst_ns = dur;
+    a.f.total_ns += ns;
+    if (worst > a.f.worst_ns) {  // the first of equally slow calls
+      a.f.worst_ns = worst;
       a.worst_nr = nr;
     }
   }

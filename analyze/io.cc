@@ -7,6 +7,7 @@
 
 #include "analyze/file_calls.h"
 #include "analyze/file_paths.h"
+#include "analyze/run.h"
 #include "common/util.h"
 
 namespace syspgo {
@@ -103,6 +104,17 @@ Result<std::string> IoReport(Db& db, const RunInfo& run, const IoQuery& q, bool 
   std::string out = RunHeadline(run);
   out += "file reads, writes and syncs of " + FormatNs(static_cast<uint64_t>(q.slower_ns)) +
          " or more (--slower); time is since the command started\n";
+  // The lean tier keeps a call one by one from the off-CPU threshold up
+  // (bpf/fileio.bpf.c); below it only some are rows.
+  auto tier = RecordingTier(db, run.id, "fileio");
+  if (!tier) return tier.error();
+  auto kept = db.QueryInt("SELECT COALESCE(json_extract(settings_json, '$.offcpu_min_ns'), 0) FROM run WHERE id = " +
+                          std::to_string(run.id));
+  if (*tier == Tier::kLean && kept.ok() && q.slower_ns < *kept)
+    out += "note: this run's lean tier kept calls of " + FormatNs(static_cast<uint64_t>(*kept)) +
+           " or more one by one (--offcpu-min-us); faster ones listed here are only those it kept for another "
+           "reason (first touches, syncs); `analyze files` counts them all. Record with --detail full to list "
+           "every call.\n";
   if (t.size() == 0)
     return out + "none" + (q.all_kinds ? "" : " on regular files (--all adds pipes, sockets and devices)") + ".\n";
   return out + t.Text();

@@ -70,4 +70,45 @@ struct fileio_lookup_event {
 	__s64 ret;        /* 0 or -errno (readlink: bytes) */
 	char given[FILEIO_GIVEN_LEN];  /* the path as the program passed it */
 };
+
+/* ---- The lean tier (--detail lean): counted in the kernel. ----
+ * Every read, write, sync and close of the tree is counted per (file,
+ * syscall) in fileio_totals; a call is also sent as an event only when an
+ * analysis needs the instance (fileio.bpf.c says which). */
+#define FILEIO_HIST_SLOTS 32          /* log2(ns) slots: [2^s, 2^(s+1)) ns; the last takes the rest */
+#define FILEIO_CHUNK_SHIFT 6          /* first touches: a bitmap per 64 pages of a file */
+#define FILEIO_TOUCH_CHUNKS 16        /* a call spanning more chunks is sent whole */
+
+struct fileio_total_key {
+	__u64 dev;        /* kernel encoding; 0 if the fd was not open */
+	__u64 ino;
+	__u32 kind;       /* i_mode & S_IFMT */
+	__u32 nr;         /* syscall number */
+};
+
+struct fileio_total_val {
+	__u64 calls;
+	__u64 errors;     /* calls that returned -errno */
+	__u64 bytes;      /* bytes done (positive returns of reads and writes) */
+	__u64 req;        /* bytes asked */
+	__u64 sum_ns;     /* time in the calls */
+	__u64 max_ns;     /* the slowest call */
+	__u64 first_ts;   /* entry of the first call, ns since boot */
+	__u64 last_end;   /* exit of the last call on this CPU (the kernel's own: not summed) */
+	__u32 slots[FILEIO_HIST_SLOTS];
+};
+
+struct fileio_touch_key {
+	__u64 dev;
+	__u64 ino;
+	__u64 chunk;      /* page index >> FILEIO_CHUNK_SHIFT */
+	__u64 write;      /* reads and writes are touched apart: a read of written pages is a first read */
+};
+
+/* The maps whose refused updates fileio_overflow counts, by index. */
+enum fileio_overflow {
+	FILEIO_OVERFLOW_TOTALS,   /* a (file, syscall) past the map: its calls are not counted */
+	FILEIO_OVERFLOW_TOUCHED,  /* a chunk past the map: its calls are sent whole (nothing lost) */
+	FILEIO_OVERFLOW_MAX
+};
 #endif

@@ -104,6 +104,8 @@ int Files(Db& db, const RunInfo& run, const AnalyzeArgs& a) {
     return 0;
   }
   printf("%s", RunHeadline(run).c_str());
+  auto tier = RecordingTier(db, run.id, "fileio");
+  if (tier.ok() && *tier == Tier::kLean) printf("from the lean tier's counts per file and syscall (file_io_total)\n");
   if (t.size() == 0) {
     printf("no file I/O recorded%s.\n", a.all ? "" : " on regular files (--all shows pipes, sockets, devices)");
     return 0;

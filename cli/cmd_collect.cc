@@ -47,7 +47,8 @@ Probes:
   --detail lean|full     lean: count in the kernel what analyses only count, keep single
                          events where an analysis needs them; full: every event as a row
                          (larger databases, events may be lost at high rates) (default lean)
-  --offcpu-min-us US     shortest off-CPU interval recorded, us         (default 1000)
+  --offcpu-min-us US     shortest off-CPU interval recorded, us         (default 1000);
+                         lean: also the shortest file read/write kept one by one
   --irq-min-us US        interrupt handler runs recorded one by one, us (default 100)
 
 Other:

@@ -1,14 +1,21 @@
 //===- fileio_group.cc - loader for bpf/fileio.bpf.c: file-I/O syscalls --===//
 // Decodes the fileio events into file_io, file_open, file_lookup and mmap
 // rows, and records each (dev, ino) -> path the first time an open names it.
+// With --detail lean (the default) the kernel counts every read, write, sync
+// and close per (file, syscall) and sends only the calls analyses need one
+// by one (bpf/fileio.bpf.c); the loader drains the counts into file_io_total
+// and file_io_hist about once a second, rewriting only the rows that
+// changed, so a long run's database grows with the files it meets.
 #include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstring>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -41,6 +48,24 @@ std::string JoinPath(const fileio_open_event* e) {
   return out.empty() ? "/" : out;
 }
 
+// One (file, syscall) total over the CPUs (the kernel counts per CPU).
+fileio_total_val Sum(const fileio_total_val* per_cpu, size_t cpus) {
+  fileio_total_val t{};
+  for (size_t c = 0; c < cpus; ++c) {
+    const fileio_total_val& v = per_cpu[c];
+    if (!v.calls) continue;
+    t.first_ts = t.calls ? std::min(t.first_ts, v.first_ts) : v.first_ts;
+    t.calls += v.calls;
+    t.errors += v.errors;
+    t.bytes += v.bytes;
+    t.req += v.req;
+    t.sum_ns += v.sum_ns;
+    t.max_ns = std::max(t.max_ns, v.max_ns);
+    for (uint32_t s = 0; s < FILEIO_HIST_SLOTS; ++s) t.slots[s] += v.slots[s];
+  }
+  return t;
+}
+
 class FileioGroup : public SkelGroup<fileio> {
  public:
   FileioGroup() : SkelGroup(SYSPGO_SKEL_OPS(fileio)) {}
@@ -53,11 +78,56 @@ class FileioGroup : public SkelGroup<fileio> {
     lookup_ = w.Table("file_lookup", {"ts", "dur", "pid", "tid", "nr", "path", "flags", "ret"});
     mmap_ = w.Table("mmap", {"ts", "dur", "pid", "tid", "addr", "len", "prot", "flags", "fd", "dev", "ino", "off"});
     file_ = w.Table("file", {"dev", "ino", "path"}, "INSERT OR IGNORE");
+    total_ = w.Table("file_io_total", {"dev", "ino", "kind", "nr", "calls", "errors", "bytes", "req", "total_ns",
+                                       "max_ns", "first_ts"}, "INSERT OR REPLACE");
+    hist_ = w.Table("file_io_hist", {"dev", "ino", "kind", "nr", "slot", "calls"}, "INSERT OR REPLACE");
+    ledger_ = w.Table("run_aggregate", {"probe_group", "map", "entries", "overflow"}, "INSERT OR REPLACE");
   }
 
   Status Load(const GroupContext& ctx) override {
     start_ns_ = ctx.start_ns;
+    lean_ = ctx.opts->detail == Detail::kLean;
+    instance_min_ns_ = ctx.opts->offcpu_min_ns;
     return SkelGroup::Load(ctx);
+  }
+
+  // The totals that changed since the last drain, written again (each row
+  // replaces its older self); a histogram slot only when its count moved.
+  void Drain(Writer& w) override {
+    if (!lean_) return;
+    totals_ = 0;
+    drain_status_ = ForEachEntryValues<fileio_total_key, fileio_total_val>(
+        bpf_map__fd(skel_->maps.fileio_totals), name(), "fileio_totals", PossibleCpus(),
+        [&](const fileio_total_key& k, const fileio_total_val* per_cpu) {
+          ++totals_;
+          fileio_total_val v = Sum(per_cpu, PossibleCpus());
+          auto [last, fresh] = written_.try_emplace(std::string(reinterpret_cast<const char*>(&k), sizeof k));
+          if (!fresh && last->second.calls == v.calls) return;  // every change counts a call
+          int64_t dev = k.kind ? KernelDevToUser(k.dev) : 0;
+          w.Row(total_)
+              .I(dev).I(k.ino).I(k.kind).I(k.nr).I(v.calls).I(v.errors).I(v.bytes).I(v.req).I(v.sum_ns)
+              .I(v.max_ns).I(static_cast<int64_t>(v.first_ts - start_ns_));
+          for (uint32_t s = 0; s < FILEIO_HIST_SLOTS; ++s)
+            if (v.slots[s] != last->second.slots[s])
+              w.Row(hist_).I(dev).I(k.ino).I(k.kind).I(k.nr).I(s).I(v.slots[s]);
+          last->second = v;
+        });
+    // The ledger from the first drain on: it also tells analyses this run's
+    // file I/O is counted here (RecordingTier), should the run be cut short.
+    overflow_ = PerCpuCounters(bpf_map__fd(skel_->maps.fileio_overflow), FILEIO_OVERFLOW_MAX);
+    w.Row(ledger_).T(name()).T("fileio_totals").I(totals_).I(overflow_[FILEIO_OVERFLOW_TOTALS]);
+    // A touch the map refused sent its call as a row: nothing is missing.
+    w.Row(ledger_).T(name()).T("fileio_touched").I(0).I(overflow_[FILEIO_OVERFLOW_TOUCHED]);
+  }
+
+  // Drain() ran last, after the last event: its ledger rows are final.
+  void Finish(Writer&) override {
+    if (!lean_) return;
+    if (!drain_status_.ok()) note += (note.empty() ? "" : " ") + drain_status_.error().message;
+    if (overflow_[FILEIO_OVERFLOW_TOTALS])
+      note += (note.empty() ? "" : " ") + std::string("the lean file-I/O totals map was full ") +
+              std::to_string(overflow_[FILEIO_OVERFLOW_TOTALS]) +
+              " times: file_io_total undercounts by those calls (run_aggregate); record with --detail full.";
   }
 
   // Files an attached process opened before we came: paths from /proc.
@@ -123,9 +193,25 @@ class FileioGroup : public SkelGroup<fileio> {
     }
   }
 
+ protected:
+  Status Configure(fileio* skel, const GroupContext&) override {
+    skel->rodata->lean = lean_;
+    skel->rodata->instance_min_ns = instance_min_ns_;
+    if (!lean_) {  // the maps stay empty: make them the smallest the kernel takes
+      for (bpf_map* m : {skel->maps.fileio_totals, skel->maps.fileio_touched})
+        if (int err = bpf_map__set_max_entries(m, 1)) return LibbpfError(name(), "size the lean tier's maps", err);
+    }
+    return {};
+  }
+
  private:
-  uint64_t start_ns_ = 0;
-  int io_ = -1, open_ = -1, lookup_ = -1, mmap_ = -1, file_ = -1;
+  uint64_t start_ns_ = 0, instance_min_ns_ = 0;
+  bool lean_ = false;
+  int io_ = -1, open_ = -1, lookup_ = -1, mmap_ = -1, file_ = -1, total_ = -1, hist_ = -1, ledger_ = -1;
+  uint64_t totals_ = 0;
+  std::vector<uint64_t> overflow_ = std::vector<uint64_t>(FILEIO_OVERFLOW_MAX);  // refused updates, by map
+  Status drain_status_;
+  std::unordered_map<std::string, fileio_total_val> written_;  // key bytes -> the counts last written
   std::unordered_set<std::pair<uint64_t, uint64_t>, DevInoHash> seen_;
 };
 

@@ -49,18 +49,27 @@ constexpr const char* kTablesAddedInV3[] = {
     "CREATE TABLE page_cache_reuse (",
 };
 
+// Version 4: the fileio group's lean tier.
+constexpr const char* kTablesAddedInV4[] = {
+    "CREATE TABLE file_io_total (",
+    "CREATE TABLE file_io_hist (",
+};
+
+std::string TablesOf(const char* const* head, const char* const* end) {
+  std::string sql;
+  for (; head != end; ++head) {
+    std::string table = SchemaStatement(*head);
+    if (table.empty()) return "";
+    sql += table + "\n";
+  }
+  return sql;
+}
+
 // The migration from version v - 1 to v, or "" if there is none.
 std::string Migration(int v) {
   switch (v) {
-    case 3: {
-      std::string sql;
-      for (const char* head : kTablesAddedInV3) {
-        std::string table = SchemaStatement(head);
-        if (table.empty()) return "";
-        sql += table + "\n";
-      }
-      return sql;
-    }
+    case 4: return TablesOf(std::begin(kTablesAddedInV4), std::end(kTablesAddedInV4));
+    case 3: return TablesOf(std::begin(kTablesAddedInV3), std::end(kTablesAddedInV3));
     case 2: {  // path lookups without an open, and their syscalls' names
       std::string table = SchemaStatement("CREATE TABLE file_lookup ("), names = SchemaStatement(kNamesHead);
       if (table.empty() || names.empty()) return "";

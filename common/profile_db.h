@@ -13,7 +13,7 @@
 namespace syspgo {
 
 inline constexpr int kProfileApplicationId = 0x5350474F;  // "SPGO"
-inline constexpr int kProfileSchemaVersion = 3;
+inline constexpr int kProfileSchemaVersion = 4;
 
 enum class DbMode {
   kReadOnly,       // analyze/optimize: the file must exist and be a profile database

@@ -1,4 +1,4 @@
--- ===- profile.sql - the syspgo profile database, schema version 3 -------=== --
+-- ===- profile.sql - the syspgo profile database, schema version 4 -------=== --
 -- One SQLite file holds many runs; every event table carries run_id (-> run.id).
 -- Units: ts = nanoseconds since the run's start (run.start_monotonic_ns) on
 -- CLOCK_MONOTONIC, the clock bpf_ktime_get_ns() reads; dur = nanoseconds;
@@ -8,7 +8,7 @@
 -- Raw event tables are written only by collect/; derived tables only by the
 -- analyze/ pass that owns them. profile_db.cc applies this file to a new
 -- database in one transaction and sets PRAGMA application_id / user_version;
--- it migrates older databases (versions 1 and 2 are in schemas/frozen/).
+-- it migrates older databases (versions 1 to 3 are in schemas/frozen/).
 
 -- One collection: what ran, where, and how the collection went. settings_json
 -- holds the probe groups and knobs in force, and "kernel_build_id" and
@@ -180,6 +180,44 @@ CREATE TABLE file_io (
   pos INTEGER NOT NULL,              -- file offset the call used, bytes (-1 if none)
   req INTEGER NOT NULL,              -- bytes asked (count, sum of iovecs, or sync range length)
   ret INTEGER NOT NULL               -- bytes done, or -errno; 0 for a successful sync/close
+);
+
+-- The lean tier (run settings "detail" = "lean"): file_io then holds only
+-- the calls an analysis needs one by one (bpf/fileio.bpf.c): those of
+-- offcpu_min_ns or longer, syncs, the first call of each (file, syscall),
+-- and every call that touched a page of a regular file or block device no
+-- call of the run had touched. Every read, write, sync and close is counted
+-- in file_io_total and file_io_hist, exact unless run_aggregate says a map
+-- overflowed. Rows are cumulative: the collector replaces them as it drains.
+
+-- Calls per (file, syscall).
+CREATE TABLE file_io_total (
+  run_id INTEGER NOT NULL REFERENCES run(id),
+  dev INTEGER NOT NULL,              -- as file_io.dev (0 if the fd was not open)
+  ino INTEGER NOT NULL,              -- inode number
+  kind INTEGER NOT NULL,             -- as file_io.kind
+  nr INTEGER NOT NULL,               -- syscall number (-> syscall_name)
+  calls INTEGER NOT NULL,            -- calls made
+  errors INTEGER NOT NULL,           -- calls that returned -errno
+  bytes INTEGER NOT NULL,            -- bytes done (reads and writes)
+  req INTEGER NOT NULL,              -- bytes asked
+  total_ns INTEGER NOT NULL,         -- time in the calls
+  max_ns INTEGER NOT NULL,           -- the slowest call
+  first_ts INTEGER NOT NULL,         -- ns since run start of the first call's entry
+  PRIMARY KEY (run_id, dev, ino, kind, nr)
+);
+
+-- Latency of the calls per (file, syscall), a log2 histogram: slot s counts
+-- calls of [2^s, 2^(s+1)) ns (slot 0 also 0 ns, slot 31 everything longer).
+CREATE TABLE file_io_hist (
+  run_id INTEGER NOT NULL REFERENCES run(id),
+  dev INTEGER NOT NULL,              -- dev, ino, kind, nr: the key of file_io_total
+  ino INTEGER NOT NULL,              -- inode number
+  kind INTEGER NOT NULL,             -- file type bits
+  nr INTEGER NOT NULL,               -- syscall number
+  slot INTEGER NOT NULL,             -- floor(log2(ns))
+  calls INTEGER NOT NULL,            -- calls in the slot (slots without any have no row)
+  PRIMARY KEY (run_id, dev, ino, kind, nr, slot)
 );
 
 -- mmap calls that map a file (anonymous maps are not recorded).
@@ -555,8 +593,11 @@ CREATE TABLE mapping (
   PRIMARY KEY (run_id, pid, vm_start, ino)
 );
 
--- /proc/kallsyms, stored once per distinct content (it changes with each
--- boot's KASLR offset and with module loads, not with each run).
+-- The lines of /proc/kallsyms a run's kernel stacks need, stored once per
+-- distinct content: for each kernel address in the run's stacks, the code
+-- symbol at or below it (what symbolizing looks up). Runs recorded before
+-- schema version 4 stored the whole file (it changes with each boot's KASLR
+-- offset and with module loads); a run without kernel stacks has none.
 CREATE TABLE kallsyms (
   hash TEXT PRIMARY KEY,             -- FNV-1a 64-bit hash of text, 16 hex digits
   size INTEGER NOT NULL,             -- bytes of text

@@ -1,10 +1,12 @@
 //===- flood_test.cc - more events than can be recorded --------------------===//
 // Several processes doing 1-byte reads and writes, recorded with every
-// probe group at the default memory budget, produce events faster than the
-// drain and SQLite can take them. The promises (README, "Limits"): the loss
-// is counted and reported, never silent; and the collector's peak RSS stays
-// within the budget it prints at the start, however long the flood. Both
-// are behaviour, not speed: they hold on a slow or a loaded machine too.
+// probe group at the default memory budget. With --detail full they produce
+// events faster than the drain and SQLite can take them. The promises
+// (README, "Limits"): the loss is counted and reported, never silent; the
+// lean tier (the default) loses nothing, counting every call in the kernel;
+// and the collector's peak RSS stays within the budget it prints at the
+// start, however long the flood. All are behaviour, not speed: they hold on
+// a slow or a loaded machine too.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <spawn.h>
@@ -75,21 +77,44 @@ long PrintedBudgetKiB(const std::string& err) {
   return static_cast<long>(std::stod(m[1]) * 1024);
 }
 
-Outcome Collect(const TempDir& dir, const std::string& db, long bytes) {
-  std::vector<std::string> argv = {SyspgoBin(), "collect", "-o", db, "--"};
+Outcome Collect(const TempDir& dir, const std::string& db, long bytes, const std::string& detail) {
+  std::vector<std::string> argv = {SyspgoBin(), "collect", "--detail", detail, "-o", db, "--"};
   for (auto& a : Flood(bytes)) argv.push_back(a);
   return RunMeasured(argv, dir.File("collect.err"));
+}
+
+constexpr long kBytes = 400000;  // 3.2 M syscalls
+
+// Within the budget printed at the start, and the same peak for half the
+// flood (a queue or a table that grows with the events would show as a
+// difference).
+void ExpectBoundedMemory(const Outcome& traced, const Outcome& small) {
+  long budget = PrintedBudgetKiB(traced.err);
+  ASSERT_GT(budget, 0) << "no 'memory budget' line: " << traced.err;
+  EXPECT_EQ(PrintedBudgetKiB(small.err), budget);
+  EXPECT_LE(traced.max_rss_kib, budget + kBudgetMarginKiB)
+      << "collector peak RSS " << traced.max_rss_kib << " KiB against a budget of " << budget << " KiB";
+  EXPECT_LE(small.max_rss_kib, budget + kBudgetMarginKiB)
+      << "collector peak RSS " << small.max_rss_kib << " KiB against a budget of " << budget << " KiB";
+  EXPECT_LE(std::abs(traced.max_rss_kib - small.max_rss_kib), kLengthIndependenceKiB)
+      << "peak RSS " << small.max_rss_kib << " KiB with half the flood, " << traced.max_rss_kib
+      << " KiB with all of it";
+}
+
+// The flood into `db`, and one half its size (for the memory comparison).
+void CollectFloods(const TempDir& dir, const std::string& db, const std::string& detail, Outcome* traced,
+                   Outcome* small) {
+  *small = Collect(dir, dir.File("small.db"), kBytes / 2, detail);
+  ASSERT_EQ(small->status, 0) << small->err;
+  *traced = Collect(dir, db, kBytes, detail);
+  ASSERT_EQ(traced->status, 0) << traced->err;
 }
 
 TEST(Flood, DropsAreCountedReportedAndPeakMemoryStaysWithinTheBudget) {
   TempDir dir;
   std::string db = dir.File("run.db");
-  constexpr long kBytes = 400000;  // 3.2 M syscalls
-  // A flood half the size, for the memory comparison below.
-  auto small = Collect(dir, dir.File("small.db"), kBytes / 2);
-  ASSERT_EQ(small.status, 0) << small.err;
-  auto traced = Collect(dir, db, kBytes);
-  ASSERT_EQ(traced.status, 0) << traced.err;
+  Outcome traced, small;
+  ASSERT_NO_FATAL_FAILURE(CollectFloods(dir, db, "full", &traced, &small));
 
   // Counted and reported.
   EXPECT_NE(traced.err.find("LOST"), std::string::npos) << traced.err;
@@ -106,25 +131,45 @@ TEST(Flood, DropsAreCountedReportedAndPeakMemoryStaysWithinTheBudget) {
   EXPECT_LE(kept, 8 * kBytes);
   EXPECT_EQ(QueryRows(d, "SELECT status, exit_reason FROM run"), std::vector<std::string>{"complete\texited"});
 
-  // Bounded memory: within the budget printed at the start, and the same
-  // peak for half the flood (a queue or a table that grows with the events
-  // would show as a difference).
+  ExpectBoundedMemory(traced, small);
   long budget = PrintedBudgetKiB(traced.err);
-  ASSERT_GT(budget, 0) << "no 'memory budget' line: " << traced.err;
-  EXPECT_EQ(PrintedBudgetKiB(small.err), budget);
-  EXPECT_LE(traced.max_rss_kib, budget + kBudgetMarginKiB)
-      << "collector peak RSS " << traced.max_rss_kib << " KiB against a budget of " << budget << " KiB";
-  EXPECT_LE(small.max_rss_kib, budget + kBudgetMarginKiB)
-      << "collector peak RSS " << small.max_rss_kib << " KiB against a budget of " << budget << " KiB";
-  EXPECT_LE(std::abs(traced.max_rss_kib - small.max_rss_kib), kLengthIndependenceKiB)
-      << "peak RSS " << small.max_rss_kib << " KiB with half the flood, " << traced.max_rss_kib
-      << " KiB with all of it";
 
   RecordProperty("collector_max_rss_kib", std::to_string(traced.max_rss_kib));
   printf("flood: %lld events kept, %lld lost, collector peak RSS %ld KiB (%ld KiB with half the flood), "
          "budget %ld KiB\n",
          static_cast<long long>(kept), static_cast<long long>(dropped), traced.max_rss_kib, small.max_rss_kib,
          budget);
+}
+
+// The default tier counts the flood in the kernel: nothing is lost, every
+// call is counted once, and the rows are the few an analysis needs.
+TEST(Flood, TheLeanTierCountsEveryCallAndLosesNothing) {
+  TempDir dir;
+  std::string db = dir.File("run.db");
+  Outcome traced, small;
+  ASSERT_NO_FATAL_FAILURE(CollectFloods(dir, db, "lean", &traced, &small));
+  EXPECT_EQ(traced.err.find("LOST"), std::string::npos) << traced.err;
+  Db d = OpenDb(db);
+  EXPECT_EQ(QueryInt(d, "SELECT events_dropped FROM run WHERE id = 1"), 0);
+  EXPECT_EQ(QueryInt(d, "SELECT SUM(overflow) FROM run_aggregate WHERE run_id = 1"), 0);
+  // Each dd reads /dev/zero exactly kBytes times and writes /dev/null as
+  // often, plus its closing statistics (to /dev/null too: 2>/dev/null).
+  EXPECT_EQ(QueryInt(d, "SELECT SUM(t.calls) FROM file_io_total AS t JOIN file AS f USING (run_id, dev, ino) "
+                        "WHERE t.run_id = 1 AND t.nr = 0 AND f.path = '/dev/zero'"),
+            4 * kBytes);
+  int64_t writes = QueryInt(d, "SELECT SUM(t.calls) FROM file_io_total AS t JOIN file AS f USING (run_id, dev, ino) "
+                               "WHERE t.run_id = 1 AND t.nr = 1 AND f.path = '/dev/null'");
+  EXPECT_GE(writes, 4 * kBytes);
+  EXPECT_LE(writes, 4 * kBytes + 4 * 4);
+  // The histogram holds the same calls.
+  EXPECT_EQ(QueryInt(d, "SELECT SUM(calls) FROM file_io_hist WHERE run_id = 1"),
+            QueryInt(d, "SELECT SUM(calls) FROM file_io_total WHERE run_id = 1"));
+  // Rows only for what analyses need one by one: the first calls, and the
+  // calls a preemption made slower than the off-CPU threshold.
+  EXPECT_LT(QueryInt(d, "SELECT COUNT(*) FROM file_io WHERE run_id = 1"), 8 * kBytes / 100);
+  ExpectBoundedMemory(traced, small);
+  printf("flood, lean: collector peak RSS %ld KiB (%ld KiB with half the flood)\n", traced.max_rss_kib,
+         small.max_rss_kib);
 }
 
 }  // namespace

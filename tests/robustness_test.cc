@@ -79,8 +79,8 @@ TEST(Robustness, FullDiskStopsRecordingButNotTheCommand) {
   ASSERT_EQ(mkdir(mnt.c_str(), 0755), 0);
   ASSERT_EQ(mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=1m"), 0) << strerror(errno);
   std::string db = mnt + "/run.db", out = dir.File("out");
-  // Far more events than 1 MiB of database holds.
-  auto r = RunCmd({SyspgoBin(), "collect", "-o", db, "--", "sh", "-c",
+  // Far more events than 1 MiB of database holds (each a row: the full tier).
+  auto r = RunCmd({SyspgoBin(), "collect", "--detail", "full", "-o", db, "--", "sh", "-c",
                    "dd if=/dev/zero of=" + out + " bs=64 count=40000 2>/dev/null; exit 3"});
   EXPECT_EQ(r.status, 3) << r.err;
   EXPECT_NE(r.err.find("recording stopped"), std::string::npos) << r.err;
