@@ -20,6 +20,12 @@ SYSPGO_PREFETCH = os.path.join(BUILD, "cli", "syspgo-prefetch")
 RESULTS = os.path.join(ROOT, "bench", "RESULTS.md")
 
 
+def require(tool, package, why):
+    """Exits with what to install when a comparison tool is missing."""
+    if subprocess.run(["sh", "-c", f"command -v {tool}"], capture_output=True).returncode != 0:
+        sys.exit(f"bench: {tool} is not installed; it is {why}: apt-get install {package}")
+
+
 def drop_caches():
     """Writes back dirty pages, then empties the page cache of the machine (root)."""
     subprocess.run(["sync"], check=True)

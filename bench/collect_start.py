@@ -38,8 +38,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=7)
     a = ap.parse_args()
-    if subprocess.run(["sh", "-c", "command -v perf"], capture_output=True).returncode != 0:
-        sys.exit("bench: perf is not installed; it is the comparison: apt-get install linux-perf")
+    B.require("perf", "linux-perf", "the comparison")
     work = B.work_dir("collect-start", a.runs)
     db = os.path.join(work, "t.db")
     variants = {"syspgo collect (every default group)": [B.SYSPGO, "collect", "-o", db, "--", "true"]}

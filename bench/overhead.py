@@ -2,11 +2,14 @@
 """overhead.py - what collecting costs the program, beside perf and bpftrace.
 
 Three workloads (CPU-bound, syscall-heavy, page-cache-heavy), each run
-plain, under `syspgo collect` (all probe groups, defaults), under
-`perf record -F 999 -g`, and under a bpftrace script on the same
-tracepoints (syscalls, sched_switch, user page faults, page-cache add and
-delete, block issue/complete, 999 Hz stack sampling; it aggregates in maps
-and so does less work per event than syspgo, which records every event).
+plain, under `syspgo collect` (all probe groups, defaults: the lean tier),
+under `syspgo collect --detail full` (every event a row), under
+`perf record -F 999 -g`, under a bpftrace script on the same tracepoints
+(syscalls, sched_switch, user page faults, page-cache add and delete, block
+issue/complete, 999 Hz stack sampling; it aggregates in maps), and under
+the floor: bpftrace with a program on sys_enter and sys_exit that does
+nothing (a predicate no task meets), what any tracer hooking every syscall
+costs on this kernel before it does any work.
 Variants are interleaved, --runs rounds. The command's wall time is measured
 inside each variant by bench/timeit.c (the tools' start-up is not counted);
 its CPU time (user + sys, from wait4) is reported too, since it is less
@@ -42,6 +45,10 @@ tracepoint:block:block_rq_complete /@issue[args->sector]/ { @blk = hist(nsecs - 
 profile:hz:999 /comm == "%(comm)s"/ { @cpu[kstack, ustack] = count(); }
 """
 
+FLOOR = r"""
+rawtracepoint:sys_enter /pid == 0/ { @e = count(); }
+rawtracepoint:sys_exit /pid == 0/ { @x = count(); }
+"""
 
 
 def under_bpftrace(script, timeit, cmd, work):
@@ -104,6 +111,8 @@ def main():
     ap.add_argument("--only", choices=["cpu", "syscall", "pagecache"], help="one workload (its own section)")
     ap.add_argument("--sampling", type=int, metavar="HZ", help="stack sampling alone at HZ (its own section)")
     a = ap.parse_args()
+    B.require("perf", "linux-perf", "a comparison")
+    B.require("bpftrace", "bpftrace", "a comparison and the floor")
     work = B.work_dir("overhead", a.runs)
     timeit = B.build_timeit(work)
     bins = {}
@@ -123,53 +132,59 @@ def main():
     ]
     if a.only:
         workloads = [w for w in workloads if w[1] == {"cpu": "cpu_bound", "syscall": "dd", "pagecache": "pc_touch"}[a.only]]
-    variants = ["plain", "syspgo", "perf", "bpftrace"]
+    variants = ["plain", "syspgo", "syspgo-full", "floor", "perf", "bpftrace"]
     rows = []
     for title, comm, cmd, cold in workloads:
         wall = {v: [] for v in variants}
         cpu = {v: [] for v in variants}
-        drops, events = [], []
+        drops, events = {"syspgo": [], "syspgo-full": []}, {"syspgo": [], "syspgo-full": []}
         script = os.path.join(work, "trace.bt")
         open(script, "w").write(BPFTRACE % {"comm": comm[:15]})
+        floor = os.path.join(work, "floor.bt")
+        open(floor, "w").write(FLOOR)
         for i in range(a.runs):
-            for v in variants:
+            for v in variants[i % len(variants):] + variants[:i % len(variants)]:
                 if cold:
                     B.drop_caches()
                 db = os.path.join(work, f"run.db")
                 prefix = {
-                    "plain": None,
                     "syspgo": [B.SYSPGO, "collect", "-o", db, "--"],
+                    "syspgo-full": [B.SYSPGO, "collect", "--detail", "full", "-o", db, "--"],
                     "perf": ["perf", "record", "-F", "999", "-g", "-q", "--no-bpf-event", "-o",
                              os.path.join(work, "perf.data"), "--"],
-                    "bpftrace": None,
-                }[v]
-                if v == "bpftrace":
-                    w_, u_, s_ = under_bpftrace(script, timeit, cmd, work)
+                }.get(v)
+                if v in ("bpftrace", "floor"):
+                    w_, u_, s_ = under_bpftrace(script if v == "bpftrace" else floor, timeit, cmd, work)
                 else:
                     w_, u_, s_, _, _ = B.timed(timeit, cmd, work, prefix=prefix)
                 wall[v].append(w_)
                 cpu[v].append(u_ + s_)
-                if v == "syspgo":
+                if v in events:
                     con = sqlite3.connect(db)
                     ev, dr = con.execute("SELECT events_recorded, events_dropped FROM run").fetchone()
                     con.close()
                     os.unlink(db)
-                    events.append(ev)
-                    drops.append(dr)
+                    events[v].append(ev)
+                    drops[v].append(dr)
         base = B.med(wall["plain"])
         cells = [title, B.fmt_range(wall["plain"])]
         for v in variants[1:]:
             over = (B.med(wall[v]) - base) / base * 100
             cells.append(f"{B.fmt_range(wall[v])}, {over:+.1f}%")
         cells.append(" / ".join(f"{B.med(cpu[v]) / 1e6:.0f}" for v in variants))
-        cells.append(f"{B.med(events):,.0f} / {max(drops)}")
+        cells.append(" / ".join(f"{B.med(events[v]):,.0f} / {max(drops[v])}" for v in events))
         rows.append(cells)
     body = (f"Command wall time, medians of {a.runs} interleaved rounds (min–max), and the change against plain.\n\n"
-            "| workload | plain | syspgo (all groups) | perf record -F 999 -g | bpftrace (same tracepoints) | "
-            "command CPU ms: plain / syspgo / perf / bpftrace | syspgo events / max dropped |\n"
-            "|---|---|---|---|---|---|---|\n" + "\n".join("| " + " | ".join(r) + " |" for r in rows) +
-            "\n\nThe bpftrace script aggregates in maps (counts, histograms) where syspgo writes every event to its "
-            "database, so it does less per event; perf records only the stack samples.\n")
+            "| workload | plain | syspgo (all groups, lean) | syspgo --detail full | floor: empty programs on "
+            "sys_enter and sys_exit | perf record -F 999 -g | bpftrace (same tracepoints) | "
+            "command CPU ms: " + " / ".join(variants) + " | syspgo events / dropped: lean; full |\n"
+            "|---|---|---|---|---|---|---|---|---|\n" + "\n".join("| " + " | ".join(r) + " |" for r in rows) +
+            "\n\nThe lean tier counts file calls in the kernel and records only the instances analyses need "
+            "(bpf/fileio.bpf.c); --detail full records every call. The floor is what hooking every syscall with "
+            "a BPF program costs here before the program does anything (bpftrace's rawtracepoint programs with a "
+            "predicate no task meets); syspgo must hook every syscall to see the file calls, so its syscall "
+            "overhead cannot go below the floor. The bpftrace script aggregates in maps; perf records only the "
+            "stack samples.\n")
     B.write_section("overhead" + (f" ({a.only})" if a.only else ""),
                     f"sudo bench/overhead.py --runs {a.runs}" + (f" --only {a.only}" if a.only else ""), body)
     print(body)
