@@ -84,9 +84,11 @@ struct {
  *    so every call an off-CPU interval it records can fall in is kept);
  *  - it is a sync (fsync, fdatasync, sync_file_range);
  *  - it is the first call of its (file, syscall) in the run, or of a burst:
- *    it began instance_min_ns or more after the last call of its (file,
- *    syscall) on this CPU ended, so the marks a loop leaves (a progress
- *    line a step) stay for the stall analysis to find its steps by;
+ *    it began burst_gap_ns or more (ten times instance_min_ns) after the
+ *    last call of its (file, syscall) on this CPU ended, so the marks a
+ *    loop leaves (a progress line a step) stay for the stall analysis to
+ *    find its steps by; a loop faster than that has no steps worth
+ *    finding between stalls of that length;
  *  - it read (or wrote) a page of a regular file or block device that no
  *    read (write) of the run had touched (fileio_touched), so access order
  *    and prefetch plans see every first touch.
@@ -95,6 +97,7 @@ struct {
  * lost). */
 const volatile __u32 lean = 0;
 const volatile __u64 instance_min_ns = 1000000;
+const volatile __u64 burst_gap_ns = 10000000;
 
 /* Per CPU: a count needs no atomic instruction (six a call cost more than
  * the ring-buffer record they replace); the loader sums the CPUs. */
@@ -287,7 +290,7 @@ static __always_inline int lean_count(struct inflight *in, const struct fileio_f
 	}
 	if (!v->first_ts)
 		v->first_ts = ts;
-	if (ts - v->last_end >= instance_min_ns) /* the first call of a burst (see above) */
+	if (ts - v->last_end >= burst_gap_ns) /* the first call of a burst (see above) */
 		send = 1;
 	v->last_end = ts + dur;
 	v->calls++;

@@ -4,8 +4,15 @@
 // Events of one thread arrive in order, so each thread's latest fault is
 // held here until its next fault (or the end of the run) and then written
 // as one page_fault row with those outcomes folded in.
+// With --detail lean (the default) a minor fault on a file whose pages (its
+// own, fault-around's) earlier faults of the run had all touched is only
+// counted (page_fault_total): a command that starts processes again and
+// again faults the same library pages each time.
 #include <algorithm>
+#include <array>
+#include <map>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "bpf/faults.h"
@@ -37,11 +44,26 @@ class FaultsGroup : public SkelGroup<faults> {
   void DeclareTables(Writer& w) override {
     fault_ = w.Table("page_fault", {"ts", "pid", "tid", "addr", "ip", "error_code", "dev", "ino", "pgoff",
                                     "vm_start", "vm_flags", "major", "filemap", "around_first", "around_last"});
+    total_ = w.Table("page_fault_total", {"dev", "ino", "faults", "major"}, "INSERT OR REPLACE");
+    ledger_ = w.Table("run_aggregate", {"probe_group", "map", "entries", "overflow"}, "INSERT OR REPLACE");
   }
 
   Status Load(const GroupContext& ctx) override {
     start_ns_ = ctx.start_ns;
+    lean_ = ctx.opts->detail == Detail::kLean;
     return SkelGroup::Load(ctx);
+  }
+
+  // The counts that changed since the last drain; the ledger row from the
+  // first drain on tells analyses the tier (analyze/run.h RecordingTier).
+  void Drain(Writer& w) override {
+    if (!lean_) return;
+    for (auto& [key, c] : totals_) {
+      if (c.written) continue;
+      w.Row(total_).I(key.first).I(key.second).I(c.faults).I(c.major);
+      c.written = true;
+    }
+    w.Row(ledger_).T(name()).T("page_fault_total").I(static_cast<int64_t>(totals_.size())).I(0);
   }
 
   void Handle(const void* data, size_t size, Writer& w) override {
@@ -81,7 +103,12 @@ class FaultsGroup : public SkelGroup<faults> {
     }
   }
 
-  void Finish(Writer& w) override { FlushAll(w); }
+  // Before the last Drain() (the collector calls Finish after it): write
+  // the held faults, then their counts.
+  void Finish(Writer& w) override {
+    FlushAll(w);
+    Drain(w);
+  }
 
  protected:
   Status Configure(faults* skel, const GroupContext&) override {
@@ -97,6 +124,16 @@ class FaultsGroup : public SkelGroup<faults> {
  private:
   void Write(Writer& w, const PendingFault& f) {
     bool file = f.ino != 0;
+    if (lean_) {
+      Count& c = totals_[{file ? static_cast<int64_t>(KernelDevToUser(f.dev)) : 0, static_cast<int64_t>(f.ino)}];
+      ++c.faults;
+      c.major += f.major;
+      c.written = false;
+      // Both marked, whichever decides: a later fault on them is no first touch.
+      bool fresh = Touch(f.dev, f.ino, f.pgoff, f.pgoff);
+      fresh = Touch(f.dev, f.ino, f.around_first, f.around_last) || fresh;
+      if (file && f.pgoff >= 0 && !f.major && !fresh) return;
+    }
     w.Row(fault_)
         .I(static_cast<int64_t>(f.ts - start_ns_)).I(f.pid).I(f.tid)
         .I(static_cast<int64_t>(f.addr)).I(static_cast<int64_t>(f.ip)).I(f.error_code)
@@ -115,9 +152,35 @@ class FaultsGroup : public SkelGroup<faults> {
     pending_.clear();
   }
 
+  // Marks pages [first, last] of a file touched (nothing for -1 or an
+  // anonymous fault); true if any was not before. A page past 2^26 (256 GiB
+  // into a file) is taken as new, unmarked: the bitmap stays small.
+  bool Touch(uint64_t dev, uint64_t ino, int64_t first, int64_t last) {
+    if (!ino || first < 0 || last < first) return false;
+    constexpr int64_t kMaxPage = int64_t{1} << 26;
+    if (last >= kMaxPage) return true;
+    std::vector<uint64_t>& bits = touched_[{dev, ino}];
+    if (bits.size() <= static_cast<size_t>(last >> 6)) bits.resize((last >> 6) + 1);
+    bool fresh = false;
+    for (int64_t p = first; p <= last; ++p) {
+      uint64_t bit = uint64_t{1} << (p & 63);
+      fresh = fresh || !(bits[p >> 6] & bit);
+      bits[p >> 6] |= bit;
+    }
+    return fresh;
+  }
+
+  struct Count {
+    int64_t faults = 0, major = 0;
+    bool written = false;
+  };
+
   uint64_t start_ns_ = 0;
-  int fault_ = -1;
+  bool lean_ = false;
+  int fault_ = -1, total_ = -1, ledger_ = -1;
   std::unordered_map<uint32_t, PendingFault> pending_;
+  std::map<std::pair<uint64_t, uint64_t>, std::vector<uint64_t>> touched_;  // (dev, ino) -> page bitmap
+  std::map<std::pair<int64_t, int64_t>, Count> totals_;                     // (dev, ino) -> counts
 };
 
 }  // namespace

@@ -197,6 +197,7 @@ class FileioGroup : public SkelGroup<fileio> {
   Status Configure(fileio* skel, const GroupContext&) override {
     skel->rodata->lean = lean_;
     skel->rodata->instance_min_ns = instance_min_ns_;
+    skel->rodata->burst_gap_ns = 10 * instance_min_ns_;
     if (!lean_) {  // the maps stay empty: make them the smallest the kernel takes
       for (bpf_map* m : {skel->maps.fileio_totals, skel->maps.fileio_touched})
         if (int err = bpf_map__set_max_entries(m, 1)) return LibbpfError(name(), "size the lean tier's maps", err);

@@ -49,10 +49,11 @@ constexpr const char* kTablesAddedInV3[] = {
     "CREATE TABLE page_cache_reuse (",
 };
 
-// Version 4: the fileio group's lean tier.
+// Version 4: the fileio and faults groups' lean tiers.
 constexpr const char* kTablesAddedInV4[] = {
     "CREATE TABLE file_io_total (",
     "CREATE TABLE file_io_hist (",
+    "CREATE TABLE page_fault_total (",
 };
 
 std::string TablesOf(const char* const* head, const char* const* end) {

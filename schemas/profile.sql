@@ -279,6 +279,22 @@ CREATE TABLE page_fault (
 );
 CREATE INDEX page_fault_by_file ON page_fault (run_id, dev, ino, pgoff);
 
+-- The lean tier (run settings "detail" = "lean"): page_fault then holds the
+-- faults on anonymous memory, the major faults, and the faults on a file
+-- that touched a page of it (its own or fault-around's) no earlier fault of
+-- the run had: the first touches access order and prefetch plans read. A
+-- process started again and again faults the same library pages each time;
+-- those repeats are only counted here. Rows are cumulative: the collector
+-- replaces them as it goes.
+CREATE TABLE page_fault_total (
+  run_id INTEGER NOT NULL REFERENCES run(id),
+  dev INTEGER NOT NULL,              -- mapped file, st_dev encoding; 0 for anonymous memory
+  ino INTEGER NOT NULL,              -- mapped file's inode; 0 for anonymous memory
+  faults INTEGER NOT NULL,           -- user page faults on it
+  major INTEGER NOT NULL,            -- of them, faults that added pages to the page cache
+  PRIMARY KEY (run_id, dev, ino)
+);
+
 -- @pagecache tables
 -- Folios added to and deleted from the page cache (filemap tracepoints) on
 -- the whole system, kept when the current task is traced, the file is one
