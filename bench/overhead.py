@@ -7,9 +7,9 @@ under `syspgo collect --detail full` (every event a row), under
 `perf record -F 999 -g`, under a bpftrace script on the same tracepoints
 (syscalls, sched_switch, user page faults, page-cache add and delete, block
 issue/complete, 999 Hz stack sampling; it aggregates in maps), and under
-the floor: bpftrace with a program on sys_enter and sys_exit that does
-nothing (a predicate no task meets), what any tracer hooking every syscall
-costs on this kernel before it does any work.
+the floor: programs on sys_enter and sys_exit of syspgo's own kind (tp_btf)
+that return at once (bench/floor_syscalls.bpf.c), what any tracer hooking
+every syscall costs on this kernel before it does any work.
 Variants are interleaved, --runs rounds. The command's wall time is measured
 inside each variant by bench/timeit.c (the tools' start-up is not counted);
 its CPU time (user + sys, from wait4) is reported too, since it is less
@@ -45,10 +45,18 @@ tracepoint:block:block_rq_complete /@issue[args->sector]/ { @blk = hist(nsecs - 
 profile:hz:999 /comm == "%(comm)s"/ { @cpu[kstack, ustack] = count(); }
 """
 
-FLOOR = r"""
-rawtracepoint:sys_enter /pid == 0/ { @e = count(); }
-rawtracepoint:sys_exit /pid == 0/ { @x = count(); }
-"""
+
+
+def build_floor(work):
+    """bench/floor_syscalls: its BPF object and the loader that runs a
+    command with it attached; returns the prefix that does so."""
+    obj = os.path.join(work, "floor_syscalls.bpf.o")
+    subprocess.run(["clang-19", "-O2", "-g", "-target", "bpf", "-I", os.path.join(B.BUILD, "bpfgen"), "-c",
+                    os.path.join(B.ROOT, "bench", "floor_syscalls.bpf.c"), "-o", obj], check=True)
+    loader = os.path.join(work, "floor_syscalls")
+    subprocess.run(["cc", "-O2", "-o", loader, os.path.join(B.ROOT, "bench", "floor_syscalls.c"), "-lbpf"],
+                   check=True)
+    return [loader, obj, "--"]
 
 
 def under_bpftrace(script, timeit, cmd, work):
@@ -115,6 +123,7 @@ def main():
     B.require("bpftrace", "bpftrace", "a comparison and the floor")
     work = B.work_dir("overhead", a.runs)
     timeit = B.build_timeit(work)
+    floor = build_floor(work)
     bins = {}
     for w in ("cpu_bound", "pc_touch"):
         bins[w] = os.path.join(work, w)
@@ -140,8 +149,6 @@ def main():
         drops, events = {"syspgo": [], "syspgo-full": []}, {"syspgo": [], "syspgo-full": []}
         script = os.path.join(work, "trace.bt")
         open(script, "w").write(BPFTRACE % {"comm": comm[:15]})
-        floor = os.path.join(work, "floor.bt")
-        open(floor, "w").write(FLOOR)
         for i in range(a.runs):
             for v in variants[i % len(variants):] + variants[:i % len(variants)]:
                 if cold:
@@ -150,11 +157,12 @@ def main():
                 prefix = {
                     "syspgo": [B.SYSPGO, "collect", "-o", db, "--"],
                     "syspgo-full": [B.SYSPGO, "collect", "--detail", "full", "-o", db, "--"],
+                    "floor": floor,
                     "perf": ["perf", "record", "-F", "999", "-g", "-q", "--no-bpf-event", "-o",
                              os.path.join(work, "perf.data"), "--"],
                 }.get(v)
-                if v in ("bpftrace", "floor"):
-                    w_, u_, s_ = under_bpftrace(script if v == "bpftrace" else floor, timeit, cmd, work)
+                if v == "bpftrace":
+                    w_, u_, s_ = under_bpftrace(script, timeit, cmd, work)
                 else:
                     w_, u_, s_, _, _ = B.timed(timeit, cmd, work, prefix=prefix)
                 wall[v].append(w_)
@@ -181,8 +189,8 @@ def main():
             "|---|---|---|---|---|---|---|---|---|\n" + "\n".join("| " + " | ".join(r) + " |" for r in rows) +
             "\n\nThe lean tier counts file calls in the kernel and records only the instances analyses need "
             "(bpf/fileio.bpf.c); --detail full records every call. The floor is what hooking every syscall with "
-            "a BPF program costs here before the program does anything (bpftrace's rawtracepoint programs with a "
-            "predicate no task meets); syspgo must hook every syscall to see the file calls, so its syscall "
+            "a BPF program costs here before the program does anything (bench/floor_syscalls.bpf.c: tp_btf "
+            "programs on sys_enter and sys_exit that return at once); syspgo must hook every syscall to see the file calls, so its syscall "
             "overhead cannot go below the floor. The bpftrace script aggregates in maps; perf records only the "
             "stack samples.\n")
     B.write_section("overhead" + (f" ({a.only})" if a.only else ""),
