@@ -1,5 +1,6 @@
 //===- access_order.cc - which bytes of which files a run touched, and when ===//
 #include "analyze/access_order.h"
+#include "analyze/file_calls.h"
 #include "analyze/run.h"
 #include "analyze/sample_set.h"
 
@@ -94,9 +95,10 @@ SELECT dev, ino, MIN(path) FROM (
 // page of a lean one, which is all a first touch needs). Sorting here, with the paths joined in, took
 // more than half of `analyze access` on a run of 2.3M page-cache events.
 // {table}: see WithRunTables.
-constexpr char kTouchesSql[] = R"sql(
+const std::string kTouchesSql = R"sql(
 SELECT ts, pid, dev, ino, pos, ret, 0 FROM file_io
- WHERE run_id = ?1 AND ts >= ?2 AND nr IN (0, 17, 19, 295, 327) AND kind = 32768 AND ret > 0 AND pos >= 0
+ WHERE run_id = ?1 AND ts >= ?2 AND nr IN ()sql" + SqlList(kReadCalls) + ") AND kind = " +
+                                  std::to_string(SYSPGO_S_IFREG) + R"sql( AND ret > 0 AND pos >= 0
 UNION ALL
 SELECT ts, pid, dev, ino, pgoff * 4096, 4096, 1 FROM {page_fault}
  WHERE run_id = ?1 AND ts >= ?2 AND ino != 0 AND pgoff >= 0
@@ -119,14 +121,14 @@ constexpr char kSources[] = "rfap";  // FileTouch::source of each arm of kTouche
 // (readlink) on a name that is there but no symbolic link (EINVAL); and
 // every exec, whose ELF interpreter the kernel looks up too (no syscall
 // shows that one).
-constexpr char kLookupsSql[] = R"sql(
+const std::string kLookupsSql = R"sql(
 WITH start AS (SELECT COALESCE(command_start_ts, 0) AS t0 FROM run WHERE id = ?1)
 SELECT MAX(l.ts - s.t0, 0), l.path, l.is_exec FROM (
   SELECT ts, path, 0 AS is_exec FROM (
     SELECT ts, path, nr, ret FROM file_open WHERE run_id = ?1
     UNION ALL
     SELECT ts, path, nr, ret FROM file_lookup WHERE run_id = ?1
-  ) WHERE ret >= 0 OR ret IN (-2, -13, -20) OR (nr IN (89, 267) AND ret = -22)
+  ) WHERE ret >= 0 OR ret IN (-2, -13, -20) OR (nr IN ()sql" + SqlList(kReadlinkCalls) + R"sql() AND ret = -22)
   UNION ALL
   SELECT ts, filename, 1 FROM exec WHERE run_id = ?1
 ) l CROSS JOIN start s

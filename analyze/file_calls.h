@@ -7,16 +7,39 @@
 // the stall analysis each read all three as one stream, from the common table
 // expression below, so a table the fileio group gains is added here once.
 #pragma once
+#include <algorithm>
 #include <cstdint>
+#include <iterator>
+#include <string>
+
+#include "bpf/syscalls.h"
 
 namespace syspgo {
 
-// x86_64 numbers of the file syscalls by what they do (names come from the
-// syscall_name table): read, pread64, readv, preadv, preadv2; write,
-// pwrite64, writev, pwritev, pwritev2; fsync, fdatasync, sync_file_range.
-inline bool IsReadCall(int64_t nr) { return nr == 0 || nr == 17 || nr == 19 || nr == 295 || nr == 327; }
-inline bool IsWriteCall(int64_t nr) { return nr == 1 || nr == 18 || nr == 20 || nr == 296 || nr == 328; }
-inline bool IsSyncCall(int64_t nr) { return nr == 74 || nr == 75 || nr == 277; }
+// The file syscalls by what they do (bpf/syscalls.h has the numbers, the
+// syscall_name table the names).
+inline constexpr int64_t kReadCalls[] = {NR_read, NR_pread64, NR_readv, NR_preadv, NR_preadv2};
+inline constexpr int64_t kWriteCalls[] = {NR_write, NR_pwrite64, NR_writev, NR_pwritev, NR_pwritev2};
+inline constexpr int64_t kSyncCalls[] = {NR_fsync, NR_fdatasync, NR_sync_file_range};
+inline constexpr int64_t kOpenCalls[] = {NR_open, NR_openat, NR_openat2};
+inline constexpr int64_t kReadlinkCalls[] = {NR_readlink, NR_readlinkat};
+
+template <size_t N>
+bool IsOneOf(const int64_t (&calls)[N], int64_t nr) {
+  return std::find(std::begin(calls), std::end(calls), nr) != std::end(calls);
+}
+inline bool IsReadCall(int64_t nr) { return IsOneOf(kReadCalls, nr); }
+inline bool IsWriteCall(int64_t nr) { return IsOneOf(kWriteCalls, nr); }
+inline bool IsSyncCall(int64_t nr) { return IsOneOf(kSyncCalls, nr); }
+inline bool IsOpenCall(int64_t nr) { return IsOneOf(kOpenCalls, nr); }
+
+// The numbers as an SQL list, for `nr IN (...)`: "0, 17, 19, 295, 327".
+template <size_t N>
+std::string SqlList(const int64_t (&calls)[N]) {
+  std::string out;
+  for (int64_t nr : calls) out += (out.empty() ? "" : ", ") + std::to_string(nr);
+  return out;
+}
 
 // "WITH " + kFileCallsCte + " SELECT ... FROM file_calls ...", with the run
 // id bound to ?1. Columns:

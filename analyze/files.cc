@@ -18,15 +18,14 @@ namespace {
 // call), 3.9 s of `analyze files` on a run of 2.7M calls. Both queries give
 // (dev, ino, kind, nr, calls, bytes, total ns, slowest ns): the full tier
 // has a row per call, the lean tier a row per (file, syscall).
-constexpr char kCallsSql[] = R"sql(
+const std::string kCallsSql = R"sql(
 SELECT dev, ino, kind, nr, 1, MAX(ret, 0), dur, dur
 FROM file_io
-WHERE run_id = ?1 AND dev != 0 AND (?2 OR kind = 32768)
-)sql";
-constexpr char kTotalsSql[] = R"sql(
+WHERE run_id = ?1 AND dev != 0 AND (?2 OR kind = )sql" + std::to_string(SYSPGO_S_IFREG) + ")";
+const std::string kTotalsSql = R"sql(
 SELECT dev, ino, kind, nr, calls, bytes, total_ns, max_ns
 FROM file_io_total
-WHERE run_id = ?1 AND dev != 0 AND (?2 OR kind = 32768)
+WHERE run_id = ?1 AND dev != 0 AND (?2 OR kind = )sql" + std::to_string(SYSPGO_S_IFREG) + R"sql()
 ORDER BY first_ts
 )sql";
 constexpr char kPathsSql[] = "SELECT dev, ino, path FROM file WHERE run_id = ?1";
@@ -41,14 +40,14 @@ struct PairHash {
 }  // namespace
 
 std::string FileKindName(int64_t mode) {
-  switch (mode & 0170000) {
-    case 0100000: return "file";
-    case 0010000: return "pipe";
-    case 0140000: return "socket";
-    case 0020000: return "chardev";
-    case 0060000: return "blockdev";
-    case 0040000: return "dir";
-    case 0120000: return "symlink";
+  switch (mode & SYSPGO_S_IFMT) {
+    case SYSPGO_S_IFREG: return "file";
+    case SYSPGO_S_IFIFO: return "pipe";
+    case SYSPGO_S_IFSOCK: return "socket";
+    case SYSPGO_S_IFCHR: return "chardev";
+    case SYSPGO_S_IFBLK: return "blockdev";
+    case SYSPGO_S_IFDIR: return "dir";
+    case SYSPGO_S_IFLNK: return "symlink";
   }
   return "anon";
 }

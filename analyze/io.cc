@@ -13,9 +13,9 @@
 namespace syspgo {
 namespace {
 
-// Reads, writes and syncs by x86_64 number; kind is the file's i_mode type
-// bits (S_IFREG 0100000, S_IFBLK 0060000).
-constexpr char kSlowSql[] = R"sql(
+// Reads, writes and syncs (file_calls.h); kind is the file's i_mode type
+// bits: regular files and block devices unless ?3.
+const std::string kSlowSql = R"sql(
 SELECT io.ts, io.ts - COALESCE(r.command_start_ts, 0), io.pid, io.tid, io.nr, COALESCE(n.name, 'syscall ' || io.nr),
        io.dev, io.ino, io.kind, io.pos, io.ret, io.dur,
        COALESCE((SELECT t.comm FROM thread AS t WHERE t.run_id = io.run_id AND t.tid = io.tid AND t.start_ts <= io.ts
@@ -26,18 +26,19 @@ FROM file_io AS io
 JOIN run AS r ON r.id = io.run_id
 LEFT JOIN syscall_name AS n ON n.nr = io.nr
 WHERE io.run_id = ?1 AND io.dur >= ?2
-  AND io.nr IN (0, 17, 19, 295, 327, 1, 18, 20, 296, 328, 74, 75, 277)
-  AND (?3 OR (io.kind & 61440) IN (32768, 24576))
+  AND io.nr IN ()sql" + SqlList(kReadCalls) + ", " + SqlList(kWriteCalls) + ", " + SqlList(kSyncCalls) + R"sql()
+  AND (?3 OR (io.kind & )sql" + std::to_string(SYSPGO_S_IFMT) + ") IN (" + std::to_string(SYSPGO_S_IFREG) + ", " +
+                              std::to_string(SYSPGO_S_IFBLK) + R"sql())
 ORDER BY io.ts, io.tid
 )sql";
 
 char Direction(int64_t nr) { return IsReadCall(nr) ? 'R' : IsSyncCall(nr) ? 'S' : 'W'; }
 
 std::string KindLabel(int64_t kind, uint64_t ino) {
-  switch (kind & 0170000) {
-    case 0010000: return "pipe:[" + std::to_string(ino) + "]";
-    case 0140000: return "socket:[" + std::to_string(ino) + "]";
-    case 0020000: return "device:[" + std::to_string(ino) + "]";
+  switch (kind & SYSPGO_S_IFMT) {
+    case SYSPGO_S_IFIFO: return "pipe:[" + std::to_string(ino) + "]";
+    case SYSPGO_S_IFSOCK: return "socket:[" + std::to_string(ino) + "]";
+    case SYSPGO_S_IFCHR: return "device:[" + std::to_string(ino) + "]";
   }
   return "inode " + std::to_string(ino);
 }

@@ -113,11 +113,8 @@ constexpr double kStepsEven = 0.75;                   // ... for at least 3 step
 constexpr int64_t kBlockFlagUnissued = 1024;          // block_rq.flags: completed without reaching the driver
 constexpr int64_t kOTrunc = 01000;                    // O_TRUNC
 
-// x86_64 syscall numbers (names come from syscall_name; reads, writes and
-// syncs: file_calls.h).
-bool IsOpen(int64_t nr) { return nr == 2 || nr == 257 || nr == 437; }
-
-constexpr int64_t kFmt = 0170000, kReg = 0100000, kBlk = 0060000, kFifo = 0010000, kSock = 0140000, kChr = 0020000;
+constexpr int64_t kFmt = SYSPGO_S_IFMT, kReg = SYSPGO_S_IFREG, kBlk = SYSPGO_S_IFBLK, kFifo = SYSPGO_S_IFIFO,
+                  kSock = SYSPGO_S_IFSOCK, kChr = SYSPGO_S_IFCHR;
 
 std::string KindName(int64_t kind) {
   switch (kind & kFmt) {
@@ -514,7 +511,7 @@ Status Analysis::ScanCalls() {
               static_cast<uint64_t>(st->Int(6)), static_cast<uint64_t>(st->Int(7)), st->Int(8), st->Int(9),
               st->Int(10), st->Int(11), st->Text(12)};
     std::pair<uint64_t, uint64_t> file{r.dev, r.ino};
-    bool opened = IsOpen(r.nr) && r.ret >= 0 && r.ino != 0;
+    bool opened = IsOpenCall(r.nr) && r.ret >= 0 && r.ino != 0;
     int64_t dirty_before = -1;
     if (r.dev != 0 && IsWriteCall(r.nr) && r.ret > 0) {
       dirty[file] += r.ret;
@@ -548,7 +545,7 @@ Status Analysis::ScanCalls() {
       o.ep.end = r.ts + r.dur;
       o.ep.dev = r.dev;
       o.ep.ino = r.ino;
-      o.ep.kind = IsOpen(r.nr) ? kReg : r.kind;
+      o.ep.kind = IsOpenCall(r.nr) ? kReg : r.kind;
       o.ep.regular = regular;
       o.ep.lookup = r.lookup;
       o.active = true;

@@ -10,27 +10,12 @@
  * program passed and whatever happens to the file later. */
 #include "common.bpf.h"
 #include "fileio.h"
+#include "syscalls.h"
 #include "hist.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
-#define S_IFMT 00170000
 #define MAP_ANONYMOUS 0x20
-#define S_IFREG 0100000
-#define S_IFBLK 0060000
-
-/* x86_64 syscall numbers. */
-enum {
-	NR_read = 0, NR_write = 1, NR_open = 2, NR_close = 3, NR_mmap = 9,
-	NR_pread64 = 17, NR_pwrite64 = 18, NR_readv = 19, NR_writev = 20,
-	NR_fsync = 74, NR_fdatasync = 75, NR_openat = 257, NR_sync_file_range = 277,
-	NR_preadv = 295, NR_pwritev = 296, NR_preadv2 = 327, NR_pwritev2 = 328,
-	NR_openat2 = 437,
-	/* Path lookups (K_LOOKUP). */
-	NR_stat = 4, NR_lstat = 6, NR_access = 21, NR_execve = 59, NR_readlink = 89,
-	NR_newfstatat = 262, NR_readlinkat = 267, NR_faccessat = 269, NR_execveat = 322,
-	NR_statx = 332, NR_faccessat2 = 439,
-};
 
 enum { K_NONE, K_IO, K_IOV, K_POS_IO, K_POS_IOV, K_SYNC, K_RANGE, K_CLOSE, K_OPEN, K_MMAP, K_LOOKUP };
 
@@ -160,7 +145,7 @@ static __always_inline void file_info(struct file *f, struct fileio_file *out)
 	struct inode *inode = kernel_cast(f, struct file)->f_inode;
 	out->dev = inode->i_sb->s_dev;
 	out->ino = inode->i_ino;
-	out->kind = inode->i_mode & S_IFMT;
+	out->kind = inode->i_mode & SYSPGO_S_IFMT;
 }
 
 static __always_inline __s64 file_pos(struct file *f)
@@ -327,7 +312,7 @@ __noinline int lean_count(struct inflight *in, struct lean_call *c)
 		v->max_ns = dur;
 	__u32 slot = log2_slot(dur);
 	v->slots[slot < FILEIO_HIST_SLOTS ? slot : FILEIO_HIST_SLOTS - 1]++;
-	if (ret > 0 && pos >= 0 && (key.kind == S_IFREG || key.kind == S_IFBLK) &&
+	if (ret > 0 && pos >= 0 && (key.kind == SYSPGO_S_IFREG || key.kind == SYSPGO_S_IFBLK) &&
 	    (k == K_IO || k == K_IOV || k == K_POS_IO || k == K_POS_IOV)) {
 		struct touch_req r = { .dev = key.dev, .ino = key.ino, .pos = pos, .len = ret,
 				       .write = nr == NR_write || nr == NR_pwrite64 || nr == NR_writev ||
@@ -519,7 +504,7 @@ int BPF_PROG(fileio_exit, struct pt_regs *regs, long ret)
 		case K_IO:
 		case K_IOV:
 			/* f_pos has moved by what was done; seekable files only. */
-			if (f && (file.kind == S_IFREG || file.kind == S_IFBLK))
+			if (f && (file.kind == SYSPGO_S_IFREG || file.kind == SYSPGO_S_IFBLK))
 				pos = file_pos(f) - (ret > 0 ? ret : 0);
 			req = k == K_IO ? a2 : iov_bytes((const struct iovec *)a1, a2);
 			break;
