@@ -116,7 +116,8 @@ Result<std::vector<FileStats>> FileSummary(Db& db, const FilesQuery& q) {
     auto p = paths.find(key);
     f.path = p != paths.end() ? p->second : "";
     f.kind = FileKindName(a.kind);
-    if (f.path.empty()) f.path = f.kind + ":[" + std::to_string(f.ino) + "]";
+    // The lean tier counts pipes and sockets per kind, as inode 0: "pipe:[*]".
+    if (f.path.empty()) f.path = f.kind + ":[" + (f.ino ? std::to_string(f.ino) : "*") + "]";
     auto n = names.find(a.worst_nr);
     f.worst_syscall = n != names.end() ? n->second : std::to_string(a.worst_nr);
   }

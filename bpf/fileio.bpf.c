@@ -276,6 +276,12 @@ __noinline int lean_count(struct inflight *in, struct lean_call *c)
 	if (!in || !c)
 		return 1;
 	struct fileio_total_key key = { .dev = c->file.dev, .ino = c->file.ino, .kind = c->file.kind, .nr = c->nr };
+	/* Pipes, sockets and anonymous inodes (eventfd, epoll...) are made and
+	 * dropped all the time: a daemon makes a socket a connection. Counted
+	 * per kind, not per inode, the map and the tables grow with the files
+	 * that last, not with time; their calls that matter are rows anyway. */
+	if (key.kind == SYSPGO_S_IFIFO || key.kind == SYSPGO_S_IFSOCK || key.kind == 0)
+		key.ino = 0;
 	__u64 ts = c->ts, dur = c->dur, req = c->req;
 	__s64 pos = c->pos, ret = c->ret;
 	__u32 k = c->k, nr = c->nr;
@@ -298,7 +304,9 @@ __noinline int lean_count(struct inflight *in, struct lean_call *c)
 	}
 	if (!v->first_ts)
 		v->first_ts = ts;
-	if (ts - v->last_end >= burst_gap_ns) /* the first call of a burst (see above) */
+	/* The first call of a burst (see above). Signed: a call that began on
+	 * another CPU may have begun before this CPU's last one ended. */
+	if ((__s64)(ts - v->last_end) >= (__s64)burst_gap_ns)
 		send = 1;
 	v->last_end = ts + dur;
 	v->calls++;

@@ -190,7 +190,9 @@ CREATE TABLE file_io (
 -- in file_io_total and file_io_hist, exact unless run_aggregate says a map
 -- overflowed. Rows are cumulative: the collector replaces them as it drains.
 
--- Calls per (file, syscall).
+-- Calls per (file, syscall). Pipes, sockets and anonymous inodes, made and
+-- dropped all the time (a socket a connection), are counted per kind, with
+-- ino 0, so the table grows with the files that last, not with time.
 CREATE TABLE file_io_total (
   run_id INTEGER NOT NULL REFERENCES run(id),
   dev INTEGER NOT NULL,              -- as file_io.dev (0 if the fd was not open)
