@@ -129,9 +129,12 @@ class FaultsGroup : public SkelGroup<faults> {
       ++c.faults;
       c.major += f.major;
       c.written = false;
-      // Both marked, whichever decides: a later fault on them is no first touch.
-      bool fresh = Touch(f.dev, f.ino, f.pgoff, f.pgoff);
-      fresh = Touch(f.dev, f.ino, f.around_first, f.around_last) || fresh;
+      // The faulted page and fault-around's pages apart, as access order
+      // reads them apart (a page used, pages mapped): a page mapped around
+      // an earlier fault and faulted on later is a first use. Both are
+      // marked, whichever decides.
+      bool fresh = Touch(touched_, f.dev, f.ino, f.pgoff, f.pgoff);
+      fresh = Touch(around_, f.dev, f.ino, f.around_first, f.around_last) || fresh;
       if (file && f.pgoff >= 0 && !f.major && !fresh) return;
     }
     w.Row(fault_)
@@ -155,11 +158,12 @@ class FaultsGroup : public SkelGroup<faults> {
   // Marks pages [first, last] of a file touched (nothing for -1 or an
   // anonymous fault); true if any was not before. A page past 2^26 (256 GiB
   // into a file) is taken as new, unmarked: the bitmap stays small.
-  bool Touch(uint64_t dev, uint64_t ino, int64_t first, int64_t last) {
+  using PageBits = std::map<std::pair<uint64_t, uint64_t>, std::vector<uint64_t>>;  // (dev, ino) -> bitmap
+  static bool Touch(PageBits& pages, uint64_t dev, uint64_t ino, int64_t first, int64_t last) {
     if (!ino || first < 0 || last < first) return false;
     constexpr int64_t kMaxPage = int64_t{1} << 26;
     if (last >= kMaxPage) return true;
-    std::vector<uint64_t>& bits = touched_[{dev, ino}];
+    std::vector<uint64_t>& bits = pages[{dev, ino}];
     if (bits.size() <= static_cast<size_t>(last >> 6)) bits.resize((last >> 6) + 1);
     bool fresh = false;
     for (int64_t p = first; p <= last; ++p) {
@@ -179,7 +183,7 @@ class FaultsGroup : public SkelGroup<faults> {
   bool lean_ = false;
   int fault_ = -1, total_ = -1, ledger_ = -1;
   std::unordered_map<uint32_t, PendingFault> pending_;
-  std::map<std::pair<uint64_t, uint64_t>, std::vector<uint64_t>> touched_;  // (dev, ino) -> page bitmap
+  PageBits touched_, around_;  // pages faulted on, pages fault-around mapped
   std::map<std::pair<int64_t, int64_t>, Count> totals_;                     // (dev, ino) -> counts
 };
 
