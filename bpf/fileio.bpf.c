@@ -16,6 +16,7 @@
 char LICENSE[] SEC("license") = "GPL";
 
 #define MAP_ANONYMOUS 0x20
+#define O_TRUNC 01000
 
 enum { K_NONE, K_IO, K_IOV, K_POS_IO, K_POS_IOV, K_SYNC, K_RANGE, K_CLOSE, K_OPEN, K_MMAP, K_LOOKUP };
 
@@ -50,7 +51,8 @@ struct inflight {
 	/* Lean tier: the pages the thread's last read or write touched, all
 	 * marked in fileio_touched; a call within them needs no lookup there
 	 * (7 calls in 8 of a sequential stream of 512-byte writes). */
-	__u64 touched_dev, touched_ino, touched_lo, touched_hi, touched_write;
+	__u64 touched_dev, touched_ino, touched_lo, touched_hi;
+	__u32 touched_version, touched_write;
 };
 
 struct {
@@ -109,6 +111,16 @@ struct {
 	__type(value, __u64);
 } fileio_overflow SEC(".maps");
 
+/* Opens with O_TRUNC per file: its content starts again, and so do its
+ * first touches (a checkpoint rewritten in place each step). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct fileio_file_ref);
+	__type(value, __u32);
+} fileio_truncations SEC(".maps");
+
 /* A new total's value (never written: all zeros; too large for the stack). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -146,6 +158,7 @@ static __always_inline void file_info(struct file *f, struct fileio_file *out)
 	out->dev = inode->i_sb->s_dev;
 	out->ino = inode->i_ino;
 	out->kind = inode->i_mode & SYSPGO_S_IFMT;
+	out->gen = inode->i_generation;
 }
 
 static __always_inline __s64 file_pos(struct file *f)
@@ -203,9 +216,11 @@ static __always_inline void overflow(__u32 which)
 /* Marks the pages of `mask` in one 64-page chunk of a file touched; returns
  * 1 if any was not before. A global function: the verifier checks it once,
  * not once per chunk of the caller's loop. */
-__noinline int touch_chunk(__u64 dev, __u64 ino, __u64 chunk, __u64 write, __u64 mask)
+__noinline int touch_chunk(struct fileio_touch_key *key, __u64 mask)
 {
-	struct fileio_touch_key k = { .dev = dev, .ino = ino, .chunk = chunk, .write = write };
+	if (!key)
+		return 1;
+	struct fileio_touch_key k = *key;
 	__u64 *bits = bpf_map_lookup_elem(&fileio_touched, &k);
 	if (!bits) {
 		if (!bpf_map_update_elem(&fileio_touched, &k, &mask, BPF_NOEXIST))
@@ -222,9 +237,25 @@ __noinline int touch_chunk(__u64 dev, __u64 ino, __u64 chunk, __u64 write, __u64
 	return 1;
 }
 
+__noinline int count_truncation(__u64 dev, __u64 ino)
+{
+	struct fileio_file_ref fr = { .dev = dev, .ino = ino };
+	__u32 *n = bpf_map_lookup_elem(&fileio_truncations, &fr);
+	if (n) {
+		__sync_fetch_and_add(n, 1);
+		return 0;
+	}
+	__u32 one = 1;
+	if (bpf_map_update_elem(&fileio_truncations, &fr, &one, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&fileio_truncations, &fr))
+		overflow(FILEIO_OVERFLOW_TRUNCATIONS);
+	return 0;
+}
+
 /* What first_touch asks: a global function takes five arguments at most. */
 struct touch_req {
-	__u64 dev, ino, pos, len, write;
+	__u64 dev, ino, pos, len;
+	__u32 version, write;
 };
 
 /* 1 if [pos, pos + len) holds a page no call of the run had touched. A
@@ -234,11 +265,13 @@ __noinline int first_touch(struct inflight *in, struct touch_req *r)
 {
 	if (!in || !r)
 		return 1;
-	__u64 dev = r->dev, ino = r->ino, write = r->write;
+	__u64 dev = r->dev, ino = r->ino;
+	__u32 version = r->version, write = r->write;
 	__u64 p0 = r->pos >> 12, p1 = (r->pos + r->len - 1) >> 12;
-	if (in->touched_dev == dev && in->touched_ino == ino && in->touched_write == write && p0 >= in->touched_lo &&
-	    p1 <= in->touched_hi)
+	if (in->touched_dev == dev && in->touched_ino == ino && in->touched_version == version &&
+	    in->touched_write == write && p0 >= in->touched_lo && p1 <= in->touched_hi)
 		return 0;
+	struct fileio_touch_key k = { .dev = dev, .ino = ino, .version = version, .write = write };
 	__u64 c0 = p0 >> FILEIO_CHUNK_SHIFT, c1 = p1 >> FILEIO_CHUNK_SHIFT;
 	int fresh = c1 - c0 >= FILEIO_TOUCH_CHUNKS; /* too wide to mark whole: sent */
 	for (int i = 0; i < FILEIO_TOUCH_CHUNKS; i++) {
@@ -247,10 +280,12 @@ __noinline int first_touch(struct inflight *in, struct touch_req *r)
 			break;
 		__u64 lo = c == c0 ? (p0 & 63) : 0, hi = c == c1 ? (p1 & 63) : 63;
 		__u64 mask = (hi == 63 ? ~0ULL : (1ULL << (hi + 1)) - 1) & ~((1ULL << lo) - 1);
-		fresh |= touch_chunk(dev, ino, c, write, mask);
+		k.chunk = c;
+		fresh |= touch_chunk(&k, mask);
 	}
 	if (!fresh || c1 - c0 < FILEIO_TOUCH_CHUNKS) { /* every page is marked now */
 		in->touched_write = write;
+		in->touched_version = version;
 		in->touched_dev = dev;
 		in->touched_ino = ino;
 		in->touched_lo = p0;
@@ -322,7 +357,10 @@ __noinline int lean_count(struct inflight *in, struct lean_call *c)
 	v->slots[slot < FILEIO_HIST_SLOTS ? slot : FILEIO_HIST_SLOTS - 1]++;
 	if (ret > 0 && pos >= 0 && (key.kind == SYSPGO_S_IFREG || key.kind == SYSPGO_S_IFBLK) &&
 	    (k == K_IO || k == K_IOV || k == K_POS_IO || k == K_POS_IOV)) {
+		struct fileio_file_ref fr = { .dev = key.dev, .ino = key.ino };
+		__u32 *truncations = bpf_map_lookup_elem(&fileio_truncations, &fr);
 		struct touch_req r = { .dev = key.dev, .ino = key.ino, .pos = pos, .len = ret,
+				       .version = c->file.gen + (truncations ? *truncations : 0),
 				       .write = nr == NR_write || nr == NR_pwrite64 || nr == NR_writev ||
 						nr == NR_pwritev || nr == NR_pwritev2 };
 		send |= first_touch(in, &r);
@@ -444,6 +482,8 @@ int BPF_PROG(fileio_exit, struct pt_regs *regs, long ret)
 				file_info(f, &e->file);
 				resolve_path(e, f);
 			}
+			if (lean && (e->flags & O_TRUNC) && e->file.kind == SYSPGO_S_IFREG)
+				count_truncation(e->file.dev, e->file.ino);
 		}
 		__u64 size = __builtin_offsetof(struct fileio_open_event, path) + e->path_len;
 		if (size > sizeof(*e))

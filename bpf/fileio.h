@@ -15,7 +15,7 @@ struct fileio_file {
 	__u64 dev;        /* inode->i_sb->s_dev: kernel encoding, major << 20 | minor */
 	__u64 ino;
 	__u32 kind;       /* i_mode & S_IFMT (0 when the fd was not open) */
-	__u32 pad;
+	__u32 gen;        /* inode->i_generation: a file made on a freed inode number has another */
 };
 
 /* hdr.ts is the syscall's entry time. */
@@ -102,13 +102,21 @@ struct fileio_touch_key {
 	__u64 dev;
 	__u64 ino;
 	__u64 chunk;      /* page index >> FILEIO_CHUNK_SHIFT */
-	__u64 write;      /* reads and writes are touched apart: a read of written pages is a first read */
+	__u32 version;    /* the file's content: i_generation plus its truncations by open(O_TRUNC) */
+	__u32 write;      /* reads and writes are touched apart: a read of written pages is a first read */
+};
+
+/* A file, the key of fileio_truncations. */
+struct fileio_file_ref {
+	__u64 dev;
+	__u64 ino;
 };
 
 /* The maps whose refused updates fileio_overflow counts, by index. */
 enum fileio_overflow {
 	FILEIO_OVERFLOW_TOTALS,   /* a (file, syscall) past the map: its calls are not counted */
 	FILEIO_OVERFLOW_TOUCHED,  /* a chunk past the map: its calls are sent whole (nothing lost) */
+	FILEIO_OVERFLOW_TRUNCATIONS, /* a file past the map: writes after its truncation may be missing rows */
 	FILEIO_OVERFLOW_MAX
 };
 #endif

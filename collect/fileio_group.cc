@@ -117,8 +117,10 @@ class FileioGroup : public SkelGroup<fileio> {
     overflow_ = PerCpuCounters(bpf_map__fd(skel_->maps.fileio_overflow), FILEIO_OVERFLOW_MAX);
     w.Row(ledger_).T(name()).T("fileio_totals").I(totals_).I(overflow_[FILEIO_OVERFLOW_TOTALS]);
     // A touch the map refused sent its call as a row: nothing is missing.
-    // Its entries are counted at the end (Finish).
+    // Its entries, and the truncation map's, are counted at the end (Finish).
     w.Row(ledger_).T(name()).T("fileio_touched").I(0).I(overflow_[FILEIO_OVERFLOW_TOUCHED]);
+    // A truncation it could not count: that file's rewritten pages may miss rows.
+    w.Row(ledger_).T(name()).T("fileio_truncations").I(0).I(overflow_[FILEIO_OVERFLOW_TRUNCATIONS]);
   }
 
   // Drain() ran last, after the last event; the touch map's size is
@@ -130,6 +132,12 @@ class FileioGroup : public SkelGroup<fileio> {
                                                          "fileio_touched",
                                                          [&](const fileio_touch_key&, uint64_t) { ++chunks; });
     if (st.ok()) w.Row(ledger_).T(name()).T("fileio_touched").I(chunks).I(overflow_[FILEIO_OVERFLOW_TOUCHED]);
+    uint64_t truncated = 0;
+    st = ForEachEntry<fileio_file_ref, uint32_t>(bpf_map__fd(skel_->maps.fileio_truncations), name(),
+                                                 "fileio_truncations",
+                                                 [&](const fileio_file_ref&, uint32_t) { ++truncated; });
+    if (st.ok())
+      w.Row(ledger_).T(name()).T("fileio_truncations").I(truncated).I(overflow_[FILEIO_OVERFLOW_TRUNCATIONS]);
     if (!drain_status_.ok()) note += (note.empty() ? "" : " ") + drain_status_.error().message;
     if (overflow_[FILEIO_OVERFLOW_TOTALS])
       note += (note.empty() ? "" : " ") + std::string("the lean file-I/O totals map was full ") +
@@ -206,7 +214,7 @@ class FileioGroup : public SkelGroup<fileio> {
     skel->rodata->instance_min_ns = instance_min_ns_;
     skel->rodata->burst_gap_ns = 10 * instance_min_ns_;
     if (!lean_) {  // the maps stay empty: make them the smallest the kernel takes
-      for (bpf_map* m : {skel->maps.fileio_totals, skel->maps.fileio_touched})
+      for (bpf_map* m : {skel->maps.fileio_totals, skel->maps.fileio_touched, skel->maps.fileio_truncations})
         if (int err = bpf_map__set_max_entries(m, 1)) return LibbpfError(name(), "size the lean tier's maps", err);
     }
     return {};

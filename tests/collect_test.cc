@@ -146,6 +146,30 @@ TEST(Collect, ThreadsAreNotProcesses) {
   }
 }
 
+// The lean tier keeps a write as a row when it first touches its pages:
+// a file rewritten in place (O_TRUNC) starts again, and so does a new file
+// on a freed inode number (unlink, then create). Every step of a
+// checkpoint loop, either way, has its writes: analyze stalls groups steps
+// by the calls they made.
+TEST(Collect, LeanTierKeepsTheWritesOfRewrittenAndRecreatedFiles) {
+  TempDir dir;
+  std::string db = dir.File("run.db"), ckpt = dir.File("ckpt.bin"), tmp = dir.File("tmp.bin");
+  std::string step = "dd if=/dev/zero bs=64k count=8 of=";
+  auto r = RunCmd({SyspgoBin(), "collect", "--probes", "fileio", "-o", db, "--", "sh", "-c",
+                   step + ckpt + " 2>/dev/null; " + step + ckpt + " 2>/dev/null; " + step + ckpt +
+                       " 2>/dev/null; for i in 1 2 3; do " + step + tmp + " 2>/dev/null; rm " + tmp + "; done"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  Db d = OpenDb(db);
+  DevIno di = StatFile(ckpt);
+  EXPECT_EQ(QueryInt(d, "SELECT COUNT(*) FROM file_io WHERE nr = 1 AND ret = 65536 AND ino = " + std::to_string(di.ino)),
+            3 * 8);
+  EXPECT_EQ(QueryInt(d, "SELECT COUNT(*) FROM file_io io JOIN file f USING (run_id, dev, ino) WHERE io.nr = 1 "
+                        "AND io.ret = 65536 AND f.path = '" + tmp + "'"),
+            3 * 8)
+      << "a new file on the inode number of a removed one is touched anew";
+  EXPECT_EQ(QueryInt(d, "SELECT SUM(calls) FROM file_io_total WHERE nr = 1 AND ino = " + std::to_string(di.ino)), 3 * 8);
+}
+
 TEST(Collect, ExitStatusIsTheCommands) {
   TempDir dir;
   std::string db = dir.File("run.db");
