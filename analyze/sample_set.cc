@@ -52,10 +52,10 @@ void SampleSet::Merge(const SampleSet& other, uint64_t weight) {
   add(other.samples, samples);
   add(other.offcpu, offcpu);
   for (const auto& [pid, name] : other.comm) comm.emplace(pid, name);
-  // A pprof profile's kernel names are for its own addresses only, so
-  // those of several profiles add up; a run's kallsyms names every address.
+  // A run's kallsyms (since schema version 4) and a pprof profile's kernel
+  // names are for their own addresses only, so those of several add up.
   if (kallsyms.empty()) kallsyms = other.kallsyms;
-  else if (!other.pprof_files.empty() && other.runs.empty() && kallsyms != other.kallsyms) kallsyms += other.kallsyms;
+  else if (kallsyms != other.kallsyms) kallsyms += other.kallsyms;
   if (kernel_build_id.empty()) kernel_build_id = other.kernel_build_id;
   if (!period_ns) period_ns = other.period_ns;
   runs.insert(runs.end(), other.runs.begin(), other.runs.end());
