@@ -127,17 +127,12 @@ class FileioGroup : public SkelGroup<fileio> {
   // counted once, here (reading it each second would cost more than it says).
   void Finish(Writer& w) override {
     if (!lean_) return;
-    uint64_t chunks = 0;
-    Status st = ForEachEntry<fileio_touch_key, uint64_t>(bpf_map__fd(skel_->maps.fileio_touched), name(),
-                                                         "fileio_touched",
-                                                         [&](const fileio_touch_key&, uint64_t) { ++chunks; });
-    if (st.ok()) w.Row(ledger_).T(name()).T("fileio_touched").I(chunks).I(overflow_[FILEIO_OVERFLOW_TOUCHED]);
-    uint64_t truncated = 0;
-    st = ForEachEntry<fileio_file_ref, uint32_t>(bpf_map__fd(skel_->maps.fileio_truncations), name(),
-                                                 "fileio_truncations",
-                                                 [&](const fileio_file_ref&, uint32_t) { ++truncated; });
-    if (st.ok())
-      w.Row(ledger_).T(name()).T("fileio_truncations").I(truncated).I(overflow_[FILEIO_OVERFLOW_TRUNCATIONS]);
+    auto chunks = CountEntries<fileio_touch_key, uint64_t>(bpf_map__fd(skel_->maps.fileio_touched), name(),
+                                                           "fileio_touched");
+    if (chunks) w.Row(ledger_).T(name()).T("fileio_touched").I(*chunks).I(overflow_[FILEIO_OVERFLOW_TOUCHED]);
+    auto files = CountEntries<fileio_file_ref, uint32_t>(bpf_map__fd(skel_->maps.fileio_truncations), name(),
+                                                         "fileio_truncations");
+    if (files) w.Row(ledger_).T(name()).T("fileio_truncations").I(*files).I(overflow_[FILEIO_OVERFLOW_TRUNCATIONS]);
     if (!drain_status_.ok()) note += (note.empty() ? "" : " ") + drain_status_.error().message;
     if (overflow_[FILEIO_OVERFLOW_TOTALS])
       note += (note.empty() ? "" : " ") + std::string("the lean file-I/O totals map was full ") +

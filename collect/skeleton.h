@@ -91,6 +91,15 @@ Status ForEachEntry(int fd, const char* group, const char* map, Fn fn) {
   return ForEachEntryValues<K, V>(fd, group, map, 1, [&](const K& k, const V* v) { fn(k, *v); });
 }
 
+// The number of keys in a BPF hash map (a ledger's entries), or an error.
+template <typename K, typename V>
+Result<uint64_t> CountEntries(int fd, const char* group, const char* map) {
+  uint64_t n = 0;
+  Status st = ForEachEntry<K, V>(fd, group, map, [&](const K&, const V&) { ++n; });
+  if (!st.ok()) return st.error();
+  return n;
+}
+
 inline size_t PossibleCpus() {
   int n = libbpf_num_possible_cpus();
   return n > 0 ? n : 1;
