@@ -1,11 +1,13 @@
 //===- writer.cc - batched, backpressured writes into the profile DB -----===//
 #include "collect/writer.h"
 
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 
 namespace syspgo {
 namespace {
@@ -18,6 +20,9 @@ constexpr uint64_t kFlushIntervalNs = 200000000;  // commit at least every 200 m
 // wait for.
 constexpr size_t kBatchesInPool = 4;
 constexpr size_t kMaxBatchBytes = 4 << 20;
+// Chunks the pool leaves mapped when it trims, so that a steady load does
+// not map and unmap at every trim.
+constexpr size_t kChunksKept = kBatchesInPool;
 
 uint64_t NowNs() {
   timespec ts;
@@ -48,7 +53,10 @@ Writer::Writer(Db db, int64_t run_id, Limits limits) : db_(std::move(db)), run_i
   stack_table_ = Table("stack", {"id", "frames"});
 }
 
-Writer::~Writer() { (void)Stop(); }
+Writer::~Writer() {
+  (void)Stop();
+  for (Chunk* c : owned_) munmap(c, sizeof(Chunk));
+}
 
 int Writer::Table(const std::string& table, const std::vector<std::string>& columns, const std::string& verb) {
   if (columns.size() > kMaxColumns && table_error_.empty())
@@ -77,7 +85,7 @@ Status Writer::Start() {
     if (!st) return st.error();
     stmts_.push_back(std::move(st.value()));
   }
-  last_flush_ns_ = NowNs();
+  last_flush_ns_ = last_trim_ns_ = NowNs();
   thread_ = std::thread([this] { Loop(); });
   return {};
 }
@@ -94,11 +102,16 @@ Writer::Chunk* Writer::TakeChunk() {
     if (!free_.empty()) {
       c = free_.back();
       free_.pop_back();
+      free_low_ = std::min(free_low_, free_.size());
     }
   }
   if (!c) {
-    owned_.push_back(std::unique_ptr<Chunk>(new Chunk));  // pages are touched as rows fill them
-    c = owned_.back().get();
+    // Mapped, not from the heap, so that TrimPool's munmap returns it to
+    // the kernel; its pages are touched as rows fill them.
+    void* p = mmap(nullptr, sizeof(Chunk), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();  // as `new` would: the collector cannot go on
+    c = new (p) Chunk;
+    owned_.push_back(c);
   }
   c->rows_end = 0;
   c->text_begin = Chunk::kWords * 8;
@@ -167,13 +180,22 @@ int64_t Writer::StackId(const uint64_t* ips, size_t n) {
     k.a = Mix(k.a ^ ips[i]);
     k.b = Mix(((k.b << 23) | (k.b >> 41)) + ips[i] * 0x9e3779b97f4a7c15ull);
   }
-  auto [it, fresh] = stacks_.try_emplace(k, static_cast<int64_t>(stacks_.size() + 1));
-  if (fresh) {
-    Row(stack_table_).I(it->second).B(ips, n * sizeof(uint64_t));
+  if (auto it = stacks_.find(k); it != stacks_.end()) return it->second;
+  int64_t id;
+  if (auto old = old_stacks_.find(k); old != old_stacks_.end()) {
+    id = old->second;
+  } else {
+    id = ++last_stack_id_;
+    Row(stack_table_).I(id).B(ips, n * sizeof(uint64_t));
     for (size_t i = 0; i < n; ++i)
       if (ips[i] >> 63) kernel_addresses_.insert(ips[i]);
   }
-  return it->second;
+  if (stacks_.size() >= kStacksPerGeneration) {
+    old_stacks_ = std::move(stacks_);
+    stacks_ = {};
+  }
+  stacks_.emplace(k, id);
+  return id;
 }
 
 void Writer::Submit(bool force) {
@@ -188,6 +210,28 @@ void Writer::Submit(bool force) {
   }
   cur_ = Batch{};
   last_flush_ns_ = NowNs();
+  if (last_flush_ns_ - last_trim_ns_ >= limits_.idle_ns) TrimPool();
+}
+
+// free_ is taken from its end, so the chunks below its low-water mark were
+// not touched since the last trim: a queue that once ran deep (a slow
+// commit, a burst) no longer holds their memory.
+void Writer::TrimPool() {
+  std::vector<Chunk*> idle;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    size_t n = free_low_ > kChunksKept ? free_low_ - kChunksKept : 0;
+    idle.assign(free_.begin(), free_.begin() + n);
+    free_.erase(free_.begin(), free_.begin() + n);
+    free_low_ = free_.size();
+  }
+  last_trim_ns_ = NowNs();
+  if (idle.empty()) return;
+  std::sort(idle.begin(), idle.end());
+  owned_.erase(std::remove_if(owned_.begin(), owned_.end(),
+                              [&](Chunk* c) { return std::binary_search(idle.begin(), idle.end(), c); }),
+               owned_.end());
+  for (Chunk* c : idle) munmap(c, sizeof(Chunk));
 }
 
 void Writer::MaybeFlush() {

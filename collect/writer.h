@@ -6,7 +6,9 @@
 // may use, however fast events come. When SQLite falls behind, the pool
 // runs dry, the drain thread waits for chunks, the ring buffers fill and
 // the kernel side counts drops: memory stays bounded and loss is never
-// silent.
+// silent. The pool grows only as deep as the queue gets, and chunks that
+// sat unused for a while are given back to the kernel, so a long run's
+// memory follows its current load, not the deepest queue it ever had.
 #pragma once
 #include <condition_variable>
 #include <cstdint>
@@ -35,11 +37,15 @@ class Writer {
   struct Limits {
     uint64_t queue_bytes = 16 << 20;
     uint64_t sqlite_cache_bytes = 4 << 20;
+    // Pool chunks no row used for this long are unmapped.
+    uint64_t idle_ns = 5'000'000'000;
   };
 
   // The most columns a table can declare (besides run_id): a row's header
   // word holds the table and two bits of kind per column.
   static constexpr size_t kMaxColumns = 24;
+  // Distinct stacks the dedup table remembers per generation (StackId).
+  static constexpr size_t kStacksPerGeneration = 16384;
 
   // One row, filled in declared column order. Until it is destroyed the
   // batch it writes into stays on this thread, so keep it no longer than
@@ -99,6 +105,8 @@ class Writer {
   Status Stop();
 
   uint64_t rows_written() const { return rows_written_; }
+  // The row pool's mapped memory (drain thread).
+  uint64_t pool_bytes() const { return owned_.size() * sizeof(Chunk); }
   int64_t run_id() const { return run_id_; }
   // The first write error (disk full...), after which rows are discarded.
   bool failed() const;
@@ -151,6 +159,8 @@ class Writer {
   uint64_t Bytes(const void* p, size_t n);
   Chunk* TakeChunk();
   void ReturnChunks(Batch& b);  // with mu_ held
+  // Unmaps the chunks no row used since the last trim (drain thread).
+  void TrimPool();
 
   Db db_;
   int64_t run_id_;
@@ -164,14 +174,21 @@ class Writer {
   uint64_t last_flush_ns_ = 0;
   int stack_table_ = -1;
   // 128 bits of hash per stack instead of its frames: ~56 bytes per
-  // distinct stack, so a long run's dedup table stays small.
-  std::unordered_map<StackKey, int64_t, StackKeyHash> stacks_;
+  // distinct stack. In two generations: when the newer holds
+  // kStacksPerGeneration stacks, the older is dropped, so a long run whose
+  // new processes bring new stacks forever (each has its own addresses)
+  // keeps at most two generations. A stack unseen for a whole generation
+  // is stored again under a new id; analyses fold samples by frames.
+  std::unordered_map<StackKey, int64_t, StackKeyHash> stacks_, old_stacks_;
+  int64_t last_stack_id_ = 0;
   std::unordered_set<uint64_t> kernel_addresses_;
-  std::vector<std::unique_ptr<Chunk>> owned_;  // every chunk made (drain thread only)
+  std::vector<Chunk*> owned_;  // every chunk mapped (drain thread only)
+  uint64_t last_trim_ns_ = 0;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<Chunk*> free_;  // chunks the writer thread gave back
+  std::vector<Chunk*> free_;  // chunks the writer thread gave back; the last is taken first
+  size_t free_low_ = 0;       // the fewest free_ held since the last trim
   std::deque<Batch> queue_;
   size_t in_flight_ = 0;
   bool stop_ = false;
