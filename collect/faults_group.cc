@@ -25,6 +25,11 @@ namespace {
 
 // Threads with a fault held back; past this the oldest are written early.
 constexpr size_t kMaxPending = 65536;
+// A fault's own events follow it within the fault; one this much older than
+// the newest event seen is complete. Writing it then, rather than at the
+// thread's next fault, keeps the faults of exited threads from piling up
+// over a long run.
+constexpr uint64_t kCompleteAfterNs = 10'000'000'000;
 
 struct PendingFault {
   uint64_t ts;  // kernel ns (event's hdr.ts)
@@ -57,6 +62,7 @@ class FaultsGroup : public SkelGroup<faults> {
   // The counts that changed since the last drain; the ledger row from the
   // first drain on tells analyses the tier (analyze/run.h RecordingTier).
   void Drain(Writer& w) override {
+    if (latest_ts_ > kCompleteAfterNs) FlushOlderThan(w, latest_ts_ - kCompleteAfterNs);
     if (!lean_) return;
     for (auto& [key, c] : totals_) {
       if (c.written) continue;
@@ -68,6 +74,7 @@ class FaultsGroup : public SkelGroup<faults> {
 
   void Handle(const void* data, size_t size, Writer& w) override {
     auto* h = static_cast<const syspgo_hdr*>(data);
+    latest_ts_ = std::max<uint64_t>(latest_ts_, h->ts);
     if (h->type == FAULTS_FAULT) {
       if (size < sizeof(faults_fault_event)) return;
       auto* e = static_cast<const faults_fault_event*>(data);
@@ -145,14 +152,21 @@ class FaultsGroup : public SkelGroup<faults> {
         .I(f.major).I(f.filemap).I(f.around_first).I(f.around_last);
   }
 
-  // In time order, so a run's rows do not depend on hash order.
-  void FlushAll(Writer& w) {
-    std::vector<const PendingFault*> all;
-    all.reserve(pending_.size());
-    for (auto& [tid, f] : pending_) all.push_back(&f);
-    std::sort(all.begin(), all.end(), [](auto* a, auto* b) { return a->ts < b->ts; });
-    for (auto* f : all) Write(w, *f);
-    pending_.clear();
+  void FlushAll(Writer& w) { FlushOlderThan(w, UINT64_MAX); }
+
+  // Writes the held faults that began before `ts`, in time order, so a
+  // run's rows do not depend on hash order.
+  void FlushOlderThan(Writer& w, uint64_t ts) {
+    std::vector<const PendingFault*> old;
+    for (auto& [tid, f] : pending_)
+      if (f.ts < ts) old.push_back(&f);
+    std::sort(old.begin(), old.end(), [](auto* a, auto* b) { return a->ts < b->ts; });
+    for (auto* f : old) Write(w, *f);
+    if (old.size() == pending_.size()) {
+      pending_.clear();
+      return;
+    }
+    for (auto it = pending_.begin(); it != pending_.end();) it = it->second.ts < ts ? pending_.erase(it) : std::next(it);
   }
 
   // Marks pages [first, last] of a file touched (nothing for -1 or an
@@ -180,6 +194,7 @@ class FaultsGroup : public SkelGroup<faults> {
   };
 
   uint64_t start_ns_ = 0;
+  uint64_t latest_ts_ = 0;  // the newest event's kernel ns
   bool lean_ = false;
   int fault_ = -1, total_ = -1, ledger_ = -1;
   std::unordered_map<uint32_t, PendingFault> pending_;
