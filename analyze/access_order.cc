@@ -262,9 +262,8 @@ Result<AccessOrder> FileAccessOrder(Db& db, int64_t run_id) {
 }
 
 bool RecordedWithoutReadahead(Db& db, int64_t run_id) {
-  auto off = db.QueryInt("SELECT COALESCE(json_extract(settings_json, '$.no_readahead'), 0) FROM run WHERE id = " +
-                         std::to_string(run_id));
-  return off.ok() && *off;
+  auto settings = ReadRunSettings(db, run_id);
+  return settings.ok() && settings->no_readahead;
 }
 
 }  // namespace syspgo

@@ -109,10 +109,11 @@ Result<std::string> IoReport(Db& db, const RunInfo& run, const IoQuery& q, bool 
   // (bpf/fileio.bpf.c); below it only some are rows.
   auto tier = RecordingTier(db, run.id, "fileio");
   if (!tier) return tier.error();
-  auto kept = db.QueryInt("SELECT COALESCE(json_extract(settings_json, '$.offcpu_min_ns'), 0) FROM run WHERE id = " +
-                          std::to_string(run.id));
-  if (*tier == Tier::kLean && kept.ok() && q.slower_ns < *kept)
-    out += "note: this run's lean tier kept calls of " + FormatNs(static_cast<uint64_t>(*kept)) +
+  auto settings = ReadRunSettings(db, run.id);
+  if (!settings) return settings.error();
+  int64_t kept = settings->offcpu_min_ns;
+  if (*tier == Tier::kLean && q.slower_ns < kept)
+    out += "note: this run's lean tier kept calls of " + FormatNs(static_cast<uint64_t>(kept)) +
            " or more one by one (--offcpu-min-us); faster ones listed here are only those it kept for another "
            "reason (first touches, syncs); `analyze files` counts them all. Record with --detail full to list "
            "every call.\n";

@@ -63,12 +63,6 @@ constexpr char kOverflowSql[] =
 
 constexpr char kFaultsSql[] =
     "SELECT dev, ino, pgoff FROM {page_fault} WHERE run_id = ?1 AND dev != 0 AND pgoff >= 0";
-// The DAMON pageout schemes in force during the run (collect/damon.h).
-constexpr char kDamonSql[] = R"sql(
-SELECT json_extract(j.value, '$.path'), COALESCE(json_extract(j.value, '$.min_age'), -1),
-       COALESCE(json_extract(j.value, '$.aggr_us'), -1), COALESCE(json_extract(j.value, '$.min_age_us'), -1)
-FROM run, json_each(run.settings_json, '$.damon') AS j WHERE run.id = ?1
-)sql";
 constexpr char kCgroupsSql[] = "SELECT id, path, limit_bytes FROM memory_cgroup WHERE run_id = ?1";
 // Reads of each file's pages (file_dev is the file's st_dev).
 constexpr char kReadsSql[] = R"sql(
@@ -163,12 +157,12 @@ class Analysis {
   std::map<std::pair<uint64_t, uint64_t>, PagecacheFile> files_;
   std::map<std::pair<uint64_t, uint64_t>, PageState> state_;
   std::map<int64_t, std::pair<std::string, int64_t>> cgroups_;  // id -> path, limit (-1 unknown)
-  struct DamonScheme {
+  struct Pageout {
     std::string path;        // "kdamonds/K/contexts/C/schemes/S" or "damon_reclaim"
     int64_t min_age_ns = -1;  // -1 unknown
     int64_t aggr_ns = -1;     // kdamond schemes: the aggregation interval the age counts in
   };
-  std::vector<DamonScheme> damon_;  // pageout schemes in force; empty if none or not recorded
+  std::vector<Pageout> damon_;  // pageout schemes in force; empty if none or not recorded
   std::string DamonFix(const PagecacheFile& f) const;
 };
 
@@ -191,19 +185,16 @@ Status Analysis::LoadRun() {
   auto names = StackNames::Load(db_, q_.run_id);
   if (!names) return names.error();
   names_ = std::move(*names);
-  auto damon = db_.Prepare(kDamonSql);
-  if (!damon) return damon.error();
-  damon->Bind(1, q_.run_id);
-  Status err;
-  while (damon->Step(&err)) {
-    DamonScheme d{damon->Text(0)};
-    int64_t age = damon->Int(1), aggr_us = damon->Int(2), age_us = damon->Int(3);
-    if (aggr_us >= 0) d.aggr_ns = aggr_us * 1000;
-    if (age >= 0 && aggr_us >= 0) d.min_age_ns = age * aggr_us * 1000;
-    if (age_us >= 0) d.min_age_ns = age_us * 1000;
+  auto settings = ReadRunSettings(db_, q_.run_id);
+  if (!settings) return settings.error();
+  for (const DamonScheme& s : settings->damon.value_or(std::vector<DamonScheme>{})) {
+    Pageout d{s.path};
+    if (s.aggr_us >= 0) d.aggr_ns = s.aggr_us * 1000;
+    if (s.min_age >= 0 && s.aggr_us >= 0) d.min_age_ns = s.min_age * s.aggr_us * 1000;
+    if (s.min_age_us >= 0) d.min_age_ns = s.min_age_us * 1000;
     damon_.push_back(d);
   }
-  return err;
+  return {};
 }
 
 Deleter Analysis::Classify(int64_t stack_id, const std::string& comm) {
@@ -511,9 +502,9 @@ Finding Analysis::MakeFinding(const PagecacheFile& f) const {
 // No limit was hit: DAMON paged the file out as idle between its uses. The
 // scheme is named when the run recorded which one was in force.
 std::string Analysis::DamonFix(const PagecacheFile& f) const {
-  const DamonScheme* one = damon_.size() == 1 ? &damon_[0] : nullptr;
+  const Pageout* one = damon_.size() == 1 ? &damon_[0] : nullptr;
   std::string schemes;
-  for (const DamonScheme& d : damon_)
+  for (const Pageout& d : damon_)
     schemes += (schemes.empty() ? "" : ", ") + d.path +
                (d.min_age_ns >= 0 ? " (minimum age " + FormatNs(static_cast<uint64_t>(d.min_age_ns)) + ")" : "");
   std::string fix = "DAMON's proactive reclaim (kdamond, " +

@@ -172,16 +172,6 @@ class Longest {
   int64_t seen_ = 0, total_ns_ = 0;
 };
 
-// One number from run.settings_json, which the collector writes flat
-// ({"key": value, ...}): a lookup by key is all the page needs.
-int64_t SettingInt(const std::string& json, const std::string& key, int64_t dflt) {
-  auto at = json.find("\"" + key + "\"");
-  if (at == std::string::npos) return dflt;
-  at = json.find(':', at);
-  if (at == std::string::npos) return dflt;
-  return strtoll(json.c_str() + at + 1, nullptr, 10);
-}
-
 class ReportBuilder {
  public:
   ReportBuilder(Db& db, const RunInfo& run, const ReportOptions& o) : db_(db), run_(run), o_(o) {}
@@ -250,7 +240,7 @@ Status ReportBuilder::RunHeader(const FindingSet& set) {
   }
   w_.Field("span_ns", axis_.span).Field("bucket_origin_ns", axis_.origin);
   w_.Field("bucket_ns", static_cast<double>(axis_.span - axis_.origin) / o_.time_buckets);
-  w_.Field("offcpu_min_ns", SettingInt(settings, "offcpu_min_ns", 0));
+  w_.Field("offcpu_min_ns", ParseSettings(settings).offcpu_min_ns);
   w_.Key("probes").BeginArray();
   SYSPGO_TRY(ForEachRow(db_, What("run_probe"), kProbesSql, {run_.id}, [&](Stmt& s) {
     w_.BeginArray().Str(s.Text(0)).Int(s.Int(1)).Str(s.Text(2)).Int(s.Int(3)).EndArray();

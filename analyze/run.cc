@@ -61,4 +61,16 @@ std::string WithRunTables(Db& db, std::string sql) {
   return sql;
 }
 
+Result<RunSettings> ReadRunSettings(Db& db, int64_t run_id) {
+  auto st = db.Prepare("SELECT settings_json FROM run WHERE id = ?1");
+  if (!st) return st.error();
+  st->Bind(1, run_id);
+  Status err;
+  if (!st->Step(&err)) {
+    if (!err.ok()) return err.error();
+    return MakeError("profile database '" + db.path() + "' has no run " + std::to_string(run_id) + ".", ENOENT);
+  }
+  return ParseSettings(st->Text(0));
+}
+
 }  // namespace syspgo

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/result.h"
+#include "common/run_settings.h"
 #include "common/sqlite.h"
 
 namespace syspgo {
@@ -39,6 +40,10 @@ std::string WithRunTables(Db& db, std::string sql);
 // full`, every run before schema version 3, and the fileio group's before
 // version 4). Analyses read the tier's tables and say which they read.
 enum class Tier { kFull, kLean };
+// What run `run_id` was recorded with (run.settings_json); an error if the
+// run does not exist.
+Result<RunSettings> ReadRunSettings(Db& db, int64_t run_id);
+
 Result<Tier> RecordingTier(Db& db, int64_t run_id, const std::string& group);
 const char* TierName(Tier t);  // "full" / "lean"
 

@@ -12,12 +12,13 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "analyze/run.h"
+
 namespace syspgo {
 namespace {
 
 constexpr char kProbeSql[] =
     "SELECT attached, detail FROM run_probe WHERE run_id = ?1 AND probe_group = 'cpu'";
-constexpr char kSettingsSql[] = "SELECT settings_json FROM run WHERE id = ?1";
 constexpr char kSamplesSql[] =
     "SELECT pid, kernel, ip, user_stack_id, kernel_stack_id, MAX(ts), COUNT(*) FROM cpu_sample "
     "WHERE run_id = ?1 GROUP BY pid, kernel, ip, user_stack_id, kernel_stack_id "
@@ -62,16 +63,6 @@ std::vector<uint64_t> Frames(Stmt& st, int col) {
   return out;
 }
 
-// The value of "key": "..." in the run's settings JSON ("" if absent).
-std::string SettingText(const std::string& json, const std::string& key) {
-  std::string pat = "\"" + key + "\": \"";
-  size_t at = json.find(pat);
-  if (at == std::string::npos) return "";
-  at += pat.size();
-  size_t end = json.find('"', at);
-  return end == std::string::npos ? "" : json.substr(at, end - at);
-}
-
 }  // namespace
 
 Result<SampleSet> LoadCpuSamples(Db& db, int64_t run_id, bool offcpu) {
@@ -85,18 +76,10 @@ Result<SampleSet> LoadCpuSamples(Db& db, int64_t run_id, bool offcpu) {
   // Period from the collector's settings ("freq_hz": N), and the build-ids
   // of the kernel and of the vDSO (which the mapping table cannot read).
   std::string vdso_build_id;
-  if (auto st = db.Prepare(kSettingsSql)) {
-    st->Bind(1, run_id);
-    if (st->Step()) {
-      std::string s = st->Text(0);
-      size_t at = s.find("\"freq_hz\":");
-      if (at != std::string::npos) {
-        long long hz = atoll(s.c_str() + at + 10);
-        if (hz > 0) set.period_ns = 1000000000ull / static_cast<uint64_t>(hz);
-      }
-      set.kernel_build_id = SettingText(s, "kernel_build_id");
-      vdso_build_id = SettingText(s, "vdso_build_id");
-    }
+  if (auto settings = ReadRunSettings(db, run_id); settings.ok()) {
+    if (settings->freq_hz > 0) set.period_ns = 1000000000ull / settings->freq_hz;
+    set.kernel_build_id = settings->kernel_build_id;
+    vdso_build_id = settings->vdso_build_id;
   }
 
   // Mappings, per pid, each user file once in `binaries`.

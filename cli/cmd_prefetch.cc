@@ -375,7 +375,7 @@ int Prefetch(const std::vector<std::string>& args) {
       PrintStats(with_command ? stderr : stdout, plan.value(), s, o.verbose);
     if (!with_command) {
       DamonPageouts damon = ReadDamonPageouts();
-      std::string extra = "\"damon_pageout\": " + damon.json;
+      std::string extra = "\"damon_pageout\": " + DamonSchemesJson(damon.schemes);
       int rc = 0;
       if (o.hold) {
         auto holder = StartHolder(plan.value(), s, o.hold);

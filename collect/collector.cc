@@ -28,6 +28,7 @@
 #include "collect/writer.h"
 #include "common/identity.h"
 #include "common/profile_db.h"
+#include "common/run_settings.h"
 #include "common/util.h"
 
 namespace syspgo {
@@ -70,7 +71,9 @@ int OnEvent(void* ctx, void* data, size_t size) {
 // it shares with the collector (libc, libstdc++, libm...) already there:
 // fault-around maps them without a fault, and a plan of the touched pages
 // alone would miss them (optimize/plan_from_run.cc adds them back).
-std::string CollectorFilesJson() {
+// The files the collector itself maps (its binary, its libraries): a cold
+// start's plan leaves them out, since they are not the command's.
+std::vector<std::pair<uint64_t, uint64_t>> CollectorFiles() {
   std::ifstream maps("/proc/self/maps");
   std::set<std::pair<uint64_t, uint64_t>> files;
   std::string line;
@@ -80,10 +83,7 @@ std::string CollectorFilesJson() {
     if (sscanf(line.c_str(), "%*s %*s %*s %x:%x %llu", &maj, &min, &ino) == 3 && ino != 0)
       files.insert({makedev(maj, min), ino});
   }
-  std::string out;
-  for (const auto& [dev, ino] : files)
-    out += (out.empty() ? "[" : ", [") + std::to_string(dev) + ", " + std::to_string(ino) + "]";
-  return "[" + out + "]";
+  return {files.begin(), files.end()};
 }
 
 // The GNU build-id (lowercase hex) in a block of ELF notes; "" if none.
@@ -135,20 +135,23 @@ std::string VdsoBuildId() {
   return "";
 }
 
-std::string SettingsJson(const CollectRequest& req, const CollectOptions& o, uint64_t memory_budget,
-                         const std::vector<std::string>& groups) {
-  std::string probes;
-  for (auto& g : groups) probes += (probes.empty() ? "\"" : ", \"") + g + "\"";
-  return "{\"probes\": [" + probes + "], \"ringbuf_bytes\": " + std::to_string(o.ringbuf_bytes) +
-         ", \"memory_budget_bytes\": " + std::to_string(memory_budget) +
-         ", \"freq_hz\": " + std::to_string(o.freq_hz) + ", \"offcpu_min_ns\": " + std::to_string(o.offcpu_min_ns) +
-         ", \"irq_min_ns\": " + std::to_string(o.irq_min_ns) + ", \"detail\": \"" + DetailName(o.detail) + "\"" + ", \"cold\": " + (req.cold ? "true" : "false") +
-         ", \"no_readahead\": " + (req.no_readahead ? "true" : "false") +
-         ", \"collector_files\": " + CollectorFilesJson() + ", \"kernel_build_id\": \"" + KernelBuildId() + "\", \"vdso_build_id\": \"" + VdsoBuildId() + "\"" +
-         (std::find(groups.begin(), groups.end(), "pagecache") != groups.end()
-              ? ", \"damon\": " + DamonPageoutJson()
-              : std::string()) +
-         "}";
+std::string Settings(const CollectRequest& req, const CollectOptions& o, uint64_t memory_budget,
+                     const std::vector<std::string>& groups) {
+  RunSettings s;
+  s.probes = groups;
+  s.ringbuf_bytes = o.ringbuf_bytes;
+  s.memory_budget_bytes = memory_budget;
+  s.freq_hz = o.freq_hz;
+  s.offcpu_min_ns = static_cast<int64_t>(o.offcpu_min_ns);
+  s.irq_min_ns = static_cast<int64_t>(o.irq_min_ns);
+  s.detail = DetailName(o.detail);
+  s.cold = req.cold;
+  s.no_readahead = req.no_readahead;
+  s.collector_files = CollectorFiles();
+  s.kernel_build_id = KernelBuildId();
+  s.vdso_build_id = VdsoBuildId();
+  if (std::find(groups.begin(), groups.end(), "pagecache") != groups.end()) s.damon = ReadDamonPageouts().schemes;
+  return SettingsJson(s);
 }
 
 std::string SqlText(const std::string& s) {
@@ -419,7 +422,7 @@ Result<CollectResult> Collect(const CollectRequest& req) {
   std::vector<std::string> names;
   for (auto& g : groups) names.push_back(g->name());
   uint64_t start_real = Now(CLOCK_REALTIME), start_mono = Now(CLOCK_MONOTONIC);
-  auto run_id = InsertRun(db, req, root, start_real, start_mono, SettingsJson(req, opts, plan->total, names));
+  auto run_id = InsertRun(db, req, root, start_real, start_mono, Settings(req, opts, plan->total, names));
   if (!run_id) {
     abort_child();
     return run_id.error();

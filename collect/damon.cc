@@ -27,6 +27,11 @@ bool IsNumber(const std::string& s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
+// A sysfs number, -1 if the file held none (or one too large to be a knob).
+int64_t Number(const std::string& s) {
+  return IsNumber(s) && s.size() <= 18 ? std::stoll(s) : -1;
+}
+
 // Numbered entries (0, 1, ...) of a sysfs directory, in numeric order.
 std::vector<std::string> Numbered(const fs::path& dir) {
   std::vector<std::string> out;
@@ -39,14 +44,8 @@ std::vector<std::string> Numbered(const fs::path& dir) {
   return out;
 }
 
-struct Pageout {
-  std::string path, ops;
-  std::string min_age, aggr_us;  // kdamond: aggregation intervals and their length
-  std::string min_age_us;        // damon_reclaim
-};
-
-std::vector<Pageout> Pageouts(const std::string& sysfs) {
-  std::vector<Pageout> out;
+std::vector<DamonScheme> Pageouts(const std::string& sysfs) {
+  std::vector<DamonScheme> out;
   const fs::path admin = fs::path(sysfs) / "kernel/mm/damon/admin/kdamonds";
   for (const std::string& k : Numbered(admin)) {
     if (Read(admin / k / "state") != "on") continue;
@@ -58,15 +57,18 @@ std::vector<Pageout> Pageouts(const std::string& sysfs) {
         const fs::path scheme = ctx / "schemes" / s;
         if (Read(scheme / "action") != "pageout") continue;
         std::string age = Read(scheme / "access_pattern/age/min");
-        out.push_back({"kdamonds/" + k + "/contexts/" + c + "/schemes/" + s, Read(ctx / "operations"),
-                       IsNumber(age) ? age : "-1", IsNumber(aggr) ? aggr : "-1", ""});
+        DamonScheme d{"kdamonds/" + k + "/contexts/" + c + "/schemes/" + s, Read(ctx / "operations")};
+        d.min_age = Number(age);
+        d.aggr_us = Number(aggr);
+        out.push_back(std::move(d));
       }
     }
   }
   const fs::path reclaim = fs::path(sysfs) / "module/damon_reclaim/parameters";
   if (Read(reclaim / "enabled") == "Y") {
-    std::string age = Read(reclaim / "min_age");
-    out.push_back({"damon_reclaim", "", "", "", IsNumber(age) ? age : "-1"});
+    DamonScheme d{"damon_reclaim"};
+    d.min_age_us = Number(Read(reclaim / "min_age"));
+    out.push_back(std::move(d));
   }
   return out;
 }
@@ -81,28 +83,18 @@ std::string Seconds(double us) {
 
 DamonPageouts ReadDamonPageouts(const std::string& sysfs) {
   DamonPageouts out;
-  std::string json;
-  for (const Pageout& p : Pageouts(sysfs)) {
-    bool reclaim = p.path == "damon_reclaim";
-    json += json.empty() ? "" : ", ";
-    if (reclaim)
-      json += "{\"path\": \"damon_reclaim\", \"min_age_us\": " + p.min_age_us + "}";
-    else
-      json += "{\"path\": \"" + p.path + "\", \"ops\": \"" + JsonEscape(p.ops) + "\", \"min_age\": " + p.min_age +
-              ", \"aggr_us\": " + p.aggr_us + "}";
-    bool known = reclaim ? p.min_age_us != "-1" : p.min_age != "-1" && p.aggr_us != "-1";
+  out.schemes = Pageouts(sysfs);
+  for (const DamonScheme& d : out.schemes) {
+    bool reclaim = d.path == "damon_reclaim";
+    bool known = reclaim ? d.min_age_us >= 0 : d.min_age >= 0 && d.aggr_us >= 0;
     std::string idle = "pageout";
-    if (known) {
-      double us = reclaim ? std::stod(p.min_age_us) : std::stod(p.min_age) * std::stod(p.aggr_us);
-      idle += " after " + Seconds(us) + " idle";
-    }
+    if (known) idle += " after " + Seconds(reclaim ? d.min_age_us : static_cast<double>(d.min_age) * d.aggr_us) + " idle";
     out.descriptions.push_back(reclaim ? "the damon_reclaim module: " + idle
-                                       : "kdamond scheme " + p.path + " (" + p.ops + "): " + idle);
+                                       : "kdamond scheme " + d.path + " (" + d.ops + "): " + idle);
   }
-  out.json = "[" + json + "]";
   return out;
 }
 
-std::string DamonPageoutJson(const std::string& sysfs) { return ReadDamonPageouts(sysfs).json; }
+std::string DamonPageoutJson(const std::string& sysfs) { return DamonSchemesJson(ReadDamonPageouts(sysfs).schemes); }
 
 }  // namespace syspgo

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "common/run_settings.h"
+
 namespace syspgo {
 
 // The pageout schemes of running kdamonds under `sysfs` (normally "/sys"),
@@ -15,14 +17,15 @@ namespace syspgo {
 //   {"path": "kdamonds/0/contexts/0/schemes/0", "ops": "paddr",
 //    "min_age": 6, "aggr_us": 5000000}          (min_age in aggregation intervals)
 //   {"path": "damon_reclaim", "min_age_us": 120000000}
-// "[]" when DAMON is absent or runs no such scheme.
+// "[]" when DAMON is absent or runs no such scheme (common/run_settings.h
+// writes it).
 std::string DamonPageoutJson(const std::string& sysfs = "/sys");
 
-// The same schemes read once, as that JSON and one line each for people:
+// The same schemes read once, and one line each for people:
 // where the scheme is and after how long idle it pages memory out, e.g.
 //   "kdamond scheme kdamonds/0/contexts/0/schemes/0 (paddr): pageout after 30 s idle".
 struct DamonPageouts {
-  std::string json;
+  std::vector<DamonScheme> schemes;
   std::vector<std::string> descriptions;
 };
 DamonPageouts ReadDamonPageouts(const std::string& sysfs = "/sys");

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "analyze/access_order.h"
+#include "analyze/run.h"
 
 namespace syspgo {
 
@@ -46,13 +47,9 @@ Result<PlanFromRunResult> PlanFromRun(Db& db, int64_t run_id, const PlanFromRunO
   // replay maps none of them, so their fault-around windows count as
   // touched (without them clang-19 --version made 3 major faults after a
   // replay, reading 2.2 MiB of libstdc++, libm and libgcc_s).
-  std::set<std::pair<uint64_t, uint64_t>> shared;
-  if (auto st = db.Prepare("SELECT json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]') "
-                           "FROM run, json_each(run.settings_json, '$.collector_files') AS j WHERE run.id = ?1")) {
-    st->Bind(1, run_id);
-    Status err;
-    while (st->Step(&err)) shared.insert({static_cast<uint64_t>(st->Int(0)), static_cast<uint64_t>(st->Int(1))});
-  }
+  auto settings = ReadRunSettings(db, run_id);
+  if (!settings) return settings.error();
+  std::set<std::pair<uint64_t, uint64_t>> shared(settings->collector_files.begin(), settings->collector_files.end());
   // Files with direct evidence (a read or a fault) of which pages were used.
   std::vector<bool> direct(order->files.size(), false), is_shared(order->files.size(), false);
   for (const FileTouch& t : order->touches)

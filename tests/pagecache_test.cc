@@ -340,12 +340,12 @@ TEST(Damon, PageoutSchemesOfRunningKdamondsAndTheReclaimModule) {
   put(k1 + "state", "off");
   put(k1 + "contexts/0/schemes/0/action", "pageout");
   EXPECT_EQ(DamonPageoutJson(dir.path()),
-            R"([{"path": "kdamonds/0/contexts/0/schemes/1", "ops": "paddr", "min_age": 6, "aggr_us": 5000000}])");
+            R"([{"path":"kdamonds/0/contexts/0/schemes/1","ops":"paddr","min_age":6,"aggr_us":5000000}])");
   put("module/damon_reclaim/parameters/enabled", "Y");
   put("module/damon_reclaim/parameters/min_age", "120000000");
   EXPECT_EQ(DamonPageoutJson(dir.path()),
-            R"([{"path": "kdamonds/0/contexts/0/schemes/1", "ops": "paddr", "min_age": 6, "aggr_us": 5000000}, )"
-            R"({"path": "damon_reclaim", "min_age_us": 120000000}])");
+            R"([{"path":"kdamonds/0/contexts/0/schemes/1","ops":"paddr","min_age":6,"aggr_us":5000000},)"
+            R"({"path":"damon_reclaim","min_age_us":120000000}])");
   EXPECT_EQ(ReadDamonPageouts(dir.path()).descriptions,
             (std::vector<std::string>{"kdamond scheme kdamonds/0/contexts/0/schemes/1 (paddr): pageout after 30 s idle",
                                       "the damon_reclaim module: pageout after 120 s idle"}));

@@ -514,7 +514,8 @@ TEST(PrefetchCommand, WarmingAheadWarnsWhereDamonPagesOut) {
   bool warned = r.err.find("warning: DAMON proactive reclaim is on") != std::string::npos;
   EXPECT_EQ(warned, !schemes.empty()) << r.err;
   for (const auto& d : schemes) EXPECT_NE(r.err.find(d), std::string::npos) << r.err;
-  EXPECT_EQ(test::Json(out, "json.dumps(d['damon_pageout'])"), DamonPageoutJson()) << test::ReadAll(out);
+  EXPECT_EQ(test::Json(out, "json.dumps(d['damon_pageout'], separators=(',', ':'))"), DamonPageoutJson())
+      << test::ReadAll(out);
   ASSERT_NO_FATAL_FAILURE(w.EvictAll());
   r = test::RunCmd({test::SyspgoBin(), "prefetch", plan, "--", "true"});
   ASSERT_EQ(r.status, 0) << r.err;
