@@ -20,11 +20,14 @@
 //     of the I/O ones are read for their time windows only (through the
 //     block_rq time index), and the period is searched in their start
 //     times and in the thread's own syscalls between them.
+// What kind of wait an interval is, and the words of a finding (its title
+// and fix) and of a critical path's hop, come from the one table of wait
+// classes in stall_rules.h; this file finds the stalls and their facts.
 #include "analyze/stalls.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <map>
 #include <set>
 #include <tuple>
@@ -36,6 +39,7 @@
 #include "analyze/file_paths.h"
 #include "analyze/finding_print.h"
 #include "analyze/stack_names.h"
+#include "analyze/stall_rules.h"
 #include "analyze/wait_interval.h"
 #include "common/util.h"
 
@@ -136,17 +140,6 @@ const std::set<std::string>& FileFollowUps() {
   return s;
 }
 
-// Frames that only say "the thread slept", not what for.
-const std::set<std::string>& SchedulerFrames() {
-  static const std::set<std::string> s = {
-      "__schedule", "schedule", "schedule_timeout", "io_schedule", "io_schedule_timeout", "schedule_preempt_disabled",
-      "schedule_hrtimeout_range", "schedule_hrtimeout_range_clock", "preempt_schedule", "preempt_schedule_common",
-      "__cond_resched", "bit_wait_io", "bit_wait", "__wait_on_bit", "out_of_line_wait_on_bit", "__wait_on_bit_lock",
-      "folio_wait_bit_common", "folio_wait_bit", "wait_for_completion_io_timeout", "wait_for_completion_io",
-      "wait_for_completion", "wait_for_completion_timeout", "__wait_for_common", "wait_woken", "io_schedule_prepare"};
-  return s;
-}
-
 // Frames of the wakeup itself, above what caused it.
 const std::set<std::string>& WakeFrames() {
   static const std::set<std::string> s = {
@@ -156,30 +149,6 @@ const std::set<std::string>& WakeFrames() {
       "folio_wake_bit", "wake_up_var", "complete", "ttwu_do_activate", "pollwake", "ep_poll_callback",
       "hrtimer_wakeup"};
   return s;
-}
-
-bool HasFrame(const std::vector<std::string>& k, std::initializer_list<const char*> prefixes) {
-  for (const std::string& f : k)
-    for (const char* p : prefixes)
-      if (f.starts_with(p)) return true;
-  return false;
-}
-
-// The first frame below the scheduler's: the function that decided to wait.
-std::string Waiter(const std::vector<std::string>& k) {
-  for (const std::string& f : k)
-    if (!SchedulerFrames().count(f)) return f;
-  return "";
-}
-
-// The syscall a kernel stack is in ("" if none): its outermost sys_ frame.
-std::string StackSyscall(const std::vector<std::string>& k) {
-  for (size_t i = k.size(); i-- > 0;) {
-    for (const char* p : {"__x64_sys_", "__ia32_sys_", "__se_sys_", "__do_sys_"}) {
-      if (k[i].starts_with(p)) return k[i].substr(strlen(p));
-    }
-  }
-  return "";
 }
 
 struct Episode {
@@ -218,64 +187,6 @@ void AddCall(Episode& ep, const CallRow& r, const std::string& name, int64_t dir
     }
   }
   if (dirty_before >= 0) ep.synced = std::max(ep.synced, dirty_before);
-}
-
-struct Wait {
-  std::string cls;   // StallDetail::cause
-  std::string what;  // in words
-};
-
-std::string IoWhat(const std::vector<std::string>& k) {
-  if (HasFrame(k, {"balance_dirty_pages"}))
-    return "dirty-page throttling: the kernel held the writer until writeback caught up (balance_dirty_pages)";
-  if (HasFrame(k, {"folio_wait_writeback", "__filemap_fdatawait_range", "filemap_fdatawait", "wait_on_page_writeback"}))
-    return "writeback of the file's dirty pages to disk";
-  if (HasFrame(k, {"blkdev_issue_flush"})) return "the disk to flush its write cache";
-  if (HasFrame(k, {"blkdev_issue_discard", "__blkdev_issue_discard"})) return "discard (TRIM) of the freed blocks";
-  if (HasFrame(k, {"jbd2_"})) return "the filesystem journal";
-  if (HasFrame(k, {"filemap_fault", "do_read_fault"})) return "a page of a mapped file read from disk, in a page fault";
-  if (HasFrame(k, {"filemap_read", "filemap_get_pages", "filemap_update_page"})) return "file data read from disk";
-  std::string w = Waiter(k);
-  if (HasFrame(k, {"ext4_read_bh", "__ext4_get_inode_loc", "ext4_bread", "__sync_dirty_buffer", "ext4_wait_block_bitmap",
-                   "__ext4_find_entry", "__bread"}))
-    return "filesystem metadata I/O in " + w;
-  return w.empty() ? "block I/O" : "block I/O in " + w;
-}
-
-// What an interval waited for, from its state, kernel stack and syscall.
-Wait Classify(const Interval& iv, const std::vector<std::string>& k, const std::string& syscall) {
-  if (!iv.blocked()) return {"cpu", "a CPU: the thread was runnable, but other tasks had the CPUs"};
-  if (HasFrame(k, {"io_schedule", "balance_dirty_pages", "submit_bio_wait", "blk_mq_get_tag", "jbd2_"}))
-    return {"io", IoWhat(k)};
-  if (HasFrame(k, {"futex_"})) return {"lock", "a futex: a mutex, condition variable or thread join"};
-  if (HasFrame(k, {"hrtimer_nanosleep", "do_nanosleep", "common_nsleep"})) return {"sleep", "a timer: the thread slept"};
-  // anon_pipe_*: pipes got their own file operations in 6.15.
-  if (HasFrame(k, {"pipe_read", "anon_pipe_read"})) return {"pipe", "data in a pipe: its writer had not written yet"};
-  if (HasFrame(k, {"pipe_write", "anon_pipe_write"})) return {"pipe", "room in a full pipe: its reader was behind"};
-  if (HasFrame(k, {"do_sys_poll", "do_select", "core_sys_select", "ep_poll", "do_epoll_wait"}))
-    return {"poll", "an event on file descriptors (poll, select or epoll)"};
-  if (HasFrame(k, {"sock_", "tcp_", "udp_", "unix_stream", "unix_dgram", "inet_", "sk_wait", "__skb_wait"}))
-    return {"socket", "a socket: data to receive or room to send"};
-  if (HasFrame(k, {"do_wait", "kernel_wait4"})) return {"child", "a child process to exit"};
-  if (HasFrame(k, {"n_tty_read", "tty_"})) return {"device", "terminal input"};
-  if (HasFrame(k, {"__mutex_lock", "mutex_lock", "rwsem_down", "down_read", "down_write", "__down"}))
-    return {"kernel-lock", "a kernel lock held by another task, in " + Waiter(k)};
-  if (HasFrame(k, {"asm_exc_page_fault", "exc_page_fault"})) return {"page-fault", "a page fault, in " + Waiter(k)};
-  // No telling frames (no kallsyms, or an unusual path): the syscall and
-  // the kind of file say what it is.
-  if (syscall == "nanosleep" || syscall == "clock_nanosleep") return {"sleep", "a timer: the thread slept"};
-  if (syscall == "futex") return {"lock", "a futex: a mutex, condition variable or thread join"};
-  if (syscall.starts_with("epoll") || syscall == "poll" || syscall == "ppoll" || syscall.starts_with("select") ||
-      syscall == "pselect6")
-    return {"poll", "an event on file descriptors (poll, select or epoll)"};
-  if (syscall == "wait4" || syscall == "waitid") return {"child", "a child process to exit"};
-  int64_t fmt = iv.call_kind & kFmt;
-  if (fmt == kFifo) return {"pipe", "a pipe"};
-  if (fmt == kSock) return {"socket", "a socket: data to receive or room to send"};
-  if (fmt == kChr) return {"device", "a device"};
-  if (fmt == kReg || fmt == kBlk) return {"io", "file I/O"};
-  std::string w = Waiter(k);
-  return {"other", w.empty() ? "an event the recorded stacks do not show" : "an event in " + w};
 }
 
 struct ThreadName {
@@ -346,6 +257,8 @@ class Analysis {
   Finding MakeFinding(const std::vector<const Stall*>& occ, StallDetail* d);
   const ThreadName* Thread(int64_t tid, int64_t ts) const;
   std::string Comm(int64_t tid, int64_t pid, int64_t ts) const;
+  // What an interval waited for; `syscall` gets the syscall it was in.
+  Wait Classify(const Interval& iv, std::string* syscall = nullptr);
   std::string WakerText(const Interval& iv);
   std::string Doing(const Interval& iv);
   std::string Busy(const Interval& iv);
@@ -610,14 +523,15 @@ void Analysis::MakeStalls() {
     s.ep = &ep;
     s.dev = ep.dev;
     s.ino = ep.ino;
+    // By the class's name: of two kinds with as much time, the one whose
+    // name sorts first dominates.
     std::map<std::string, int64_t> by_cls;
     for (size_t i : ep.ivs) {
       const Interval& iv = ivs[i];
       taken.insert({ep.tid, i});
       if (!iv.blocked()) continue;
-      std::string sc = iv.call.empty() ? StackSyscall(Kernel(iv.kstack)) : iv.call;
-      Wait w = Classify(iv, Kernel(iv.kstack), sc);
-      by_cls[w.cls] += iv.dur;
+      Wait w = Classify(iv);
+      by_cls[WaitClassName(w.cls)] += iv.dur;
       s.waits[w.what] += iv.dur;
     }
     std::string cls = std::max_element(by_cls.begin(), by_cls.end(),
@@ -626,9 +540,8 @@ void Analysis::MakeStalls() {
     for (size_t i : ep.ivs) {
       const Interval& iv = ivs[i];
       if (!iv.blocked()) continue;
-      std::string sc = iv.call.empty() ? StackSyscall(Kernel(iv.kstack)) : iv.call;
-      Wait w = Classify(iv, Kernel(iv.kstack), sc);
-      if (w.cls == cls && (!s.rep || iv.dur > s.rep->dur)) {
+      Wait w = Classify(iv);
+      if (WaitClassName(w.cls) == cls && (!s.rep || iv.dur > s.rep->dur)) {
         s.rep = &iv;
         s.wait = w;
       }
@@ -646,8 +559,7 @@ void Analysis::MakeStalls() {
       s.start = iv.ts;
       s.end = iv.end();
       (iv.blocked() ? s.blocked : s.runnable) = iv.dur;
-      s.syscall = iv.call.empty() ? StackSyscall(Kernel(iv.kstack)) : iv.call;
-      s.wait = Classify(iv, Kernel(iv.kstack), s.syscall);
+      s.wait = Classify(iv, &s.syscall);
       if (iv.blocked()) s.waits[s.wait.what] = iv.dur;
       s.rep = &iv;
       stalls_.push_back(std::move(s));
@@ -658,8 +570,8 @@ void Analysis::MakeStalls() {
 // The file of a stall, and the key that groups stalls with the same cause.
 void Analysis::Describe(Stall& s) {
   std::string comm = Comm(s.tid, s.pid, s.start);
-  std::string who = comm + "|" + (s.tid == s.pid ? "main" : "thread") + "|" + s.wait.cls;
-  if (s.wait.cls == "cpu") {
+  std::string who = comm + "|" + (s.tid == s.pid ? "main" : "thread") + "|" + WaitClassName(s.wait.cls);
+  if (s.wait.cls == WaitClass::kCpu) {
     s.key = who;  // preemption is one cause, whatever the thread was doing
     return;
   }
@@ -676,8 +588,8 @@ void Analysis::Describe(Stall& s) {
             (s.ep->regular || !s.ep->lookup.empty() ? PathShape(s.path) : KindName(s.ep->kind));
     return;
   }
-  bool fault = HasFrame(Kernel(s.rep->kstack), {"asm_exc_page_fault", "exc_page_fault"});
-  if (s.wait.cls == "page-fault" || (s.wait.cls == "io" && fault)) {
+  // A wait on the disk in a page fault is about the fault's file.
+  if (RuleOf(s.wait.cls).disk && InPageFault(Kernel(s.rep->kstack))) {
     if (auto st = db_.Prepare(kFaultSql)) {  // the faults group may not have been recorded
       st->Bind(1, q_.run_id).Bind(2, s.tid).Bind(3, s.start).Bind(4, s.start - kFaultLookbackNs);
       if (st->Step() && st->Int(1) != 0) {
@@ -694,7 +606,7 @@ void Analysis::Describe(Stall& s) {
 }
 
 Status Analysis::AddBlock(Stall& s) {
-  if (s.wait.cls != "io" && s.wait.cls != "page-fault") return {};  // never blame I/O for other waits
+  if (!RuleOf(s.wait.cls).disk) return {};  // never blame I/O for other waits
   auto st = db_.Prepare(kBlockSql);
   if (!st) return st.error();
   st->Bind(1, q_.run_id).Bind(2, s.start - kBlockLookbackNs).Bind(3, s.end).Bind(4, s.start).Bind(5, s.tid);
@@ -753,27 +665,6 @@ std::string Analysis::WakerText(const Interval& iv) {
   return how.empty() ? who : who + ", " + how;
 }
 
-// How a hop of a critical path reads, by the kind of wait (Classify):
-// "waits on a socket in recvfrom". `%s` takes the syscall ("" if none),
-// `%w` the wait in words, `%f` " of FILE" when the file is known.
-struct DoingRule {
-  const char* cls;
-  const char* text;
-};
-constexpr DoingRule kDoingRules[] = {
-    {"io", "waits for %w%f"},
-    {"page-fault", "waits for a page fault%f"},
-    {"lock", "waits on a futex%s"},
-    {"sleep", "sleeps%s"},
-    {"pipe", "waits on a pipe%s"},
-    {"socket", "waits on a socket%s"},
-    {"poll", "waits for events%s"},
-    {"child", "waits for a child process%s"},
-    {"kernel-lock", "waits for %w"},
-    {"device", "waits on a device%s"},
-    {"cpu", "is runnable without a CPU"},
-};
-
 // The file an I/O wait is about: its episode's, or a page fault's.
 std::string Analysis::StallFile(const Interval& iv) {
   if (iv.episode >= 0) {
@@ -781,7 +672,7 @@ std::string Analysis::StallFile(const Interval& iv) {
     if (ep.regular) return paths_->At(ep.dev, ep.ino, iv.ts);
     return ep.lookup;
   }
-  if (!HasFrame(Kernel(iv.kstack), {"asm_exc_page_fault", "exc_page_fault"})) return "";
+  if (!InPageFault(Kernel(iv.kstack))) return "";
   auto st = db_.Prepare(kFaultSql);  // the faults group may not have been recorded
   if (!st) return "";
   st->Bind(1, q_.run_id).Bind(2, iv.tid).Bind(3, iv.ts).Bind(4, iv.ts - kFaultLookbackNs);
@@ -789,27 +680,18 @@ std::string Analysis::StallFile(const Interval& iv) {
   return paths_->At(static_cast<uint64_t>(st->Int(0)), static_cast<uint64_t>(st->Int(1)), iv.ts);
 }
 
+Wait Analysis::Classify(const Interval& iv, std::string* syscall) {
+  const std::vector<std::string>& k = Kernel(iv.kstack);
+  std::string sc = iv.call.empty() ? StackSyscall(k) : iv.call;
+  Wait w = ClassifyWait(iv.blocked(), k, sc, iv.call_kind);
+  if (syscall) *syscall = std::move(sc);
+  return w;
+}
+
 std::string Analysis::Doing(const Interval& iv) {
-  std::string sc = iv.call.empty() ? StackSyscall(Kernel(iv.kstack)) : iv.call;
-  Wait w = Classify(iv, Kernel(iv.kstack), sc);
-  std::string text = "waits for %w";
-  for (const DoingRule& r : kDoingRules)
-    if (w.cls == r.cls) text = r.text;
-  std::string out;
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != '%' || i + 1 == text.size()) {
-      out += text[i];
-      continue;
-    }
-    char c = text[++i];
-    if (c == 's' && !sc.empty()) out += " in " + sc;
-    if (c == 'w') out += w.what;
-    if (c == 'f' && (w.cls == "io" || w.cls == "page-fault")) {
-      std::string file = StallFile(iv);
-      if (!file.empty()) out += " of " + file;
-    }
-  }
-  return out;
+  std::string sc;
+  Wait w = Classify(iv, &sc);
+  return WaitDoing(w, sc, [&] { return StallFile(iv); });
 }
 
 std::string Analysis::Busy(const Interval& iv) {
@@ -845,11 +727,7 @@ CriticalPath& Analysis::Path() {
     h.kernel = [this](int64_t stack) -> const std::vector<std::string>& { return Kernel(stack); };
     h.traced = [this](int64_t tid) { return thread_names_.count(tid) > 0; };
     h.doing = [this](const Interval& iv) { return Doing(iv); };
-    h.disk = [this](const Interval& iv) {
-      std::string sc = iv.call.empty() ? StackSyscall(Kernel(iv.kstack)) : iv.call;
-      std::string cls = Classify(iv, Kernel(iv.kstack), sc).cls;
-      return cls == "io" || cls == "page-fault";
-    };
+    h.disk = [this](const Interval& iv) { return RuleOf(Classify(iv).cls).disk; };
     h.busy = [this](const Interval& iv) { return Busy(iv); };
     h.disk_requests = [this](const Interval& iv) { return DiskRequests(iv); };
     // The file's name by shape, as stalls group files (checkpoint-5.bin and
@@ -976,53 +854,6 @@ Period Analysis::FindPeriod(const std::vector<const Stall*>& all) {
   return p;
 }
 
-// `waker` names the task that ended the wait ("train (pid 100)").
-std::string Fix(const Stall& s, const std::string& who, const std::string& ops, const std::string& file,
-                const std::string& saves, const std::string& waker) {
-  const std::string& c = s.wait.cls;
-  if (c == "io" && s.ep && s.ep->regular) {
-    bool writes = s.ep->written > 0 || s.ep->synced >= 0;
-    if (writes)
-      return "Take the " + ops + " of " + file + " off " + who +
-             ": hand the data to a background writer thread (or write it asynchronously, e.g. with io_uring, or "
-             "buffer it and write it later), or write to faster storage. " + saves;
-    return "Read " + file + " before " + who + " needs it: in a background thread, with posix_fadvise(WILLNEED) or "
-           "readahead(2), or with a syspgo prefetch plan at deploy; keep it in memory if it is read again. " + saves;
-  }
-  if (c == "io" || c == "page-fault") {
-    if (c == "page-fault" || s.wait.what.starts_with("a page of a mapped file"))
-      return "The thread waits for pages of " + (file.empty() ? "a mapped file" : file) +
-             " to be read from disk as it touches them: prefetch them (madvise(MADV_WILLNEED), a syspgo prefetch "
-             "plan) or keep the file resident. " + saves;
-    return "Move the " + (ops.empty() ? "I/O" : ops) + (file.empty() ? "" : " of " + file) + " off " + who +
-           " (a background thread), or use faster storage. " + saves;
-  }
-  const std::string not_io = " This is not I/O: no disk is involved.";
-  if (c == "lock")
-    return "The thread waits on a futex that " + waker + " released: shorten the work done under the lock, split "
-           "the lock, or hand work over without waiting for it." + not_io;
-  if (c == "sleep")
-    return "The thread sleeps on purpose (" + ops + "): remove or shorten the sleep, or wait for the event itself "
-           "instead of a timer." + not_io;
-  if (c == "pipe")
-    return "The thread waits for the other end of a pipe (" + waker + "): the producer is slower than this "
-           "consumer; speed it up, or do other work while the data is not there." + not_io;
-  if (c == "socket")
-    return "The thread waits on a socket (" + waker + "): the peer is slower than this thread; overlap the wait "
-           "with other work or speed up the peer." + not_io;
-  if (c == "poll")
-    return "The thread waits for events in " + ops + ": idle time of an event loop. If events should have come "
-           "sooner, look at their source (" + waker + ")." + not_io;
-  if (c == "child") return "The thread waits for a child process to finish (" + waker + ")." + not_io;
-  if (c == "kernel-lock")
-    return "The thread waits for a kernel lock another task held (" + waker + "): look at what that task does "
-           "with the same file or object at the same time.";
-  if (c == "cpu")
-    return "The thread was ready to run, but other tasks had the CPUs: run less beside it, give it more CPUs, or "
-           "raise its priority (nice, cgroup cpu.weight). " + saves + " This is not I/O.";
-  return "The thread waits for " + s.wait.what + " (woken by " + waker + "): look at what that task does first.";
-}
-
 // What to do about a root that lies in another thread than the one waiting.
 std::string RootFix(const PathRoot& r) {
   switch (r.kind) {
@@ -1096,7 +927,7 @@ Finding Analysis::MakeFinding(const std::vector<const Stall*>& occ, StallDetail*
   f.count = n;
   f.share = report_.wall_ns > 0 ? static_cast<double>(f.total_ns) / static_cast<double>(report_.wall_ns) : 0;
   d->offcpu_ns = d->blocked_ns + d->runnable_ns;
-  d->cause = first.wait.cls;
+  d->cause = WaitClassName(first.wait.cls);
   d->comm = Comm(first.tid, first.pid, first.start);
   d->main_thread = first.tid == first.pid;
   d->pids.assign(pids.begin(), pids.end());
@@ -1143,7 +974,7 @@ Finding Analysis::MakeFinding(const std::vector<const Stall*>& occ, StallDetail*
       parts.push_back("then " + c + " (off-CPU " + FormatNs(static_cast<uint64_t>(inferred_ns[c] / n)) +
                       "; named from the kernel stack, fileio does not record it)");
     f.facts.emplace_back("syscalls", Join(parts, ", ") + (n > 1 ? ", per occurrence" : ""));
-  } else if (d->cause == "cpu") {
+  } else if (first.wait.cls == WaitClass::kCpu) {
     if (!first.syscall.empty()) f.facts.emplace_back("syscall", "in " + first.syscall + " when preempted (first one)");
   } else {
     f.facts.emplace_back("syscall", first.syscall.empty() ? "none (in user code)" : first.syscall);
@@ -1174,7 +1005,7 @@ Finding Analysis::MakeFinding(const std::vector<const Stall*>& occ, StallDetail*
                                       FormatNs(static_cast<uint64_t>(d->blocked_ns)) + " waiting, " +
                                       FormatNs(static_cast<uint64_t>(d->runnable_ns)) +
                                       " runnable without a CPU");
-  if (d->cause != "cpu") {
+  if (first.wait.cls != WaitClass::kCpu) {
     std::vector<std::pair<std::string, int64_t>> w(waits.begin(), waits.end());
     std::sort(w.begin(), w.end(), [](auto& a, auto& b) { return a.second > b.second || (a.second == b.second && a.first < b.first); });
     std::vector<std::string> parts;
@@ -1196,14 +1027,14 @@ Finding Analysis::MakeFinding(const std::vector<const Stall*>& occ, StallDetail*
       b += "; latency median " + FormatNs(static_cast<uint64_t>(Median(lat))) + ", worst " +
            FormatNs(static_cast<uint64_t>(*std::max_element(lat.begin(), lat.end())));
     f.facts.emplace_back("block I/O", b);
-  } else if (d->cause == "io" || d->cause == "page-fault") {
+  } else if (RuleOf(first.wait.cls).disk) {
     f.facts.emplace_back("block I/O", "none recorded for this thread or file in the window (was the block group on?)");
   }
   f.facts.emplace_back("woken by", d->waker);
   std::vector<std::string> user = names_->User(rep.rep->ustack, rep.pid, rep.rep->ts);
   if (!user.empty()) f.facts.emplace_back("user stack", Join(user, " < ", 6));
 
-  Period p = d->cause == "cpu" ? Period{} : FindPeriod(occ);
+  Period p = first.wait.cls == WaitClass::kCpu ? Period{} : FindPeriod(occ);
   f.period = p.text;
   d->period_ns = p.ns;
   d->period_steps = p.steps;
@@ -1211,44 +1042,25 @@ Finding Analysis::MakeFinding(const std::vector<const Stall*>& occ, StallDetail*
   if (occ.size() == 2)
     f.facts.emplace_back("apart", Seconds(occ[1]->start - occ[0]->start) + " (two occurrences: too few for a period)");
 
-  std::string file = d->file;
-  std::string saves = "That saves up to " + FormatNs(static_cast<uint64_t>(f.total_ns)) + " on this thread (" +
-                      FormatShare(f.share) + " of the run" +
-                      (n > 1 ? ", " + FormatNs(static_cast<uint64_t>(f.total_ns / n)) + " each time" : "") + ").";
+  StallWords words;
+  words.who = who;
+  words.ops = ops;
+  words.file = d->file;
+  words.what = rep.wait.what;
+  words.saves = "That saves up to " + FormatNs(static_cast<uint64_t>(f.total_ns)) + " on this thread (" +
+                FormatShare(f.share) + " of the run" +
+                (n > 1 ? ", " + FormatNs(static_cast<uint64_t>(f.total_ns / n)) + " each time" : "") + ").";
   const Interval& w = *rep.rep;
-  std::string waker = !w.woken ? "another task"
-                      : w.waker_pid == 0 ? "an interrupt"
-                                         : w.waker_comm + " (pid " + std::to_string(w.waker_pid) + ")";
-  f.fix = Fix(rep, who, ops, file, saves, waker);
-
-  // The headline.
-  const std::string& c = d->cause;
-  std::string sc = ops.empty() ? "" : " in " + ops;
-  if ((c == "io" && first.ep) || (c == "kernel-lock" && first.ep)) {
-    f.title = who + " stalls" + sc + " of " + file;
-    if (d->bytes_written) f.title += ", " + FormatBytes(static_cast<uint64_t>(d->bytes_written)) + " each time";
-    else if (d->bytes_read) f.title += ", " + FormatBytes(static_cast<uint64_t>(d->bytes_read)) + " each time";
-  } else if (c == "io" || c == "page-fault") {
-    f.title = who + " stalls" + sc + " waiting for " + d->wait + (file.empty() ? "" : ": " + file);
-  } else if (c == "lock") {
-    f.title = who + " waits on a lock or condition (futex)";
-  } else if (c == "sleep") {
-    f.title = who + " sleeps" + sc;
-  } else if (c == "pipe") {
-    f.title = who + " waits on a pipe" + sc;
-  } else if (c == "socket") {
-    f.title = who + " waits on a socket" + sc;
-  } else if (c == "poll") {
-    f.title = who + " waits for events" + sc;
-  } else if (c == "child") {
-    f.title = who + " waits for a child process" + sc;
-  } else if (c == "kernel-lock") {
-    f.title = who + " waits for a kernel lock" + sc;
-  } else if (c == "cpu") {
-    f.title = who + " is runnable but waits for a CPU (preempted)";
-  } else {
-    f.title = who + " waits" + sc + " for " + d->wait;
-  }
+  words.waker = !w.woken ? "another task"
+                : w.waker_pid == 0 ? "an interrupt"
+                                   : w.waker_comm + " (pid " + std::to_string(w.waker_pid) + ")";
+  if (d->bytes_written) words.each = FormatBytes(static_cast<uint64_t>(d->bytes_written)) + " each time";
+  else if (d->bytes_read) words.each = FormatBytes(static_cast<uint64_t>(d->bytes_read)) + " each time";
+  FixWhen use = FixWhen::kAlways;  // what the longest stall did to its file, if it was an operation on one
+  if (rep.ep && rep.ep->regular)
+    use = rep.ep->written > 0 || rep.ep->synced >= 0 ? FixWhen::kWritesFile : FixWhen::kReadsFile;
+  f.fix = StallFix(rep.wait.cls, use, words);
+  f.title = StallTitle(first.wait.cls, first.ep != nullptr, words);
 
   // Where the waits came down to: each interval followed through its
   // wakers (critical_path.h). When the main root lies in another thread,
@@ -1271,7 +1083,7 @@ Finding Analysis::MakeFinding(const std::vector<const Stall*>& occ, StallDetail*
   // CPUs its threads had to queue for on the way (a busy machine adds that
   // to every wait): the largest root that is no wait for a CPU goes first,
   // unless the stall is one (preemption).
-  if (first.wait.cls != "cpu") {
+  if (first.wait.cls != WaitClass::kCpu) {
     auto main = std::find_if(d->roots.begin(), d->roots.end(),
                              [](const RootShare& r) { return r.root.kind != PathRoot::Kind::kCpu; });
     if (main != d->roots.end()) std::rotate(d->roots.begin(), main, main + 1);

@@ -1,7 +1,8 @@
 #===- tests/diagnose.cmake - the diagnosing analyses (stalls, io, block, offcpu) ===#
-# One suite: the passes on a fixture database with their expected outputs
-# (analyze_diagnose_test.cc), and the stalls pass on real runs of
+# diagnose_test: the passes on a fixture database with their expected
+# outputs (analyze_diagnose_test.cc), and the stalls pass on real runs of
 # examples/checkpoint_stall and of the wait_kinds workload (diagnose_test.cc).
+# stall_rules_test: the stalls pass's table of wait classes alone.
 # The Python scenario needs python3-numpy installed.
 set(_diagnose_wl ${CMAKE_BINARY_DIR}/tests/workloads)
 add_executable(wait_kinds ${CMAKE_CURRENT_SOURCE_DIR}/workloads/wait_kinds.cc)
@@ -14,3 +15,7 @@ syspgo_test(diagnose_test SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/findings_json.cc)
 target_compile_definitions(diagnose_test PRIVATE SYSPGO_WORKLOADS_BIN="${_diagnose_wl}")
 add_dependencies(diagnose_test checkpoint_stall wait_kinds)
+
+# Frame lists and syscall names in, classes, titles and fixes out
+# (analyze/stall_rules.h): no database, no collection.
+syspgo_test(stall_rules_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/stall_rules_test.cc LIBS syspgo_analyze)
