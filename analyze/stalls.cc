@@ -95,12 +95,11 @@ WHERE b.run_id = ?1 AND b.ts >= ?2 AND b.ts < ?3 AND b.ts + b.dur > ?4
 ORDER BY b.ts, b.sector
 )sql";
 // What the cpu group sampled of a thread in user mode in [?2, ?3): time
-// it spent running its own code (the sampling period is in settings_json).
+// it spent running its own code (the sampling period is the run's freq_hz).
 constexpr char kUserSamplesSql[] =
     "SELECT COUNT(*) FROM cpu_sample WHERE run_id = ?1 AND ts >= ?2 AND ts < ?3 AND tid = ?4 AND kernel = 0";
 constexpr char kCpuProbeSql[] =
-    "SELECT r.settings_json FROM run_probe AS p JOIN run AS r ON r.id = p.run_id "
-    "WHERE p.run_id = ?1 AND p.probe_group = 'cpu' AND p.attached = 1";
+    "SELECT COUNT(*) FROM run_probe WHERE run_id = ?1 AND probe_group = 'cpu' AND attached = 1";
 // The page fault a thread waits in: the last one it began before sleeping.
 constexpr char kFaultSql[] =
     "SELECT dev, ino FROM page_fault WHERE run_id = ?1 AND tid = ?2 AND ts <= ?3 AND ts >= ?4 "
@@ -303,11 +302,10 @@ Status Analysis::LoadRun() {
   auto cpu = db_.Prepare(kCpuProbeSql);
   if (!cpu) return cpu.error();
   cpu->Bind(1, q_.run_id);
-  if (cpu->Step()) {
-    std::string settings = cpu->Text(0);
-    size_t at = settings.find("\"freq_hz\":");
-    long long hz = at == std::string::npos ? 0 : atoll(settings.c_str() + at + 10);
-    if (hz > 0) sample_period_ns_ = 1'000'000'000 / hz;
+  if (cpu->Step() && cpu->Int(0)) {
+    auto settings = ReadRunSettings(db_, q_.run_id);
+    if (!settings) return settings.error();
+    if (settings->freq_hz > 0) sample_period_ns_ = 1'000'000'000 / settings->freq_hz;
   }
 
   auto probe = db_.Prepare(kSchedProbeSql);

@@ -13,6 +13,7 @@
 // are left out where the question is which wait chain bounds the command.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -121,9 +122,12 @@ TEST(CriticalPath, RpcToASlowServerThreadComesDownToItsSleep) {
     (e["ph"] == "s" ? flows[e["id"]].first : flows[e["id"]].second) = e["tid"];
   }
   // One arrow per reply the client slept for: on a loaded machine a reply
-  // can arrive before the client is back in recvfrom (no wait, no arrow).
-  EXPECT_GE(flows.size(), 5u) << "an arrow for most of the 10 replies";
-  for (auto& [id, ft] : flows) EXPECT_EQ(ft, std::make_pair(server, main_tid)) << "flow " << id;
+  // can arrive before the client is back in recvfrom (no wait, no arrow),
+  // and the server's own accept can wait long enough to be a stall, with
+  // an arrow from the client's connect.
+  size_t replies = std::count_if(flows.begin(), flows.end(),
+                                 [&](auto& f) { return f.second == std::make_pair(server, main_tid); });
+  EXPECT_GE(replies, 5u) << "an arrow from the server to the client for most of the 10 replies";
   ASSERT_EQ(RunCmd({SyspgoBin(), "report", db, "-o", page}).status, 0);
   std::string html = ReadAll(page);
   size_t from = html.find("id=\"syspgo-data\">"), to = html.find("</script>", from);
