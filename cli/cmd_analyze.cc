@@ -1,6 +1,6 @@
 //===- cmd_analyze.cc - `syspgo analyze DB WHAT`: reports over a run ------===//
 #include <cstdio>
-#include <cstdlib>
+#include <cstdint>
 #include <functional>
 #include <map>
 
@@ -14,13 +14,14 @@
 #include "analyze/run.h"
 #include "analyze/stalls.h"
 #include "cli/command.h"
+#include "cli/options.h"
 #include "common/profile_db.h"
 #include "common/util.h"
 
 namespace syspgo::cli {
 namespace {
 
-const char kHelp[] = R"(usage: syspgo analyze DB WHAT [OPTIONS]
+const char kAbout[] = R"(usage: syspgo analyze DB WHAT [OPTIONS]
 
 Reports over one run of a profile database (the newest unless --run).
 
@@ -43,20 +44,9 @@ WHAT:
                used (pages faulted on or read), how much the kernel read for it
                (readahead included), whether in order; what to do when a cold
                start pages large files in at random (a prefetch plan)
+)";
 
-Options:
-  --run N      the run to read (default: the newest)
-  --json       JSON for machines instead of a table
-  --all        files, io: include pipes, sockets and devices, not only regular files
-  --threshold MS  stalls: shortest off-CPU time that is a stall (default 10)
-  --slower MS  io: shortest operation listed (default 10)
-  -v           stalls: show each finding's evidence (histogram, stacks, times)
-  --limit N    at most N rows (default: all; hot: 20 per table; pagecache, access: files)
-  --binary PATH  hot: only samples through this binary, and its functions
-  --pid N      hot: only this process
-  --debug-dir DIR  hot: also look for debug files under DIR/.build-id (repeatable)
-
-Examples:
+const char kExamples[] = R"(Examples:
   syspgo analyze run.db files
   syspgo analyze run.db files --json --run 2
   syspgo analyze run.db hot --binary ./my_program --limit 10
@@ -76,7 +66,7 @@ struct AnalyzeArgs {
   std::vector<std::string> debug_dirs;  // hot: --debug-dir
   int64_t threshold_ns = kDefaultStallThresholdNs;  // stalls: --threshold
   int64_t slower_ns = kDefaultSlowerNs;             // io: --slower
-  bool verbose = false;                             // stalls: -v
+  int verbose = 0;                                  // stalls: -v
 };
 
 int Files(Db& db, const RunInfo& run, const AnalyzeArgs& a) {
@@ -132,7 +122,7 @@ const std::map<std::string, std::function<int(Db&, const RunInfo&, const Analyze
   static const std::map<std::string, std::function<int(Db&, const RunInfo&, const AnalyzeArgs&)>> m = {
       {"files", Files},
       {"hot", Hot},
-      {"stalls", [](Db& db, const RunInfo& r, const AnalyzeArgs& a) { return Print(StallsReportText(db, r, {r.id, a.threshold_ns}, a.json, a.verbose)); }},
+      {"stalls", [](Db& db, const RunInfo& r, const AnalyzeArgs& a) { return Print(StallsReportText(db, r, {r.id, a.threshold_ns}, a.json, a.verbose > 0)); }},
       {"io", [](Db& db, const RunInfo& r, const AnalyzeArgs& a) { return Print(IoReport(db, r, {r.id, a.slower_ns, a.all, a.limit}, a.json)); }},
       {"block", [](Db& db, const RunInfo& r, const AnalyzeArgs& a) { return Print(BlockReport(db, r, a.json)); }},
       {"offcpu", [](Db& db, const RunInfo& r, const AnalyzeArgs& a) { return Print(OffCpuReport(db, r, a.limit, a.json)); }},
@@ -144,46 +134,43 @@ const std::map<std::string, std::function<int(Db&, const RunInfo&, const Analyze
 
 int Analyze(const std::vector<std::string>& args) {
   AnalyzeArgs a;
-  std::vector<std::string> pos;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& s = args[i];
-    if (s == "-h" || s == "--help") {
-      printf("%s", kHelp);
-      return 0;
-    } else if (s == "--json") {
-      a.json = true;
-    } else if (s == "--all") {
-      a.all = true;
-    } else if (s == "-v" || s == "--verbose") {
-      a.verbose = true;
-    } else if (s == "--threshold" || s == "--slower") {
-      char* end = nullptr;
-      double ms = i + 1 < args.size() ? strtod(args[i + 1].c_str(), &end) : 0;
-      if (i + 1 >= args.size() || *end || !(ms > 0 && ms <= 3.6e6))
-        return UsageError(s + " needs milliseconds from 0.001 to 3600000, e.g. " + s + " 10");
-      (s == "--threshold" ? a.threshold_ns : a.slower_ns) = static_cast<int64_t>(ms * 1e6);
-      ++i;
-    } else if (s == "--binary" || s == "--debug-dir") {
-      if (i + 1 >= args.size()) return UsageError(s + " needs a path");
-      if (s == "--binary") a.binary = args[++i];
-      else a.debug_dirs.push_back(args[++i]);
-    } else if (s == "--run" || s == "--limit" || s == "--pid") {
-      if (i + 1 >= args.size()) return UsageError(s + " needs a number");
-      char* end;
-      long long v = strtoll(args[++i].c_str(), &end, 10);
-      if (*end || v <= 0) return UsageError(s + " needs a number > 0, got '" + args[i] + "'");
-      if (s == "--run") a.run = v;
-      else if (s == "--pid") a.pid = v;
-      else a.limit = static_cast<size_t>(v);
-    } else if (!s.empty() && s[0] == '-') {
-      return UsageError("unknown option '" + s + "'; see 'syspgo analyze --help'");
-    } else {
-      pos.push_back(s);
-    }
-  }
-  if (pos.size() != 2) return UsageError("usage: syspgo analyze DB WHAT [--json] [--run N]; see --help");
-  a.db = pos[0];
-  a.what = pos[1];
+  double threshold_ms = static_cast<double>(a.threshold_ns) / 1e6, slower_ms = static_cast<double>(a.slower_ns) / 1e6;
+  auto app = NewApp("syspgo analyze", kAbout, kExamples);
+  app->add_option("db", a.db, "the profile database");
+  app->add_option("what", a.what, "the analysis");
+
+  app->option_defaults()->group("What to read");
+  app->add_option("--run", a.run, "the run to read (default: the newest)")
+      ->type_name("N")
+      ->transform(Whole(1, INT64_MAX, "a run number"));
+  app->add_flag("--all", a.all, "files, io: include pipes, sockets and devices, not only regular files");
+  app->add_option("--binary", a.binary, "hot: only samples through this binary, and its functions")->type_name("PATH");
+  app->add_option("--pid", a.pid, "hot: only this process")->type_name("N")->transform(Whole(1, UINT32_MAX, "a process id"));
+  Repeatable(app->add_option("--debug-dir", a.debug_dirs, "hot: also look for debug files under DIR/.build-id (repeatable)"))
+      ->type_name("DIR");
+
+  app->option_defaults()->group("Thresholds");
+  app->add_option("--threshold", threshold_ms, "stalls: shortest off-CPU time that is a stall, ms")
+      ->type_name("MS")
+      ->check(Number(0.001, 3.6e6, "milliseconds"))
+      ->capture_default_str();
+  app->add_option("--slower", slower_ms, "io: shortest operation listed, ms")
+      ->type_name("MS")
+      ->check(Number(0.001, 3.6e6, "milliseconds"))
+      ->capture_default_str();
+
+  app->option_defaults()->group("Output");
+  app->add_flag("--json", a.json, "JSON for machines instead of a table");
+  app->add_option("--limit", a.limit, "at most N rows (default: all; hot: 20 per table; pagecache, access: files)")
+      ->type_name("N")
+      ->transform(Whole(1, SIZE_MAX, "a number of rows"));
+  AddVerbosity(*app, &a.verbose, "stalls: show each finding's evidence (histogram, stacks, times)", "-v,--verbose");
+
+  if (auto exit = Parse(*app, args)) return *exit;
+  a.threshold_ns = static_cast<int64_t>(threshold_ms * 1e6);
+  a.slower_ns = static_cast<int64_t>(slower_ms * 1e6);
+  if (a.db.empty() || a.what.empty())
+    return UsageError("usage: syspgo analyze DB WHAT [--json] [--run N]; see --help");
   auto it = Analyses().find(a.what);
   if (it == Analyses().end()) {
     std::string names;

@@ -3,12 +3,13 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
+#include <algorithm>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "cli/options.h"
 #include "collect/collector.h"
 #include "common/files.h"
 #include "common/util.h"
@@ -16,47 +17,15 @@
 namespace syspgo::cli {
 namespace {
 
-const char kHelp[] = R"(usage: syspgo collect [OPTIONS] -- COMMAND [ARGS...]
+const char kAbout[] = R"(usage: syspgo collect [OPTIONS] -- COMMAND [ARGS...]
        syspgo collect [OPTIONS] -p PID
 
 Records COMMAND and every process it starts (forks, threads, execs) into a
 profile database. COMMAND is held before it starts until every probe is
 attached, so nothing early is missed. The exit status is COMMAND's.
+)";
 
-Output:
-  -o, --output DB        profile database to create or append a run to (default: syspgo.db)
-  --json FILE            also write the run's summary as JSON to FILE ('-': stdout): run id,
-                         events, events lost, the command's exit, each probe group
-
-Target:
-  -p, --pid PID          attach to a running process and its future children
-  --duration SECONDS     stop recording after SECONDS (a spawned command keeps running)
-  --cold                 drop the page cache just before COMMAND starts (a cold start, for
-                         prefetch plans; affects the whole machine)
-  --no-readahead         turn block-device readahead off until COMMAND ends, so that each
-                         page it uses is read and recorded by itself (for prefetch plans:
-                         optimize --pages touched; affects the whole machine meanwhile)
-
-Probes:
-  --probes LIST          comma-separated probe groups (default: all). Groups: %s
-  --freq HZ              cpu sampling frequency                         (default 999, 1..10000)
-  --memory-mb MB         the collector's whole memory: ring buffers, rows waiting for
-                         SQLite, SQLite's cache, the program; printed at the start (default 96)
-  --ringbuf-mb MB        ring buffer per group, MiB, a power of two (default: from --memory-mb,
-                         2 MiB or less; 1..1024)
-  --detail lean|full     lean: count in the kernel what analyses only count, keep single
-                         events where an analysis needs them; full: every event as a row
-                         (larger databases, events may be lost at high rates) (default lean)
-  --offcpu-min-us US     shortest off-CPU interval recorded, us         (default 1000);
-                         lean: also the shortest file read/write kept one by one
-  --irq-min-us US        interrupt handler runs recorded one by one, us (default 100)
-
-Other:
-  --as-root              under sudo, run COMMAND as root instead of the invoking user
-  -v, -vv, -vvv          more detail (libbpf warnings, info, debug)
-  -h, --help             this text
-
-Examples:
+const char kExamples[] = R"(Examples:
   sudo syspgo collect -o run.db -- dd if=/dev/zero of=f bs=1M count=10 conv=fsync
   sudo syspgo collect -o run.db --probes fileio,block -- ./train.sh
   sudo syspgo collect -o run.db -p 1234 --duration 30
@@ -65,101 +34,109 @@ Examples:
 void OnSignal(int sig) { g_collect_stop_signal.store(sig); }
 void OnChild(int) {}  // only interrupts the poll, so a finished command ends the run at once
 
-bool ParseNum(const std::string& s, double lo, double hi, double* out) {
-  char* end = nullptr;
-  double v = strtod(s.c_str(), &end);
-  if (s.empty() || *end || v < lo || v > hi) return false;
-  *out = v;
-  return true;
+// The request `args` ask for, or the exit status of a usage error or --help.
+std::optional<int> ParseRequest(const std::vector<std::string>& args, CollectRequest* req, std::string* json_path) {
+  req->db_path = "syspgo.db";
+  std::string groups, detail = req->opts.detail == Detail::kFull ? "full" : "lean";
+  for (auto& g : AllProbeGroupNames()) groups += (groups.empty() ? "" : ", ") + g;
+  uint64_t memory_mb = 0, ringbuf_mb = 0;
+  double offcpu_us = static_cast<double>(req->opts.offcpu_min_ns) / 1000;
+  double irq_us = static_cast<double>(req->opts.irq_min_ns) / 1000;
+  std::string probes;
+  auto app = NewApp("syspgo collect", kAbout, kExamples);
+
+  app->option_defaults()->group("Output");
+  app->add_option("-o,--output", req->db_path, "profile database to create or append a run to")
+      ->type_name("DB")
+      ->capture_default_str();
+  app->add_option("--json", *json_path,
+                  "also write the run's summary as JSON to FILE ('-': stdout): run id, events, events lost, the "
+                  "command's exit, each probe group")
+      ->type_name("FILE")
+      ->check(NonEmpty("a file path ('-' for stdout)"));
+
+  app->option_defaults()->group("Target");
+  app->add_option("-p,--pid", req->attach_pid, "attach to a running process and its future children")
+      ->type_name("PID")
+      ->transform(Whole(1, 1 << 30, "a process id"));
+  app->add_option("--duration", req->duration_s, "stop recording after SECONDS (a spawned command keeps running)")
+      ->type_name("SECONDS")
+      ->check(Number(0.001, 1e7, "seconds"));
+  app->add_flag("--cold", req->cold,
+                "drop the page cache just before COMMAND starts (a cold start, for prefetch plans; affects the "
+                "whole machine)");
+  app->add_flag("--no-readahead", req->no_readahead,
+                "turn block-device readahead off until COMMAND ends, so that each page it uses is read and "
+                "recorded by itself (for prefetch plans: optimize --pages touched; affects the whole machine "
+                "meanwhile)");
+
+  app->option_defaults()->group("Probes");
+  app->add_option("--probes", probes, "comma-separated probe groups (default: all). Groups: " + groups)
+      ->type_name("LIST")
+      ->check(ListOf(AllProbeGroupNames(), "probe group"));
+  app->add_option("--freq", req->opts.freq_hz, "cpu sampling frequency")
+      ->type_name("HZ")
+      ->transform(Whole(1, 10000, "a frequency in Hz"))
+      ->capture_default_str();
+  app->add_option("--memory-mb", memory_mb,
+                  "the collector's whole memory: ring buffers, rows waiting for SQLite, SQLite's cache, the "
+                  "program; printed at the start")
+      ->type_name("MB")
+      ->transform(Whole(16, 1 << 20, "a size in MiB"))
+      ->default_str(std::to_string(kCollectDefaultMemoryBytes >> 20));
+  app->add_option("--ringbuf-mb", ringbuf_mb,
+                  "ring buffer per group, MiB, a power of two (default: from --memory-mb, 2 MiB or less)")
+      ->type_name("MB")
+      ->transform(CLI::Validator(
+          [](std::string& v) -> std::string {
+            bool digits = !v.empty() && v.size() < 6 && v.find_first_not_of("0123456789") == std::string::npos;
+            uint64_t n = digits ? std::stoull(v) : 0;
+            if (n >= 1 && n <= 1024 && !(n & (n - 1))) return "";
+            return "needs a power of two from 1 to 1024 (MiB), got '" + v + "'";
+          },
+          "1..1024"));
+  Choices(app->add_option("--detail", detail,
+                          "lean: count in the kernel what analyses only count, keep single events where an analysis "
+                          "needs them; full: every event as a row (larger databases, events may be lost at high "
+                          "rates)"),
+          {"lean", "full"})
+      ->capture_default_str();
+  app->add_option("--offcpu-min-us", offcpu_us,
+                  "shortest off-CPU interval recorded, us; lean: also the shortest file read/write kept one by one")
+      ->type_name("US")
+      ->check(Number(0, 1e9, "microseconds"))
+      ->capture_default_str();
+  app->add_option("--irq-min-us", irq_us, "interrupt handler runs recorded one by one, us")
+      ->type_name("US")
+      ->check(Number(0, 1e9, "microseconds"))
+      ->capture_default_str();
+
+  app->option_defaults()->group("Other");
+  app->add_flag("--as-root", req->as_root, "under sudo, run COMMAND as root instead of the invoking user");
+  AddVerbosity(*app, &req->opts.verbose, "more detail: -v libbpf warnings, -vv info, -vvv debug");
+
+  if (auto exit = Parse(*app, args, Tail::kFirstWord, &req->argv)) return exit;
+  if (app->count("--probes")) {
+    req->opts.probes.clear();
+    for (auto& p : Split(probes, ',')) req->opts.probes.insert(Trim(p));
+  }
+  if (memory_mb) req->opts.memory_bytes = memory_mb << 20;
+  if (ringbuf_mb) req->opts.ringbuf_bytes = ringbuf_mb << 20;
+  req->opts.detail = detail == "full" ? Detail::kFull : Detail::kLean;
+  req->opts.offcpu_min_ns = static_cast<uint64_t>(offcpu_us * 1000);
+  req->opts.irq_min_ns = static_cast<uint64_t>(irq_us * 1000);
+  req->opts.verbose = std::min(req->opts.verbose, 3);
+  if (req->attach_pid && !req->argv.empty()) return UsageError("give either -p PID or a command, not both");
+  if (!req->attach_pid && req->argv.empty())
+    return UsageError("no command to record: syspgo collect -o run.db -- COMMAND [ARGS...] (or -p PID)");
+  return std::nullopt;
 }
 
 int Collect(const std::vector<std::string>& args) {
   CollectRequest req;
-  req.db_path = "syspgo.db";
   for (auto& g : AllProbeGroupNames()) req.opts.probes.insert(g);
-  bool as_root = false;
   std::string json_path;  // --json
-  std::string groups_list;
-  for (auto& g : AllProbeGroupNames()) groups_list += (groups_list.empty() ? "" : ", ") + g;
-
-  size_t i = 0;
-  auto value = [&](const std::string& opt, std::string* out) {
-    if (i + 1 >= args.size()) return false;
-    *out = args[++i];
-    (void)opt;
-    return true;
-  };
-  for (; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    std::string v;
-    double d;
-    if (a == "--") {
-      ++i;
-      break;
-    } else if (a == "-h" || a == "--help") {
-      printf(kHelp, groups_list.c_str());
-      return 0;
-    } else if (a == "-o" || a == "--output") {
-      if (!value(a, &req.db_path)) return UsageError(a + " needs a file path");
-    } else if (a == "-p" || a == "--pid") {
-      if (!value(a, &v) || !ParseNum(v, 1, 1 << 30, &d)) return UsageError(a + " needs a process id, e.g. -p 1234");
-      req.attach_pid = static_cast<pid_t>(d);
-    } else if (a == "--duration") {
-      if (!value(a, &v) || !ParseNum(v, 0.001, 1e7, &d)) return UsageError("--duration needs seconds > 0, e.g. --duration 10");
-      req.duration_s = d;
-    } else if (a == "--probes") {
-      if (!value(a, &v)) return UsageError("--probes needs a list, e.g. --probes fileio,block");
-      req.opts.probes.clear();
-      for (auto& p : Split(v, ',')) {
-        std::string name = Trim(p);
-        bool known = false;
-        for (auto& g : AllProbeGroupNames()) known |= g == name;
-        if (!known) return UsageError("unknown probe group '" + name + "' in --probes; groups are: " + groups_list);
-        req.opts.probes.insert(name);
-      }
-    } else if (a == "--freq") {
-      if (!value(a, &v) || !ParseNum(v, 1, 10000, &d)) return UsageError("--freq needs a frequency from 1 to 10000 Hz");
-      req.opts.freq_hz = static_cast<uint32_t>(d);
-    } else if (a == "--ringbuf-mb") {
-      if (!value(a, &v) || !ParseNum(v, 1, 1024, &d) || (static_cast<uint64_t>(d) & (static_cast<uint64_t>(d) - 1)))
-        return UsageError("--ringbuf-mb needs a power of two from 1 to 1024");
-      req.opts.ringbuf_bytes = static_cast<uint64_t>(d) << 20;
-    } else if (a == "--memory-mb") {
-      if (!value(a, &v) || !ParseNum(v, 16, 1 << 20, &d))
-        return UsageError("--memory-mb needs a size in MiB from 16 up, e.g. --memory-mb 256");
-      req.opts.memory_bytes = static_cast<uint64_t>(d) << 20;
-    } else if (a == "--detail") {
-      if (!value(a, &v) || (v != "lean" && v != "full")) return UsageError("--detail needs 'lean' or 'full'");
-      req.opts.detail = v == "full" ? Detail::kFull : Detail::kLean;
-    } else if (a == "--offcpu-min-us") {
-      if (!value(a, &v) || !ParseNum(v, 0, 1e9, &d)) return UsageError("--offcpu-min-us needs microseconds >= 0");
-      req.opts.offcpu_min_ns = static_cast<uint64_t>(d * 1000);
-    } else if (a == "--irq-min-us") {
-      if (!value(a, &v) || !ParseNum(v, 0, 1e9, &d)) return UsageError("--irq-min-us needs microseconds >= 0");
-      req.opts.irq_min_ns = static_cast<uint64_t>(d * 1000);
-    } else if (a == "--cold") {
-      req.cold = true;
-    } else if (a == "--no-readahead") {
-      req.no_readahead = true;
-    } else if (a == "--as-root") {
-      as_root = true;
-    } else if (a == "--json") {
-      if (!value(a, &json_path) || json_path.empty()) return UsageError("--json needs a file path ('-' for stdout)");
-    } else if (a == "-v" || a == "-vv" || a == "-vvv") {
-      req.opts.verbose = static_cast<int>(a.size()) - 1;
-    } else if (!a.empty() && a[0] == '-') {
-      return UsageError("unknown option '" + a + "'; see 'syspgo collect --help'");
-    } else {
-      break;  // the command starts here (the -- is optional)
-    }
-  }
-  req.argv.assign(args.begin() + std::min(i, args.size()), args.end());
-  if (req.attach_pid && !req.argv.empty())
-    return UsageError("give either -p PID or a command, not both");
-  if (!req.attach_pid && req.argv.empty())
-    return UsageError("no command to record: syspgo collect -o run.db -- COMMAND [ARGS...] (or -p PID)");
-
-  req.as_root = as_root;
+  if (auto exit = ParseRequest(args, &req, &json_path)) return *exit;
 
   if (req.cold)
     fprintf(stderr, "syspgo: --cold: dropping the page cache of the whole machine before the command starts\n");

@@ -1,16 +1,17 @@
 //===- cmd_export.cc - `syspgo export DB --format perfetto -o trace.json` -===//
 #include <cstdio>
-#include <cstdlib>
+#include <cstdint>
 
 #include "analyze/report_findings.h"
 #include "analyze/trace_export.h"
 #include "cli/command.h"
+#include "cli/options.h"
 #include "common/util.h"
 
 namespace syspgo::cli {
 namespace {
 
-const char kHelp[] = R"(usage: syspgo export DB [OPTIONS] -o FILE
+const char kAbout[] = R"(usage: syspgo export DB [OPTIONS] -o FILE
 
 Writes one run of a profile database (the newest unless --run) in a trace
 format that other tools open.
@@ -23,14 +24,9 @@ Formats:
               with its requests; page-cache additions and deletions as instant
               events and a counter; the run's findings on their own tracks.
               Times are since the run's start.
+)";
 
-Options:
-  -o, --output FILE   the file to write (required; replaced if it exists)
-  --format NAME       the format (default: perfetto)
-  --run N             the run to export (default: the newest)
-  -h, --help          this text
-
-Examples:
+const char kExamples[] = R"(Examples:
   syspgo export run.db -o trace.json
   syspgo export run.db --run 2 --format perfetto -o run2.json
 )";
@@ -38,32 +34,16 @@ Examples:
 int Export(const std::vector<std::string>& args) {
   std::string db_path, out, format = "perfetto";
   int64_t run_id = 0;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& s = args[i];
-    if (s == "-h" || s == "--help") {
-      printf("%s", kHelp);
-      return 0;
-    } else if (s == "-o" || s == "--output" || s == "--format" || s == "--run") {
-      if (i + 1 >= args.size()) return UsageError(s + " needs a value; see 'syspgo export --help'");
-      const std::string& v = args[++i];
-      if (s == "--format") {
-        format = v;
-      } else if (s == "--run") {
-        char* end;
-        long long n = strtoll(v.c_str(), &end, 10);
-        if (v.empty() || *end || n <= 0) return UsageError("--run needs a run number > 0, got '" + v + "'");
-        run_id = n;
-      } else {
-        out = v;
-      }
-    } else if (!s.empty() && s[0] == '-') {
-      return UsageError("unknown option '" + s + "'; see 'syspgo export --help'");
-    } else if (db_path.empty()) {
-      db_path = s;
-    } else {
-      return UsageError("unexpected argument '" + s + "': give one database; see 'syspgo export --help'");
-    }
-  }
+  auto app = NewApp("syspgo export", kAbout, kExamples);
+  app->add_option("db", db_path, "the profile database");
+  app->option_defaults()->group("Options");
+  app->add_option("-o,--output", out, "the file to write (required; replaced if it exists)")->type_name("FILE");
+  app->add_option("--format", format, "the format")->type_name("NAME")->capture_default_str();
+  app->add_option("--run", run_id, "the run to export (default: the newest)")
+      ->type_name("N")
+      ->transform(Whole(1, INT64_MAX, "a run number"));
+  if (auto exit = Parse(*app, args)) return *exit;
+  // Not a validator: the message says what each format is.
   if (format != "perfetto")
     return UsageError("unknown format '" + format + "'; the formats are: perfetto (Chrome trace-event JSON)");
   if (db_path.empty()) return UsageError("usage: syspgo export DB -o FILE [--format perfetto] [--run N]; see --help");

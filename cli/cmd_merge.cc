@@ -4,17 +4,18 @@
 // multiplied by its weight, optionally after scaling every input to the same
 // total.
 #include <cstdio>
-#include <cstdlib>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/options.h"
 #include "optimize/profile_artifacts.h"
 
 namespace syspgo::cli {
 namespace {
 
-const char kHelp[] = R"(usage: syspgo merge INPUT... --emit KIND -o FILE [--binary PATH] [OPTIONS]
+const char kAbout[] = R"(usage: syspgo merge INPUT... --emit KIND -o FILE [--binary PATH] [OPTIONS]
 
 Merges the CPU samples of several runs or pprof profiles into one artifact.
 
@@ -26,19 +27,9 @@ INPUT:
                  *.pb.gz, *.pprof; --pprof FILE for any other name), e.g. a fleet's merged
                  export, or gperftools' through `go tool pprof -proto BINARY PROFILE`
   ...@W          counts of that input multiplied by W (a whole number, default 1)
+)";
 
-Options:
-  --emit KIND    sample-profile, sample-profile-binary, fdata, order, pprof, folded
-  -o FILE        where to write it
-  --binary PATH  the binary the artifact is for (matched by build-id in every run)
-  --normalize    scale every input (run or pprof profile) to the same number of samples
-                 before the weights, so a long run does not drown a short one
-  --pprof FILE   take FILE[@W] as a pprof profile whatever its name
-  --pid N        only samples of processes with this pid
-  --debug-dir DIR  look for debug files under DIR/.build-id/ (repeatable)
-  --sample-counts ip|ip-only|stacks  how a sample profile counts (see syspgo optimize --help)
-
-Examples:
+const char kExamples[] = R"(Examples:
   syspgo merge small.db large.db:all --binary ./app --emit sample-profile -o app.prof
   syspgo merge run.db:1@3 run.db:2 --normalize --binary ./app --emit fdata -o app.fdata
   syspgo merge ci.db:all fleet.pb.gz --normalize --binary ./app --emit sample-profile -o app.prof
@@ -46,42 +37,43 @@ Examples:
 
 int Merge(const std::vector<std::string>& args) {
   ArtifactRequest r;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& s = args[i];
-    if (s == "-h" || s == "--help") {
-      printf("%s", kHelp);
-      return 0;
-    } else if (s == "--normalize") {
-      r.normalize = true;
-    } else if (s == "--sample-counts") {
-      if (i + 1 >= args.size()) return UsageError(std::string("--sample-counts needs ") + kSampleCountsChoices);
-      auto c = ParseSampleCounts(args[++i]);
-      if (!c) return UsageError(std::string("--sample-counts is ") + kSampleCountsChoices + ", got '" + args[i] + "'");
-      r.sample_counts = *c;
-    } else if (s == "--emit" || s == "-o" || s == "--binary" || s == "--debug-dir" || s == "--pid" || s == "--pprof") {
-      if (i + 1 >= args.size()) return UsageError(s + " needs a value; see 'syspgo merge --help'");
-      const std::string& v = args[++i];
-      if (s == "--pprof") {
-        auto in = ParseProfileInput(v, true);
-        if (!in) return UsageError(in.error().message);
-        r.inputs.push_back(*in);
-      } else if (s == "--emit") r.kind = v;
-      else if (s == "-o") r.output = v;
-      else if (s == "--binary") r.binary = v;
-      else if (s == "--debug-dir") r.debug_dirs.push_back(v);
-      else {
-        char* end;
-        long long n = strtoll(v.c_str(), &end, 10);
-        if (*end || n <= 0) return UsageError("--pid needs a number > 0, got '" + v + "'");
-        r.pid = static_cast<uint32_t>(n);
-      }
-    } else if (!s.empty() && s[0] == '-') {
-      return UsageError("unknown option '" + s + "'; see 'syspgo merge --help'");
-    } else {
-      auto in = ParseProfileInput(s);
-      if (!in) return UsageError(in.error().message);
-      r.inputs.push_back(*in);
-    }
+  std::vector<std::string> inputs, pprofs;
+  std::string sample_counts = SampleCountsName(r.sample_counts);
+  int64_t pid = 0;
+  auto app = NewApp("syspgo merge", kAbout, kExamples);
+  CLI::Option* input_opt = app->add_option("inputs", inputs, "the runs and profiles to merge");
+  app->option_defaults()->group("Options");
+  app->add_option("--emit", r.kind, "sample-profile, sample-profile-binary, fdata, order, pprof, folded")
+      ->type_name("KIND");
+  app->add_option("-o", r.output, "where to write it")->type_name("FILE");
+  app->add_option("--binary", r.binary, "the binary the artifact is for (matched by build-id in every run)")
+      ->type_name("PATH");
+  app->add_flag("--normalize", r.normalize,
+                "scale every input (run or pprof profile) to the same number of samples before the weights, so a "
+                "long run does not drown a short one");
+  CLI::Option* pprof_opt =
+      Repeatable(app->add_option("--pprof", pprofs, "take FILE[@W] as a pprof profile whatever its name"))
+          ->type_name("FILE");
+  app->add_option("--pid", pid, "only samples of processes with this pid")
+      ->type_name("N")
+      ->transform(Whole(1, UINT32_MAX, "a process id"));
+  Repeatable(app->add_option("--debug-dir", r.debug_dirs, "look for debug files under DIR/.build-id/ (repeatable)"))
+      ->type_name("DIR");
+  app->add_option("--sample-counts", sample_counts, "how a sample profile counts (see syspgo optimize --help)")
+      ->type_name("ip|ip-only|stacks")
+      ->check(Accepts([](const std::string& v) { return ParseSampleCounts(v).has_value(); }, kSampleCountsChoices))
+      ->capture_default_str();
+  if (auto exit = Parse(*app, args)) return *exit;
+  r.sample_counts = *ParseSampleCounts(sample_counts);
+  r.pid = static_cast<uint32_t>(pid);
+  // In the order given, INPUTs and --pprof files alike.
+  size_t next_input = 0, next_pprof = 0;
+  for (const CLI::Option* o : app->parse_order()) {
+    bool pprof = o == pprof_opt;
+    if (o != input_opt && !pprof) continue;
+    auto in = ParseProfileInput(pprof ? pprofs[next_pprof++] : inputs[next_input++], pprof);
+    if (!in) return UsageError(in.error().message);
+    r.inputs.push_back(*in);
   }
   if (r.inputs.empty()) return UsageError("no INPUT given; see 'syspgo merge --help'");
   if (r.kind.empty()) return UsageError("--emit KIND is needed; see 'syspgo merge --help'");

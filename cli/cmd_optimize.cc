@@ -4,13 +4,12 @@
 // of help, and the function that writes it, so a new artifact is one line
 // here and its code in optimize/.
 #include <cstdio>
-#include <cerrno>
-#include <cstdlib>
-#include <cstring>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/options.h"
 #include "common/files.h"
 #include "common/profile_db.h"
 #include "common/util.h"
@@ -29,7 +28,7 @@ struct OptimizeArgs {
   std::string source_dir = "/";  // squashfs-sort: the directory mksquashfs packs
   std::string image_root = "/";  // prefetch-list: where the image is mounted when the trace was taken
   std::string pages = "auto";     // plan: which pages (PlanPages)
-  std::string sample_counts = "ip";  // sample-profile: ProfileEmitter::SampleCounts
+  std::string sample_counts = SampleCountsName(ArtifactRequest().sample_counts);  // sample-profile
   int64_t gap_kib = kPlanDefaultMergeGap >> 10;  // plan: merge gap
   int64_t run = 0, pid = 0;
   std::vector<std::string> debug_dirs;
@@ -134,7 +133,8 @@ const EmitKind kEmitKinds[] = {
      EmitFromPlan},
 };
 
-std::string Help() {
+// The usage lines, what the command does and its artifacts (kEmitKinds).
+std::string About() {
   std::string kinds;
   for (const EmitKind& k : kEmitKinds) {
     char line[256];
@@ -145,114 +145,89 @@ std::string Help() {
          "       syspgo optimize --pprof FILE [--pprof FILE...] --emit KIND -o FILE [--binary PATH] [OPTIONS]\n\n"
          "Writes an artifact from one run of a profile database (the newest unless --run), or from the\n"
          "CPU samples of pprof profiles (merged; a DB argument that is a pprof file counts as one).\n\nKIND:\n" +
-         kinds +
-         "\nWhat to read:\n"
-         "  --binary PATH     the binary the artifact is for, matched to the run by build-id\n"
-         "                    (needed by sample-profile, fdata, order); in a pprof profile by the\n"
-         "                    mapping's build-id, else its path\n"
-         "  --pprof FILE      a pprof CPU profile (gzipped or not; repeatable): syspgo's own, gperftools'\n"
-         "                    through `go tool pprof -proto BINARY PROFILE`, or a backend's merged export;\n"
-         "                    weight one with FILE@W. Several runs or databases: syspgo merge\n"
-         "  --run N           the run (default: the newest)\n"
-         "  --pid N           only samples of this process\n"
-         "  --debug-dir DIR   look for debug files under DIR/.build-id/ and DIR/<path> (repeatable;\n"
-         "                    /usr/lib/debug and .gnu_debuglink are always searched)\n"
-         "Output:\n"
-         "  --emit KIND       what to write (above)\n"
-         "  -o FILE           where\n"
-         "  --format text|binary  sample-profile: text (default) or extensible binary\n"
-         "  --sample-counts ip|ip-only|stacks  sample-profile: ip (default: line counts from IP\n"
-         "                    samples only, each basic block's shared over its instructions, plus\n"
-         "                    each call site's targets from the stacks, for indirect-call\n"
-         "                    promotion), ip-only (those line counts and nothing else, as\n"
-         "                    llvm-profgen --leading-ip-only) or stacks (IP samples per line plus\n"
-         "                    the time below each call site, call targets, head samples);\n"
-         "                    compared in docs/profiles.md\n"
-         "  --source-dir DIR  squashfs-sort: paths relative to the directory mksquashfs packs\n"
-         "  --image-root DIR  prefetch-list: where the image was mounted in the traced run\n"
-         "  --pages WHICH     plan: touched (pages read or faulted on, and the fault-around windows\n"
-         "                    in files the collector maps itself, such as libc and libstdc++),\n"
-         "                    mapped (plus each fault's fault-around window), cached (every page\n"
-         "                    the cold run read, readahead included) or auto (default: touched\n"
-         "                    if the run was recorded with collect --no-readahead, else mapped)\n"
-         "  --gap KiB         plan: read ranges this close together as one (default 16; 0 = only\n"
-         "                    touching ranges)\n"
-         "  -v                say what was written even without --binary\n"
-         "\nSeveral runs or databases: syspgo merge. How counts are made: docs/profiles.md.\n\n"
-         "Examples:\n"
-         "  syspgo collect --probes cpu -o run.db -- ./app input\n"
-         "  syspgo optimize run.db --binary ./app --emit sample-profile -o app.prof\n"
-         "  clang -O2 -g -fprofile-sample-use=app.prof app.c -o app\n"
-         "  syspgo optimize run.db --binary ./app --emit fdata -o app.fdata\n"
-         "  llvm-bolt ./app -o app.bolt -data app.fdata -reorder-blocks=ext-tsp\n"
-         "  syspgo optimize run.db --binary ./app --emit order -o app.order\n"
-         "  syspgo optimize run.db --emit pprof -o run.pb.gz\n"
-         "  syspgo optimize --pprof fleet.pb.gz --binary ./app --emit sample-profile -o app.prof\n"
-         "  syspgo collect --cold --no-readahead -o cold.db -- ./app  # drops the page cache first\n"
-         "  syspgo optimize cold.db --emit plan -o app.plan && syspgo prefetch app.plan -- ./app\n"
-         "  syspgo optimize cold.db --emit squashfs-sort --source-dir rootfs -o sort.txt\n";
+         kinds;
 }
+
+const char kExamples[] =
+    "Several runs or databases: syspgo merge. How counts are made: docs/profiles.md.\n\n"
+    "Examples:\n"
+    "  syspgo collect --probes cpu -o run.db -- ./app input\n"
+    "  syspgo optimize run.db --binary ./app --emit sample-profile -o app.prof\n"
+    "  clang -O2 -g -fprofile-sample-use=app.prof app.c -o app\n"
+    "  syspgo optimize run.db --binary ./app --emit fdata -o app.fdata\n"
+    "  llvm-bolt ./app -o app.bolt -data app.fdata -reorder-blocks=ext-tsp\n"
+    "  syspgo optimize run.db --binary ./app --emit order -o app.order\n"
+    "  syspgo optimize run.db --emit pprof -o run.pb.gz\n"
+    "  syspgo optimize --pprof fleet.pb.gz --binary ./app --emit sample-profile -o app.prof\n"
+    "  syspgo collect --cold --no-readahead -o cold.db -- ./app  # drops the page cache first\n"
+    "  syspgo optimize cold.db --emit plan -o app.plan && syspgo prefetch app.plan -- ./app\n"
+    "  syspgo optimize cold.db --emit squashfs-sort --source-dir rootfs -o sort.txt\n";
 
 int Optimize(const std::vector<std::string>& args) {
   OptimizeArgs a;
-  std::vector<std::string> pos;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& s = args[i];
-    auto value = [&](std::string* out) {
-      if (i + 1 >= args.size()) return false;
-      *out = args[++i];
-      return true;
-    };
-    if (s == "-h" || s == "--help") {
-      printf("%s", Help().c_str());
-      return 0;
-    } else if (s == "-v") {
-      ++a.verbose;
-    } else if (s == "--binary" || s == "--emit" || s == "-o" || s == "--format" || s == "--debug-dir" ||
-               s == "--source-dir" || s == "--image-root" || s == "--pages" || s == "--sample-counts" ||
-               s == "--pprof") {
-      std::string v;
-      if (!value(&v)) return UsageError(s + " needs a value; see 'syspgo optimize --help'");
-      if (s == "--binary") a.binary = v;
-      else if (s == "--pprof") a.pprof.push_back(v);
-      else if (s == "--emit") a.emit = v;
-      else if (s == "-o") a.output = v;
-      else if (s == "--format") a.format = v;
-      else if (s == "--source-dir") a.source_dir = v;
-      else if (s == "--image-root") a.image_root = v;
-      else if (s == "--pages") a.pages = v;
-      else if (s == "--sample-counts") a.sample_counts = v;
-      else a.debug_dirs.push_back(v);
-    } else if (s == "--gap") {
-      std::string v;
-      if (!value(&v)) return UsageError("--gap needs KiB");
-      char* end;
-      long long n = strtoll(v.c_str(), &end, 10);
-      if (v.empty() || *end || n < 0 || n > (1 << 20))
-        return UsageError("--gap needs KiB from 0 to 1048576, got '" + v + "'");
-      a.gap_kib = n;
-    } else if (s == "--run" || s == "--pid") {
-      std::string v;
-      if (!value(&v)) return UsageError(s + " needs a number");
-      char* end;
-      long long n = strtoll(v.c_str(), &end, 10);
-      if (*end || n <= 0) return UsageError(s + " needs a number > 0, got '" + v + "'");
-      (s == "--run" ? a.run : a.pid) = n;
-    } else if (!s.empty() && s[0] == '-') {
-      return UsageError("unknown option '" + s + "'; see 'syspgo optimize --help'");
-    } else {
-      pos.push_back(s);
-    }
-  }
-  if (pos.size() > 1 || (pos.empty() && a.pprof.empty()))
+  auto app = NewApp("syspgo optimize", About(), kExamples);
+  app->add_option("db", a.db, "the profile database, or a pprof profile");
+
+  app->option_defaults()->group("What to read");
+  app->add_option("--binary", a.binary,
+                  "the binary the artifact is for, matched to the run by build-id (needed by sample-profile, fdata, "
+                  "order); in a pprof profile by the mapping's build-id, else its path")
+      ->type_name("PATH");
+  Repeatable(app->add_option("--pprof", a.pprof,
+                             "a pprof CPU profile (gzipped or not; repeatable): syspgo's own, gperftools' through `go "
+                             "tool pprof -proto BINARY PROFILE`, or a backend's merged export; weight one with "
+                             "FILE@W. Several runs or databases: syspgo merge"))
+      ->type_name("FILE");
+  app->add_option("--run", a.run, "the run (default: the newest)")
+      ->type_name("N")
+      ->transform(Whole(1, INT64_MAX, "a run number"));
+  app->add_option("--pid", a.pid, "only samples of this process")
+      ->type_name("N")
+      ->transform(Whole(1, UINT32_MAX, "a process id"));
+  Repeatable(app->add_option("--debug-dir", a.debug_dirs,
+                             "look for debug files under DIR/.build-id/ and DIR/<path> (repeatable; /usr/lib/debug "
+                             "and .gnu_debuglink are always searched)"))
+      ->type_name("DIR");
+
+  app->option_defaults()->group("Output");
+  app->add_option("--emit", a.emit, "what to write (above)")->type_name("KIND");
+  app->add_option("-o", a.output, "where")->type_name("FILE");
+  Choices(app->add_option("--format", a.format, "sample-profile: text or extensible binary"), {"text", "binary"})
+      ->capture_default_str();
+  app->add_option("--sample-counts", a.sample_counts,
+                  "sample-profile: ip (line counts from IP samples only, each basic block's shared over its "
+                  "instructions, plus each call site's targets from the stacks, for indirect-call promotion), "
+                  "ip-only (those line counts and nothing else, as llvm-profgen --leading-ip-only) or stacks (IP "
+                  "samples per line plus the time below each call site, call targets, head samples); compared in "
+                  "docs/profiles.md")
+      ->type_name("ip|ip-only|stacks")
+      ->check(Accepts([](const std::string& v) { return ParseSampleCounts(v).has_value(); }, kSampleCountsChoices))
+      ->capture_default_str();
+  app->add_option("--source-dir", a.source_dir, "squashfs-sort: paths relative to the directory mksquashfs packs")
+      ->type_name("DIR")
+      ->capture_default_str();
+  app->add_option("--image-root", a.image_root, "prefetch-list: where the image was mounted in the traced run")
+      ->type_name("DIR")
+      ->capture_default_str();
+  app->add_option("--pages", a.pages,
+                  "plan: touched (pages read or faulted on, and the fault-around windows in files the collector "
+                  "maps itself, such as libc and libstdc++), mapped (plus each fault's fault-around window), cached "
+                  "(every page the cold run read, readahead included) or auto (touched if the run was recorded "
+                  "with collect --no-readahead, else mapped)")
+      ->type_name("WHICH")
+      ->check(Accepts([](const std::string& v) { return ParsePlanPages(v).has_value(); },
+                      "touched, mapped, cached or auto"))
+      ->capture_default_str();
+  app->add_option("--gap", a.gap_kib, "plan: read ranges this close together as one (0 = only touching ranges)")
+      ->type_name("KiB")
+      ->transform(Whole(0, 1 << 20, "KiB"))
+      ->capture_default_str();
+  AddVerbosity(*app, &a.verbose, "say what was written even without --binary");
+
+  if (auto exit = Parse(*app, args)) return *exit;
+  if (a.db.empty() && a.pprof.empty())
     return UsageError("usage: syspgo optimize DB --emit KIND -o FILE, or syspgo optimize --pprof FILE --emit KIND -o "
                       "FILE; see --help");
-  if (!pos.empty()) a.db = pos[0];
-  if (a.format != "text" && a.format != "binary") return UsageError("--format is text or binary, got '" + a.format + "'");
-  if (!ParseSampleCounts(a.sample_counts))
-    return UsageError(std::string("--sample-counts is ") + kSampleCountsChoices + ", got '" + a.sample_counts + "'");
-  if (!ParsePlanPages(a.pages))
-    return UsageError("--pages is touched, mapped, cached or auto, got '" + a.pages + "'");
   if (a.output.empty()) return UsageError("-o FILE is needed: where to write the artifact");
   for (const EmitKind& k : kEmitKinds) {
     if (a.emit != k.name) continue;

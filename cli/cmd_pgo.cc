@@ -5,11 +5,12 @@
 
 #include <climits>
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/options.h"
+#include "collect/probe_group.h"
 #include "common/util.h"
 #include "optimize/pgo.h"
 #include "optimize/profile_artifacts.h"
@@ -17,7 +18,7 @@
 namespace syspgo::cli {
 namespace {
 
-const char kHelp[] = R"(usage: syspgo pgo --build 'CMD' --binary PATH --train 'CMD' [OPTIONS]
+const char kAbout[] = R"(usage: syspgo pgo --build 'CMD' --binary PATH --train 'CMD' [OPTIONS]
 
 Builds a program with the flags profiling needs, profiles a training run with
 syspgo collect, rebuilds it with the LLVM sample profile and the symbol order,
@@ -28,57 +29,9 @@ holding the final binary: the last stage's, or with --eval the earliest stage
 whose median is within 1% of the fastest (a stage that does not help beyond
 noise is left out, and the output says so). Exit status: 0, 1 if a stage
 failed (named on stderr and in summary.json), 2 for bad options.
+)";
 
-What to build and run (shell commands, run in the current directory):
-  --build 'CMD'        builds PATH; gets CC/CXX (and cc, gcc, clang, c++, g++,
-                       clang++ first on PATH) as syspgo's clang-19 wrappers that
-                       add the profiling and profile-use flags; also
-                       SYSPGO_STAGE (base, sample, order), SYSPGO_CFLAGS and
-                       SYSPGO_LDFLAGS. It must recompile: make it build from
-                       scratch, use a build directory per $SYSPGO_STAGE, or
-                       give --clean
-  --clean 'CMD'        run before every build (e.g. 'make clean')
-  --binary PATH        the program the build writes
-  --train 'CMD'        the training workload, run under syspgo collect
-  --eval 'CMD'         the evaluation workload (should differ from training)
-
-Pipeline:
-  --stages LIST        of sample, order, bolt              (default sample,order,bolt)
-  --dir DIR            where everything is kept            (default syspgo-pgo)
-  --runs N             eval runs per variant, interleaved  (default 5, 1..1000)
-  --final WHICH        fastest (default: chosen by --eval as above) or last
-                       (the last stage's binary whatever --eval measured)
-  --profile-db DB      accumulate every training run in DB (CI) and merge all
-                       of its runs (syspgo merge --normalize) into the profiles
-  --train-runs N       run the training command N times (and the retraining
-                       for BOLT) and merge the runs into the profiles
-                       (default 1): more samples where one run of a short
-                       training command covers too little of the code
-                       (docs/profiles.md)
-  --use-profile DIR    reuse the profiles of an earlier 'syspgo pgo --dir DIR'
-                       instead of training; reports how much still matches
-  --probes LIST        probe groups for syspgo collect     (default cpu)
-  --freq HZ            cpu sampling frequency              (default: collect's)
-  --sample-counts C    ip, ip-only or stacks: how the sample profile
-                       counts (default ip; see syspgo optimize --help)
-
-Tools:
-  --cc CC --cxx CXX    compilers the wrappers run          (default clang-19, clang++-19)
-  --bolt PATH          llvm-bolt                           (default /usr/lib/llvm-19/bin/llvm-bolt)
-  --bolt-arg ARG       added to llvm-bolt's options (repeatable), e.g.
-                       --bolt-arg=-skip-funcs=luaV_execute/1
-  --bolt-opts 'ARGS'   replace the default options: -reorder-functions=hfsort
-                       -dyno-stats, with -reorder-blocks=none after the sample
-                       stage (clang laid the blocks out from the profile) and
-                       =ext-tsp otherwise; never splitting (with IP samples,
-                       blocks that run seldom look cold)
-
-Output:
-  --json               print summary.json on stdout at the end
-  -q                   no progress lines
-  -h, --help           this text
-
-Examples:
+const char kExamples[] = R"(Examples:
   sudo syspgo pgo --build 'make clean all' --binary ./app \
        --train './app train.in' --eval './app eval.in' --runs 10
   sudo syspgo pgo --build 'cmake -S . -B b-$SYSPGO_STAGE -DCMAKE_BUILD_TYPE=Release && \
@@ -96,81 +49,98 @@ std::string SelfPath() {
 int Pgo(const std::vector<std::string>& args) {
   PgoOptions o;
   o.syspgo = SelfPath();
-  bool json = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string a = args[i], v;
-    bool inline_value = false;
-    // --opt=value as well as --opt value (BOLT's options start with '-').
-    if (a.rfind("--", 0) == 0 && a.find('=') != std::string::npos) {
-      v = a.substr(a.find('=') + 1);
-      a = a.substr(0, a.find('='));
-      inline_value = true;
-    }
-    auto value = [&]() {
-      if (inline_value) return true;
-      if (i + 1 >= args.size()) return false;
-      v = args[++i];
-      return true;
-    };
-    if (a == "-h" || a == "--help") {
-      printf("%s", kHelp);
-      return 0;
-    } else if (a == "--json") {
-      json = true;
-    } else if (a == "-q") {
-      o.progress = nullptr;
-    } else if (a == "--build" || a == "--clean" || a == "--binary" || a == "--train" || a == "--eval" || a == "--dir" ||
-               a == "--profile-db" || a == "--use-profile" || a == "--probes" || a == "--cc" || a == "--cxx" ||
-               a == "--bolt" || a == "--bolt-arg" || a == "--bolt-opts" || a == "--stages" || a == "--runs" ||
-               a == "--freq" || a == "--sample-counts" || a == "--final" || a == "--train-runs") {
-      if (!value()) return UsageError(a + " needs a value; see 'syspgo pgo --help'");
-      if (a == "--build") o.build_cmd = v;
-      else if (a == "--clean") o.clean_cmd = v;
-      else if (a == "--binary") o.binary = v;
-      else if (a == "--train") o.train_cmd = v;
-      else if (a == "--eval") o.eval_cmd = v;
-      else if (a == "--dir") o.dir = v;
-      else if (a == "--profile-db") o.profile_db = v;
-      else if (a == "--use-profile") o.use_profile = v;
-      else if (a == "--probes") o.probes = v;
-      else if (a == "--final") {
-        if (v != "fastest" && v != "last") return UsageError("--final is fastest or last, got '" + v + "'");
-        o.final_last = v == "last";
-      }
-      else if (a == "--sample-counts") {
-        if (!ParseSampleCounts(v)) return UsageError(std::string("--sample-counts is ") + kSampleCountsChoices + ", got '" + v + "'");
-        o.sample_counts = v;
-      }
-      else if (a == "--cc") o.cc = v;
-      else if (a == "--cxx") o.cxx = v;
-      else if (a == "--bolt") o.llvm_bolt = v;
-      else if (a == "--bolt-arg") o.bolt_extra.push_back(v);
-      else if (a == "--bolt-opts") {
-        for (auto& t : Split(v, ' '))
-          if (!t.empty()) o.bolt_args.push_back(t);
-      } else if (a == "--stages") {
-        o.sample = o.order = o.bolt = false;
-        for (auto& t : Split(v, ',')) {
-          std::string s = Trim(t);
-          if (s == "sample") o.sample = true;
-          else if (s == "order") o.order = true;
-          else if (s == "bolt") o.bolt = true;
-          else return UsageError("unknown stage '" + s + "' in --stages; stages are sample, order, bolt");
-        }
-      } else {
-        char* end = nullptr;
-        long n = strtol(v.c_str(), &end, 10);
-        long hi = a == "--runs" ? 1000 : a == "--train-runs" ? 100 : 10000;
-        if (v.empty() || *end || n < 1 || n > hi)
-          return UsageError(a + " needs a whole number from 1 to " + std::to_string(hi) + ", got '" + v + "'");
-        if (a == "--runs") o.runs = static_cast<int>(n);
-        else if (a == "--train-runs") o.train_runs = static_cast<int>(n);
-        else o.freq_hz = static_cast<uint32_t>(n);
-      }
-    } else {
-      return UsageError("unknown argument '" + args[i] + "'; see 'syspgo pgo --help'");
-    }
+  bool json = false, quiet = false;
+  std::string stages, final_choice = o.final_last ? "last" : "fastest", bolt_opts;
+  const std::vector<std::pair<std::string, bool*>> stage_flags = {
+      {"sample", &o.sample}, {"order", &o.order}, {"bolt", &o.bolt}};
+  std::vector<std::string> stage_names;
+  for (const auto& [name, on] : stage_flags) {
+    stage_names.push_back(name);
+    if (*on) stages += (stages.empty() ? "" : ",") + name;
   }
+  auto app = NewApp("syspgo pgo", kAbout, kExamples);
+
+  app->option_defaults()->group("What to build and run (shell commands, run in the current directory)");
+  app->add_option("--build", o.build_cmd,
+                  "builds PATH; gets CC/CXX (and cc, gcc, clang, c++, g++, clang++ first on PATH) as syspgo's "
+                  "clang-19 wrappers that add the profiling and profile-use flags; also SYSPGO_STAGE (base, sample, "
+                  "order), SYSPGO_CFLAGS and SYSPGO_LDFLAGS. It must recompile: make it build from scratch, use a "
+                  "build directory per $SYSPGO_STAGE, or give --clean")
+      ->type_name("'CMD'");
+  app->add_option("--clean", o.clean_cmd, "run before every build (e.g. 'make clean')")->type_name("'CMD'");
+  app->add_option("--binary", o.binary, "the program the build writes")->type_name("PATH");
+  app->add_option("--train", o.train_cmd, "the training workload, run under syspgo collect")->type_name("'CMD'");
+  app->add_option("--eval", o.eval_cmd, "the evaluation workload (should differ from training)")->type_name("'CMD'");
+
+  app->option_defaults()->group("Pipeline");
+  app->add_option("--stages", stages, "of " + OrList(stage_names))
+      ->type_name("LIST")
+      ->check(ListOf(stage_names, "stage"))
+      ->capture_default_str();
+  app->add_option("--dir", o.dir, "where everything is kept")->type_name("DIR")->capture_default_str();
+  app->add_option("--runs", o.runs, "eval runs per variant, interleaved")
+      ->type_name("N")
+      ->transform(Whole(1, 1000, "a whole number"))
+      ->capture_default_str();
+  Choices(app->add_option("--final", final_choice,
+                          "fastest: chosen by --eval as above; last: the last stage's binary whatever --eval "
+                          "measured"),
+          {"fastest", "last"})
+      ->capture_default_str();
+  app->add_option("--profile-db", o.profile_db,
+                  "accumulate every training run in DB (CI) and merge all of its runs (syspgo merge --normalize) "
+                  "into the profiles")
+      ->type_name("DB");
+  app->add_option("--train-runs", o.train_runs,
+                  "run the training command N times (and the retraining for BOLT) and merge the runs into the "
+                  "profiles: more samples where one run of a short training command covers too little of the code "
+                  "(docs/profiles.md)")
+      ->type_name("N")
+      ->transform(Whole(1, 100, "a whole number"))
+      ->capture_default_str();
+  app->add_option("--use-profile", o.use_profile,
+                  "reuse the profiles of an earlier 'syspgo pgo --dir DIR' instead of training; reports how much "
+                  "still matches")
+      ->type_name("DIR");
+  app->add_option("--probes", o.probes, "probe groups for syspgo collect")
+      ->type_name("LIST")
+      ->check(ListOf(AllProbeGroupNames(), "probe group"))
+      ->capture_default_str();
+  app->add_option("--freq", o.freq_hz, "cpu sampling frequency (default: collect's)")
+      ->type_name("HZ")
+      ->transform(Whole(1, 10000, "a whole number"));
+  app->add_option("--sample-counts", o.sample_counts,
+                  "ip, ip-only or stacks: how the sample profile counts (see syspgo optimize --help)")
+      ->type_name("C")
+      ->check(Accepts([](const std::string& v) { return ParseSampleCounts(v).has_value(); }, kSampleCountsChoices))
+      ->capture_default_str();
+
+  app->option_defaults()->group("Tools");
+  app->add_option("--cc", o.cc, "the C compiler the wrappers run")->type_name("CC")->capture_default_str();
+  app->add_option("--cxx", o.cxx, "the C++ compiler the wrappers run")->type_name("CXX")->capture_default_str();
+  app->add_option("--bolt", o.llvm_bolt, "llvm-bolt")->type_name("PATH")->capture_default_str();
+  Repeatable(app->add_option("--bolt-arg", o.bolt_extra,
+                             "added to llvm-bolt's options (repeatable), e.g. --bolt-arg=-skip-funcs=luaV_execute/1"))
+      ->type_name("ARG");
+  app->add_option("--bolt-opts", bolt_opts,
+                  "replace the default options: -reorder-functions=hfsort -dyno-stats, with -reorder-blocks=none "
+                  "after the sample stage (clang laid the blocks out from the profile) and =ext-tsp otherwise; never "
+                  "splitting (with IP samples, blocks that run seldom look cold)")
+      ->type_name("'ARGS'");
+
+  app->option_defaults()->group("Output");
+  app->add_flag("--json", json, "print summary.json on stdout at the end");
+  app->add_flag("-q", quiet, "no progress lines");
+
+  if (auto exit = Parse(*app, args)) return *exit;
+  if (quiet) o.progress = nullptr;
+  o.final_last = final_choice == "last";
+  for (const auto& [name, on] : stage_flags) {
+    *on = false;
+    for (const std::string& t : Split(stages, ',')) *on |= Trim(t) == name;
+  }
+  for (auto& t : Split(bolt_opts, ' '))
+    if (!t.empty()) o.bolt_args.push_back(t);
   if (o.build_cmd.empty() || o.binary.empty())
     return UsageError("--build 'CMD' and --binary PATH are needed; see 'syspgo pgo --help'");
   if (o.train_cmd.empty() && o.use_profile.empty())

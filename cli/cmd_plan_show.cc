@@ -5,21 +5,20 @@
 #include <cstdio>
 
 #include "cli/command.h"
+#include "cli/options.h"
 #include "common/util.h"
 #include "optimize/plan.h"
 
 namespace syspgo::cli {
 namespace {
 
-const char kHelp[] = R"(usage: syspgo plan-show PLAN [--json] [-v]
+const char kAbout[] = R"(usage: syspgo plan-show PLAN [--json] [-v]
 
 Prints a prefetch plan: where it was made, then its files in first-touch
 order with their extents and bytes.
+)";
 
-  --json   the whole plan as JSON (every file, fingerprint, extent and lookup)
-  -v       also list every path looked up and every extent, in replay order
-
-examples:
+const char kExamples[] = R"(Examples:
   syspgo plan-show app.plan
   syspgo plan-show app.plan --json | jq '.files[].path'
 )";
@@ -68,28 +67,19 @@ void PrintText(const std::string& name, const Plan& plan, bool verbose) {
 
 int PlanShow(const std::vector<std::string>& args) {
   std::string path;
-  bool json = false, verbose = false;
-  for (const auto& a : args) {
-    if (a == "-h" || a == "--help") {
-      printf("%s", kHelp);
-      return 0;
-    } else if (a == "--json") {
-      json = true;
-    } else if (a == "-v") {
-      verbose = true;
-    } else if (a.size() > 1 && a[0] == '-') {
-      return UsageError("plan-show: unknown option '" + a + "'; see 'syspgo plan-show --help'");
-    } else if (path.empty()) {
-      path = a;
-    } else {
-      return UsageError("plan-show: give one plan file, not also '" + a + "'");
-    }
-  }
+  bool json = false;
+  int verbose = 0;
+  auto app = NewApp("syspgo plan-show", kAbout, kExamples);
+  app->add_option("plan", path, "the plan file");
+  app->option_defaults()->group("Output");
+  app->add_flag("--json", json, "the whole plan as JSON (every file, fingerprint, extent and lookup)");
+  AddVerbosity(*app, &verbose, "also list every path looked up and every extent, in replay order");
+  if (auto exit = Parse(*app, args)) return *exit;
   if (path.empty()) return UsageError("plan-show: give a plan file; see 'syspgo plan-show --help'");
   auto plan = ReadPlan(path);
   if (!plan.ok()) return Fail(plan.error().message);
   if (json) printf("%s", PlanJson(plan.value()).c_str());
-  else PrintText(path, plan.value(), verbose);
+  else PrintText(path, plan.value(), verbose > 0);
   return 0;
 }
 

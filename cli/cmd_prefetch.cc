@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "cli/command.h"
+#include "cli/options.h"
 #include "collect/damon.h"
 #include "common/files.h"
 #include "common/identity.h"
@@ -33,51 +34,6 @@ namespace {
 // The longest --hold: a day.
 constexpr unsigned kMaxHoldSeconds = 86400;
 
-void Help() {
-  std::string thread_limits = "1.." + std::to_string(kPrefetchMaxThreads);
-  std::string budget_limits = "1.." + std::to_string(kPrefetchMaxBudget >> 20);
-  printf(
-      "usage: syspgo prefetch PLAN [OPTIONS] [-- CMD ARGS...]\n\n"
-      "Looks up the paths the program looked up (so its path walks find directories\n"
-      "and inodes in memory) and reads the byte ranges the plan lists into the page\n"
-      "cache, both in the order the program first touched them. With a command,\n"
-      "starts it once the first --lead MiB of the plan are queued at the disk and the\n"
-      "paths it looked up by then are resolved (the rest of the replay then runs\n"
-      "ahead of it), or after the whole replay with --before.\n"
-      "Files changed or missing since the plan was made are skipped with a warning.\n\n"
-      "what to do:\n"
-      "  --dry-run       check the files and print what would be read; read nothing\n"
-      "  --before        finish the replay before starting CMD\n"
-      "  --hold SECONDS  without CMD: keep the replayed pages locked in memory\n"
-      "                  (mlock) for SECONDS, 1..%u, in a background process, so\n"
-      "                  that reclaim and DAMON leave them until the program\n"
-      "                  starts; kill that process to release them sooner\n\n"
-      "tuning          default  limits\n"
-      "  --threads N   %-8u %-9s reading threads\n"
-      "  --budget MiB  %-8llu %-9s MiB being read at once (the memory budget)\n"
-      "  --lead MiB    %-8llu %-9s MiB queued before CMD starts\n"
-      "  --io-priority idle|inherit\n"
-      "                idle (default): read in the idle I/O class, so that CMD's own\n"
-      "                reads go first; inherit: in this process's class\n"
-      "  --no-lookups  skip the plan's path lookups and CMD's PATH search\n\n"
-      "output:\n"
-      "  -v              print the summary also when running CMD (on stderr)\n"
-      "  -vv             also one line per file\n"
-      "  --json PATH     also write the summary as JSON to PATH ('-': stdout), with\n"
-      "                  every file's outcome, and CMD's exit status\n\n"
-      "exit status: CMD's; without CMD, 0 once the plan was replayed (skipped files\n"
-      "are warnings), 1 if the plan cannot be read, 2 for a usage error. With CMD, an\n"
-      "unreadable plan is a warning and CMD runs without prefetching.\n\n"
-      "examples:\n"
-      "  syspgo prefetch app.plan --dry-run\n"
-      "  syspgo prefetch app.plan -- ./app --serve\n"
-      "  syspgo prefetch app.plan --before --threads 8 -- clang-19 -c main.c\n"
-      "  syspgo prefetch app.plan --hold 60 && systemctl start app\n",
-      kMaxHoldSeconds, kPrefetchDefaultThreads, thread_limits.c_str(),
-      static_cast<unsigned long long>(kPrefetchDefaultBudget >> 20), budget_limits.c_str(), static_cast<unsigned long long>(kPrefetchDefaultLead >> 20),
-      ("0.." + std::to_string(kPrefetchMaxBudget >> 20)).c_str());
-}
-
 struct Options {
   std::string plan;
   std::string json;  // --json PATH ("-": stdout)
@@ -88,76 +44,75 @@ struct Options {
   std::vector<std::string> command;
 };
 
-// Parses "N" within [lo, hi]; false when it is not such a number.
-bool ParseCount(const std::string& s, uint64_t lo, uint64_t hi, uint64_t* out) {
-  if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos || s.size() > 12) return false;
-  *out = std::stoull(s);
-  return *out >= lo && *out <= hi;
-}
-
-// Returns -1 when parsed, else the exit status (0 after --help).
+// Parses the options into *o. Returns -1 when parsed, else the exit status
+// (0 after --help).
 int Parse(const std::vector<std::string>& args, Options* o) {
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string a = args[i], value;
-    size_t eq = a.find('=');
-    if (a.rfind("--", 0) == 0 && eq != std::string::npos) {
-      value = a.substr(eq + 1);
-      a = a.substr(0, eq);
-    } else if ((a == "--threads" || a == "--budget" || a == "--lead" || a == "--io-priority" || a == "--json" ||
-                a == "--hold") &&
-               i + 1 < args.size()) {
-      value = args[++i];
-    }
-    uint64_t n = 0;
-    if (a == "--") {
-      o->command.assign(args.begin() + i + 1, args.end());
-      break;
-    } else if (a == "-h" || a == "--help") {
-      Help();
-      return 0;
-    } else if (a == "--dry-run") {
-      o->dry_run = true;
-    } else if (a == "--before") {
-      o->before = true;
-    } else if (a == "-v" || a == "-vv") {
-      o->verbose += a == "-v" ? 1 : 2;
-    } else if (a == "--threads") {
-      if (!ParseCount(value, 1, kPrefetchMaxThreads, &n))
-        return UsageError("--threads wants a number of threads from 1 to " + std::to_string(kPrefetchMaxThreads) +
-                          ", not '" + value + "'");
-      o->prefetch.threads = static_cast<unsigned>(n);
-    } else if (a == "--budget") {
-      if (!ParseCount(value, 1, kPrefetchMaxBudget >> 20, &n))
-        return UsageError("--budget wants MiB from 1 to " + std::to_string(kPrefetchMaxBudget >> 20) + ", not '" +
-                          value + "'");
-      o->prefetch.budget_bytes = n << 20;
-    } else if (a == "--lead") {
-      if (!ParseCount(value, 0, kPrefetchMaxBudget >> 20, &n))
-        return UsageError("--lead wants MiB from 0 to " + std::to_string(kPrefetchMaxBudget >> 20) + ", not '" +
-                          value + "'");
-      o->prefetch.lead_bytes = n << 20;
-    } else if (a == "--hold") {
-      if (!ParseCount(value, 1, kMaxHoldSeconds, &n))
-        return UsageError("--hold wants seconds from 1 to " + std::to_string(kMaxHoldSeconds) + ", not '" + value +
-                          "'");
-      o->hold = static_cast<unsigned>(n);
-    } else if (a == "--json") {
-      if (value.empty()) return UsageError("--json wants a file to write the summary to ('-' for stdout)");
-      o->json = value;
-    } else if (a == "--no-lookups") {
-      o->prefetch.lookups = false;
-    } else if (a == "--io-priority") {
-      if (value != "idle" && value != "inherit")
-        return UsageError("--io-priority wants idle or inherit, not '" + value + "'");
-      o->prefetch.idle_io = value == "idle";
-    } else if (a.size() > 1 && a[0] == '-') {
-      return UsageError("prefetch: unknown option '" + a + "'; see 'syspgo prefetch --help'");
-    } else if (o->plan.empty()) {
-      o->plan = a;
-    } else {
-      return UsageError("prefetch: unexpected '" + a + "'; put the command after '--'");
-    }
-  }
+  auto app = NewApp("syspgo prefetch",
+                    "usage: syspgo prefetch PLAN [OPTIONS] [-- CMD ARGS...]\n\n"
+                    "Looks up the paths the program looked up (so its path walks find directories\n"
+                    "and inodes in memory) and reads the byte ranges the plan lists into the page\n"
+                    "cache, both in the order the program first touched them. With a command,\n"
+                    "starts it once the first --lead MiB of the plan are queued at the disk and the\n"
+                    "paths it looked up by then are resolved (the rest of the replay then runs\n"
+                    "ahead of it), or after the whole replay with --before.\n"
+                    "Files changed or missing since the plan was made are skipped with a warning.\n",
+                    "Exit status: CMD's; without CMD, 0 once the plan was replayed (skipped files\n"
+                    "are warnings), 1 if the plan cannot be read, 2 for a usage error. With CMD, an\n"
+                    "unreadable plan is a warning and CMD runs without prefetching.\n\n"
+                    "Examples:\n"
+                    "  syspgo prefetch app.plan --dry-run\n"
+                    "  syspgo prefetch app.plan -- ./app --serve\n"
+                    "  syspgo prefetch app.plan --before --threads 8 -- clang-19 -c main.c\n"
+                    "  syspgo prefetch app.plan --hold 60 && systemctl start app\n");
+  const uint64_t max_mib = kPrefetchMaxBudget >> 20;
+  uint64_t budget_mib = o->prefetch.budget_bytes >> 20, lead_mib = o->prefetch.lead_bytes >> 20;
+  std::string io_priority = o->prefetch.idle_io ? "idle" : "inherit";
+  bool no_lookups = !o->prefetch.lookups;
+  app->add_option("plan", o->plan, "the prefetch plan (syspgo optimize --emit plan)");
+
+  app->option_defaults()->group("What to do");
+  app->add_flag("--dry-run", o->dry_run, "check the files and print what would be read; read nothing");
+  app->add_flag("--before", o->before, "finish the replay before starting CMD");
+  app->add_option("--hold", o->hold,
+                  "without CMD: keep the replayed pages locked in memory (mlock) for SECONDS in a background "
+                  "process, so that reclaim and DAMON leave them until the program starts; kill that process to "
+                  "release them sooner")
+      ->type_name("SECONDS")
+      ->transform(Whole(1, kMaxHoldSeconds, "seconds"));
+
+  app->option_defaults()->group("Tuning");
+  app->add_option("--threads", o->prefetch.threads, "reading threads")
+      ->type_name("N")
+      ->transform(Whole(1, kPrefetchMaxThreads, "a number of threads"))
+      ->capture_default_str();
+  app->add_option("--budget", budget_mib, "MiB being read at once (the memory budget)")
+      ->type_name("MiB")
+      ->transform(Whole(1, max_mib, "MiB"))
+      ->capture_default_str();
+  app->add_option("--lead", lead_mib, "MiB queued before CMD starts")
+      ->type_name("MiB")
+      ->transform(Whole(0, max_mib, "MiB"))
+      ->capture_default_str();
+  Choices(app->add_option("--io-priority", io_priority,
+                          "idle: read in the idle I/O class, so that CMD's own reads go first; inherit: in this "
+                          "process's class"),
+          {"idle", "inherit"})
+      ->capture_default_str();
+  app->add_flag("--no-lookups", no_lookups, "skip the plan's path lookups and CMD's PATH search");
+
+  app->option_defaults()->group("Output");
+  AddVerbosity(*app, &o->verbose, "-v: print the summary also when running CMD (on stderr); -vv: also one line per file");
+  app->add_option("--json", o->json,
+                  "also write the summary as JSON to PATH ('-': stdout), with every file's outcome, and CMD's "
+                  "exit status")
+      ->type_name("PATH")
+      ->check(NonEmpty("a file to write the summary to ('-' for stdout)"));
+
+  if (auto exit = Parse(*app, args, Tail::kAfterDashes, &o->command)) return *exit;
+  o->prefetch.budget_bytes = budget_mib << 20;
+  o->prefetch.lead_bytes = lead_mib << 20;
+  o->prefetch.idle_io = io_priority == "idle";
+  o->prefetch.lookups = !no_lookups;
   if (o->plan.empty()) return UsageError("prefetch: give a plan file; see 'syspgo prefetch --help'");
   if (o->hold && !o->command.empty())
     return UsageError("prefetch: --hold is for a replay ahead of the program; with a command the program uses the "

@@ -3,32 +3,20 @@
 
 #include "analyze/redact.h"
 #include "cli/command.h"
+#include "cli/options.h"
 
 namespace syspgo::cli {
 namespace {
 
-const char kHelp[] = R"help(usage: syspgo redact DB [-o OUT] [--hash [--salt S]] [--keep-kallsyms] [--in-place]
+const char kAbout[] = R"(usage: syspgo redact DB [-o OUT] [--hash [--salt S]] [--keep-kallsyms] [--in-place]
 
 Writes a copy of profile database DB without command lines, argv, file
 paths, task names, the host name, the boot id and the kernel symbol table,
 so that it can be shared. Numbers (times, sizes, counts, devices, inodes,
 addresses) are kept, so every analysis still runs. DB is only read.
+)";
 
-Output:
-  -o, --output OUT   the redacted copy (default: DB with .redacted.db in place of .db);
-                     never overwritten: it must not exist
-  --in-place         replace DB itself with its redacted copy
-
-What replaces a value:
-  (default)          nothing: text becomes '', blobs become empty
-  --hash             a token, h: and 16 hex digits, equal for equal values, so
-                     joins on paths and names still work
-  --salt S           with --hash: tokens from the same salt match across files
-                     (default: a random salt; tokens match within one file only)
-  --keep-kallsyms    keep the kernel symbol table (reveals the kernel's address
-                     layout; needed to name kernel frames)
-
-Examples:
+const char kExamples[] = R"help(Examples:
   syspgo redact run.db -o share.db
   syspgo redact run.db --hash --salt "$(cat team.salt)" -o share.db
 )help";
@@ -37,31 +25,25 @@ int Redact(const std::vector<std::string>& args) {
   std::string in, out;
   bool in_place = false;
   RedactOptions options;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "-h" || a == "--help") {
-      printf("%s", kHelp);
-      return 0;
-    } else if (a == "-o" || a == "--output") {
-      if (++i >= args.size()) return UsageError(a + " needs a file path");
-      out = args[i];
-    } else if (a == "--salt") {
-      if (++i >= args.size() || args[i].empty()) return UsageError("--salt needs a non-empty value");
-      options.salt = args[i];
-    } else if (a == "--hash") {
-      options.hash = true;
-    } else if (a == "--keep-kallsyms") {
-      options.keep_kallsyms = true;
-    } else if (a == "--in-place") {
-      in_place = true;
-    } else if (!a.empty() && a[0] == '-') {
-      return UsageError("unknown option '" + a + "'; see 'syspgo redact --help'");
-    } else if (in.empty()) {
-      in = a;
-    } else {
-      return UsageError("one database at a time: '" + in + "' and '" + a + "' given");
-    }
-  }
+  auto app = NewApp("syspgo redact", kAbout, kExamples);
+  app->add_option("db", in, "the profile database");
+  app->option_defaults()->group("Output");
+  app->add_option("-o,--output", out,
+                  "the redacted copy (default: DB with .redacted.db in place of .db); never overwritten: it must "
+                  "not exist")
+      ->type_name("OUT");
+  app->add_flag("--in-place", in_place, "replace DB itself with its redacted copy");
+  app->option_defaults()->group("What replaces a value (by default nothing: text becomes '', blobs become empty)");
+  app->add_flag("--hash", options.hash,
+                "a token, h: and 16 hex digits, equal for equal values, so joins on paths and names still work");
+  app->add_option("--salt", options.salt,
+                  "with --hash: tokens from the same salt match across files (default: a random salt; tokens match "
+                  "within one file only)")
+      ->type_name("S")
+      ->check(NonEmpty("a non-empty value"));
+  app->add_flag("--keep-kallsyms", options.keep_kallsyms,
+                "keep the kernel symbol table (reveals the kernel's address layout; needed to name kernel frames)");
+  if (auto exit = Parse(*app, args)) return *exit;
   if (in.empty()) return UsageError("no database: syspgo redact DB [-o OUT]");
   if (!options.salt.empty() && !options.hash) return UsageError("--salt only applies with --hash");
   if (in_place && !out.empty()) return UsageError("give either -o OUT or --in-place, not both");

@@ -1,98 +1,57 @@
 //===- cmd_report.cc - `syspgo report DB -o report.html` -------------------===//
-#include <cerrno>
+#include <cstdint>
 #include <cstdio>
-#include <cstdlib>
+#include <tuple>
 
 #include "analyze/report.h"
 #include "analyze/report_common.h"
 #include "analyze/report_findings.h"
 #include "cli/command.h"
+#include "cli/options.h"
 #include "common/files.h"
 #include "common/util.h"
 
 namespace syspgo::cli {
 namespace {
 
-const char kHelp[] = R"(usage: syspgo report DB [OPTIONS] -o FILE.html
+const char kAbout[] = R"(usage: syspgo report DB [OPTIONS] -o FILE.html
 
 Writes one run of a profile database (the newest unless --run) as a single
 HTML file that opens in any browser without a network: a timeline per thread
 (on-CPU and off-CPU, file syscalls with their latency, block requests) with
 the run's findings marked on it, block and syscall latency histograms, the top
 files, page-cache churn over time, and a flame graph of the CPU samples.
+)";
 
-Output:
-  -o, --output FILE      the HTML file to write (required; replaced if it exists)
-
-Run:
-  --run N                the run to report (default: the newest)
-
-Size (the page draws the longest intervals up to these; counts cover all):
-  --max-syscalls N       syscalls per thread             (default 3000, 0..1000000)
-  --max-offcpu N         off-CPU intervals per thread    (default 3000, 0..1000000)
-  --max-block N          block requests in all           (default 20000, 0..1000000)
-
-Symbols:
-  --debug-dir DIR        also look for debug files under DIR (repeatable)
-
-Other:
-  -v                     list the findings and analyses as well
-  -h, --help             this text
-
-Examples:
+const char kExamples[] = R"(Examples:
   syspgo report run.db -o report.html
   syspgo report run.db --run 2 -o run2.html --max-syscalls 10000
 )";
 
-int ParseCount(const std::string& opt, const std::string& value, size_t* out) {
-  char* end;
-  errno = 0;
-  long long v = strtoll(value.c_str(), &end, 10);
-  if (value.empty() || *end || errno || v < 0 || v > 1000000)
-    return UsageError(opt + " needs a number from 0 to 1000000, got '" + value + "'");
-  *out = static_cast<size_t>(v);
-  return 0;
-}
-
 int Report(const std::vector<std::string>& args) {
   std::string db_path, out;
   int64_t run_id = 0;
-  bool verbose = false;
+  int verbose = 0;
   ReportOptions opts;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& s = args[i];
-    auto value = [&]() -> const std::string* { return i + 1 < args.size() ? &args[++i] : nullptr; };
-    if (s == "-h" || s == "--help") {
-      printf("%s", kHelp);
-      return 0;
-    } else if (s == "-v") {
-      verbose = true;
-    } else if (s == "-o" || s == "--output" || s == "--debug-dir") {
-      const std::string* v = value();
-      if (!v) return UsageError(s + " needs a path");
-      if (s == "--debug-dir") opts.debug_dirs.push_back(*v);
-      else out = *v;
-    } else if (s == "--run") {
-      const std::string* v = value();
-      char* end;
-      long long n = v ? strtoll(v->c_str(), &end, 10) : 0;
-      if (!v || *end || n <= 0) return UsageError("--run needs a run number > 0, got '" + (v ? *v : "") + "'");
-      run_id = n;
-    } else if (s == "--max-syscalls" || s == "--max-offcpu" || s == "--max-block") {
-      const std::string* v = value();
-      if (!v) return UsageError(s + " needs a number");
-      size_t* dst = s == "--max-syscalls" ? &opts.max_syscalls_per_thread
-                    : s == "--max-offcpu" ? &opts.max_offcpu_per_thread
-                                          : &opts.max_block_requests;
-      if (int rc = ParseCount(s, *v, dst)) return rc;
-    } else if (!s.empty() && s[0] == '-') {
-      return UsageError("unknown option '" + s + "'; see 'syspgo report --help'");
-    } else if (db_path.empty()) {
-      db_path = s;
-    } else {
-      return UsageError("unexpected argument '" + s + "': give one database; see 'syspgo report --help'");
-    }
-  }
+  auto app = NewApp("syspgo report", kAbout, kExamples);
+  app->add_option("db", db_path, "the profile database");
+  app->add_option("-o,--output", out, "the HTML file to write (required; replaced if it exists)")
+      ->type_name("FILE")
+      ->group("Output");
+  app->add_option("--run", run_id, "the run to report (default: the newest)")
+      ->type_name("N")
+      ->transform(Whole(1, INT64_MAX, "a run number"))
+      ->group("Run");
+  app->option_defaults()->group("Size (the page draws the longest intervals up to these; counts cover all)");
+  for (auto [name, dst, help] : {std::tuple{"--max-syscalls", &opts.max_syscalls_per_thread, "syscalls per thread"},
+                                 std::tuple{"--max-offcpu", &opts.max_offcpu_per_thread, "off-CPU intervals per thread"},
+                                 std::tuple{"--max-block", &opts.max_block_requests, "block requests in all"}})
+    app->add_option(name, *dst, help)->type_name("N")->transform(Whole(0, 1000000, "a number"))->capture_default_str();
+  Repeatable(app->add_option("--debug-dir", opts.debug_dirs, "also look for debug files under DIR (repeatable)"))
+      ->type_name("DIR")
+      ->group("Symbols");
+  AddVerbosity(*app, &verbose, "list the findings and analyses as well")->group("Other");
+  if (auto exit = Parse(*app, args)) return *exit;
   if (db_path.empty()) return UsageError("usage: syspgo report DB -o FILE.html [--run N]; see --help");
   if (out.empty()) return UsageError("say where to write the page with -o FILE.html");
 

@@ -300,7 +300,7 @@ struct MemoryPlan {
   static uint64_t RingRss(uint64_t bytes) { return 2 * bytes + 2 * 4096; }
 };
 
-constexpr uint64_t kDefaultBudget = 96 * kMiB;
+constexpr uint64_t kDefaultBudget = kCollectDefaultMemoryBytes;
 // What the collector holds besides ring buffers, rows and SQLite's cache,
 // measured on this machine kind: 17 MiB while recording (code and libraries
 // 10 MiB, libbpf's objects, SQLite's schema and statements). Loading peaks

@@ -16,6 +16,10 @@
 
 namespace syspgo {
 
+// The collector's whole memory when the request does not set one
+// (collect --memory-mb); it grows past this when its groups need more.
+inline constexpr uint64_t kCollectDefaultMemoryBytes = 96ULL << 20;
+
 struct CollectRequest {
   std::string db_path;
   std::vector<std::string> argv;  // command to spawn (empty with attach_pid)

@@ -20,6 +20,15 @@ std::optional<ProfileEmitter::SampleCounts> ParseSampleCounts(std::string_view s
   return std::nullopt;
 }
 
+const char* SampleCountsName(ProfileEmitter::SampleCounts c) {
+  switch (c) {
+    case ProfileEmitter::SampleCounts::kStacks: return "stacks";
+    case ProfileEmitter::SampleCounts::kIp: return "ip";
+    case ProfileEmitter::SampleCounts::kIpOnly: return "ip-only";
+  }
+  return "ip";
+}
+
 Result<ProfileInput> ParseProfileInput(const std::string& spec, bool pprof) {
   ProfileInput in;
   std::string rest = spec;

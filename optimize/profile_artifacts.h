@@ -31,6 +31,8 @@ Result<ProfileInput> ParseProfileInput(const std::string& spec, bool pprof = fal
 
 // "ip", "ip-only" or "stacks" (optimize/merge/pgo --sample-counts); nullopt otherwise.
 std::optional<ProfileEmitter::SampleCounts> ParseSampleCounts(std::string_view s);
+// The name ParseSampleCounts reads as `c`.
+const char* SampleCountsName(ProfileEmitter::SampleCounts c);
 // For usage errors: "--sample-counts is " + kSampleCountsChoices + ", got ...".
 inline constexpr const char* kSampleCountsChoices = "ip, ip-only or stacks";
 

@@ -569,7 +569,7 @@ TEST(PrefetchCommand, HoldKeepsTheReplayedPagesInMemoryThenLetsThemGo) {
   EXPECT_NE(r.err.find("--hold is for a replay ahead of the program"), std::string::npos) << r.err;
   r = test::RunCmd({test::SyspgoBin(), "prefetch", plan, "--hold", "0"});
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("--hold wants seconds from 1 to 86400, not '0'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--hold needs seconds from 1 to 86400, got '0'"), std::string::npos) << r.err;
   w.ExpectNothingCached();
 }
 
@@ -733,7 +733,7 @@ TEST(PrefetchCommand, StaticReplayerBehavesLikeTheSubcommand) {
   EXPECT_EQ(r.status, 5) << r.err;
   r = test::RunCmd({bin, plan, "--lead", "x"});
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("--lead wants MiB"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--lead needs MiB"), std::string::npos) << r.err;
   r = test::RunCmd({bin, "--version"});
   EXPECT_EQ(r.out, "syspgo-prefetch " SYSPGO_VERSION "\n");
 }
