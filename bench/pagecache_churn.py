@@ -23,7 +23,7 @@ same reclaim as full-64's run of the same round. Writes its section of
 bench/RESULTS.md.
 
 usage: sudo bench/pagecache_churn.py [--runs 5] [--mb 128] [--limit-mb 16] [--passes 3]
-       sudo bench/pagecache_churn.py --scenario mmap-clang [--runs 5]
+       sudo bench/pagecache_churn.py --scenario mmap-clang [--runs 5] [--variants lean]
 """
 import argparse
 import json
@@ -102,12 +102,18 @@ def main():
     ap.add_argument("--limit-mb", type=int, default=16)
     ap.add_argument("--passes", type=int, default=3)
     ap.add_argument("--scenario", choices=["thrash", "mmap-clang"], default="thrash")
+    ap.add_argument("--variants", default=",".join(VARIANTS),
+                    help="comma-separated, of " + ", ".join(VARIANTS) + " (default: all); the last column "
+                    "needs full-64")
     args = ap.parse_args()
+    variants = args.variants.split(",")
+    if not variants or any(v not in VARIANTS for v in variants):
+        ap.error(f"--variants takes names from {', '.join(VARIANTS)}, got '{args.variants}'")
     work = B.work_dir("pagecache-churn", args.runs)
     lib = os.path.join(work, "libthrash.so")
-    res = {n: [] for n in VARIANTS}
+    res = {n: [] for n in variants}
     for i in range(args.runs):
-        for name in VARIANTS:
+        for name in variants:
             r = record(work, name, i, args, lib)
             res[name].append(r)
             print(f"run {i + 1}/{args.runs} {name:8} lost {r['lost']:>9} (pagecache {r['lost_pc']}) kept {r['kept']:>9} overflow {r['overflow']} "
@@ -115,12 +121,13 @@ def main():
     rows = ["| variant | events lost (all groups) | of them pagecache | kept (ring buffers) | lean map overflow | tree CPU s | collector peak RSS MiB "
             "| DB MiB | top finding as full-64's |", "|---|---|---|---|---|---|---|---|---|"]
     for name, rs in res.items():
-        same = sum(1 for j, r in enumerate(rs) if r["top"][:2] == res["full-64"][j]["top"][:2] and r["top"][0])
+        same = (f"{sum(1 for j, r in enumerate(rs) if r['top'][:2] == res['full-64'][j]['top'][:2] and r['top'][0])} "
+                f"of {len(rs)}" if "full-64" in res else "not measured")
         def m(key, fmt):
             xs = [r[key] for r in rs]
             return f"{fmt.format(B.med(xs))} ({fmt.format(min(xs))}–{fmt.format(max(xs))})"
         rows.append(f"| {name} | {m('lost', '{:.0f}')} | {m('lost_pc', '{:.0f}')} | {m('kept', '{:.0f}')} | {m('overflow', '{:.0f}')} | "
-                    f"{m('cpu', '{:.2f}')} | {m('rss', '{:.1f}')} | {m('db', '{:.1f}')} | {same} of {len(rs)} |")
+                    f"{m('cpu', '{:.2f}')} | {m('rss', '{:.1f}')} | {m('db', '{:.1f}')} | {same} |")
     churn = {n: B.med([r["top"][2] for r in rs]) for n, rs in res.items()}
     what = (f"Story 3 at size: a {args.mb} MiB library, {args.passes} passes, in a memory cgroup limited to "
             f"{args.limit_mb} MiB; `--probes fileio,pagecache,faults,block`" if args.scenario == "thrash" else
@@ -137,7 +144,8 @@ def main():
         B.write_section("pagecache_churn", cmd, body)
     else:
         B.write_section("pagecache_churn (mmap and clang)",
-                        f"sudo bench/pagecache_churn.py --scenario mmap-clang --runs {args.runs}", body)
+                        f"sudo bench/pagecache_churn.py --scenario mmap-clang --runs {args.runs}" +
+                        ("" if args.variants == ",".join(VARIANTS) else f" --variants {args.variants}"), body)
     print(body)
 
 
