@@ -23,8 +23,17 @@ collect --probes cpu --freq HZ`, `perf record -F HZ -g` and a bpftrace
 stands out of the machine's noise; it is reported from the command's CPU
 time (user + sys), which the sampling interrupt is charged to.
 
+With --group GROUP --baseline REV it measures one probe group alone
+against the same group as built at git revision REV, interleaved in one
+run: a context-switch-heavy workload (bench/workloads/pingpong.c: two
+processes passing a byte through pipes) and the CPU-bound one, plain, under
+`syspgo collect --probes GROUP` at REV, and under the same from this tree.
+It checks that a change left a group's cost where it was (issue 27: the
+sched group within its figure + 5%).
+
 usage: sudo bench/overhead.py [--runs 7] [--only cpu|syscall|pagecache]
        sudo bench/overhead.py --sampling 9999 [--runs 15]
+       sudo bench/overhead.py --group sched --baseline 87099e9 [--runs 9]
 """
 import argparse
 import os
@@ -113,24 +122,73 @@ def sampling(a, work, timeit, cpu_bound):
     print(body)
 
 
+def one_group(a, work, timeit, bins):
+    rev = subprocess.run(["git", "-C", B.ROOT, "rev-parse", "--short", a.baseline], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    builds = {f"at {rev}": B.build_baseline(rev, work), "this tree": B.SYSPGO}
+    workloads = [
+        ("context switches (pingpong, 100k round trips through pipes)", [bins["pingpong"], "100000"]),
+        ("CPU-bound (4e8 iterations of a multiply-xor loop)", [bins["cpu_bound"], "400000000"]),
+    ]
+    variants = ["plain"] + list(builds)
+    db = os.path.join(work, "run.db")
+    rows = []
+    for title, cmd in workloads:
+        wall = {v: [] for v in variants}
+        cpu = {v: [] for v in variants}
+        events = {v: [] for v in builds}
+        for i in range(a.runs):
+            for v in variants[i % len(variants):] + variants[:i % len(variants)]:
+                prefix = None if v == "plain" else [builds[v], "collect", "--probes", a.group, "-o", db, "--"]
+                w_, u_, s_, _, _ = B.timed(timeit, cmd, work, prefix=prefix)
+                wall[v].append(w_)
+                cpu[v].append(u_ + s_)
+                if v in builds:
+                    con = sqlite3.connect(db)
+                    events[v].append(con.execute("SELECT events_recorded FROM run").fetchone()[0])
+                    con.close()
+                    os.unlink(db)
+        base = B.med(wall["plain"])
+        cells = [title, B.fmt_range(wall["plain"])]
+        for v in builds:
+            cells.append(f"{B.fmt_range(wall[v])}, {(B.med(wall[v]) - base) / base * 100:+.1f}%")
+        cells.append(" / ".join(f"{B.med(cpu[v]) / 1e6:.0f}" for v in variants))
+        cells.append(" / ".join(f"{B.med(events[v]):,.0f}" for v in builds))
+        rows.append(cells)
+    names = list(builds)
+    body = (f"The {a.group} probe group alone (`syspgo collect --probes {a.group}`), as built at {rev} and as built "
+            f"from this tree, interleaved with plain runs: command wall time, medians of {a.runs} rounds (min–max), "
+            "and the change against plain.\n\n"
+            f"| workload | plain | syspgo {names[0]} | syspgo {names[1]} | command CPU ms: plain / {names[0]} / "
+            f"{names[1]} | events recorded: {names[0]} / {names[1]} |\n|---|---|---|---|---|---|\n" +
+            "\n".join("| " + " | ".join(r) + " |" for r in rows) + "\n")
+    B.write_section(f"overhead ({a.group} group)",
+                    f"sudo bench/overhead.py --group {a.group} --baseline {a.baseline} --runs {a.runs}", body)
+    print(body)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--only", choices=["cpu", "syscall", "pagecache"], help="one workload (its own section)")
     ap.add_argument("--sampling", type=int, metavar="HZ", help="stack sampling alone at HZ (its own section)")
+    ap.add_argument("--group", help="one probe group alone, against --baseline (its own section)")
+    ap.add_argument("--baseline", default="main", help="git revision --group compares with (default: main)")
     a = ap.parse_args()
     B.require("perf", "linux-perf", "a comparison")
     B.require("bpftrace", "bpftrace", "a comparison and the floor")
     work = B.work_dir("overhead", a.runs)
     timeit = B.build_timeit(work)
-    floor = build_floor(work)
     bins = {}
-    for w in ("cpu_bound", "pc_touch"):
+    for w in ("cpu_bound", "pc_touch", "pingpong"):
         bins[w] = os.path.join(work, w)
         subprocess.run(["cc", "-O2", "-fno-omit-frame-pointer", "-o", bins[w],
                         os.path.join(B.ROOT, "bench", "workloads", w + ".c")], check=True)
     if a.sampling:
         return sampling(a, work, timeit, bins["cpu_bound"])
+    if a.group:
+        return one_group(a, work, timeit, bins)
+    floor = build_floor(work)
     big = os.path.join(work, "big.bin")
     subprocess.run(["dd", "if=/dev/urandom", f"of={big}", "bs=1M", "count=512", "status=none"], check=True)
     workloads = [
