@@ -11,46 +11,9 @@
 #include "common/util.h"
 
 namespace syspgo {
-namespace {
-
-// Length of the valid UTF-8 sequence starting at s[i], or 0 if it is not
-// one (overlong forms, surrogates and code points past U+10FFFF included).
-size_t Utf8Length(std::string_view s, size_t i) {
-  auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  unsigned char c = b(i);
-  size_t n;
-  uint32_t cp;
-  if (c < 0x80) return 1;
-  if (c >= 0xC2 && c <= 0xDF) n = 2, cp = c & 0x1F;
-  else if (c >= 0xE0 && c <= 0xEF) n = 3, cp = c & 0x0F;
-  else if (c >= 0xF0 && c <= 0xF4) n = 4, cp = c & 0x07;
-  else return 0;
-  if (i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    if ((b(i + k) & 0xC0) != 0x80) return 0;
-    cp = cp << 6 | (b(i + k) & 0x3F);
-  }
-  if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-    return 0;
-  return n;
-}
-
-}  // namespace
 
 std::string JsonQuote(std::string_view s) {
-  std::string valid;  // s with every invalid byte replaced by U+FFFD
-  valid.reserve(s.size());
-  for (size_t i = 0; i < s.size();) {
-    size_t n = Utf8Length(s, i);
-    if (n == 0) {
-      valid += "\xEF\xBF\xBD";
-      ++i;
-    } else {
-      valid.append(s.substr(i, n));
-      i += n;
-    }
-  }
-  std::string escaped = JsonEscape(valid);
+  std::string escaped = JsonEscape(std::string(s));
   std::string out = "\"";
   out.reserve(escaped.size() + 8);
   for (char c : escaped) {

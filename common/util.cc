@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 namespace syspgo {
 
 std::string ReadFileOrEmpty(const std::string& path) {
@@ -15,27 +17,12 @@ std::string ReadFileOrEmpty(const std::string& path) {
   return ss.str();
 }
 
+// Through nlohmann's serializer, the one JSON writer: its escaping, and an
+// invalid UTF-8 byte (a path from a foreign filesystem) replaced by U+FFFD
+// rather than passed through into output no JSON parser would read.
 std::string JsonEscape(const std::string& s) {
-  std::string out;
-  out.reserve(s.size() + 8);
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out;
+  std::string quoted = nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return quoted.substr(1, quoted.size() - 2);
 }
 
 std::string ShellQuote(const std::string& s) {

@@ -9,7 +9,7 @@
 
 namespace syspgo {
 
-std::string JsonEscape(const std::string& s);   // without the surrounding quotes
+std::string JsonEscape(const std::string& s);   // without the surrounding quotes; invalid UTF-8 as U+FFFD
 std::string ShellQuote(const std::string& s);   // quotes only when needed
 std::string JoinShell(const std::vector<std::string>& argv);
 // Text from outside (a path, a command line, a task name, a symbol, a host

@@ -11,3 +11,4 @@ add_dependencies(report_test fileio_demo)
 add_test(NAME ReportPage.ScriptsPassEslint
   COMMAND sh -c "test -x node_modules/.bin/eslint || { echo 'ESLint is not installed in analyze/report: run scripts/setup.sh'; exit 1; }; exec node_modules/.bin/eslint --max-warnings 0 ."
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}/analyze/report)
+syspgo_test(json_text_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/json_text_test.cc LIBS syspgo_analyze)
