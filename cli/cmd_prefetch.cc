@@ -18,6 +18,8 @@
 #include <future>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/command.h"
 #include "cli/options.h"
 #include "collect/damon.h"
@@ -211,8 +213,8 @@ bool WriteJsonText(const Options& o, const std::string& text) {
   return st.ok();
 }
 
-bool WriteJson(const Options& o, const Plan& plan, const PrefetchStats& s, const std::string& extra) {
-  return WriteJsonText(o, o.json.empty() ? "" : PrefetchStatsJson(plan, s, extra));
+bool WriteJson(const Options& o, const Plan& plan, const PrefetchStats& s, const nlohmann::ordered_json& extra) {
+  return WriteJsonText(o, o.json.empty() ? "" : PrefetchStatsJson(plan, s, &extra));
 }
 
 // Warming the cache ahead of the program meets DAMON's proactive reclaim
@@ -232,7 +234,7 @@ void WarnOfDamon(const DamonPageouts& damon) {
           list.c_str());
 }
 
-std::string StatusJson(int status) { return "\"command_status\": " + std::to_string(status); }
+nlohmann::ordered_json StatusJson(int status) { return {{"command_status", status}}; }
 
 struct Holder {
   pid_t pid = 0;
@@ -304,7 +306,8 @@ int Prefetch(const std::vector<std::string>& args) {
     Warn(plan.error().message);
     fprintf(stderr, "syspgo: running %s without prefetching\n", TerminalSafe(JoinShell(o.command)).c_str());
     int status = RunProgram(o.command);
-    WriteJsonText(o, "{\"error\": \"" + JsonEscape(plan.error().message) + "\", " + StatusJson(status) + "}\n");
+    nlohmann::ordered_json failed = {{"error", plan.error().message}, {"command_status", status}};
+    WriteJsonText(o, failed.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
     return status;
   }
 
@@ -319,7 +322,7 @@ int Prefetch(const std::vector<std::string>& args) {
       if (o.verbose >= 2) PrintStats(stdout, plan.value(), s, o.verbose);
       if (with_command) printf("then would run: %s\n", JoinShell(o.command).c_str());
     }
-    return WriteJson(o, plan.value(), s, "\"dry_run\": true") ? 0 : 1;
+    return WriteJson(o, plan.value(), s, {{"dry_run", true}}) ? 0 : 1;
   }
 
   if (!with_command || o.before) {
@@ -330,7 +333,7 @@ int Prefetch(const std::vector<std::string>& args) {
       PrintStats(with_command ? stderr : stdout, plan.value(), s, o.verbose);
     if (!with_command) {
       DamonPageouts damon = ReadDamonPageouts();
-      std::string extra = "\"damon_pageout\": " + DamonSchemesJson(damon.schemes);
+      nlohmann::ordered_json extra = {{"damon_pageout", DamonSchemesJson(damon.schemes)}};
       int rc = 0;
       if (o.hold) {
         auto holder = StartHolder(plan.value(), s, o.hold);
@@ -338,13 +341,12 @@ int Prefetch(const std::vector<std::string>& args) {
           fprintf(json_out ? stderr : stdout,
                   "holding    %s of %zu files in memory for %u s (process %d; kill it to release them sooner)\n",
                   FormatBytes(holder->bytes).c_str(), holder->files, o.hold, static_cast<int>(holder->pid));
-          extra += ", \"hold\": {\"pid\": " + std::to_string(holder->pid) + ", \"seconds\": " +
-                   std::to_string(o.hold) + ", \"bytes\": " + std::to_string(holder->bytes) +
-                   ", \"files\": " + std::to_string(holder->files) + "}";
+          extra["hold"] = {{"pid", holder->pid}, {"seconds", o.hold}, {"bytes", holder->bytes},
+                           {"files", holder->files}};
         } else {
           fprintf(stderr, "syspgo: error: the plan was replayed, but %s\n",
                   TerminalSafeLines(holder.error().message).c_str());
-          extra += ", \"hold\": {\"error\": \"" + JsonEscape(holder.error().message) + "\"}";
+          extra["hold"] = {{"error", holder.error().message}};
           rc = 1;
         }
       }

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "common/util.h"
 
 namespace syspgo {
@@ -95,6 +97,9 @@ DamonPageouts ReadDamonPageouts(const std::string& sysfs) {
   return out;
 }
 
-std::string DamonPageoutJson(const std::string& sysfs) { return DamonSchemesJson(ReadDamonPageouts(sysfs).schemes); }
+std::string DamonPageoutJson(const std::string& sysfs) {
+  return DamonSchemesJson(ReadDamonPageouts(sysfs).schemes).dump(-1, ' ', false,
+                                                                  nlohmann::ordered_json::error_handler_t::replace);
+}
 
 }  // namespace syspgo

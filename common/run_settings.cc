@@ -30,7 +30,9 @@ void Get(const Json& j, const char* key, std::string& out) {
   if (it != j.end() && it->is_string()) out = it->get<std::string>();
 }
 
-Json DamonArray(const std::vector<DamonScheme>& schemes) {
+}  // namespace
+
+Json DamonSchemesJson(const std::vector<DamonScheme>& schemes) {
   Json a = Json::array();
   for (const DamonScheme& d : schemes) {
     Json o = {{"path", d.path}};
@@ -45,10 +47,6 @@ Json DamonArray(const std::vector<DamonScheme>& schemes) {
   }
   return a;
 }
-
-}  // namespace
-
-std::string DamonSchemesJson(const std::vector<DamonScheme>& schemes) { return DamonArray(schemes).dump(-1, ' ', false, Json::error_handler_t::replace); }
 
 std::string SettingsJson(const RunSettings& s) {
   Json files = Json::array();
@@ -65,7 +63,7 @@ std::string SettingsJson(const RunSettings& s) {
             {"collector_files", std::move(files)},
             {"kernel_build_id", s.kernel_build_id},
             {"vdso_build_id", s.vdso_build_id}};
-  if (s.damon) j["damon"] = DamonArray(*s.damon);
+  if (s.damon) j["damon"] = DamonSchemesJson(*s.damon);
   // Replace, not throw, on invalid UTF-8: ops and paths come from sysfs.
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }

@@ -7,6 +7,7 @@
 // database: the static syspgo-prefetch shows the DAMON schemes too.
 #pragma once
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -43,7 +44,7 @@ struct RunSettings {
 // The JSON object stored in run.settings_json.
 std::string SettingsJson(const RunSettings& s);
 // The "damon" member alone, a JSON array (prefetch's summary shows it too).
-std::string DamonSchemesJson(const std::vector<DamonScheme>& schemes);
+nlohmann::ordered_json DamonSchemesJson(const std::vector<DamonScheme>& schemes);
 
 // Reads a stored object. Databases come from others: a member that is
 // absent, of another type or out of range keeps its default, and text that

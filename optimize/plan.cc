@@ -20,6 +20,8 @@
 #include <set>
 #include <tuple>
 
+#include <nlohmann/json.hpp>
+
 #include "common/files.h"
 #include "common/util.h"
 #include "schemas/prefetch_plan.pb.h"
@@ -595,38 +597,38 @@ Result<Plan> ReadPlan(const std::string& path) {
 }
 
 std::string PlanJson(const Plan& plan) {
+  using Json = nlohmann::ordered_json;
   const auto& c = plan.creation;
-  std::string out = "{\"format_version\": " + std::to_string(plan.format_version) +
-                    ",\n \"syspgo_version\": \"" + JsonEscape(c.syspgo_version) + "\", \"host\": \"" +
-                    JsonEscape(c.host) + "\", \"merged_runs\": " + std::to_string(c.merged_runs) +
-                    ", \"source_run_ids\": [";
-  for (size_t i = 0; i < c.source_run_ids.size(); ++i) out += (i ? ", " : "") + std::to_string(c.source_run_ids[i]);
-  out += "],\n \"bytes\": " + std::to_string(plan.Bytes()) + ", \"files\": [";
-  for (size_t i = 0; i < plan.files.size(); ++i) {
-    const PlanFile& f = plan.files[i];
+  Json files = Json::array();
+  for (const PlanFile& f : plan.files) {
     char sum[24];
     snprintf(sum, sizeof sum, "%016llx", static_cast<unsigned long long>(f.fingerprint.checksum));
-    out += std::string(i ? "," : "") + "\n  {\"path\": \"" + JsonEscape(f.path) +
-           "\", \"size\": " + std::to_string(f.fingerprint.size) +
-           ", \"mtime_ns\": " + std::to_string(f.fingerprint.mtime_ns) +
-           ", \"inode\": " + std::to_string(f.fingerprint.inode) +
-           ", \"device\": " + std::to_string(f.fingerprint.device) +
-           ", \"ctime_ns\": " + std::to_string(f.fingerprint.ctime_ns) + ", \"sample_checksum\": \"" + sum +
-           "\", \"bytes\": " + std::to_string(f.Bytes()) + ", \"extents\": [";
-    for (size_t e = 0; e < f.extents.size(); ++e) {
-      const PlanExtent& x = f.extents[e];
-      out += std::string(e ? ", " : "") + "{\"offset\": " + std::to_string(x.offset) +
-             ", \"length\": " + std::to_string(x.length) +
-             ", \"first_touch_ns\": " + std::to_string(x.first_touch_ns) + "}";
-    }
-    out += "]}";
+    Json extents = Json::array();
+    for (const PlanExtent& x : f.extents)
+      extents.push_back({{"offset", x.offset}, {"length", x.length}, {"first_touch_ns", x.first_touch_ns}});
+    files.push_back({{"path", f.path},
+                     {"size", f.fingerprint.size},
+                     {"mtime_ns", f.fingerprint.mtime_ns},
+                     {"inode", f.fingerprint.inode},
+                     {"device", f.fingerprint.device},
+                     {"ctime_ns", f.fingerprint.ctime_ns},
+                     {"sample_checksum", sum},
+                     {"bytes", f.Bytes()},
+                     {"extents", std::move(extents)}});
   }
-  out += plan.files.empty() ? "],\n \"lookups\": [" : "\n ],\n \"lookups\": [";
-  for (size_t i = 0; i < plan.lookups.size(); ++i)
-    out += std::string(i ? "," : "") + "\n  {\"path\": \"" + JsonEscape(plan.lookups[i].path) +
-           "\", \"first_touch_ns\": " + std::to_string(plan.lookups[i].first_touch_ns) + "}";
-  out += plan.lookups.empty() ? "]}\n" : "\n ]}\n";
-  return out;
+  Json lookups = Json::array();
+  for (const PlanLookup& l : plan.lookups) lookups.push_back({{"path", l.path}, {"first_touch_ns", l.first_touch_ns}});
+  Json j = {{"format_version", plan.format_version},
+            {"syspgo_version", c.syspgo_version},
+            {"host", c.host},
+            {"merged_runs", c.merged_runs},
+            {"source_run_ids", c.source_run_ids},
+            {"bytes", plan.Bytes()},
+            {"files", std::move(files)},
+            {"lookups", std::move(lookups)}};
+  // A plan is someone else's file: a path that is not UTF-8 is shown with
+  // U+FFFD rather than stopping the listing.
+  return j.dump(1, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace syspgo

@@ -46,6 +46,8 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "common/files.h"
 #include "common/identity.h"
 #include "common/util.h"
@@ -607,25 +609,38 @@ PrefetchStats Replay(const Plan& plan, const PrefetchOptions& options) {
   return s;
 }
 
-std::string PrefetchStatsJson(const Plan& plan, const PrefetchStats& s, const std::string& extra) {
-  auto n = [](uint64_t v) { return std::to_string(v); };
-  std::string out = "{\"elapsed_ns\": " + n(s.elapsed_ns) + ", \"threads\": " + n(s.threads) +
-                    ", \"chunk_bytes\": " + n(s.chunk_bytes) + ",\n \"bytes_planned\": " + n(s.bytes_planned) +
-                    ", \"bytes_read\": " + n(s.bytes_read) + ", \"extents_read\": " + n(s.extents_read) +
-                    ",\n \"lookups\": {\"planned\": " + n(s.lookups_planned) + ", \"found\": " + n(s.lookups_found) +
-                    ", \"ns\": " + n(s.lookup_ns) + ", \"first\": " + n(s.lookups_first) +
-                    ", \"first_ns\": " + n(s.lookup_first_ns) + "},\n \"files_read\": " + n(s.files_read) +
-                    ", \"files_changed\": " + n(s.files_changed) + ", \"files_missing\": " + n(s.files_missing) +
-                    ", \"files_failed\": " + n(s.files_failed) + ", \"files_not_reached\": " + n(s.files_not_reached) +
-                    (extra.empty() ? "" : ",\n " + extra) + ",\n \"files\": [";
+std::string PrefetchStatsJson(const Plan& plan, const PrefetchStats& s, const nlohmann::ordered_json* extra) {
+  nlohmann::ordered_json j = {
+      {"elapsed_ns", s.elapsed_ns},
+      {"threads", s.threads},
+      {"chunk_bytes", s.chunk_bytes},
+      {"bytes_planned", s.bytes_planned},
+      {"bytes_read", s.bytes_read},
+      {"extents_read", s.extents_read},
+      {"lookups",
+       {{"planned", s.lookups_planned},
+        {"found", s.lookups_found},
+        {"ns", s.lookup_ns},
+        {"first", s.lookups_first},
+        {"first_ns", s.lookup_first_ns}}},
+      {"files_read", s.files_read},
+      {"files_changed", s.files_changed},
+      {"files_missing", s.files_missing},
+      {"files_failed", s.files_failed},
+      {"files_not_reached", s.files_not_reached}};
+  if (extra)
+    for (const auto& [key, value] : extra->items()) j[key] = value;
+  auto& files = j["files"] = nlohmann::ordered_json::array();
   for (size_t i = 0; i < plan.files.size() && i < s.files.size(); ++i) {
     const PrefetchFileResult& f = s.files[i];
-    out += std::string(i ? "," : "") + "\n  {\"path\": \"" + JsonEscape(plan.files[i].path) + "\", \"outcome\": \"" +
-           OutcomeName(f.outcome) + "\", \"reason\": \"" + JsonEscape(f.reason) + "\", \"bytes_read\": " +
-           n(f.bytes_read) + ", \"bytes_planned\": " + n(plan.files[i].Bytes()) + "}";
+    files.push_back({{"path", plan.files[i].path},
+                     {"outcome", OutcomeName(f.outcome)},
+                     {"reason", f.reason},
+                     {"bytes_read", f.bytes_read},
+                     {"bytes_planned", plan.files[i].Bytes()}});
   }
-  out += plan.files.empty() ? "]}\n" : "\n ]}\n";
-  return out;
+  // Paths are bytes: invalid UTF-8 becomes U+FFFD rather than an exception.
+  return j.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 PrefetchStats DryRun(const Plan& plan, const PrefetchOptions& options, std::string* listing) {

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
@@ -121,9 +122,9 @@ PrefetchStats DryRun(const Plan& plan, const PrefetchOptions& options, std::stri
 
 // The stats as one JSON object for machines: totals, lookups, and per file
 // of the plan its outcome, why it was skipped, and bytes read and planned.
-// `extra` (members such as "\"command_status\": 0", comma-separated) is
-// added to the object when non-empty.
-std::string PrefetchStatsJson(const Plan& plan, const PrefetchStats& s, const std::string& extra = "");
+// The members of `extra` (an object: "command_status", "damon_pageout"...)
+// are added before the files.
+std::string PrefetchStatsJson(const Plan& plan, const PrefetchStats& s, const nlohmann::ordered_json* extra = nullptr);
 
 // Pages of a replay held in memory (prefetch --hold): the files the replay
 // read are mapped and their planned extents locked (mlock), so that neither

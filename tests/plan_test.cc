@@ -11,7 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "analyze/access_order.h"
 #include "analyze/run.h"
@@ -488,15 +490,27 @@ TEST(MergePlans, LookupsAreTheUnionAtTheirMedianTime) {
 }
 
 TEST(PlanJson, ListsFilesFingerprintsAndExtents) {
-  std::string j = PlanJson(SamplePlan());
-  EXPECT_NE(j.find("\"host\": \"host-a\", \"merged_runs\": 2, \"source_run_ids\": [3, 7]"), std::string::npos) << j;
-  EXPECT_NE(j.find("{\"path\": \"/opt/app/lib/libbig.so\", \"size\": 1099511627776, \"mtime_ns\": -12345, "
-                   "\"inode\": 99, \"device\": 2049, \"ctime_ns\": 1700000000987654321, "
-                   "\"sample_checksum\": \"feedfacecafebeef\", \"bytes\": 40960"),
-            std::string::npos)
-      << j;
-  EXPECT_NE(j.find("{\"offset\": 549755813888, \"length\": 4096, \"first_touch_ns\": 1000000}"), std::string::npos);
-  EXPECT_NE(j.find("\"lookups\": [\n  {\"path\": \"/opt/app/bin/app\", \"first_touch_ns\": 0},"), std::string::npos) << j;
+  std::string text = PlanJson(SamplePlan());
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << text;
+  EXPECT_EQ(j["host"], "host-a");
+  EXPECT_EQ(j["merged_runs"], 2);
+  EXPECT_EQ(j["source_run_ids"], nlohmann::json::array({3, 7}));
+  const nlohmann::json* big = nullptr;
+  for (const auto& f : j["files"])
+    if (f["path"] == "/opt/app/lib/libbig.so") big = &f;
+  ASSERT_NE(big, nullptr) << text;
+  EXPECT_EQ((*big)["size"], 1099511627776);
+  EXPECT_EQ((*big)["mtime_ns"], -12345);
+  EXPECT_EQ((*big)["inode"], 99);
+  EXPECT_EQ((*big)["device"], 2049);
+  EXPECT_EQ((*big)["ctime_ns"], 1700000000987654321);
+  EXPECT_EQ((*big)["sample_checksum"], "feedfacecafebeef");
+  EXPECT_EQ((*big)["bytes"], 40960);
+  nlohmann::json far = {{"offset", 549755813888}, {"length", 4096}, {"first_touch_ns", 1000000}};
+  EXPECT_NE(std::find((*big)["extents"].begin(), (*big)["extents"].end(), far), (*big)["extents"].end()) << text;
+  ASSERT_FALSE(j["lookups"].empty());
+  EXPECT_EQ(j["lookups"][0], nlohmann::json({{"path", "/opt/app/bin/app"}, {"first_touch_ns", 0}}));
 }
 
 // ---- Deploy lists -----------------------------------------------------------
