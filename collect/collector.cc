@@ -23,6 +23,8 @@
 #include <memory>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "collect/groups.h"
 #include "collect/target.h"
 #include "collect/writer.h"
@@ -231,10 +233,9 @@ Result<int64_t> InsertRun(Db& db, const CollectRequest& req, pid_t pid, uint64_t
                           const std::string& settings) {
   utsname u{};
   uname(&u);
-  std::string argv_json = "[";
-  for (size_t i = 0; i < req.argv.size(); ++i)
-    argv_json += (i ? ", \"" : "\"") + JsonEscape(req.argv[i]) + "\"";
-  argv_json += "]";
+  // Arguments are bytes: one that is not UTF-8 is stored with U+FFFD (the
+  // command column keeps them exactly, shell-quoted).
+  std::string argv_json = nlohmann::json(req.argv).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   auto st = db.Prepare(
       "INSERT INTO run (command, argv_json, target_pid, attached, host, kernel_release, syspgo_version, "
       "start_realtime_ns, start_monotonic_ns, settings_json, collector_pid, boot_id) "
