@@ -22,10 +22,16 @@ different bench/workloads/*_eval.* workloads. Variants:
                  training run, converted by `go tool pprof -proto`, made a
                  sample profile by `syspgo optimize --pprof` (what a fleet's
                  pprof backend would hand a release build; docs/fleet.md)
+  gperftools-fastest
+                 the same at whichever of gperftools' timer settings sampled
+                 the training run fastest (measured first, --rate-runs rounds)
+  gperftools-fleet
+                 FLEET_RUNS gperftools profiles of the training run, as that
+                 many hosts would record, summed by `go tool pprof -proto`
   sample-lowfreq syspgo's own profile at the rate gperftools sampled (its
-                 timer ticks at most at the kernel's HZ): tells a gap between
-                 gperftools and sample that comes from fewer samples from
-                 one that comes from the profile itself
+                 CPU-time timer ticks at most at the kernel's HZ): tells a gap
+                 between gperftools and sample that comes from fewer samples
+                 from one that comes from the profile itself
   perf2bolt      perf record + perf2bolt -nl, BOLT on the plain build
 
 Every variant is timed interleaved (--runs rounds, each round every variant
@@ -37,8 +43,9 @@ are wall times of each step.
 A sample profile is a sample of one training run: two runs of the same
 training command give profiles that differ, and so do the builds made from
 them. --profiles N trains syspgo, perf and gperftools N times each, builds each
-profile (sample-runK, profgen-runK, gperftools-runK, sample-lowfreq-runK; run 1
-is the variant above), BOLTs the plain build
+profile (sample-runK, profgen-runK, gperftools-runK, gperftools-fastest-runK,
+sample-lowfreq-runK; run 1 is the variant above), merges each gperftools-runK
+with FLEET_RUNS - 1 further runs (gperftools-fleetK), BOLTs the plain build
 with each run's samples (syspgo fdata and perf2bolt -nl), and reports the
 spread of their cachegrind instruction counts, and of syspgo profiles that
 merge three of the runs each (sample-mergedK, what syspgo pgo --train-runs 3
@@ -47,14 +54,14 @@ saving" are judged on the medians of the single runs (one run's profile moves
 SQLite's count by several percent either way, and BOLT's layout its I-cache
 misses several-fold). Writes its section of bench/RESULTS.md.
 
-usage: sudo bench/pgo.py [--runs 10] [--profiles 3] [--programs lua,sqlite] [--work DIR]
+usage: sudo bench/pgo.py [--runs 10] [--profiles 3] [--rate-runs 5] [--programs lua,sqlite] [--work DIR]
 """
 import argparse
+import concurrent.futures
 import glob
 import json
 import os
 import re
-import resource
 import shlex
 import shutil
 import subprocess
@@ -71,6 +78,22 @@ BOLT = "/usr/lib/llvm-19/bin/llvm-bolt"
 SAMPLE_HZ = "3999"
 PERF2BOLT = "/usr/lib/llvm-19/bin/perf2bolt"  # perf2bolt-19 runs as llvm-bolt (FORMATS.md)
 LIBPROFILER = "/usr/lib/x86_64-linux-gnu/libprofiler.so.0"  # gperftools (scripts/setup.sh)
+# The timer settings gperftools 2.10 reads (its profile-handler.cc): setitimer
+# ITIMER_PROF by default; per-thread CLOCK_THREAD_CPUTIME_ID timers with
+# CPUPROFILE_PER_THREAD_TIMERS; a wall-clock timer (ITIMER_REAL) with
+# CPUPROFILE_REALTIME. It caps CPUPROFILE_FREQUENCY at 4000. A CPU-time
+# timer expires only at the kernel's tick, so asking for more than HZ may
+# give no more: the bench counts what each setting gives on the training run.
+GPERF_SETTINGS = [{"CPUPROFILE_FREQUENCY": "1000"},
+                  {"CPUPROFILE_FREQUENCY": SAMPLE_HZ},
+                  {"CPUPROFILE_FREQUENCY": SAMPLE_HZ, "CPUPROFILE_PER_THREAD_TIMERS": "1"},
+                  {"CPUPROFILE_FREQUENCY": SAMPLE_HZ, "CPUPROFILE_REALTIME": "1"}]
+# What a fleet's hosts record: a CPU-time profile (a wall-clock timer samples
+# a blocked thread as often as a running one), asking as much as syspgo does.
+GPERF_CPU = {"CPUPROFILE_FREQUENCY": SAMPLE_HZ}
+# Training runs of gperftools-fleet's merges: at the 250 Hz tick gperftools
+# gets here, 16 runs hold about the samples of one syspgo run at 3999 Hz.
+FLEET_RUNS = 16
 # bolt-only and perf2bolt (both on the plain build): syspgo pgo's default there
 BOLT_OPTS = ["-reorder-blocks=ext-tsp", "-reorder-functions=hfsort", "-dyno-stats"]
 # What `syspgo pgo` adds to every build (optimize/pgo.cc PgoCompileFlags,
@@ -81,7 +104,7 @@ PROFILING_FLAGS = ["-fno-omit-frame-pointer", "-mno-omit-leaf-frame-pointer", "-
 # every sample-profile variant so that only the profile differs.
 SAMPLE_USE_FLAGS = ["-fsample-profile-use-profi"]
 VARIANTS = ["base", "instr", "sample", "sample-stacks", "sample-ip-only", "sample+order", "full", "bolt-only", "profgen",
-            "gperftools", "sample-lowfreq", "perf2bolt"]
+            "gperftools", "gperftools-fastest", "gperftools-fleet", "sample-lowfreq", "perf2bolt"]
 
 
 def sh(cmd, cwd=None, env=None, what=None, capture=False):
@@ -206,31 +229,105 @@ def profgen_profile(prog, pbase, data, pg, costs, tag):
     return pg
 
 
-def gperftools_profile(prog, pbase, stem, costs, notes, tag):
-    """gperftools' CPU profiler on the training run of pbase, its profile
-    converted to pprof by `go tool pprof -proto` (which reads the binary for
-    the mappings), and `syspgo optimize --pprof`: the sample profile's path.
-    gperftools' timer (setitimer ITIMER_PROF) ticks at most at the kernel's
-    HZ, whatever CPUPROFILE_FREQUENCY asks, so its profile has fewer samples
-    than syspgo's or perf's; the notes say how many. Returns the profile and
-    the rate it sampled at (samples per CPU second of the run)."""
-    raw, pb, prof = stem + ".cpuprofile", stem + ".pb.gz", stem + ".prof"
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    timed_step(costs, f"gperftools{tag}: training run under gperftools' profiler", lambda: sh(
-        prog.cmd(pbase, "train", prog.train_scale), what="gperftools training run",
-        env={"CPUPROFILE": raw, "CPUPROFILE_FREQUENCY": SAMPLE_HZ, "LD_PRELOAD": LIBPROFILER}))
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
-    timed_step(costs, f"gperftools{tag}: go tool pprof -proto", lambda: sh(
-        f"go tool pprof -proto {shlex.quote(pbase)} {shlex.quote(raw)} > {shlex.quote(pb)}", what="go tool pprof -proto"))
-    out = timed_step(costs, f"gperftools{tag}: syspgo optimize --pprof", lambda: sh(
+def gperftools_run(prog, pbase, raw, env):
+    """The training run of pbase, under gperftools' CPU profiler with the
+    settings env (writing raw), or plain if env is None. Returns (samples,
+    CPU seconds): the interrupts the profiler says it recorded (it prints
+    them at exit), and the run's own CPU time from wait4, which holds when
+    runs go side by side."""
+    e = dict(os.environ)
+    if env is not None:
+        e.update(env, CPUPROFILE=raw, LD_PRELOAD=LIBPROFILER)
+    cmd = prog.cmd(pbase, "train", prog.train_scale)
+    p = subprocess.Popen(cmd, env=e, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    out = p.stdout.read()
+    p.stdout.close()
+    _, status, ru = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode != 0:
+        sys.exit(f"bench: gperftools training run failed ({p.returncode}): {shlex.join(cmd)}\n{out[-3000:]}")
+    m = re.search(r"PROFILE: interrupts/evictions/bytes = (\d+)/", out)
+    if env is not None and not m:
+        sys.exit(f"bench: gperftools wrote no profile for {shlex.join(cmd)}:\n{out[-3000:]}")
+    return (int(m.group(1)) if m else 0), ru.ru_utime + ru.ru_stime
+
+
+def gperftools_env_str(env):
+    return " ".join(f"{k}={v_}" for k, v_ in env.items())
+
+
+def gperftools_rates(prog, pbase, d, runs):
+    """How fast gperftools samples the training run under each of
+    GPERF_SETTINGS: `runs` rounds, each the plain run then every setting
+    once. Returns {setting: [(samples, CPU s)]}, the plain run's as "plain"."""
+    out = {"plain": []}
+    out.update({gperftools_env_str(e): [] for e in GPERF_SETTINGS})
+    for r in range(runs):
+        out["plain"].append(gperftools_run(prog, pbase, None, None))
+        for e in GPERF_SETTINGS:
+            out[gperftools_env_str(e)].append(gperftools_run(prog, pbase, os.path.join(d, "rate.cpuprofile"), e))
+    return out
+
+
+def fastest_setting(rates):
+    """The setting of GPERF_SETTINGS with the most samples per CPU second (median)."""
+    hz = lambda xs: B.med([s / c for s, c in xs])
+    return max(GPERF_SETTINGS, key=lambda e: hz(rates[gperftools_env_str(e)]))
+
+
+def pprof_profile(pbase, raws, stem, costs, step):
+    """gperftools' profiles raws of pbase made one pprof by `go tool pprof
+    -proto` (which reads the binary for the mappings, and sums the profiles
+    when given several), then a sample profile by `syspgo optimize --pprof`.
+    Returns the sample profile and the samples it was made of."""
+    pb, prof = stem + ".pb.gz", stem + ".prof"
+    timed_step(costs, f"{step}: go tool pprof -proto" + (f" of {len(raws)} profiles" if len(raws) > 1 else ""), lambda: sh(
+        f"go tool pprof -proto {shlex.join([pbase] + raws)} > {shlex.quote(pb)}", what="go tool pprof -proto"))
+    out = timed_step(costs, f"{step}: syspgo optimize --pprof", lambda: sh(
         [B.SYSPGO, "optimize", "--pprof", pb, "--binary", pbase, "--emit", "sample-profile", "-o", prof],
         what="syspgo optimize --pprof", capture=True))
+    return prof, samples_of(out)
+
+
+def samples_of(out):
+    """The samples `syspgo optimize --binary` says it read (its message)."""
     m = re.search(r"(\d+) of (\d+) samples pass through", out)
-    samples = int(m.group(2)) if m else 0
-    rate = round(samples / cpu) if cpu > 0 and samples else 0
-    notes[f"gperftools samples, training run{tag or '-run1'}"] = f"{samples} in {cpu:.1f} CPU s ({rate} Hz)"
-    return prof, rate
+    return int(m.group(2)) if m else 0
+
+
+def gperftools_profile(prog, pbase, stem, env, costs, notes, step):
+    """gperftools' CPU profiler on one training run of pbase with the
+    settings env, made a sample profile (pprof_profile). Returns the profile,
+    the raw profile (for the fleet's merges) and the rate it sampled at
+    (samples per CPU second of the run)."""
+    raw = stem + ".cpuprofile"
+    samples, cpu = timed_step(costs, f"{step}: training run under gperftools' profiler ({gperftools_env_str(env)})",
+                              lambda: gperftools_run(prog, pbase, raw, env))
+    prof, _ = pprof_profile(pbase, [raw], stem, costs, step)
+    rate = round(samples / cpu) if cpu > 0 else 0
+    notes[f"{step} samples"] = f"{samples} in {cpu:.1f} CPU s ({rate} Hz)"
+    return prof, raw, rate
+
+
+def gperftools_fleet(prog, pbase, raws, d, costs, notes):
+    """What a fleet's backend hands a release build: for each of the bench's
+    gperftools runs, its profile and FLEET_RUNS - 1 more of the same command
+    (as that many hosts would record) summed by one `go tool pprof -proto`,
+    then `syspgo optimize --pprof`. The extra runs go os.cpu_count() at a
+    time: gperftools' CPU-time timer counts each run's own CPU time, so its
+    samples do not depend on what else runs. Returns the sample profiles."""
+    os.makedirs(d, exist_ok=True)
+    out, counts = [], []
+    for k, first in enumerate(raws, 1):
+        more = [os.path.join(d, f"fleet{k}-{j}.cpuprofile") for j in range(2, FLEET_RUNS + 1)]
+        with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count()) as ex:
+            timed_step(costs, f"gperftools-fleet{k}: {len(more)} more training runs, {os.cpu_count()} at a time",
+                       lambda: list(ex.map(lambda raw: gperftools_run(prog, pbase, raw, GPERF_CPU), more)))
+        prof, n = pprof_profile(pbase, [first] + more, os.path.join(d, f"fleet{k}"), costs, f"gperftools-fleet{k}")
+        out.append(prof)
+        counts.append(n)
+    notes[f"gperftools-fleet samples, each merged profile of {FLEET_RUNS} runs"] = ", ".join(map(str, counts))
+    return out
 
 
 def lowfreq_profile(prog, pbase, d, hz, costs, tag):
@@ -250,14 +347,15 @@ def lowfreq_profile(prog, pbase, d, hz, costs, tag):
 MERGED = "sample, 3 runs merged"
 
 
-def spread_builds(prog, v, a, costs, notes):
+def spread_builds(prog, v, a, costs, notes, fastest):
     """More training runs of each profiler, one build each: {"sample": [...], "profgen": [...],
     "bolt-only": [...], "perf2bolt": [...]} binaries, the bench's main variants first. BOLT's
     layout of one run's profile is a draw: the same tool's I1 misses on SQLite ranged
     44k-906k over five training runs (scratch test, 2026-11-23), so BOLT alone is compared over
     the runs as the sample profiles are."""
     out = {"sample": [v["sample"]], "profgen": [v["profgen"]], "gperftools": [v["gperftools"]],
-           "sample-lowfreq": [v["sample-lowfreq"]], "bolt-only": [v["bolt-only"]], "perf2bolt": [v["perf2bolt"]]}
+           "gperftools-fastest": [v["gperftools-fastest"]], "sample-lowfreq": [v["sample-lowfreq"]],
+           "bolt-only": [v["bolt-only"]], "perf2bolt": [v["perf2bolt"]]}
     pbase = os.path.join(prog.dir, "perf", prog.binary)
     dbs = [os.path.join(prog.dir, "pgo", "train", "train.db")]  # syspgo pgo's own training run
     for k in range(2, a.profiles + 1):
@@ -271,14 +369,21 @@ def spread_builds(prog, v, a, costs, notes):
             [B.SYSPGO, "collect", "-o", db, "--probes", "cpu", "--freq", SAMPLE_HZ, "--"] +
             prog.cmd(pbase, "train", prog.train_scale), what="syspgo collect"))
         sp = os.path.join(d, "sample.prof")
-        timed_step(costs, f"sample-run{k}: syspgo optimize", lambda: sh(
-            [B.SYSPGO, "optimize", db, "--binary", pbase, "--emit", "sample-profile", "-o", sp], what="syspgo optimize"))
+        prog.syspgo_samples.append(samples_of(timed_step(costs, f"sample-run{k}: syspgo optimize", lambda: sh(
+            [B.SYSPGO, "optimize", db, "--binary", pbase, "--emit", "sample-profile", "-o", sp], what="syspgo optimize",
+            capture=True))))
         out["sample"].append(variant_build(prog, f"sample-run{k}", [f"-fprofile-sample-use={sp}"] + SAMPLE_USE_FLAGS, costs))
         pg = profgen_profile(prog, pbase, os.path.join(d, "perf.data"), os.path.join(d, "profgen.prof"), costs, f"-run{k}")
         out["profgen"].append(variant_build(prog, f"profgen-run{k}", [f"-fprofile-sample-use={pg}"] + SAMPLE_USE_FLAGS, costs))
-        gp, hz = gperftools_profile(prog, pbase, os.path.join(d, "gperftools"), costs, notes, f"-run{k}")
+        gp, raw, hz = gperftools_profile(prog, pbase, os.path.join(d, "gperftools"), GPERF_CPU, costs, notes,
+                                         f"gperftools-run{k}")
         out["gperftools"].append(variant_build(prog, f"gperftools-run{k}", [f"-fprofile-sample-use={gp}"] + SAMPLE_USE_FLAGS,
                                                costs))
+        prog.gperftools_raws.append(raw)
+        fp, _, _ = gperftools_profile(prog, pbase, os.path.join(d, "gperftools-fastest"), fastest, costs, notes,
+                                      f"gperftools-fastest-run{k}")
+        out["gperftools-fastest"].append(variant_build(prog, f"gperftools-fastest-run{k}",
+                                                       [f"-fprofile-sample-use={fp}"] + SAMPLE_USE_FLAGS, costs))
         lp = lowfreq_profile(prog, pbase, d, hz or 250, costs, f"-run{k}")
         out["sample-lowfreq"].append(variant_build(prog, f"sample-lowfreq-run{k}",
                                                    [f"-fprofile-sample-use={lp}"] + SAMPLE_USE_FLAGS, costs))
@@ -294,6 +399,13 @@ def spread_builds(prog, v, a, costs, notes):
         out["perf2bolt"].append(bolt(pbase, pfd, os.path.join(d, "perf2bolt." + prog.binary), costs,
                                      f"perf2bolt-run{k}: llvm-bolt")[0])
         dbs.append(db)
+    # A fleet's merge of gperftools' profiles, one beside each single run.
+    out["gperftools-fleet"] = [variant_build(prog, f"gperftools-fleet{k}", [f"-fprofile-sample-use={fp}"] + SAMPLE_USE_FLAGS,
+                                             costs)
+                               for k, fp in enumerate(gperftools_fleet(prog, pbase, prog.gperftools_raws,
+                                                                       os.path.join(prog.dir, "fleet"), costs, notes), 1)]
+    v["gperftools-fleet"] = out["gperftools-fleet"][0]
+    notes[f"syspgo samples, each training run at {SAMPLE_HZ} Hz"] = ", ".join(map(str, prog.syspgo_samples))
     # What syspgo pgo --train-runs 3 does with them: three runs merged into
     # one profile. Each window of three consecutive runs (wrapping), so that
     # every run is in as many merges as the others.
@@ -343,9 +455,11 @@ def prepare(prog, a, timeit):
     # too, and without the call targets.
     for name, counts in [("sample-stacks", "stacks"), ("sample-ip-only", "ip-only")]:
         prof = os.path.join(prog.dir, name + ".prof")
-        timed_step(costs, f"{name}: syspgo optimize --sample-counts {counts}", lambda: sh(
+        out = timed_step(costs, f"{name}: syspgo optimize --sample-counts {counts}", lambda: sh(
             [B.SYSPGO, "optimize", os.path.join(pgo_dir, "train", "train.db"), "--binary", v["base"], "--emit",
-             "sample-profile", "--sample-counts", counts, "-o", prof], what=f"syspgo optimize --sample-counts {counts}"))
+             "sample-profile", "--sample-counts", counts, "-o", prof], what=f"syspgo optimize --sample-counts {counts}",
+            capture=True))
+        prog.syspgo_samples = [samples_of(out)]
         v[name] = variant_build(prog, name, [f"-fprofile-sample-use={prof}"] + SAMPLE_USE_FLAGS, costs)
 
     # BOLT alone on the plain build, from the same training run.
@@ -377,9 +491,19 @@ def prepare(prog, a, timeit):
     data = os.path.join(pd, "perf.data")
     pg = profgen_profile(prog, pbase, data, os.path.join(pd, "profgen.prof"), costs, "")
     v["profgen"] = variant_build(prog, "profgen", [f"-fprofile-sample-use={pg}"] + SAMPLE_USE_FLAGS, costs)
-    # An external profiler's pprof on the same plain build (docs/fleet.md).
-    gp, hz = gperftools_profile(prog, pbase, os.path.join(pd, "gperftools"), costs, notes, "")
+    # An external profiler's pprof on the same plain build (docs/fleet.md):
+    # first how fast gperftools can sample it, then a profile with the
+    # settings a fleet host would use and one with the fastest.
+    rates = timed_step(costs, f"gperftools: sampling rates, {a.rate_runs} rounds of plain + {len(GPERF_SETTINGS)} settings",
+                       lambda: gperftools_rates(prog, pbase, pd, a.rate_runs))
+    fastest = fastest_setting(rates)
+    gp, raw, hz = gperftools_profile(prog, pbase, os.path.join(pd, "gperftools"), GPERF_CPU, costs, notes, "gperftools")
     v["gperftools"] = variant_build(prog, "gperftools", [f"-fprofile-sample-use={gp}"] + SAMPLE_USE_FLAGS, costs)
+    prog.gperftools_raws = [raw]
+    fp, _, _ = gperftools_profile(prog, pbase, os.path.join(pd, "gperftools-fastest"), fastest, costs, notes,
+                                  "gperftools-fastest")
+    v["gperftools-fastest"] = variant_build(prog, "gperftools-fastest", [f"-fprofile-sample-use={fp}"] + SAMPLE_USE_FLAGS,
+                                            costs)
     # syspgo at the rate gperftools sampled: what the sample count alone costs.
     lp = lowfreq_profile(prog, pbase, pd, hz or 250, costs, "")
     v["sample-lowfreq"] = variant_build(prog, "sample-lowfreq", [f"-fprofile-sample-use={lp}"] + SAMPLE_USE_FLAGS, costs)
@@ -400,8 +524,8 @@ def prepare(prog, a, timeit):
         os.unlink(db)
         over["perf record -e cpu-clock"].append(B.timed(timeit, cmd, pd, prefix=[
             "perf", "record", "-q", "-e", "cpu-clock", "-F", SAMPLE_HZ, "--no-bpf-event", "-o", os.path.join(pd, "ov.data"), "--"])[0])
-    spread = spread_builds(prog, v, a, costs, notes)
-    return v, costs, notes, over, spread
+    spread = spread_builds(prog, v, a, costs, notes, fastest)
+    return v, costs, notes, over, spread, rates, fastest
 
 
 def measure(prog, v, a, timeit):
@@ -414,7 +538,7 @@ def measure(prog, v, a, timeit):
             times[n].append(B.timed(timeit, prog.cmd(v[n], "eval", prog.eval_scale), prog.dir)[0])
     for n in names:  # what each variant prints, against the plain build
         outs[n] = sh(prog.cmd(v[n], "eval", prog.cg_scale), what=f"{n} output", capture=True)
-    counts = {n: cachegrind(prog, v[n], n) for n in names}
+    counts = dict(zip(names, cachegrind_all(prog, [(v[n], n) for n in names])))
     return names, times, outs, counts
 
 
@@ -446,7 +570,14 @@ def cachegrind(prog, binary, name):
     return get(r"I\s+refs"), get(r"I1\s+misses"), get(r"Mispredicts"), mem
 
 
-def report(prog, names, times, outs, counts, costs, notes, over, a, spread_counts):
+def cachegrind_all(prog, jobs):
+    """cachegrind on each (binary, name) of jobs, os.cpu_count() at a time:
+    its counts are the simulated run's, whatever else the machine runs."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count()) as ex:
+        return list(ex.map(lambda j: cachegrind(prog, *j), jobs))
+
+
+def report(prog, names, times, outs, counts, costs, notes, over, a, spread_counts, rates, fastest):
     base = B.med(times["base"])
     sp = {n: base / B.med(times[n]) for n in names}
     ci, c1, cm, cmem = counts["base"]
@@ -466,7 +597,8 @@ def report(prog, names, times, outs, counts, costs, notes, over, a, spread_count
         f"({0.85 * gi * 100:+.1f}%): {verdict(gi > 0 and gain['sample'] >= 0.85 * gi)}",
         f"- syspgo sample profile beats perf + llvm-profgen ({gain['profgen'] * 100:+.1f}%): {verdict(gain['sample'] > gain['profgen'])}",
         f"- for comparison, not a target: the profile of gperftools' pprof through `syspgo optimize --pprof` "
-        f"({gain['gperftools'] * 100:+.1f}%)",
+        f"({gain['gperftools'] * 100:+.1f}%; at its fastest setting {gain['gperftools-fastest'] * 100:+.1f}%; "
+        f"{FLEET_RUNS} runs merged {gain['gperftools-fleet'] * 100:+.1f}%)",
         f"- the same with --sample-counts stacks ({gain['sample-stacks'] * 100:+.1f}%): 85% of instrumented "
         f"{verdict(gi > 0 and gain['sample-stacks'] >= 0.85 * gi)}, beats llvm-profgen {verdict(gain['sample-stacks'] > gain['profgen'])}",
         f"- without call targets, --sample-counts ip-only ({gain['sample-ip-only'] * 100:+.1f}%): 85% of instrumented "
@@ -485,6 +617,7 @@ def report(prog, names, times, outs, counts, costs, notes, over, a, spread_count
     run_range = lambda t, i: f"{min(c[i] for c in spread_counts[t]):,}–{max(c[i] for c in spread_counts[t]):,}"
     ms, mp, mg = B.med(runs_saved["sample"]), B.med(runs_saved["profgen"]), B.med(runs_saved["gperftools"])
     ml = B.med(runs_saved["sample-lowfreq"])
+    mf, mm = B.med(runs_saved["gperftools-fastest"]), B.med(runs_saved["gperftools-fleet"])
     # The same without libc's mem* routines: what instrumentation gains there
     # comes from its value profiles (call sizes), which sample profiles lack.
     rest = lambda c: 1 - (c[0] - c[3]) / (ci - cmem)
@@ -501,11 +634,16 @@ def report(prog, names, times, outs, counts, costs, notes, over, a, spread_count
         f"- sample profile beats perf + llvm-profgen, medians over {a.profiles} training runs each ({ms * 100:.1f}% vs "
         f"{mp * 100:.1f}%; the first runs alone: {save['sample'] * 100:.1f}% vs {save['profgen'] * 100:.1f}%): {verdict(ms > mp)}",
         f"- an external profiler's pprof (gperftools' CPU profiler, `go tool pprof -proto`, `syspgo optimize --pprof`), "
-        f"median over {a.profiles} training runs ({mg * 100:.1f}%; the first run alone: {save['gperftools'] * 100:.1f}%), "
-        f"beside syspgo's own profile ({ms * 100:.1f}%) and perf + llvm-profgen ({mp * 100:.1f}%): within 1 point of "
-        f"syspgo's own {verdict(abs(mg - ms) <= 0.01)}, beats llvm-profgen {verdict(mg > mp)}; syspgo's own profile at "
-        f"the rate gperftools sampled (its timer ticks at the kernel's HZ; sample-lowfreq, median {ml * 100:.1f}%) says "
-        f"how much of the gap is the sample count: within 1 point of gperftools' {verdict(abs(mg - ml) <= 0.01)}",
+        f"medians over {a.profiles} profiles each, beside syspgo's own profile ({ms * 100:.1f}%) and perf + llvm-profgen "
+        f"({mp * 100:.1f}%): one training run with the CPU-time timer a fleet's hosts use (`{gperftools_env_str(GPERF_CPU)}`, "
+        f"which ticks at the kernel's HZ; gperftools) {mg * 100:.1f}% (the first run alone: {save['gperftools'] * 100:.1f}%); "
+        f"one run at gperftools' fastest setting (`{gperftools_env_str(fastest)}`; gperftools-fastest) {mf * 100:.1f}%; "
+        f"{FLEET_RUNS} runs of the first kind summed by `go tool pprof -proto`, as a fleet's backend sums its hosts' "
+        f"(gperftools-fleet) {mm * 100:.1f}%. The fleet's merge within 1 point of syspgo's own "
+        f"{verdict(abs(mm - ms) <= 0.01)}, beats llvm-profgen {verdict(mm > mp)}; the fastest setting's one run within "
+        f"1 point of syspgo's own {verdict(abs(mf - ms) <= 0.01)}; syspgo's own profile at the rate the CPU-time timer "
+        f"sampled (sample-lowfreq, median {ml * 100:.1f}%) says how much of one run's gap is the sample count: within 1 "
+        f"point of gperftools' {verdict(abs(mg - ml) <= 0.01)}",
         f"- for context, not a target: instrumented PGO also specializes calls of memcpy, memset and memcmp by the "
         f"sizes its value profiles counted (clang's PGOMemOPSizeOpt), which a sample profile cannot carry. Instructions "
         f"in libc's mem* routines: base {cmem:,}, instr {counts['instr'][3]:,}, sample {counts['sample'][3]:,}. Without "
@@ -520,6 +658,16 @@ def report(prog, names, times, outs, counts, costs, notes, over, a, spread_count
         f"ranging {run_range('bolt-only', 1)} and {run_range('perf2bolt', 1)}: which hot code shares I-cache sets "
         "changes from one profile to the next, so one build's wall time says little about either tool",
     ]
+    # Samples per CPU second of each run: gperftools' count against the
+    # run's CPU time, its own overhead included.
+    rate_rows = "\n".join(
+        f"| {'plain (no profiler)' if k == 'plain' else '`' + k + '`'} | "
+        + ("—" if k == "plain" else f"{B.med([x[0] for x in xs]):,.0f} ({min(x[0] for x in xs):,}–{max(x[0] for x in xs):,})")
+        + f" | {B.med([x[1] for x in xs]):.2f} s | "
+        + ("—" if k == "plain" else f"{B.med([x[0] / x[1] for x in xs]):,.0f} Hz ({min(x[0] / x[1] for x in xs):,.0f}–"
+                                    f"{max(x[0] / x[1] for x in xs):,.0f})")
+        + f" | {(B.med([x[1] for x in xs]) / B.med([x[1] for x in rates['plain']]) - 1) * 100:+.1f}% |"
+        for k, xs in rates.items())
     cost_rows = "\n".join(f"| {k} | {v_:.1f} s |" for k, v_ in costs.items())
     ob = B.med(over["plain"])
     over_rows = "\n".join(f"| {k} | {B.fmt_range(xs)} | {(B.med(xs) / ob - 1) * 100:+.1f}% |" for k, xs in over.items())
@@ -536,6 +684,11 @@ def report(prog, names, times, outs, counts, costs, notes, over, a, spread_count
             "--normalize`, what `syspgo pgo --train-runs 3` makes; each window of three consecutive runs); bolt-only and "
             "perf2bolt: BOLT on the plain build from each run's samples:\n\n"
             "| profiler | each profile | median | range |\n|---|---|---|---|\n" + spread_rows +
+            f"\n\ngperftools' sampling rate on the training run ({a.rate_runs} rounds, each the plain run then every "
+            "setting once; samples as gperftools counts them at exit, over the run's CPU time, the profiler's own "
+            f"included). The fastest median, `{gperftools_env_str(fastest)}`, made gperftools-fastest:\n\n"
+            "| gperftools setting | samples, median (min–max) | CPU, median | samples per CPU second, median (min–max) | "
+            "CPU vs plain |\n|---|---|---|---|---|\n" + rate_rows +
             "\n\nBuild and profiling steps, wall time:\n\n| step | wall |\n|---|---|\n" + cost_rows +
             f"\n\nCollection overhead on the training run ({a.overhead_runs} interleaved runs):\n\n"
             "| training run | wall, median (min–max) | vs plain |\n|---|---|---|\n" + over_rows +
@@ -547,6 +700,7 @@ def main():
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--overhead-runs", type=int, default=5)
     ap.add_argument("--profiles", type=int, default=3, help="training runs per profiler for the spread (>= 1)")
+    ap.add_argument("--rate-runs", type=int, default=5, help="rounds of gperftools' sampling-rate measurement (>= 5)")
     ap.add_argument("--programs", default="lua,sqlite")
     ap.add_argument("--work", default=None, help="work directory (default: a new one under /var/tmp)")
     a = ap.parse_args()
@@ -554,6 +708,8 @@ def main():
         raise SystemExit("bench: at least 10 runs per variant")
     if a.overhead_runs < 3:
         raise SystemExit("bench: at least 3 overhead runs")
+    if a.rate_runs < 5:
+        raise SystemExit("bench: at least 5 rounds of gperftools' sampling rates, for a median")
     if a.profiles < 1:
         raise SystemExit("bench: --profiles is at least 1 (the main variants' training runs)")
     work = a.work or tempfile.mkdtemp(prefix="syspgo-bench-pgo-", dir="/var/tmp")
@@ -571,11 +727,15 @@ def main():
             "instr (`-fprofile-generate`/`-fprofile-use`); sample, sample+order, full (+ BOLT): the stages of `syspgo pgo`; "
             "sample-stacks and sample-ip-only (the same training run's profile with `--sample-counts stacks` and "
             "`ip-only`); sample-profile variants "
-            f"(sample, sample-stacks, sample-ip-only, profgen, gperftools, sample-lowfreq, and the later stages) also get "
+            f"(sample, sample-stacks, sample-ip-only, profgen, the gperftools ones, sample-lowfreq, and the later stages) also get "
             f"`{' '.join(SAMPLE_USE_FLAGS)}`; "
             "bolt-only (syspgo fdata on base); profgen (`perf record -e cpu-clock` + `llvm-profgen --leading-ip-only`); "
             "gperftools (gperftools' CPU profiler on the same training command, `go tool pprof -proto`, "
-            "`syspgo optimize --pprof`: an external profiler's pprof, as a fleet's backend would give it); "
+            f"`syspgo optimize --pprof`: an external profiler's pprof, as a fleet's backend would give it; "
+            f"`{gperftools_env_str(GPERF_CPU)}`, its CPU-time timer); gperftools-fastest (the same at the setting that "
+            f"sampled fastest, below); gperftools-fleet ({FLEET_RUNS} such runs of gperftools summed by one "
+            "`go tool pprof -proto BINARY a.prof b.prof ...`, as a fleet's hosts would give them, then "
+            "`syspgo optimize --pprof`); "
             "sample-lowfreq (syspgo's own profile of the training command at the rate gperftools sampled); "
             "perf2bolt (`perf2bolt -nl` + the same BOLT options). Speedup = base median ÷ variant median; "
             f"{a.runs} interleaved runs each. Sources: `apt-get source lua5.4 sqlite3` (Debian bookworm). "
@@ -585,17 +745,21 @@ def main():
         prog = progs[name](name, work)
         prog.fetch(srcroot)
         print(f"bench: {name}: building the variants", file=sys.stderr)
-        v, costs, notes, over, spread = prepare(prog, a, timeit)
+        v, costs, notes, over, spread, rates, fastest = prepare(prog, a, timeit)
         print(f"bench: {name}: timing", file=sys.stderr)
         names, times, outs, counts = measure(prog, v, a, timeit)
         print(f"bench: {name}: cachegrind on every training run's profile", file=sys.stderr)
-        spread_counts = {tool: ([counts[tool]] if tool in counts else []) +
-                         [cachegrind(prog, b, f"{tool} {k + 1}") for k, b in enumerate(bins[1 if tool in counts else 0:])]
-                         for tool, bins in spread.items()}
-        section = report(prog, names, times, outs, counts, costs, notes, over, a, spread_counts)
+        # The first build of a tool the table above has is counted already.
+        jobs = [(tool, b, f"{tool} {k + 1}") for tool, bins in spread.items() for k, b in enumerate(bins)
+                if k > 0 or tool not in counts]
+        spread_counts = {tool: [counts[tool]] if tool in counts else [] for tool in spread}
+        for (tool, _, _), c in zip(jobs, cachegrind_all(prog, [(b, n) for _, b, n in jobs])):
+            spread_counts[tool].append(c)
+        section = report(prog, names, times, outs, counts, costs, notes, over, a, spread_counts, rates, fastest)
         print(section)
         body += section + "\n"
-    B.write_section("pgo", f"sudo bench/pgo.py --runs {a.runs} --profiles {a.profiles} --programs {a.programs}", body)
+    B.write_section("pgo", f"sudo bench/pgo.py --runs {a.runs} --profiles {a.profiles} --rate-runs {a.rate_runs} "
+                    f"--programs {a.programs}", body)
 
 
 if __name__ == "__main__":
