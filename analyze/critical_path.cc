@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "analyze/stall_rules.h"
 #include "common/util.h"
 
 namespace syspgo {
@@ -14,13 +15,6 @@ using Kind = PathRoot::Kind;
 // rarely pass through more than a few threads, and a chain this long is
 // more likely a ping-pong the recursion should not follow forever.
 constexpr size_t kMaxHops = 12;
-
-bool HasFrame(const std::vector<std::string>& k, std::initializer_list<const char*> prefixes) {
-  for (const std::string& f : k)
-    for (const char* p : prefixes)
-      if (f.starts_with(p)) return true;
-  return false;
-}
 
 // What ended a wait, told by the waker's kernel stack; the first rule whose
 // frames appear wins. The task the wakeup ran on is then not the cause: an
