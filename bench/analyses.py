@@ -171,7 +171,7 @@ def measure(commands, variants, runs, cachegrind):
             for v, binary in variants:
                 print(f"bench: cachegrind: {c}, {v}", file=sys.stderr)
                 cmd, _ = make(binary, "cg")
-                p = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no",
+                p = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--trace-children=yes",
                                     "--cachegrind-out-file=/dev/null"] + cmd, capture_output=True, text=True)
                 m = re.search(r"I\s+refs:\s+([\d,]+)", p.stderr)
                 if p.returncode != 0 or not m:

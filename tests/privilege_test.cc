@@ -49,15 +49,19 @@ std::string PrefetchBin() { return SyspgoBin() + "-prefetch"; }
 
 // The binaries under test, copied where sudoers lets the test user run them
 // as root (scripts/setup.sh: root's directory, so the user can neither change
-// them nor add their own), with the LLVM module syspgo loads from beside it.
-// The clone itself may lie where the user cannot enter.
+// them nor add their own), laid out as the build lays them out: the `syspgo`
+// front and the replayer, and in libexec/ the full tool the front execs with
+// the LLVM module it loads from beside itself. The clone itself may lie
+// where the user cannot enter.
 class InstalledBinaries : public ::testing::Environment {
  public:
   static std::string Dir() { return "/usr/local/libexec/syspgo-test/" + std::to_string(getpid()); }
   void SetUp() override {
     std::string dir = Dir(), cli = SyspgoBin().substr(0, SyspgoBin().rfind('/'));
-    auto r = Sh("install -d -m 0755 " + ShellQuote(dir) + " && install -m 0755 " + ShellQuote(SyspgoBin()) + " " +
-                ShellQuote(PrefetchBin()) + " " + ShellQuote(cli + "/libsyspgo_llvm.so") + " " + ShellQuote(dir));
+    auto r = Sh("install -d -m 0755 " + ShellQuote(dir + "/libexec") + " && install -m 0755 " +
+                ShellQuote(SyspgoBin()) + " " + ShellQuote(PrefetchBin()) + " " + ShellQuote(dir) +
+                " && install -m 0755 " + ShellQuote(cli + "/libexec/syspgo") + " " +
+                ShellQuote(cli + "/libexec/libsyspgo_llvm.so") + " " + ShellQuote(dir + "/libexec"));
     ASSERT_EQ(r.status, 0) << "cannot install the binaries under test into " << dir
                            << " (run scripts/setup.sh, which makes its parent): " << r.err;
   }
