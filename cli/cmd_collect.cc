@@ -140,6 +140,10 @@ int Collect(const std::vector<std::string>& args) {
 
   if (req.cold)
     fprintf(stderr, "syspgo: --cold: dropping the page cache of the whole machine before the command starts\n");
+  if (req.cold && !req.no_readahead)
+    Note("--cold without --no-readahead: readahead and fault-around hide which pages the command uses, so a plan "
+         "from this run holds whole fault-around windows (optimize --emit plan says how much more); add "
+         "--no-readahead for a page-exact plan");
 
   struct sigaction sa {};
   sa.sa_handler = OnSignal;  // no SA_RESTART: poll returns EINTR and the loop ends cleanly

@@ -78,6 +78,34 @@ int EmitProfile(const OptimizeArgs& a) {
   return 0;
 }
 
+// A plan's bytes and extents.
+std::pair<uint64_t, uint64_t> PlanSize(const Plan& plan) {
+  uint64_t bytes = 0, extents = 0;
+  for (const PlanFile& f : plan.files)
+    for (const PlanExtent& e : f.extents) bytes += e.length, ++extents;
+  return {bytes, extents};
+}
+
+// A cold start recorded with readahead on gives a plan of mapped pages: each
+// fault's fault-around window, since readahead and fault-around hide which
+// pages were used. What a user does first (`collect --cold`) so makes a
+// larger plan than needed; say by how much, from this run's own touched
+// pages (a lower bound: fault-around mapped some used pages without a fault).
+void NoteReadaheadCost(Db& db, int64_t run, PlanFromRunOptions po, uint64_t mapped_bytes) {
+  po.pages = PlanPages::kTouched;
+  auto touched = PlanFromRun(db, run, po);
+  if (!touched) return;
+  uint64_t touched_bytes = PlanSize(touched->plan).first;
+  if (touched_bytes >= mapped_bytes) return;
+  char msg[512];
+  snprintf(msg, sizeof msg,
+           "run %lld was recorded with readahead on, so this plan holds every fault's fault-around window: "
+           "%.1f MiB, where the pages seen used are %.1f MiB. For a page-exact plan, record the cold start with "
+           "`syspgo collect --cold --no-readahead` (readahead is off machine-wide while the command runs).",
+           static_cast<long long>(run), mapped_bytes / 1048576.0, touched_bytes / 1048576.0);
+  Note(msg);
+}
+
 // Cold-start artifacts: the plan, and the deploy lists made from it.
 int EmitFromPlan(const OptimizeArgs& a) {
   if (!a.pprof.empty() || a.db.empty() || IsPprofFile(a.db))
@@ -93,14 +121,13 @@ int EmitFromPlan(const OptimizeArgs& a) {
   auto p = PlanFromRun(*db, run->id, po);
   if (!p) return Fail(p.error().message);
   for (const std::string& w : p->warnings) Warn(w);
-  uint64_t bytes = 0, extents = 0;
-  for (const PlanFile& f : p->plan.files)
-    for (const PlanExtent& e : f.extents) bytes += e.length, ++extents;
+  auto [bytes, extents] = PlanSize(p->plan);
   if (a.emit == "plan") {
     if (Status s = WritePlan(p->plan, a.output); !s.ok()) return Fail(s.error().message);
     fprintf(stderr, "syspgo: wrote %s: %zu files, %llu extents, %.1f MiB (%s pages), from %llu touches of run %lld\n",
             a.output.c_str(), p->plan.files.size(), static_cast<unsigned long long>(extents), bytes / 1048576.0,
             PlanPagesName(p->pages), static_cast<unsigned long long>(p->touches), static_cast<long long>(run->id));
+    if (po.pages == PlanPages::kAuto && p->pages == PlanPages::kMapped) NoteReadaheadCost(*db, run->id, po, bytes);
     return 0;
   }
   auto list = a.emit == "squashfs-sort" ? SquashfsSortList(p->plan, a.source_dir)

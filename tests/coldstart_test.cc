@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -137,6 +138,8 @@ TEST(ColdStart, WithReadaheadOnTheSameTouchesReadFarMore) {
   std::string data = MakeColdFile(dir), db = dir.File("cold.db");
   CmdResult c = Collect(db, {}, Toucher(data));
   ASSERT_EQ(c.status, 0) << c.err;
+  EXPECT_NE(c.err.find("--cold without --no-readahead"), std::string::npos)
+      << "collect should say what readahead costs a plan: " << c.err;
   Db d = OpenDb(db);
   EXPECT_EQ(QueryInt(d, "SELECT json_extract(settings_json, '$.no_readahead') FROM run"), 0);
   // Each fault reads the device's readahead window around it.
@@ -146,6 +149,13 @@ TEST(ColdStart, WithReadaheadOnTheSameTouchesReadFarMore) {
   CmdResult o = RunCmd({SyspgoBin(), "optimize", db, "--emit", "plan", "-o", dir.File("p.plan")});
   ASSERT_EQ(o.status, 0) << o.err;
   EXPECT_NE(o.err.find("(mapped pages)"), std::string::npos) << o.err;
+  // ... and says how much larger that is than the pages seen used, and how
+  // to record a page-exact plan.
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(o.err, m, std::regex(R"(window: ([0-9.]+) MiB, where the pages seen used are ([0-9.]+) MiB)")))
+      << o.err;
+  EXPECT_GT(std::stod(m[1]), std::stod(m[2])) << o.err;
+  EXPECT_NE(o.err.find("syspgo collect --cold --no-readahead"), std::string::npos) << o.err;
 }
 
 int64_t MajorFaults(Db& d, const std::string& path) {
