@@ -41,7 +41,18 @@ then the program, counting whether it read from disk itself (what DAMON's
 proactive reclaim, where it runs, took back meanwhile). Writes its section
 of bench/RESULTS.md.
 
-usage: sudo bench/coldstart.py [--runs 10]
+With --images it measures images instead (issue 25) and writes the section
+coldstart_images: each program gets a root directory of its own (the files a
+cold run on this host touched, plus the trees it ships, such as
+/usr/lib/llvm-19/bin), run with chroot. From a cold run in that directory,
+`syspgo optimize --emit squashfs-sort --source-dir ROOT` orders
+`mksquashfs ROOT IMG -sort FILE`; the images (unsorted, sorted, sorted and
+compressed) are loop-mounted read-only with direct I/O (so the image file
+is not cached twice), and each place the program runs from gets its own plan,
+recorded there. Then, interleaved, cold from each place with and without
+`syspgo-prefetch PLAN -- chroot PLACE CMD`, warm, and the floors.
+
+usage: sudo bench/coldstart.py [--runs 10] [--images]
 """
 import argparse
 import json
@@ -180,10 +191,228 @@ def damon_text(scheme):
     return f"{scheme['path']} ({scheme['ops']}): pageout after {idle:g} s idle"
 
 
+# ---- Images in first-touch order (--images, issue 25) ----------------------
+
+def add_to_root(root, path, seen=None):
+    """Copies path from this host into root at the same place, with every
+    symbolic link on its way (the host's /lib -> usr/lib among them), so
+    that the copy resolves inside root as the original does here."""
+    seen = set() if seen is None else seen
+    if path in seen:
+        return
+    seen.add(path)
+    parts = os.path.normpath(path).strip("/").split("/")
+    cur = "/"
+    for i, part in enumerate(parts):
+        nxt = os.path.join(cur, part)
+        dst = root + nxt
+        if os.path.islink(nxt):
+            if not os.path.lexists(dst):
+                os.makedirs(os.path.dirname(dst), exist_ok=True)
+                os.symlink(os.readlink(nxt), dst)
+            target = os.path.normpath(os.path.join(cur, os.readlink(nxt), *parts[i + 1:]))
+            return add_to_root(root, target, seen)
+        cur = nxt
+    dst = root + cur
+    if os.path.isfile(cur) and not os.path.lexists(dst):
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        shutil.copy2(cur, dst)
+
+
+def plan_of(db, plan, cmd, summary=False):
+    """Records one cold run of cmd (readahead off) into db and makes its
+    plan; returns the plan as plan-show --json gives it."""
+    for f in (db, plan):
+        if os.path.exists(f):
+            os.unlink(f)
+    subprocess.run([B.SYSPGO, "collect", "--cold", "--no-readahead", "--probes", "fileio,faults,pagecache", "-o", db,
+                    "--"] + cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run([B.SYSPGO, "optimize", db, "--emit", "plan", "-o", plan], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return json.loads(subprocess.run([B.SYSPGO, "plan-show", plan, "--json"], check=True, capture_output=True,
+                                     text=True).stdout)
+
+
+def loop_mount(image, mnt):
+    """Mounts image read-only at mnt through a loop device with direct I/O;
+    returns the loop device."""
+    dev = subprocess.run(["losetup", "--find", "--show", "--read-only", "--direct-io=on", image], check=True,
+                         capture_output=True, text=True).stdout.strip()
+    os.makedirs(mnt, exist_ok=True)
+    subprocess.run(["mount", "-t", "squashfs", "-o", "ro", dev, mnt], check=True)
+    return dev
+
+
+# The images, in the order of the table: (name, sorted?, mksquashfs options).
+IMAGES = [
+    ("image", False, ["-noI", "-noD", "-noF", "-noX"]),
+    ("sorted", True, ["-noI", "-noD", "-noF", "-noX"]),
+    # lz4, not the default gzip: on this shared 2-CPU machine gzip took over
+    # 10 minutes for clang's tree.
+    ("sorted.lz4", True, ["-comp", "lz4"]),
+]
+
+
+def image_programs(work):
+    """(title, root's name, command inside the root, trees copied whole,
+    the example binary to copy in or None)."""
+    example = os.path.join(B.BUILD, "examples", "bin", "cold_start")
+    return [
+        ("examples/cold_start (story 2)", "story2", ["/cold_start", "/data"], [], example),
+        ("clang-19 --version", "clang", ["/usr/bin/clang-19", "--version"], ["/usr/lib/llvm-19/bin"], None),
+        ("python3 -c 'import numpy'", "numpy", ["/usr/bin/python3", "-c", "import numpy"],
+         ["/usr/lib/python3.11", "/usr/lib/python3/dist-packages/numpy"], None),
+    ]
+
+
+def make_root(work, name, cmd, trees, example):
+    """A directory holding cmd's files: what a cold run on this host touched
+    (its plan), the command's path, and the trees whole."""
+    root = os.path.join(work, name, "root")
+    os.makedirs(root)
+    for d in ("bin", "lib", "lib64", "sbin"):  # this host's merged /usr
+        if os.path.islink("/" + d):
+            os.symlink(os.readlink("/" + d), os.path.join(root, d))
+    if example:
+        shutil.copy2(example, root + "/cold_start")
+        os.makedirs(root + "/data")
+        subprocess.run([example, root + "/data", "--make"], check=True, stdout=subprocess.DEVNULL)
+        host_cmd = [example, root + "/data"]
+    else:
+        host_cmd = cmd
+    for t in trees:
+        os.makedirs(os.path.dirname(root + t), exist_ok=True)
+        subprocess.run(["cp", "-a", t, root + t], check=True)
+    shown = plan_of(os.path.join(work, "host.db"), os.path.join(work, "host.plan"), host_cmd)
+    # The paths it looked up bring the symbolic links on the way (a library
+    # named through /etc/alternatives).
+    looked_up = [l["path"] for l in shown.get("lookups", [])]
+    for p in [f["path"] for f in shown["files"]] + looked_up + [cmd[0], "/lib64/ld-linux-x86-64.so.2"]:
+        if not p.startswith(work) and os.path.lexists(p):
+            add_to_root(root, p)
+    subprocess.run(["chroot", root] + cmd, check=True, stdout=subprocess.DEVNULL)
+    return root
+
+
+def images(a):
+    work = B.work_dir("coldstart-images", a.runs)
+    B.require("mksquashfs", "squashfs-tools", "what builds the images")
+    disk = disk_of(work)
+    scratch = os.path.join(work, "floor.bin")
+    subprocess.run(["dd", "if=/dev/urandom", f"of={scratch}", "bs=1M", "count=256", "status=none", "conv=fsync"],
+                   check=True)
+    floorread = B.build_c(work, "floorread")
+    rows, verdicts, mounts = [], [], []
+    try:
+        for title, name, cmd, trees, example in image_programs(work):
+            root = make_root(work, name, cmd, trees, example)
+            places = {"dir": root}
+            dir_db, sort = os.path.join(work, name, "dir.db"), os.path.join(work, name, "sort.txt")
+            plans = {"dir": os.path.join(work, name, "dir.plan")}
+            shown = {"dir": plan_of(dir_db, plans["dir"], ["chroot", root] + cmd)}
+            subprocess.run([B.SYSPGO, "optimize", dir_db, "--emit", "squashfs-sort", "--source-dir", root, "-o", sort],
+                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            sizes = {}
+            for img, is_sorted, opts in IMAGES:
+                path = os.path.join(work, name, img + ".sqfs")
+                subprocess.run(["mksquashfs", root, path, "-noappend", "-no-progress", "-quiet"] + opts +
+                               (["-sort", sort] if is_sorted else []), check=True, stdout=subprocess.DEVNULL)
+                sizes[img] = os.path.getsize(path)
+                mnt = os.path.join(work, name, img + ".mnt")
+                dev = loop_mount(path, mnt)
+                mounts.append((mnt, dev))
+                places[img] = mnt
+                plans[img] = os.path.join(work, name, img + ".plan")
+                shown[img] = plan_of(os.path.join(work, name, img + ".db"), plans[img], ["chroot", mnt] + cmd)
+            variants = {}
+            for place, at in places.items():
+                variants[place] = ["chroot", at] + cmd
+                variants[place + "+plan"] = [B.SYSPGO_PREFETCH, plans[place], "--", "chroot", at] + cmd
+            variants["warm"] = ["chroot", root] + cmd
+            sorted_bytes = sum(e["length"] for f in shown["sorted"]["files"] for e in f["extents"])
+            floors = {"contiguous": sequential_requests(scratch, (sorted_bytes + 4095) // 4096 * 4096)}
+            order = list(variants) + list(floors) + ["start"]
+            wall = {v: [] for v in order}
+            read = {v: [] for v in variants}
+            for i in range(a.runs):
+                for v in (order if i % 2 == 0 else order[::-1]):
+                    if v == "start":
+                        B.drop_caches()
+                        wall[v].append(run_variant([B.SYSPGO_PREFETCH, "--help"]))
+                        continue
+                    if v in floors:
+                        B.drop_caches()
+                        wall[v].append(floor_read(floorread, floors[v]))
+                        continue
+                    if v != "warm":
+                        B.drop_caches()
+                    else:
+                        run_variant(variants[v])
+                    s0 = disk_sectors_read(disk)
+                    wall[v].append(run_variant(variants[v]))
+                    read[v].append((disk_sectors_read(disk) - s0) * 512)
+            med = {v: B.med(wall[v]) for v in wall}
+            mib = lambda v: f"{B.med(read[v]) / 1048576:.0f}"
+            cols = ["dir", "dir+plan", "image", "image+plan", "sorted", "sorted+plan", "sorted.lz4", "sorted.lz4+plan",
+                    "warm", "contiguous", "start"]
+            plan_mib = lambda p: sum(e["length"] for f in shown[p]["files"] for e in f["extents"]) / 1048576
+            rows.append([title] + [B.fmt_range(wall[v]) for v in cols] +
+                        [f"{med['image'] / med['sorted+plan']:.2f}x", f"{med['sorted+plan'] / med['warm']:.1f}x",
+                         f"{med['image+plan'] / med['sorted']:.2f}x", f"{med['image'] / med['sorted']:.2f}x",
+                         " / ".join(mib(v) for v in cols[:8]),
+                         f"{plan_mib('sorted'):.0f} MiB, {len(shown['sorted']['files'])} files",
+                         " / ".join(f"{sizes[i] / 1048576:.0f}" for i, _, _ in IMAGES)])
+            ms = lambda ns: f"{ns / 1e6:.0f} ms"
+            floor = med["start"] + max(med["contiguous"], med["warm"])
+            verdicts.append(
+                f"- {title}: sorted image + plan ≥ 4x faster than the unsorted image cold ({ms(med['image'] / 4)}): "
+                f"{'met' if 4 * med['sorted+plan'] <= med['image'] else 'not met'} ({ms(med['sorted+plan'])}); "
+                f"within 2x of warm ({ms(2 * med['warm'])}): "
+                f"{'met' if med['sorted+plan'] <= 2 * med['warm'] else 'not met'}; floor here (replayer start + "
+                f"the larger of the sorted plan's bytes read in one run and the warm run): {ms(floor)}, "
+                f"reached within {med['sorted+plan'] / floor:.2f}x; bytes read ≤ the unsorted image cold's: "
+                f"{'met' if B.med(read['sorted+plan']) <= B.med(read['image']) else 'not met'} "
+                f"({mib('sorted+plan')} vs {mib('image')} MiB); sorted image alone faster than the unsorted image "
+                f"with its plan: {'met' if med['sorted'] < med['image+plan'] else 'not met'}")
+    finally:
+        for mnt, dev in reversed(mounts):
+            subprocess.run(["umount", mnt])
+            subprocess.run(["losetup", "-d", dev])
+    body = (f"Wall time of prefetch + program, medians of {a.runs} interleaved rounds (min–max, every other round "
+            "in reverse order); the page cache is dropped before every run but warm. Every program runs with "
+            "`chroot PLACE CMD`; PLACE is its root directory (*dir*: the files a cold run on this host touched, "
+            "plus the trees it ships: /usr/lib/llvm-19/bin for clang, /usr/lib/python3.11 and numpy for "
+            "python), or one of three squashfs images of that directory, loop-mounted read-only with direct I/O "
+            "on the same disk: *image* (`mksquashfs ROOT IMG -noI -noD -noF -noX`, files in directory order), "
+            "*sorted* (the same with `-sort` from `syspgo optimize DIR.db --emit squashfs-sort --source-dir ROOT`, "
+            "made from a cold run in the directory), *sorted.lz4* (sorted, compressed with `-comp lz4`: "
+            "the default gzip took over 10 minutes for clang's tree on this shared machine). *+plan*: `syspgo-prefetch PLAN -- chroot PLACE CMD`, with a plan recorded from a cold run "
+            "at that place (`collect --cold --no-readahead`). *warm*: the directory, cached.\n\n"
+            "| program | dir | dir + plan | image | image + plan | sorted | sorted + plan | sorted.lz4 | "
+            "sorted.lz4 + plan | warm | floor: contiguous | replayer start | image ÷ (sorted + plan) | "
+            "(sorted + plan) ÷ warm | (image + plan) ÷ sorted | image ÷ sorted | MiB read from disk: dir / + plan / "
+            "image / + plan / sorted / + plan / sorted.lz4 / + plan | sorted plan | image sizes, MiB: image / sorted "
+            "/ sorted.lz4 |\n"
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n" +
+            "\n".join("| " + " | ".join(r) + " |" for r in rows) +
+            "\n\n*floor: contiguous*: as many bytes as the sorted image's plan holds, read with O_DIRECT from one "
+            f"scratch file on the same disk in order ({FLOOR_REQUEST >> 20} MiB requests, {FLOOR_DEPTH} in flight): "
+            "the plan's bytes stored in one run. *replayer start*: `syspgo-prefetch --help` after a cache drop. "
+            "mksquashfs's sort orders whole files, not the pages inside one: a program that touches scattered "
+            "pages of one big file (story 2) gains nothing from it.\n\n"
+            "Targets (issue 25):\n\n" + "\n".join(verdicts) + "\n")
+    build = f"SYSPGO_BUILD={os.environ['SYSPGO_BUILD']} " if "SYSPGO_BUILD" in os.environ else ""
+    B.write_section("coldstart_images", f"sudo {build}bench/coldstart.py --images --runs {a.runs}", body)
+    print(body)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--images", action="store_true", help="measure images in first-touch order (issue 25)")
     a = ap.parse_args()
+    if a.images:
+        return images(a)
     work = B.work_dir("coldstart", a.runs)
     small = os.path.join(work, "small.c")
     open(small, "w").write("int add(int a, int b) { return a + b; }\n")

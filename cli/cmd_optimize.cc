@@ -27,6 +27,7 @@ struct OptimizeArgs {
   std::vector<std::string> pprof;  // --pprof FILE: pprof profiles in place of (or beside) DB
   std::string source_dir = "/";  // squashfs-sort: the directory mksquashfs packs
   std::string image_root = "/";  // prefetch-list: where the image is mounted when the trace was taken
+  std::string relocate;           // plan: FROM=TO, the recorded directory and where its image is mounted
   std::string pages = "auto";     // plan: which pages (PlanPages)
   std::string sample_counts = SampleCountsName(ArtifactRequest().sample_counts);  // sample-profile
   int64_t gap_kib = kPlanDefaultMergeGap >> 10;  // plan: merge gap
@@ -123,11 +124,22 @@ int EmitFromPlan(const OptimizeArgs& a) {
   for (const std::string& w : p->warnings) Warn(w);
   auto [bytes, extents] = PlanSize(p->plan);
   if (a.emit == "plan") {
+    const uint64_t recorded_bytes = bytes;  // before --relocate leaves files out
+    if (!a.relocate.empty()) {
+      size_t eq = a.relocate.find('=');
+      auto r = RelocatePlan(p->plan, a.relocate.substr(0, eq), a.relocate.substr(eq + 1));
+      if (!r) return UsageError("--relocate: " + r.error().message);
+      for (const std::string& w : r->left_out) fprintf(stderr, "syspgo: left out: %s\n", TerminalSafe(w).c_str());
+      fprintf(stderr, "syspgo: %zu of %zu files moved to %s\n", r->moved, p->plan.files.size(),
+              a.relocate.substr(eq + 1).c_str());
+      p->plan = std::move(r->plan);
+      std::tie(bytes, extents) = PlanSize(p->plan);
+    }
     if (Status s = WritePlan(p->plan, a.output); !s.ok()) return Fail(s.error().message);
     fprintf(stderr, "syspgo: wrote %s: %zu files, %llu extents, %.1f MiB (%s pages), from %llu touches of run %lld\n",
             a.output.c_str(), p->plan.files.size(), static_cast<unsigned long long>(extents), bytes / 1048576.0,
             PlanPagesName(p->pages), static_cast<unsigned long long>(p->touches), static_cast<long long>(run->id));
-    if (po.pages == PlanPages::kAuto && p->pages == PlanPages::kMapped) NoteReadaheadCost(*db, run->id, po, bytes);
+    if (po.pages == PlanPages::kAuto && p->pages == PlanPages::kMapped) NoteReadaheadCost(*db, run->id, po, recorded_bytes);
     return 0;
   }
   auto list = a.emit == "squashfs-sort" ? SquashfsSortList(p->plan, a.source_dir)
@@ -188,7 +200,9 @@ const char kExamples[] =
     "  syspgo optimize --pprof fleet.pb.gz --binary ./app --emit sample-profile -o app.prof\n"
     "  syspgo collect --cold --no-readahead -o cold.db -- ./app  # drops the page cache first\n"
     "  syspgo optimize cold.db --emit plan -o app.plan && syspgo prefetch app.plan -- ./app\n"
-    "  syspgo optimize cold.db --emit squashfs-sort --source-dir rootfs -o sort.txt\n";
+    "  syspgo optimize cold.db --emit squashfs-sort --source-dir /srv/root -o sort.txt\n"
+    "  mksquashfs /srv/root app.img -sort sort.txt && mount -o loop,ro app.img /mnt/app\n"
+    "  syspgo optimize cold.db --emit plan --relocate /srv/root=/mnt/app -o app.plan  # docs/coldstart.md\n";
 
 int Optimize(const std::vector<std::string>& args) {
   OptimizeArgs a;
@@ -236,6 +250,11 @@ int Optimize(const std::vector<std::string>& args) {
   app->add_option("--image-root", a.image_root, "prefetch-list: where the image was mounted in the traced run")
       ->type_name("DIR")
       ->capture_default_str();
+  app->add_option("--relocate", a.relocate,
+                  "plan: the run's files under FROM are replayed from TO, where an image of FROM is mounted; each "
+                  "is fingerprinted there and left out unless its bytes are the same")
+      ->type_name("FROM=TO")
+      ->check(Accepts([](const std::string& v) { return v.find('=') != std::string::npos; }, "FROM=TO"));
   app->add_option("--pages", a.pages,
                   "plan: touched (pages read or faulted on, and the fault-around windows in files the collector "
                   "maps itself, such as libc and libstdc++), mapped (plus each fault's fault-around window), cached "

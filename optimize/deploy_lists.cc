@@ -74,4 +74,46 @@ Result<DeployList> PrefetchPathList(const Plan& plan, const std::string& image_r
   return Emit(plan, image_root, [](const std::string& rel, size_t) { return "/" + rel; });
 }
 
+Result<RelocatedPlan> RelocatePlan(const Plan& plan, const std::string& from, const std::string& to) {
+  SYSPGO_TRY(CheckRoot(from, "the directory the plan was recorded in"));
+  SYSPGO_TRY(CheckRoot(to, "the place the image is mounted"));
+  std::string dest = std::filesystem::path(to).lexically_normal().string();
+  if (dest.size() > 1 && dest.back() == '/') dest.pop_back();
+  auto moved_path = [&](const std::string& path) {
+    std::string rel = Inside(from, path);
+    return rel.empty() ? std::string() : (dest == "/" ? "" : dest) + "/" + rel;
+  };
+  RelocatedPlan out;
+  out.plan.format_version = plan.format_version;
+  out.plan.creation = plan.creation;
+  for (const PlanFile& f : plan.files) {
+    std::string path = moved_path(f.path);
+    if (path.empty()) {
+      out.plan.files.push_back(f);
+      continue;
+    }
+    auto fp = ComputeFingerprint(path);
+    if (!fp.ok()) {
+      out.left_out.push_back(path + ": " + fp.error().message);
+      continue;
+    }
+    // Device, inode and times are the copy's own; the bytes must be the same.
+    if (fp->size != f.fingerprint.size || fp->checksum != f.fingerprint.checksum) {
+      out.left_out.push_back(path + ": not the same contents as " + f.path + " (" +
+                             (fp->size != f.fingerprint.size ? "size " + std::to_string(f.fingerprint.size) + " -> " +
+                                                                   std::to_string(fp->size) + " bytes"
+                                                             : std::string("sampled contents differ")) +
+                             ")");
+      continue;
+    }
+    out.plan.files.push_back({path, *fp, f.extents});
+    ++out.moved;
+  }
+  for (const PlanLookup& l : plan.lookups) {
+    std::string path = moved_path(l.path);
+    out.plan.lookups.push_back({path.empty() ? l.path : path, l.first_touch_ns});
+  }
+  return out;
+}
+
 }  // namespace syspgo

@@ -33,4 +33,20 @@ Result<DeployList> SquashfsSortList(const Plan& plan, const std::string& source_
 // are listed as they are.
 Result<DeployList> PrefetchPathList(const Plan& plan, const std::string& image_root = "/");
 
+// A plan recorded where a program's files lie in a directory, made to
+// replay the image of that directory mounted at another place. Plans name
+// files by absolute path and check each against its fingerprint; an image's
+// copy of a file has another device and inode (and, in squashfs, whole
+// seconds for its time), so moving the paths is not enough. Each path under
+// `from` becomes the same path under `to` and is fingerprinted there; it is
+// kept if the file there has the same size and sampled contents, else left
+// out (with why). Lookups under `from` move too. Files and lookups elsewhere
+// (the host's libraries of a program run from the image) stay as they are.
+struct RelocatedPlan {
+  Plan plan;
+  size_t moved = 0;                   // files now under `to`
+  std::vector<std::string> left_out;  // "PATH: why" for each file dropped
+};
+Result<RelocatedPlan> RelocatePlan(const Plan& plan, const std::string& from, const std::string& to);
+
 }  // namespace syspgo

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "analyze/access_order.h"
@@ -597,6 +598,49 @@ TEST(DeployLists, MksquashfsAcceptsTheSortFileAndHonoursTheOrder) {
   EXPECT_LT(at[0], at[1]);
   EXPECT_LT(at[1], at[2]);
   EXPECT_LT(at[2], at[3]);
+}
+
+// A plan recorded in a directory, moved to where the directory's image is
+// mounted: each file is fingerprinted at its new place (its own device and
+// inode), kept only with the same bytes; files elsewhere stay as they were.
+TEST(DeployLists, RelocateMovesFilesUnderTheRootAndChecksTheirBytes) {
+  TempDir dir;
+  std::string from = dir.File("root"), to = dir.File("mnt"), other = dir.File("host.so");
+  for (const std::string& d : {from, to}) ASSERT_EQ(mkdir(d.c_str(), 0755), 0);
+  PlanBuilder b;
+  for (const char* name : {"same", "changed", "missing"}) {
+    WriteFile(from + "/" + name, Pattern(20000, 5));
+    b.Add(Touch(from + "/" + name, 0, 1, 10 + b.Build().plan.files.size()));
+  }
+  WriteFile(other, Pattern(8000, 6));
+  b.Add(Touch(other, 4096, 1, 20));
+  b.AddLookup(from + "/same", 5);
+  b.AddLookup("/etc/hosts", 6);
+  Plan recorded = b.Build().plan;
+  ASSERT_EQ(recorded.files.size(), 4u);
+  WriteFile(to + "/same", Pattern(20000, 5));
+  WriteFile(to + "/changed", Pattern(20000, 7));
+
+  auto r = RelocatePlan(recorded, from + "/", to);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->moved, 1u);
+  std::map<std::string, const PlanFile*> by_path;
+  for (const PlanFile& f : r->plan.files) by_path[f.path] = &f;
+  ASSERT_EQ(by_path.size(), 2u);
+  ASSERT_EQ(by_path.count(to + "/same"), 1u);
+  auto fp = ComputeFingerprint(to + "/same");
+  ASSERT_TRUE(fp.ok());
+  EXPECT_TRUE(SameContents(by_path[to + "/same"]->fingerprint, *fp)) << "fingerprinted where it is now";
+  ASSERT_EQ(by_path.count(other), 1u);
+  EXPECT_EQ(*by_path[other], recorded.files.back()) << "a file outside the root stays as it was";
+  ASSERT_EQ(r->left_out.size(), 2u);
+  EXPECT_EQ(r->left_out[0].rfind(to + "/changed: not the same contents as " + from + "/changed", 0), 0u)
+      << r->left_out[0];
+  EXPECT_EQ(r->left_out[1].rfind(to + "/missing: ", 0), 0u) << r->left_out[1];
+  ASSERT_EQ(r->plan.lookups.size(), 2u);
+  EXPECT_EQ(r->plan.lookups[0].path, to + "/same");
+  EXPECT_EQ(r->plan.lookups[1].path, "/etc/hosts");
+  EXPECT_FALSE(RelocatePlan(recorded, "root", to).ok());
 }
 
 }  // namespace
