@@ -701,7 +701,7 @@ def main():
     ap.add_argument("--overhead-runs", type=int, default=5)
     ap.add_argument("--profiles", type=int, default=3, help="training runs per profiler for the spread (>= 1)")
     ap.add_argument("--rate-runs", type=int, default=5, help="rounds of gperftools' sampling-rate measurement (>= 5)")
-    ap.add_argument("--programs", default="lua,sqlite")
+    ap.add_argument("--programs", default=DEFAULT_PROGRAMS)
     ap.add_argument("--work", default=None, help="work directory (default: a new one under /var/tmp)")
     a = ap.parse_args()
     if a.runs < 10:
@@ -758,8 +758,14 @@ def main():
         section = report(prog, names, times, outs, counts, costs, notes, over, a, spread_counts, rates, fastest)
         print(section)
         body += section + "\n"
-    B.write_section("pgo", f"sudo bench/pgo.py --runs {a.runs} --profiles {a.profiles} --rate-runs {a.rate_runs} "
+    # A run of some of the programs gets a section of its own, so that it
+    # does not replace the figures of the others.
+    name = "pgo" if a.programs == DEFAULT_PROGRAMS else f"pgo ({a.programs})"
+    B.write_section(name, f"sudo bench/pgo.py --runs {a.runs} --profiles {a.profiles} --rate-runs {a.rate_runs} "
                     f"--programs {a.programs}", body)
+
+
+DEFAULT_PROGRAMS = "lua,sqlite"
 
 
 if __name__ == "__main__":
