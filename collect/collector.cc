@@ -21,6 +21,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -156,15 +157,6 @@ std::string Settings(const CollectRequest& req, const CollectOptions& o, uint64_
   return SettingsJson(s);
 }
 
-std::string SqlText(const std::string& s) {
-  std::string out = "'";
-  out.reserve(s.size() + 2);
-  for (char c : s) {
-    if (c == '\'') out += '\'';
-    out += c;
-  }
-  return out + "'";
-}
 
 // FNV-1a, 64 bits, as hex: a content key for kallsyms (not a security hash).
 std::string ContentHash(const std::string& s) {
@@ -354,28 +346,65 @@ std::string DescribePlan(const MemoryPlan& p) {
          Mib(p.sqlite_cache) + ", program and libraries " + Mib(p.fixed);
 }
 
-}  // namespace
+// The ring-buffer manager over every group's buffer, freed on every path.
+struct RingBufferFree {
+  void operator()(ring_buffer* rb) const { ring_buffer__free(rb); }
+};
+using RingBuffers = std::unique_ptr<ring_buffer, RingBufferFree>;
 
-Result<CollectResult> Collect(const CollectRequest& req) {
-  g_verbose = req.opts.verbose;
-  libbpf_set_print(LibbpfPrint);
-  // Loading reads large, short-lived buffers (the kernel's BTF for every
-  // group, /proc/kallsyms). glibc raises its mmap threshold after the first
-  // such free and serves the next ones from the heap, which then kept about
-  // 11 MiB more resident for the rest of the run. A fixed threshold keeps
-  // them in mmap, returned to the kernel when freed.
-  mallopt(M_MMAP_THRESHOLD, 1 << 20);
+// The command, held before its exec: killed and reaped when the collection
+// ends before it was released (a setup error), so no held child is left.
+class HeldCommand {
+ public:
+  explicit HeldCommand(std::unique_ptr<HeldChild> c) : child_(std::move(c)) {}
+  HeldCommand(const HeldCommand&) = delete;
+  HeldCommand& operator=(const HeldCommand&) = delete;
+  ~HeldCommand() {
+    if (child_ && !released_) {
+      kill(child_->pid(), SIGKILL);
+      int st;
+      child_->Reap(&st, true);
+    }
+  }
+  HeldChild* get() const { return child_.get(); }
+  explicit operator bool() const { return child_ != nullptr; }
+  HeldChild* operator->() const { return child_.get(); }
+  // Lets it exec; from then on it runs to its end, whatever happens here.
+  Status Release() {
+    released_ = true;
+    return child_->Release();
+  }
 
-  // 1. Everything a user can get wrong, before anything runs.
-  auto user = InvokingUserOrNull();  // under sudo: whose database it is, whose command runs
+ private:
+  std::unique_ptr<HeldChild> child_;
+  bool released_ = false;
+};
+
+// 1. Everything a user can get wrong, before anything runs: the command
+// (looked up as whoever will run it, so that its errors tell the user
+// nothing about paths they could not see) or the process to attach to, the
+// memory budget, the capabilities, and the database, created and opened
+// with the user's rights (a path they could not write is refused, and what
+// is created is theirs; the writer thread later writes through the open
+// connection).
+struct Setup {
+  std::optional<User> user;  // under sudo: whose database it is, whose command runs
+  std::string exe;           // the command's resolved path (not when attaching)
+  std::vector<std::unique_ptr<ProbeGroup>> groups;
+  MemoryPlan plan;
+  CollectOptions opts;  // with the sizes the budget gives
+  std::optional<Db> db;
+};
+
+Result<Setup> Prepare(const CollectRequest& req) {
+  Setup s;
+  auto user = InvokingUserOrNull();
   if (!user.ok()) return user.error();
-  std::string exe;
+  if (*user) s.user = **user;
   if (req.attach_pid) {
     SYSPGO_TRY(CheckPid(req.attach_pid));
-    if (*user) SYSPGO_TRY(CheckMayAttach(req.attach_pid, **user));
+    if (s.user) SYSPGO_TRY(CheckMayAttach(req.attach_pid, *s.user));
   } else {
-    // Looked up as whoever will run it, so that its errors tell the user
-    // nothing about paths they could not see.
     auto r = [&]() -> Result<std::string> {
       if (req.as_root) return ResolveCommand(req.argv.empty() ? "" : req.argv[0]);
       ActAsUser as_user;
@@ -383,81 +412,39 @@ Result<CollectResult> Collect(const CollectRequest& req) {
       return ResolveCommand(req.argv.empty() ? "" : req.argv[0]);
     }();
     if (!r) return r.error();
-    exe = *r;
+    s.exe = *r;
   }
-  auto groups = MakeProbeGroups(req.opts);
-  auto plan = PlanMemory(req.opts, groups.size());
+  s.groups = MakeProbeGroups(req.opts);
+  auto plan = PlanMemory(req.opts, s.groups.size());
   if (!plan) return plan.error();
-  CollectOptions opts = req.opts;  // with the sizes the budget gives
-  opts.ringbuf_bytes = plan->ringbuf;
+  s.plan = *plan;
+  s.opts = req.opts;
+  s.opts.ringbuf_bytes = plan->ringbuf;
   SYSPGO_TRY(CheckBpfCapabilities());
-  // The database, its -wal and -shm are created and opened with the user's
-  // rights: a path they could not write is refused, and what is created is
-  // theirs. The writer thread later writes through the open connection.
-  auto dbr = [&]() -> Result<Db> {
+  auto db = [&]() -> Result<Db> {
     ActAsUser as_user;
     if (!as_user.ok()) return as_user.error();
-    auto db = OpenProfileDb(req.db_path, DbMode::kCreateOrAppend);
-    if (db.ok()) SYSPGO_TRY(MarkDeadRuns(*db));
-    return db;
+    auto d = OpenProfileDb(req.db_path, DbMode::kCreateOrAppend);
+    if (d.ok()) SYSPGO_TRY(MarkDeadRuns(*d));
+    return d;
   }();
-  if (!dbr) return dbr.error();
-  Db db = std::move(dbr.value());
+  if (!db) return db.error();
+  s.db.emplace(std::move(db.value()));
+  return s;
+}
 
-  // 2. The command, held before exec; the probes.
-  std::unique_ptr<HeldChild> child;
-  if (!req.attach_pid) {
-    auto c = HeldChild::Spawn(exe, req.argv, req.as_root ? nullptr : *user);
-    if (!c) return c.error();
-    child = std::move(c.value());
-  }
-  pid_t root = child ? child->pid() : req.attach_pid;
-  auto abort_child = [&] {
-    if (child) {
-      kill(child->pid(), SIGKILL);
-      int st;
-      child->Reap(&st, true);
-    }
-  };
-
-  std::vector<std::string> names;
-  for (auto& g : groups) names.push_back(g->name());
-  uint64_t start_real = Now(CLOCK_REALTIME), start_mono = Now(CLOCK_MONOTONIC);
-  auto run_id = InsertRun(db, req, root, start_real, start_mono, Settings(req, opts, plan->total, names));
-  if (!run_id) {
-    abort_child();
-    return run_id.error();
-  }
-  CollectResult res;
-  res.run_id = *run_id;
-
-  fprintf(stderr, "syspgo: %s\n", DescribePlan(*plan).c_str());
-  Writer writer(std::move(db), res.run_id, Writer::Limits{plan->queue, plan->sqlite_cache});
-  for (auto& g : groups) g->DeclareTables(writer);
-  int probe_tbl = writer.Table("run_probe", {"probe_group", "attached", "detail", "events"}, "INSERT OR REPLACE");
-  int drop_tbl = writer.Table("run_drop", {"probe_group", "cpu", "dropped"});
-  int kallsyms_tbl = writer.Table("run_kallsyms", {"hash"}, "INSERT OR IGNORE");
-  if (Status s = writer.Start(); !s.ok()) {
-    abort_child();
-    return s.error();
-  }
-
-  GroupContext ctx;
-  ctx.start_ns = start_mono;
-  ctx.opts = &opts;
+// 2. The probe groups, loaded in order. One that fails is reported and left
+// out, except proc: nothing can be followed without it. Returns the groups
+// that loaded; `res.groups` gets a report for each.
+Result<std::vector<ProbeGroup*>> LoadGroups(Setup& s, GroupContext& ctx, CollectResult& res) {
   std::vector<ProbeGroup*> live;
-  for (auto& g : groups) {
+  for (auto& g : s.groups) {
     GroupReport rep{g->name()};
-    Status s = g->Load(ctx);
-    if (!s.ok()) {
-      rep.detail = s.error().message;
-      if (g->id() == SYSPGO_GROUP_PROC) {  // nothing can be followed without it
-        abort_child();
-        (void)writer.Exec("UPDATE run SET status = 'incomplete', exit_reason = 'setup-failed', end_ts = 0 WHERE id = " +
-                          std::to_string(res.run_id));
-        return s.error();
-      }
-      fprintf(stderr, "syspgo: warning: %s; continuing without it\n", s.error().message.c_str());
+    Status st = g->Load(ctx);
+    if (!st.ok()) {
+      if (g->id() == SYSPGO_GROUP_PROC) return st.error();
+      rep.detail = st.error().message;
+      fprintf(stderr, "syspgo: warning: %s; continuing without it\n", st.error().message.c_str());
     } else {
       rep.attached = true;
       rep.detail = g->note;
@@ -471,39 +458,180 @@ Result<CollectResult> Collect(const CollectRequest& req) {
     res.groups.push_back(rep);
   }
   ReleaseKernelBtf();  // the groups' lookups are done
+  return live;
+}
 
-  // 3. One ring-buffer manager over every group's buffer.
-  std::vector<std::unique_ptr<RingCtx>> rctx;
-  ring_buffer* rb = nullptr;
+// 3. One ring-buffer manager over every loaded group's buffer; `rctx` holds
+// each buffer's callback context (it must outlive the manager).
+Result<RingBuffers> OpenRingBuffers(const std::vector<ProbeGroup*>& live, Writer& writer,
+                                    std::vector<std::unique_ptr<RingCtx>>& rctx) {
+  RingBuffers rb;
   for (auto* g : live) {
     rctx.push_back(std::make_unique<RingCtx>(RingCtx{g, &writer}));
-    int fd = g->ringbuf_fd();
-    int err = rb ? ring_buffer__add(rb, fd, OnEvent, rctx.back().get()) : 0;
+    int err = 0;
     if (!rb) {
-      rb = ring_buffer__new(fd, OnEvent, rctx.back().get(), nullptr);
+      rb.reset(ring_buffer__new(g->ringbuf_fd(), OnEvent, rctx.back().get(), nullptr));
       err = rb ? 0 : -errno;
+    } else {
+      err = ring_buffer__add(rb.get(), g->ringbuf_fd(), OnEvent, rctx.back().get());
     }
-    if (err) {
-      abort_child();
-      return LibbpfError(g->name(), "open its ring buffer", err);
+    if (err) return LibbpfError(g->name(), "open its ring buffer", err);
+  }
+  return rb;
+}
+
+// 5. Drains until the command ends, the duration is up or the recording is
+// interrupted. On SIGINT/SIGTERM it keeps recording while the command winds
+// down: Ctrl-C reached it too (same process group); otherwise it gets the
+// signal after a grace period. Sets res.exit_reason; *status and
+// *child_done when the command was reaped.
+void Record(const CollectRequest& req, HeldCommand& child, pid_t root, uint64_t release_mono, ring_buffer* rb,
+            const std::vector<ProbeGroup*>& live, Writer& writer, CollectResult& res, int* status,
+            bool* child_done) {
+  uint64_t deadline = req.duration_s > 0 ? release_mono + static_cast<uint64_t>(req.duration_s * 1e9) : 0;
+  constexpr uint64_t kGraceNs = 1000000000, kWindDownNs = 5000000000;
+  uint64_t stop_at = 0;
+  bool forwarded = false;
+  bool write_failure_reported = false;
+  uint64_t next_drain = Now(CLOCK_MONOTONIC) + kDrainIntervalNs;
+  for (;;) {
+    int n = ring_buffer__poll(rb, 100);
+    ring_buffer__consume(rb);  // events below the wakeup threshold
+    if (uint64_t t = Now(CLOCK_MONOTONIC); t >= next_drain) {
+      for (auto* g : live) g->Drain(writer);
+      next_drain = t + kDrainIntervalNs;
+    }
+    writer.MaybeFlush();
+    if (n < 0 && n != -EINTR) {
+      res.exit_reason = "poll-failed";
+      return;
+    }
+    if (child && child->Reap(status)) {
+      *child_done = true;
+      if (res.exit_reason.empty()) res.exit_reason = child->Signaled() ? "signaled" : "exited";
+      return;
+    }
+    if (!child && !ProcessAlive(root)) {
+      if (res.exit_reason.empty()) res.exit_reason = "target-exited";
+      return;
+    }
+    if (!write_failure_reported && writer.failed()) {
+      // Keep draining (and discarding) so the command is never blocked.
+      fprintf(stderr, "syspgo: recording stopped: %s. The command keeps running; rows committed before are intact.\n",
+              writer.error_message().c_str());
+      write_failure_reported = true;
+    }
+    uint64_t now = Now(CLOCK_MONOTONIC);
+    if (int sig = g_collect_stop_signal.load(); sig && !stop_at) {
+      res.exit_reason = "interrupted";
+      stop_at = now;
+      if (!child) return;
+    }
+    if (stop_at) {
+      if (!forwarded && now - stop_at >= kGraceNs) {
+        kill(child->pid(), g_collect_stop_signal.load());
+        forwarded = true;
+      }
+      if (now - stop_at >= kWindDownNs) return;
+    }
+    if (deadline && now >= deadline && !stop_at) {
+      res.exit_reason = "duration";
+      return;
     }
   }
+}
+
+// 6. Each group's report: events, drops per CPU (rows of run_drop), and the
+// notes a group added after loading (OnStart, Finish); one run_probe row each.
+void ReportGroups(const std::vector<ProbeGroup*>& live, const std::vector<std::unique_ptr<RingCtx>>& rctx,
+                  int drops_fd, Writer& writer, int probe_tbl, int drop_tbl, CollectResult& res) {
+  auto drops = ReadDrops(drops_fd);
+  for (GroupReport& rep : res.groups) {
+    for (auto& rc : rctx)
+      if (rep.name == rc->group->name()) rep.events = rc->events;
+    for (auto* g : live) {
+      if (rep.name != g->name()) continue;
+      auto& per_cpu = drops[g->id()];
+      for (size_t cpu = 0; cpu < per_cpu.size(); ++cpu) {
+        rep.dropped += per_cpu[cpu];
+        if (per_cpu[cpu]) writer.Row(drop_tbl).T(rep.name).I(cpu).I(per_cpu[cpu]);
+      }
+      if (g->note != rep.detail) {
+        rep.detail = g->note;
+        fprintf(stderr, "syspgo: note: %s: %s\n", g->name(), g->note.c_str());
+      }
+    }
+    writer.Row(probe_tbl).T(rep.name).I(rep.attached).T(rep.detail).I(rep.events);
+    res.events += rep.events;
+    res.dropped += rep.dropped;
+  }
+}
+
+}  // namespace
+
+Result<CollectResult> Collect(const CollectRequest& req) {
+  g_verbose = req.opts.verbose;
+  libbpf_set_print(LibbpfPrint);
+  // Loading reads large, short-lived buffers (the kernel's BTF for every
+  // group, /proc/kallsyms). glibc raises its mmap threshold after the first
+  // such free and serves the next ones from the heap, which then kept about
+  // 11 MiB more resident for the rest of the run. A fixed threshold keeps
+  // them in mmap, returned to the kernel when freed.
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
+
+  auto setup = Prepare(req);
+  if (!setup) return setup.error();
+  Setup& s = *setup;
+
+  // 2. The command, held before exec; the run's row; the writer; the probes.
+  std::unique_ptr<HeldChild> spawned;
+  if (!req.attach_pid) {
+    auto c = HeldChild::Spawn(s.exe, req.argv, s.user && !req.as_root ? &*s.user : nullptr);
+    if (!c) return c.error();
+    spawned = std::move(c.value());
+  }
+  HeldCommand child(std::move(spawned));
+  pid_t root = child ? child->pid() : req.attach_pid;
+  std::vector<std::string> names;
+  for (auto& g : s.groups) names.push_back(g->name());
+  uint64_t start_real = Now(CLOCK_REALTIME), start_mono = Now(CLOCK_MONOTONIC);
+  auto run_id = InsertRun(*s.db, req, root, start_real, start_mono, Settings(req, s.opts, s.plan.total, names));
+  if (!run_id) return run_id.error();
+  CollectResult res;
+  res.run_id = *run_id;
+  const std::string where_run = " WHERE id = " + std::to_string(res.run_id);
+
+  fprintf(stderr, "syspgo: %s\n", DescribePlan(s.plan).c_str());
+  Writer writer(std::move(*s.db), res.run_id, Writer::Limits{s.plan.queue, s.plan.sqlite_cache});
+  for (auto& g : s.groups) g->DeclareTables(writer);
+  int probe_tbl = writer.Table("run_probe", {"probe_group", "attached", "detail", "events"}, "INSERT OR REPLACE");
+  int drop_tbl = writer.Table("run_drop", {"probe_group", "cpu", "dropped"});
+  int kallsyms_tbl = writer.Table("run_kallsyms", {"hash"}, "INSERT OR IGNORE");
+  SYSPGO_TRY(writer.Start());
+
+  GroupContext ctx;
+  ctx.start_ns = start_mono;
+  ctx.opts = &s.opts;
+  auto live = LoadGroups(s, ctx, res);
+  if (!live) {
+    (void)writer.Exec("UPDATE run SET status = 'incomplete', exit_reason = 'setup-failed', end_ts = 0" + where_run);
+    return live.error();
+  }
+  std::vector<std::unique_ptr<RingCtx>> rctx;
+  auto rb = OpenRingBuffers(*live, writer, rctx);
+  if (!rb) return rb.error();
 
   // 4. Targets, then release.
   std::vector<pid_t> initial = req.attach_pid ? ProcessTree(root) : std::vector<pid_t>{root};
   for (pid_t p : initial) {
     uint32_t k = p, one = 1;
     bpf_map_update_elem(ctx.targets_fd, &k, &one, BPF_ANY);
-    for (auto* g : live) g->OnTarget(writer, p, req.attach_pid != 0);
+    for (auto* g : *live) g->OnTarget(writer, p, req.attach_pid != 0);
   }
-  for (auto* g : live) g->OnStart(writer);
+  for (auto* g : *live) g->OnStart(writer);
   ReadaheadOff readahead_off;
   if (req.no_readahead) {
-    if (Status s = readahead_off.TurnOff(); !s.ok()) {
-      abort_child();
-      ring_buffer__free(rb);
-      return s.error();
-    }
+    SYSPGO_TRY(readahead_off.TurnOff());
     fprintf(stderr, "syspgo: --no-readahead: readahead off until the command ends (was: %s)\n",
             readahead_off.Describe().c_str());
   }
@@ -516,112 +644,34 @@ Result<CollectResult> Collect(const CollectRequest& req) {
       fprintf(stderr, "syspgo: warning: --cold could not drop the page cache: %s\n", strerror(errno));
   }
   uint64_t release_mono = Now(CLOCK_MONOTONIC);
-  (void)writer.Exec("UPDATE run SET command_start_ts = " + std::to_string(release_mono - start_mono) +
-                    " WHERE id = " + std::to_string(res.run_id));
+  (void)writer.Exec("UPDATE run SET command_start_ts = " + std::to_string(release_mono - start_mono) + where_run);
   if (child) {
-    if (Status s = child->Release(); !s.ok()) {
-      int st;
-      child->Reap(&st, true);
-      ring_buffer__free(rb);
+    if (Status st = child.Release(); !st.ok()) {
+      int ignored;
+      child->Reap(&ignored, true);
       (void)writer.Exec("UPDATE run SET status = 'complete', exit_reason = 'exec-failed', exit_code = 127, end_ts = " +
-                        std::to_string(Now(CLOCK_MONOTONIC) - start_mono) + " WHERE id = " +
-                        std::to_string(res.run_id));
-      return s.error();
+                        std::to_string(Now(CLOCK_MONOTONIC) - start_mono) + where_run);
+      return st.error();
     }
   }
 
-  // 5. Drain until the command ends. On SIGINT/SIGTERM keep recording while
-  // the command winds down: Ctrl-C reached it too (same process group);
-  // otherwise it gets the signal after a grace period.
-  uint64_t deadline = req.duration_s > 0 ? release_mono + static_cast<uint64_t>(req.duration_s * 1e9) : 0;
-  constexpr uint64_t kGraceNs = 1000000000, kWindDownNs = 5000000000;
-  uint64_t stop_at = 0;
-  bool forwarded = false;
-  bool write_failure_reported = false;
-  bool child_done = false;
+  // 5. Drain until the command ends.
   int status = 0;
-  uint64_t next_drain = Now(CLOCK_MONOTONIC) + kDrainIntervalNs;
-  for (;;) {
-    int n = ring_buffer__poll(rb, 100);
-    ring_buffer__consume(rb);  // events below the wakeup threshold
-    if (uint64_t t = Now(CLOCK_MONOTONIC); t >= next_drain) {
-      for (auto* g : live) g->Drain(writer);
-      next_drain = t + kDrainIntervalNs;
-    }
-    writer.MaybeFlush();
-    if (n < 0 && n != -EINTR) {
-      res.exit_reason = "poll-failed";
-      break;
-    }
-    if (child && child->Reap(&status)) {
-      child_done = true;
-      if (res.exit_reason.empty()) res.exit_reason = child->Signaled() ? "signaled" : "exited";
-      break;
-    }
-    if (!child && !ProcessAlive(root)) {
-      if (res.exit_reason.empty()) res.exit_reason = "target-exited";
-      break;
-    }
-    if (!write_failure_reported && writer.failed()) {
-      // Keep draining (and discarding) so the command is never blocked.
-      fprintf(stderr, "syspgo: recording stopped: %s. The command keeps running; rows committed before are intact.\n",
-              writer.error_message().c_str());
-      write_failure_reported = true;
-    }
-    uint64_t now = Now(CLOCK_MONOTONIC);
-    if (int sig = g_collect_stop_signal.load(); sig && !stop_at) {
-      res.exit_reason = "interrupted";
-      stop_at = now;
-      if (!child) break;
-    }
-    if (stop_at) {
-      if (!forwarded && now - stop_at >= kGraceNs) {
-        kill(child->pid(), g_collect_stop_signal.load());
-        forwarded = true;
-      }
-      if (now - stop_at >= kWindDownNs) break;
-    }
-    if (deadline && now >= deadline && !stop_at) {
-      res.exit_reason = "duration";
-      break;
-    }
-  }
+  bool child_done = false;
+  Record(req, child, root, release_mono, rb->get(), *live, writer, res, &status, &child_done);
   uint64_t end_mono = Now(CLOCK_MONOTONIC);
-  if (Status s = readahead_off.Restore(); !s.ok()) fprintf(stderr, "syspgo: warning: %s\n", s.error().message.c_str());
+  if (Status st = readahead_off.Restore(); !st.ok()) fprintf(stderr, "syspgo: warning: %s\n", st.error().message.c_str());
 
   // 6. The last events: what the tree did up to its exit is already in the
   // buffers (tracepoints run synchronously); drain them completely.
-  while (ring_buffer__consume(rb) > 0) writer.MaybeFlush();
-  ring_buffer__free(rb);
-  for (auto* g : live) g->Drain(writer);
-  for (auto* g : live) g->Finish(writer);
+  while (ring_buffer__consume(rb->get()) > 0) writer.MaybeFlush();
+  rb->reset();
+  for (auto* g : *live) g->Drain(writer);
+  for (auto* g : *live) g->Finish(writer);
   std::string kallsyms_note = StoreKallsyms(writer, kallsyms_tbl);
-  for (auto* g : live)
+  for (auto* g : *live)
     if (g->kernel_stacks()) g->note += kallsyms_note;
-
-  auto drops = ReadDrops(ctx.drops_fd);
-  for (size_t i = 0; i < res.groups.size(); ++i) {
-    GroupReport& rep = res.groups[i];
-    for (auto& rc : rctx)
-      if (rep.name == rc->group->name()) rep.events = rc->events;
-    for (auto* g : live) {
-      if (rep.name != g->name()) continue;
-      auto& per_cpu = drops[g->id()];
-      for (size_t cpu = 0; cpu < per_cpu.size(); ++cpu) {
-        rep.dropped += per_cpu[cpu];
-        if (per_cpu[cpu]) writer.Row(drop_tbl).T(rep.name).I(cpu).I(per_cpu[cpu]);
-      }
-    }
-    for (auto* g : live) {
-      // Notes a group adds after loading (OnStart, Finish) count too.
-      if (rep.name != g->name() || g->note == rep.detail) continue;
-      rep.detail = g->note;
-      fprintf(stderr, "syspgo: note: %s: %s\n", g->name(), g->note.c_str());
-    }
-    writer.Row(probe_tbl).T(rep.name).I(rep.attached).T(rep.detail).I(rep.events);
-    res.events += rep.events;
-    res.dropped += rep.dropped;
-  }
+  ReportGroups(*live, rctx, ctx.drops_fd, writer, probe_tbl, drop_tbl, res);
 
   // 7. The command's status, also when recording stopped before it ended.
   if (child && !child_done) {
@@ -631,12 +681,12 @@ Result<CollectResult> Collect(const CollectRequest& req) {
   res.exit_status = child ? status : 0;
   res.seconds = (end_mono - release_mono) / 1e9;
 
-  std::string fin = "UPDATE run SET end_ts = " + std::to_string(end_mono - start_mono) +
-                    ", status = 'complete', exit_reason = " + SqlText(res.exit_reason) +
-                    ", exit_code = " + (child ? std::to_string(res.exit_status) : std::string("NULL")) +
-                    ", events_recorded = " + std::to_string(res.events) +
-                    ", events_dropped = " + std::to_string(res.dropped) + " WHERE id = " + std::to_string(res.run_id);
-  Status fs = writer.Exec(fin);
+  Status fs = writer.Exec("UPDATE run SET end_ts = " + std::to_string(end_mono - start_mono) +
+                              ", status = 'complete', exit_reason = ?1, exit_code = " +
+                              (child ? std::to_string(res.exit_status) : std::string("NULL")) +
+                              ", events_recorded = " + std::to_string(res.events) +
+                              ", events_dropped = " + std::to_string(res.dropped) + where_run,
+                          {res.exit_reason});
   Status ss = writer.Stop();
   res.rows = writer.rows_written();
   if (!fs.ok() || !ss.ok()) res.write_error = (!ss.ok() ? ss : fs).error().message;
