@@ -13,7 +13,6 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -33,9 +32,8 @@
 #include "analyze/sample_set.h"
 #include "common/files.h"
 #include "common/identity.h"
+#include "common/process.h"
 #include "common/util.h"
-
-extern char** environ;
 
 namespace syspgo {
 namespace {
@@ -93,90 +91,31 @@ std::string Which(const std::string& name) {
   return "";
 }
 
-struct ProcResult {
-  int status = -1;  // exit status, 128+N for signal N, -1 if it could not start
-  double seconds = 0;
-  std::string spawn_error;
-};
-
 // Who a command of the pipeline runs as. Under sudo the build, clean, eval
 // and every tool run as the invoking user (common/identity.h); only
 // `syspgo collect` keeps root, for its BPF programs, and it runs the
 // training command as the user itself.
 enum class RunAs { kUser, kRoot };
 
-char** EnvEnd() {
-  char** e = environ;
-  while (*e) ++e;
-  return e;
+// Runs `spec` as `as` says (RunProcess: env on top of ours, or of the
+// user's; a log file is opened with the user's rights whoever runs).
+Result<ProcessResult> RunChild(ProcessSpec spec, RunAs as = RunAs::kUser) {
+  auto user = InvokingUserOrNull();
+  if (!user.ok()) return user.error();
+  spec.user = as == RunAs::kUser ? *user : nullptr;
+  return RunProcess(spec);
 }
 
-// Runs argv with `env` added to ours (a key with an empty value is
-// removed), stdout to `out_path` and stderr to `err_path` (the same file
-// when equal; appended to, so one log can hold several commands). The logs
-// are opened here, with the user's rights, whoever the command runs as.
-ProcResult RunProc(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
-                   const std::string& out_path, const std::string& err_path, RunAs as = RunAs::kUser) {
-  ProcResult r;
-  auto user = InvokingUserOrNull();
-  if (!user.ok()) {
-    r.spawn_error = user.error().message;
-    return r;
-  }
-  const User* become = as == RunAs::kUser ? *user : nullptr;
-  std::vector<std::string> ours = become ? UserEnvironment(*become) : std::vector<std::string>(environ, EnvEnd());
-  std::vector<std::string> envs;
-  for (const std::string& kv : ours)
-    if (!env.count(kv.substr(0, kv.find('=')))) envs.push_back(kv);
-  for (auto& [k, v] : env)
-    if (!v.empty()) envs.push_back(k + "=" + v);
-  std::vector<char*> args, envp;
-  for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  for (auto& e : envs) envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
-  int flags = O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW;
-  int in = OpenAsUser("/dev/null", O_RDONLY), out = OpenAsUser(out_path, flags);
-  int err = err_path == out_path ? -1 : OpenAsUser(err_path, flags);
-  if (in < 0 || out < 0 || (err_path != out_path && err < 0)) {
-    r.spawn_error = "cannot run " + argv[0] + ": cannot open its log " + out_path + ": " + strerror(errno);
-    for (int fd : {in, out, err})
-      if (fd >= 0) close(fd);
-    return r;
-  }
-  auto t0 = std::chrono::steady_clock::now();
-  int report[2] = {-1, -1};
-  pid_t pid = pipe2(report, O_CLOEXEC) == 0 ? fork() : -1;
-  if (pid == 0) {
-    close(report[0]);
-    dup2(in, 0);
-    dup2(out, 1);
-    dup2(err >= 0 ? err : out, 2);
-    int e = become ? BecomeUserInChild(*become) : 0;
-    if (!e) {
-      execvpe(args[0], args.data(), envp.data());
-      e = errno;
-    }
-    (void)!write(report[1], &e, sizeof e);
-    _exit(127);
-  }
-  int e = pid < 0 ? errno : 0;
-  if (report[1] >= 0) close(report[1]);
-  for (int fd : {in, out, err})
-    if (fd >= 0) close(fd);
-  if (pid > 0 && read(report[0], &e, sizeof e) != sizeof e) e = 0;  // EOF: exec succeeded
-  if (report[0] >= 0) close(report[0]);
-  int st = 0;
-  if (pid > 0)
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-    }
-  if (e != 0) {
-    r.spawn_error = "cannot start " + argv[0] + ": " + strerror(e);
-    return r;
-  }
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  return r;
+// argv with `env` added to ours (a key with an empty value is removed),
+// stdout and stderr appended to `log`, so one log can hold several commands.
+Result<ProcessResult> RunLogged(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+                                const std::string& log, RunAs as = RunAs::kUser) {
+  ProcessSpec spec;
+  spec.argv = argv;
+  spec.env = env;
+  spec.out = ProcessOutput::File(log);
+  spec.err_to_out = true;
+  return RunChild(std::move(spec), as);
 }
 
 // ===--- Reading the artifacts and the consumers' reports -------------=== //
@@ -205,17 +144,18 @@ std::vector<std::string> NonEmptyLines(const std::string& path) {
 }
 
 // Defined symbols of a binary and their addresses (`nm --defined-only`).
-std::map<std::string, uint64_t> Symbols(const std::string& binary, const std::string& scratch) {
+std::map<std::string, uint64_t> Symbols(const std::string& binary) {
   std::map<std::string, uint64_t> out;
-  unlink(scratch.c_str());
-  auto r = RunProc({"nm", "--defined-only", binary}, {}, scratch, "/dev/null");
-  if (r.status != 0) return out;
-  std::istringstream in(ReadFileOrEmpty(scratch));
+  ProcessSpec nm;
+  nm.argv = {"nm", "--defined-only", binary};
+  nm.err = ProcessOutput::Discard();
+  auto r = RunChild(std::move(nm));
+  if (!r || r->status != 0) return out;
+  std::istringstream in(r->out);
   for (std::string line; std::getline(in, line);) {
     auto f = Split(line, ' ');
     if (f.size() == 3) out.emplace(f[2], strtoull(f[0].c_str(), nullptr, 16));
   }
-  unlink(scratch.c_str());
   return out;
 }
 
@@ -343,11 +283,11 @@ void Pipeline::End(Stage& s, const Status& st) {
 Status Pipeline::Shell(Stage& s, const std::string& cmd, const std::map<std::string, std::string>& env,
                        const std::string& log, const std::string& what) {
   s.commands.push_back(cmd);
-  auto r = RunProc({"/bin/sh", "-c", cmd}, env, log, log);
-  if (!r.spawn_error.empty()) return MakeError(r.spawn_error);
-  if (r.status != 0) {
+  auto r = RunLogged({"/bin/sh", "-c", cmd}, env, log);
+  if (!r) return r.error();
+  if (r->status != 0) {
     std::string tail = Tail(ReadFileOrEmpty(log), 15);
-    return MakeError(what + " '" + cmd + "' exited with status " + std::to_string(r.status) + " (full output in " + log +
+    return MakeError(what + " '" + cmd + "' exited with status " + std::to_string(r->status) + " (full output in " + log +
                      "); its last lines:\n" + tail);
   }
   return {};
@@ -355,10 +295,10 @@ Status Pipeline::Shell(Stage& s, const std::string& cmd, const std::map<std::str
 
 Status Pipeline::Tool(Stage& s, const std::vector<std::string>& argv, const std::string& log, const std::string& what) {
   s.commands.push_back(JoinShell(argv));
-  auto r = RunProc(argv, {}, log, log);
-  if (!r.spawn_error.empty()) return MakeError(r.spawn_error);
-  if (r.status != 0)
-    return MakeError(what + " failed with status " + std::to_string(r.status) + ": " + JoinShell(argv) + "\n" +
+  auto r = RunLogged(argv, {}, log);
+  if (!r) return r.error();
+  if (r->status != 0)
+    return MakeError(what + " failed with status " + std::to_string(r->status) + ": " + JoinShell(argv) + "\n" +
                      Tail(ReadFileOrEmpty(log), 15) + "\n(full output in " + log + ")");
   return {};
 }
@@ -473,11 +413,11 @@ Status Pipeline::Collect(Stage& s, const std::string& db, const std::string& sub
   if (o_.freq_hz) argv.insert(argv.end(), {"--freq", std::to_string(o_.freq_hz)});
   argv.insert(argv.end(), {"--", "/bin/sh", "-c", o_.train_cmd});
   s.commands.push_back(JoinShell(argv));
-  auto r = RunProc(argv, {}, log, log, RunAs::kRoot);
-  if (!r.spawn_error.empty()) return MakeError(r.spawn_error);
+  auto r = RunLogged(argv, {}, log, RunAs::kRoot);
+  if (!r) return r.error();
   std::string text = ReadFileOrEmpty(log);
-  if (r.status != 0)
-    return MakeError("the training command under 'syspgo collect' exited with status " + std::to_string(r.status) +
+  if (r->status != 0)
+    return MakeError("the training command under 'syspgo collect' exited with status " + std::to_string(r->status) +
                      " (output in " + log + "):\n" + Tail(text, 15));
   // collect --json: the run's figures for machines (its lines for people may change).
   Json run = Json::parse(ReadFileOrEmpty(summary), nullptr, false);
@@ -489,7 +429,7 @@ Status Pipeline::Collect(Stage& s, const std::string& db, const std::string& sub
   s.j["runs_collected"] = static_cast<int64_t>(k);
   if (k > 1) return {};  // the stage's figures are its first run's
   s.j["log"] = log;
-  s.j["train_seconds"] = r.seconds;
+  s.j["train_seconds"] = r->seconds;
   s.j["run"] = run.value("run_id", int64_t{0});
   s.j["events"] = run.value("events", uint64_t{0});
   return {};
@@ -544,7 +484,7 @@ Status Pipeline::Emit(Stage& s, const std::string& db, const std::string& kind, 
 // apply (lines that moved or vanished).
 Status Pipeline::SampleMatch(Stage& s, const std::string& binary) {
   auto fns = SampleProfileFunctions(sample_prof_);
-  auto syms = Symbols(binary, dir_ + "/nm.tmp");
+  auto syms = Symbols(binary);
   uint64_t total = 0, present = 0;
   size_t present_fns = 0;
   for (auto& [n, c] : fns) {
@@ -579,7 +519,7 @@ Status Pipeline::SampleMatch(Stage& s, const std::string& binary) {
 // neighbouring pairs in the file that are also in increasing address order.
 Status Pipeline::OrderCheck(Stage& s, const std::string& binary) {
   auto order = NonEmptyLines(order_file_);
-  auto syms = Symbols(binary, dir_ + "/nm.tmp");
+  auto syms = Symbols(binary);
   std::vector<uint64_t> addrs;
   for (auto& n : order)
     if (syms.count(n)) addrs.push_back(syms[n]);
@@ -677,12 +617,16 @@ Status Pipeline::Eval(Stage& s) {
       size_t i = (k + static_cast<size_t>(round)) % n;
       SYSPGO_TRY(InstallFile(variants_[i].second, binary_));
       unlink(out.c_str());
-      auto r = RunProc({"/bin/sh", "-c", o_.eval_cmd}, {}, out, log);
-      if (!r.spawn_error.empty()) return MakeError(r.spawn_error);
-      if (r.status != 0)
-        return MakeError("the evaluation command '" + o_.eval_cmd + "' exited with status " + std::to_string(r.status) +
+      ProcessSpec run;
+      run.argv = {"/bin/sh", "-c", o_.eval_cmd};
+      run.out = ProcessOutput::File(out);
+      run.err = ProcessOutput::File(log);
+      auto r = RunChild(std::move(run));
+      if (!r) return r.error();
+      if (r->status != 0)
+        return MakeError("the evaluation command '" + o_.eval_cmd + "' exited with status " + std::to_string(r->status) +
                          " on the " + variants_[i].first + " binary (stderr in " + log + ")");
-      v[i].seconds.push_back(r.seconds);
+      v[i].seconds.push_back(r->seconds);
       std::string text = ReadFileOrEmpty(out);
       if (round == 0) first_out[i] = text;
       else if (text != first_out[i]) stable[i] = false;
