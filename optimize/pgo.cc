@@ -159,18 +159,15 @@ std::map<std::string, uint64_t> Symbols(const std::string& binary) {
   return out;
 }
 
-// "N of M samples ... P% of those at a source line" from `syspgo
-// optimize`/`merge`: the share of the run that concerns the binary, and how
-// much of that the symbolizer placed on a line.
-void ParseOptimizeSummary(const std::string& log, Json& into) {
-  static const std::regex samples(R"((\d+) of (\d+) samples)");
-  static const std::regex line(R"(([0-9.]+)% of those at a source line)");
-  std::smatch m;
-  if (std::regex_search(log, m, samples)) {
-    into["binary_samples"] = static_cast<uint64_t>(std::stoull(m[1]));
-    into["samples"] = static_cast<uint64_t>(std::stoull(m[2]));
-  }
-  if (std::regex_search(log, m, line)) into["line_share"] = std::stod(m[1]) / 100;
+// From the --json summary of `syspgo optimize`/`merge`: the share of the
+// samples that concerns the binary, and how much of what ran in it the
+// symbolizer placed on a line (to a tenth of a percent, as the manifest has
+// always had it).
+void AddArtifactFigures(const Json& summary, Json& into) {
+  uint64_t leaf = summary.value("binary_leaf", uint64_t{0}), with_line = summary.value("binary_with_line", uint64_t{0});
+  into["binary_samples"] = summary.value("binary_samples", uint64_t{0});
+  into["samples"] = summary.value("samples", uint64_t{0});
+  into["line_share"] = leaf ? std::round(1000.0 * static_cast<double>(with_line) / static_cast<double>(leaf)) / 10 / 100 : 0.0;
 }
 
 struct Coverage {
@@ -451,21 +448,26 @@ Status Pipeline::CollectAll(Stage& s, const std::string& db, const std::string& 
 // it through `syspgo merge` when runs accumulate there or --train-runs made
 // several, else its newest).
 Status Pipeline::Emit(Stage& s, const std::string& db, const std::string& kind, const std::string& out) {
-  std::string log = dir_ + "/profile/" + kind + ".log";
+  std::string log = dir_ + "/profile/" + kind + ".log", summary_path = dir_ + "/profile/" + kind + ".json";
   unlink(log.c_str());
+  unlink(summary_path.c_str());
   std::vector<std::string> argv;
   if (Merging())
     argv = {syspgo_, "merge", db + ":all", "--normalize", "--binary", binary_, "--emit", kind, "-o", out};
   else
     argv = {syspgo_, "optimize", db, "--binary", binary_, "--emit", kind, "-o", out};
+  argv.insert(argv.end(), {"--json", summary_path});
   if (kind == "sample-profile") argv.insert(argv.end(), {"--sample-counts", o_.sample_counts});
   SYSPGO_TRY(Tool(s, argv, log, "emitting the " + kind + " profile"));
+  // --json: the figures for machines (the line for people may change).
+  Json summary = Json::parse(ReadFileOrEmpty(summary_path), nullptr, false);
+  if (summary.is_discarded() || !summary.is_object())
+    return MakeError("'syspgo " + argv[1] + "' wrote no readable summary to " + summary_path + " (output in " + log + ")");
   Json stats = Json::object();
   stats["file"] = out;
-  std::string summary = ReadFileOrEmpty(log);
-  ParseOptimizeSummary(summary, stats);
+  AddArtifactFigures(summary, stats);
   // The run's figures, from the first artifact made from it.
-  if (kind == "sample-profile" || (kind == "fdata" && !o_.sample)) ParseOptimizeSummary(summary, profile_summary_);
+  if (kind == "sample-profile" || (kind == "fdata" && !o_.sample)) AddArtifactFigures(summary, profile_summary_);
   if (kind == "sample-profile") {
     auto fns = SampleProfileFunctions(out);
     uint64_t total = 0;

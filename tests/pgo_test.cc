@@ -359,6 +359,10 @@ TEST(Pgo, TrainRunsCollectsEachRunAndMergesThem) {
   std::string cmd = Json(m, "[s for s in d['stages'] if s['name'] == 'profile'][0]['commands'][0]");
   EXPECT_NE(cmd.find(" merge " + dir + "/train/train.db:all --normalize"), std::string::npos) << cmd;
   EXPECT_NE(ReadAll(dir + "/profile/sample-profile.log").find("from 2 runs"), std::string::npos);
+  // merge --json: the profile's sample figures, which merge's line for
+  // people never gave (the manifest went without them).
+  EXPECT_EQ(Json(dir + "/summary.json", "d['profile']['samples'] >= d['profile']['binary_samples'] > 50"), "True");
+  EXPECT_EQ(Json(dir + "/summary.json", "0 < d['profile']['line_share'] <= 1"), "True");
   EXPECT_EQ(Sh(dir + "/bolt/demo eval 300").out, Sh(dir + "/base/demo eval 300").out);
   EXPECT_NE(Pgo(src, {"--build", kMakeBuild, "--binary", "./demo", "--train", kTrain, "--train-runs", "0"}).status, 0);
 }
