@@ -7,8 +7,10 @@
 // must address that binary's code), bolt (llvm-bolt with the syspgo fdata),
 // eval (every variant timed, interleaved). Each stage is a subprocess whose
 // command line and output are kept in DIR; the statistics in the manifest
-// come from the artifacts and the consumers' own reports (clang's profile
-// coverage check, BOLT's "functions have non-empty execution profile").
+// come from the artifacts, syspgo's own --json summaries (never its lines
+// for people) and the consumers' own reports (clang's profile coverage
+// check, BOLT's "functions have non-empty execution profile"), where a line
+// worded otherwise than expected is a warning, not a silent zero.
 #include "optimize/pgo.h"
 
 #include <fcntl.h>
@@ -170,22 +172,16 @@ void AddArtifactFigures(const Json& summary, Json& into) {
   into["line_share"] = leaf ? std::round(1000.0 * static_cast<double>(with_line) / static_cast<double>(leaf)) / 10 / 100 : 0.0;
 }
 
-struct Coverage {
-  uint64_t available = 0, applied = 0;
-  int functions = 0;  // functions clang reported below full coverage
-};
-
-// clang's -sample-profile-check-sample-coverage warnings, one per function
-// whose profile did not fully apply (lines that no longer exist there).
-Coverage ParseCoverage(const std::string& build_log) {
-  static const std::regex re(R"((\d+) of (\d+) available profile samples \((\d+)%\) were applied)");
-  Coverage c;
-  for (auto it = std::sregex_iterator(build_log.begin(), build_log.end(), re); it != std::sregex_iterator(); ++it) {
-    c.applied += std::stoull((*it)[1]);
-    c.available += std::stoull((*it)[2]);
-    ++c.functions;
-  }
-  return c;
+// The first line of a tool's output that mentions `phrase` but that `re`
+// does not read, as an unread line for `figure`; nothing if none.
+void FindUnread(const std::string& text, const std::string& phrase, const std::regex& re, const std::string& figure,
+                std::vector<PgoUnreadLine>* unread) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (line.find(phrase) != std::string::npos && !std::regex_search(line, re)) {
+      unread->push_back({figure, Trim(line)});
+      return;
+    }
 }
 
 struct Stage {
@@ -221,6 +217,7 @@ class Pipeline {
   Status Shell(Stage& s, const std::string& cmd, const std::map<std::string, std::string>& env, const std::string& log,
                const std::string& what);
   Status Tool(Stage& s, const std::vector<std::string>& argv, const std::string& log, const std::string& what);
+  void WarnUnread(const std::string& tool, const std::string& log, const std::vector<PgoUnreadLine>& unread);
   void Finish();
   std::string Sub(const std::string& d) {
     std::string p = dir_ + "/" + d;
@@ -298,6 +295,14 @@ Status Pipeline::Tool(Stage& s, const std::vector<std::string>& argv, const std:
     return MakeError(what + " failed with status " + std::to_string(r->status) + ": " + JoinShell(argv) + "\n" +
                      Tail(ReadFileOrEmpty(log), 15) + "\n(full output in " + log + ")");
   return {};
+}
+
+// A warning per line of `tool`'s output in `log` that syspgo could not read:
+// the line, and the figure of the manifest that goes without it.
+void Pipeline::WarnUnread(const std::string& tool, const std::string& log, const std::vector<PgoUnreadLine>& unread) {
+  for (const PgoUnreadLine& u : unread)
+    rep_.warnings.push_back(tool + "'s output (" + log + ") has a line syspgo cannot read, so " + u.figure +
+                            " leaves it out: " + u.line);
 }
 
 Status Pipeline::Setup() {
@@ -493,7 +498,9 @@ Status Pipeline::SampleMatch(Stage& s, const std::string& binary) {
     total += c;
     if (syms.count(n)) present += c, ++present_fns;
   }
-  Coverage cov = ParseCoverage(ReadFileOrEmpty(dir_ + "/" + s.name + "/build.log"));
+  std::string build_log = dir_ + "/" + s.name + "/build.log";
+  PgoSampleCoverage cov = ReadSampleCoverage(ReadFileOrEmpty(build_log));
+  WarnUnread("clang", build_log, cov.unread);
   uint64_t lost = cov.available - cov.applied;
   double share = total ? std::max(0.0, static_cast<double>(present) - static_cast<double>(lost)) / static_cast<double>(total) : 0;
   Json m = Json::object();
@@ -569,13 +576,12 @@ Status Pipeline::Bolt(Stage& s, const std::string& input, const std::string& fda
   b["fdata"] = fdata;
   b["profile_functions"] = static_cast<uint64_t>(fns.size());
   b["profile_samples"] = samples;
-  static const std::regex prof(R"((\d+) out of (\d+) functions in the binary \(([0-9.]+)%\) have non-empty execution profile)");
-  static const std::regex stale(R"((\d+) \(([0-9.]+)%\) functions? ha(?:ve|s) invalid \(possibly stale\) profile)");
-  std::smatch m;
-  if (std::regex_search(text, m, prof)) {
-    uint64_t with = std::stoull(m[1]);
+  PgoBoltReport rb = ReadBoltReport(text);
+  WarnUnread("llvm-bolt", log, rb.unread);
+  if (rb.has_profile_line) {
+    uint64_t with = rb.functions_with_profile;
     b["functions_with_profile"] = with;
-    b["functions_in_binary"] = static_cast<uint64_t>(std::stoull(m[2]));
+    b["functions_in_binary"] = rb.functions_in_binary;
     double share = fns.empty() ? 0 : std::min(1.0, static_cast<double>(with) / static_cast<double>(fns.size()));
     b["matched_share"] = share;
     profile_summary_["bolt_matched_share"] = share;
@@ -587,14 +593,11 @@ Status Pipeline::Bolt(Stage& s, const std::string& input, const std::string& fda
   } else {
     rep_.warnings.push_back("BOLT's output (" + log + ") did not say how many functions have a profile");
   }
-  uint64_t stale_fns = 0;
-  double stale_share = 0;
-  if (std::regex_search(text, m, stale)) stale_fns = std::stoull(m[1]), stale_share = std::stod(m[2]) / 100;
-  b["stale_functions"] = stale_fns;
-  b["stale_share"] = stale_share;
+  b["stale_functions"] = rb.stale_functions;
+  b["stale_share"] = rb.stale_share;
   s.j["bolt"] = b;
   profile_summary_["bolt_profile_functions"] = static_cast<uint64_t>(fns.size());
-  profile_summary_["bolt_stale_share"] = stale_share;
+  profile_summary_["bolt_stale_share"] = rb.stale_share;
   s.j["binary"] = out;
   s.j["log"] = log;
   auto id = ReadBuildId(out);
@@ -719,6 +722,37 @@ void Pipeline::Finish() {
 }
 
 }  // namespace
+
+PgoBoltReport ReadBoltReport(const std::string& text) {
+  static const std::regex prof(R"((\d+) out of (\d+) functions in the binary \(([0-9.]+)%\) have non-empty execution profile)");
+  // "of all profiled" since BOLT 19; "has" for one function in older ones.
+  static const std::regex stale(
+      R"((\d+) \(([0-9.]+)%(?: of all profiled)?\) functions? ha(?:ve|s) invalid \(possibly stale\) profile)");
+  PgoBoltReport r;
+  std::smatch m;
+  if (std::regex_search(text, m, prof)) {
+    r.has_profile_line = true;
+    r.functions_with_profile = std::stoull(m[1]);
+    r.functions_in_binary = std::stoull(m[2]);
+  } else {
+    FindUnread(text, "have non-empty execution profile", prof, "bolt.functions_with_profile", &r.unread);
+  }
+  if (std::regex_search(text, m, stale)) r.stale_functions = std::stoull(m[1]), r.stale_share = std::stod(m[2]) / 100;
+  else FindUnread(text, "have invalid (possibly stale) profile", stale, "bolt.stale_functions", &r.unread);
+  return r;
+}
+
+PgoSampleCoverage ReadSampleCoverage(const std::string& build_log) {
+  static const std::regex re(R"((\d+) of (\d+) available profile samples \((\d+)%\) were applied)");
+  PgoSampleCoverage c;
+  FindUnread(build_log, "available profile samples", re, "samples_not_applied", &c.unread);
+  for (auto it = std::sregex_iterator(build_log.begin(), build_log.end(), re); it != std::sregex_iterator(); ++it) {
+    c.applied += std::stoull((*it)[1]);
+    c.available += std::stoull((*it)[2]);
+    ++c.functions;
+  }
+  return c;
+}
 
 std::vector<std::string> PgoCompileFlags(const std::string& sample_profile) {
   // Frame pointers: syspgo's user stacks are walked through them. Line
