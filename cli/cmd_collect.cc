@@ -11,7 +11,6 @@
 #include "cli/command.h"
 #include "cli/options.h"
 #include "collect/collector.h"
-#include "common/files.h"
 #include "common/util.h"
 
 namespace syspgo::cli {
@@ -49,11 +48,9 @@ std::optional<int> ParseRequest(const std::vector<std::string>& args, CollectReq
   app->add_option("-o,--output", req->db_path, "profile database to create or append a run to")
       ->type_name("DB")
       ->capture_default_str();
-  app->add_option("--json", *json_path,
-                  "also write the run's summary as JSON to FILE ('-': stdout): run id, events, events lost, the "
-                  "command's exit, each probe group")
-      ->type_name("FILE")
-      ->check(NonEmpty("a file path ('-' for stdout)"));
+  AddJsonSummary(*app, json_path,
+                 "also write the run's summary as JSON to FILE ('-': stdout): run id, events, events lost, the "
+                 "command's exit, each probe group");
 
   app->option_defaults()->group("Target");
   app->add_option("-p,--pid", req->attach_pid, "attach to a running process and its future children")
@@ -183,11 +180,7 @@ int Collect(const std::vector<std::string>& args) {
                                 {"exit_status", res.exit_status}, {"write_error", res.write_error}};
     for (auto& g : res.groups)
       j["groups"].push_back({{"group", g.name}, {"attached", g.attached}, {"events", g.events}, {"lost", g.dropped}});
-    std::string text = j.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
-    if (json_path == "-") fputs(text.c_str(), stdout);
-    else if (Status st = WriteFileAtomically(json_path, text); !st.ok())
-      fprintf(stderr, "syspgo: warning: cannot write the JSON summary to %s: %s\n", json_path.c_str(),
-              st.error().message.c_str());
+    WriteJsonSummary(json_path, j);
   }
   return req.attach_pid ? 0 : res.exit_status;
 }

@@ -38,6 +38,7 @@ const char kExamples[] = R"(Examples:
 int Merge(const std::vector<std::string>& args) {
   ArtifactRequest r;
   std::vector<std::string> inputs, pprofs;
+  std::string json;
   std::string sample_counts = SampleCountsName(r.sample_counts);
   int64_t pid = 0;
   auto app = NewApp("syspgo merge", kAbout, kExamples);
@@ -46,6 +47,9 @@ int Merge(const std::vector<std::string>& args) {
   app->add_option("--emit", r.kind, "sample-profile, sample-profile-binary, fdata, order, pprof, folded")
       ->type_name("KIND");
   app->add_option("-o", r.output, "where to write it")->type_name("FILE");
+  AddJsonSummary(*app, &json,
+                 "also write a summary as JSON to FILE ('-': stdout): the runs and samples merged, those in "
+                 "--binary and at a source line, the warnings");
   app->add_option("--binary", r.binary, "the binary the artifact is for (matched by build-id in every run)")
       ->type_name("PATH");
   app->add_flag("--normalize", r.normalize,
@@ -81,6 +85,7 @@ int Merge(const std::vector<std::string>& args) {
   auto s = WriteProfileArtifact(r);
   if (!s) return Fail(s.error().message);
   for (const std::string& w : s->warnings) Warn(w);
+  WriteJsonSummary(json, ArtifactSummaryJson(r, *s));
   std::string from = std::to_string(s->runs) + " runs";
   if (s->pprof_files) from = (s->runs ? from + " and " : "") + std::to_string(s->pprof_files) + " pprof profiles";
   fprintf(stderr, "syspgo: wrote %s (%s) from %s, %llu weighted samples\n", r.output.c_str(), r.kind.c_str(),

@@ -24,6 +24,7 @@ namespace {
 
 struct OptimizeArgs {
   std::string db, binary, emit, output, format = "text";
+  std::string json;  // --json FILE: the summary of a CPU-sample artifact
   std::vector<std::string> pprof;  // --pprof FILE: pprof profiles in place of (or beside) DB
   std::string source_dir = "/";  // squashfs-sort: the directory mksquashfs packs
   std::string image_root = "/";  // prefetch-list: where the image is mounted when the trace was taken
@@ -60,6 +61,7 @@ int EmitProfile(const OptimizeArgs& a) {
   auto s = WriteProfileArtifact(r);
   if (!s) return Fail(s.error().message);
   for (const std::string& w : s->warnings) Warn(w);
+  WriteJsonSummary(a.json, ArtifactSummaryJson(r, *s));
   if (!a.binary.empty()) {
     double line_pct =
         s->binary_leaf ? 100.0 * static_cast<double>(s->binary_with_line) / static_cast<double>(s->binary_leaf) : 0;
@@ -112,6 +114,9 @@ int EmitFromPlan(const OptimizeArgs& a) {
   if (!a.pprof.empty() || a.db.empty() || IsPprofFile(a.db))
     return UsageError("--emit " + a.emit + " is made from a cold start recorded in a profile database "
                       "(syspgo collect --cold); a pprof profile holds CPU samples only");
+  if (!a.json.empty())
+    return UsageError("--json summarizes an artifact made from CPU samples (sample-profile, fdata, order, pprof, "
+                      "folded), not --emit " + a.emit);
   auto db = OpenProfileDb(a.db, DbMode::kReadOnly);
   if (!db) return Fail(db.error().message);
   auto run = ResolveRun(*db, a.run);
@@ -233,6 +238,9 @@ int Optimize(const std::vector<std::string>& args) {
   app->option_defaults()->group("Output");
   app->add_option("--emit", a.emit, "what to write (above)")->type_name("KIND");
   app->add_option("-o", a.output, "where")->type_name("FILE");
+  AddJsonSummary(*app, &a.json,
+                 "also write a summary as JSON to FILE ('-': stdout): the samples read, those in --binary and "
+                 "at a source line, the warnings (CPU-sample kinds)");
   Choices(app->add_option("--format", a.format, "sample-profile: text or extensible binary"), {"text", "binary"})
       ->capture_default_str();
   app->add_option("--sample-counts", a.sample_counts,

@@ -14,6 +14,7 @@
 #include <map>
 
 #include "cli/command.h"
+#include "common/files.h"
 #include "common/util.h"
 
 namespace syspgo::cli {
@@ -249,6 +250,21 @@ CLI::Option* AddVerbosity(CLI::App& app, int* level, const std::string& help, co
 
 CLI::Option* Repeatable(CLI::Option* option) {
   return option->allow_extra_args(false)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
+CLI::Option* AddJsonSummary(CLI::App& app, std::string* path, const std::string& help) {
+  return app.add_option("--json", *path, help)->type_name("FILE")->check(NonEmpty("a file path ('-' for stdout)"));
+}
+
+void WriteJsonSummary(const std::string& path, const nlohmann::ordered_json& summary) {
+  if (path.empty()) return;
+  std::string text = summary.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  if (path == "-") {
+    fputs(text.c_str(), stdout);
+    return;
+  }
+  if (Status st = WriteFileAtomically(path, text); !st.ok())
+    Warn("cannot write the JSON summary to " + path + ": " + st.error().message);
 }
 
 }  // namespace syspgo::cli

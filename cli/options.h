@@ -11,6 +11,7 @@
 // exceptions become syspgo usage errors (exit status 2).
 #pragma once
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <functional>
@@ -79,5 +80,13 @@ CLI::Option* AddVerbosity(CLI::App& app, int* level, const std::string& help, co
 // An option that may be given more than once, one value each time
 // (--debug-dir A --debug-dir B), collected into the vector it is bound to.
 CLI::Option* Repeatable(CLI::Option* option);
+
+// --json FILE: the command's summary for machines (syspgo pgo reads them),
+// beside its lines for people, which may change; '-' for stdout. `help`
+// says what the summary holds.
+CLI::Option* AddJsonSummary(CLI::App& app, std::string* path, const std::string& help);
+// Writes `summary` where --json said ("": nowhere), to a file through
+// WriteFileAtomically; a warning, not a failure, if it cannot.
+void WriteJsonSummary(const std::string& path, const nlohmann::ordered_json& summary);
 
 }  // namespace syspgo::cli

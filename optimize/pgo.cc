@@ -7,13 +7,14 @@
 // must address that binary's code), bolt (llvm-bolt with the syspgo fdata),
 // eval (every variant timed, interleaved). Each stage is a subprocess whose
 // command line and output are kept in DIR; the statistics in the manifest
-// come from the artifacts and the consumers' own reports (clang's profile
-// coverage check, BOLT's "functions have non-empty execution profile").
+// come from the artifacts, syspgo's own --json summaries (never its lines
+// for people) and the consumers' own reports (clang's profile coverage
+// check, BOLT's "functions have non-empty execution profile"), where a line
+// worded otherwise than expected is a warning, not a silent zero.
 #include "optimize/pgo.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -33,9 +34,8 @@
 #include "analyze/sample_set.h"
 #include "common/files.h"
 #include "common/identity.h"
+#include "common/process.h"
 #include "common/util.h"
-
-extern char** environ;
 
 namespace syspgo {
 namespace {
@@ -93,90 +93,31 @@ std::string Which(const std::string& name) {
   return "";
 }
 
-struct ProcResult {
-  int status = -1;  // exit status, 128+N for signal N, -1 if it could not start
-  double seconds = 0;
-  std::string spawn_error;
-};
-
 // Who a command of the pipeline runs as. Under sudo the build, clean, eval
 // and every tool run as the invoking user (common/identity.h); only
 // `syspgo collect` keeps root, for its BPF programs, and it runs the
 // training command as the user itself.
 enum class RunAs { kUser, kRoot };
 
-char** EnvEnd() {
-  char** e = environ;
-  while (*e) ++e;
-  return e;
+// Runs `spec` as `as` says (RunProcess: env on top of ours, or of the
+// user's; a log file is opened with the user's rights whoever runs).
+Result<ProcessResult> RunChild(ProcessSpec spec, RunAs as = RunAs::kUser) {
+  auto user = InvokingUserOrNull();
+  if (!user.ok()) return user.error();
+  spec.user = as == RunAs::kUser ? *user : nullptr;
+  return RunProcess(spec);
 }
 
-// Runs argv with `env` added to ours (a key with an empty value is
-// removed), stdout to `out_path` and stderr to `err_path` (the same file
-// when equal; appended to, so one log can hold several commands). The logs
-// are opened here, with the user's rights, whoever the command runs as.
-ProcResult RunProc(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
-                   const std::string& out_path, const std::string& err_path, RunAs as = RunAs::kUser) {
-  ProcResult r;
-  auto user = InvokingUserOrNull();
-  if (!user.ok()) {
-    r.spawn_error = user.error().message;
-    return r;
-  }
-  const User* become = as == RunAs::kUser ? *user : nullptr;
-  std::vector<std::string> ours = become ? UserEnvironment(*become) : std::vector<std::string>(environ, EnvEnd());
-  std::vector<std::string> envs;
-  for (const std::string& kv : ours)
-    if (!env.count(kv.substr(0, kv.find('=')))) envs.push_back(kv);
-  for (auto& [k, v] : env)
-    if (!v.empty()) envs.push_back(k + "=" + v);
-  std::vector<char*> args, envp;
-  for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  for (auto& e : envs) envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
-  int flags = O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW;
-  int in = OpenAsUser("/dev/null", O_RDONLY), out = OpenAsUser(out_path, flags);
-  int err = err_path == out_path ? -1 : OpenAsUser(err_path, flags);
-  if (in < 0 || out < 0 || (err_path != out_path && err < 0)) {
-    r.spawn_error = "cannot run " + argv[0] + ": cannot open its log " + out_path + ": " + strerror(errno);
-    for (int fd : {in, out, err})
-      if (fd >= 0) close(fd);
-    return r;
-  }
-  auto t0 = std::chrono::steady_clock::now();
-  int report[2] = {-1, -1};
-  pid_t pid = pipe2(report, O_CLOEXEC) == 0 ? fork() : -1;
-  if (pid == 0) {
-    close(report[0]);
-    dup2(in, 0);
-    dup2(out, 1);
-    dup2(err >= 0 ? err : out, 2);
-    int e = become ? BecomeUserInChild(*become) : 0;
-    if (!e) {
-      execvpe(args[0], args.data(), envp.data());
-      e = errno;
-    }
-    (void)!write(report[1], &e, sizeof e);
-    _exit(127);
-  }
-  int e = pid < 0 ? errno : 0;
-  if (report[1] >= 0) close(report[1]);
-  for (int fd : {in, out, err})
-    if (fd >= 0) close(fd);
-  if (pid > 0 && read(report[0], &e, sizeof e) != sizeof e) e = 0;  // EOF: exec succeeded
-  if (report[0] >= 0) close(report[0]);
-  int st = 0;
-  if (pid > 0)
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-    }
-  if (e != 0) {
-    r.spawn_error = "cannot start " + argv[0] + ": " + strerror(e);
-    return r;
-  }
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  return r;
+// argv with `env` added to ours (a key with an empty value is removed),
+// stdout and stderr appended to `log`, so one log can hold several commands.
+Result<ProcessResult> RunLogged(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+                                const std::string& log, RunAs as = RunAs::kUser) {
+  ProcessSpec spec;
+  spec.argv = argv;
+  spec.env = env;
+  spec.out = ProcessOutput::File(log);
+  spec.err_to_out = true;
+  return RunChild(std::move(spec), as);
 }
 
 // ===--- Reading the artifacts and the consumers' reports -------------=== //
@@ -205,50 +146,42 @@ std::vector<std::string> NonEmptyLines(const std::string& path) {
 }
 
 // Defined symbols of a binary and their addresses (`nm --defined-only`).
-std::map<std::string, uint64_t> Symbols(const std::string& binary, const std::string& scratch) {
+std::map<std::string, uint64_t> Symbols(const std::string& binary) {
   std::map<std::string, uint64_t> out;
-  unlink(scratch.c_str());
-  auto r = RunProc({"nm", "--defined-only", binary}, {}, scratch, "/dev/null");
-  if (r.status != 0) return out;
-  std::istringstream in(ReadFileOrEmpty(scratch));
+  ProcessSpec nm;
+  nm.argv = {"nm", "--defined-only", binary};
+  nm.err = ProcessOutput::Discard();
+  auto r = RunChild(std::move(nm));
+  if (!r || r->status != 0) return out;
+  std::istringstream in(r->out);
   for (std::string line; std::getline(in, line);) {
     auto f = Split(line, ' ');
     if (f.size() == 3) out.emplace(f[2], strtoull(f[0].c_str(), nullptr, 16));
   }
-  unlink(scratch.c_str());
   return out;
 }
 
-// "N of M samples ... P% of those at a source line" from `syspgo
-// optimize`/`merge`: the share of the run that concerns the binary, and how
-// much of that the symbolizer placed on a line.
-void ParseOptimizeSummary(const std::string& log, Json& into) {
-  static const std::regex samples(R"((\d+) of (\d+) samples)");
-  static const std::regex line(R"(([0-9.]+)% of those at a source line)");
-  std::smatch m;
-  if (std::regex_search(log, m, samples)) {
-    into["binary_samples"] = static_cast<uint64_t>(std::stoull(m[1]));
-    into["samples"] = static_cast<uint64_t>(std::stoull(m[2]));
-  }
-  if (std::regex_search(log, m, line)) into["line_share"] = std::stod(m[1]) / 100;
+// From the --json summary of `syspgo optimize`/`merge`: the share of the
+// samples that concerns the binary, and how much of what ran in it the
+// symbolizer placed on a line (to a tenth of a percent, as the manifest has
+// always had it).
+void AddArtifactFigures(const Json& summary, Json& into) {
+  uint64_t leaf = summary.value("binary_leaf", uint64_t{0}), with_line = summary.value("binary_with_line", uint64_t{0});
+  into["binary_samples"] = summary.value("binary_samples", uint64_t{0});
+  into["samples"] = summary.value("samples", uint64_t{0});
+  into["line_share"] = leaf ? std::round(1000.0 * static_cast<double>(with_line) / static_cast<double>(leaf)) / 10 / 100 : 0.0;
 }
 
-struct Coverage {
-  uint64_t available = 0, applied = 0;
-  int functions = 0;  // functions clang reported below full coverage
-};
-
-// clang's -sample-profile-check-sample-coverage warnings, one per function
-// whose profile did not fully apply (lines that no longer exist there).
-Coverage ParseCoverage(const std::string& build_log) {
-  static const std::regex re(R"((\d+) of (\d+) available profile samples \((\d+)%\) were applied)");
-  Coverage c;
-  for (auto it = std::sregex_iterator(build_log.begin(), build_log.end(), re); it != std::sregex_iterator(); ++it) {
-    c.applied += std::stoull((*it)[1]);
-    c.available += std::stoull((*it)[2]);
-    ++c.functions;
-  }
-  return c;
+// The first line of a tool's output that mentions `phrase` but that `re`
+// does not read, as an unread line for `figure`; nothing if none.
+void FindUnread(const std::string& text, const std::string& phrase, const std::regex& re, const std::string& figure,
+                std::vector<PgoUnreadLine>* unread) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (line.find(phrase) != std::string::npos && !std::regex_search(line, re)) {
+      unread->push_back({figure, Trim(line)});
+      return;
+    }
 }
 
 struct Stage {
@@ -284,6 +217,7 @@ class Pipeline {
   Status Shell(Stage& s, const std::string& cmd, const std::map<std::string, std::string>& env, const std::string& log,
                const std::string& what);
   Status Tool(Stage& s, const std::vector<std::string>& argv, const std::string& log, const std::string& what);
+  void WarnUnread(const std::string& tool, const std::string& log, const std::vector<PgoUnreadLine>& unread);
   void Finish();
   std::string Sub(const std::string& d) {
     std::string p = dir_ + "/" + d;
@@ -343,11 +277,11 @@ void Pipeline::End(Stage& s, const Status& st) {
 Status Pipeline::Shell(Stage& s, const std::string& cmd, const std::map<std::string, std::string>& env,
                        const std::string& log, const std::string& what) {
   s.commands.push_back(cmd);
-  auto r = RunProc({"/bin/sh", "-c", cmd}, env, log, log);
-  if (!r.spawn_error.empty()) return MakeError(r.spawn_error);
-  if (r.status != 0) {
+  auto r = RunLogged({"/bin/sh", "-c", cmd}, env, log);
+  if (!r) return r.error();
+  if (r->status != 0) {
     std::string tail = Tail(ReadFileOrEmpty(log), 15);
-    return MakeError(what + " '" + cmd + "' exited with status " + std::to_string(r.status) + " (full output in " + log +
+    return MakeError(what + " '" + cmd + "' exited with status " + std::to_string(r->status) + " (full output in " + log +
                      "); its last lines:\n" + tail);
   }
   return {};
@@ -355,12 +289,20 @@ Status Pipeline::Shell(Stage& s, const std::string& cmd, const std::map<std::str
 
 Status Pipeline::Tool(Stage& s, const std::vector<std::string>& argv, const std::string& log, const std::string& what) {
   s.commands.push_back(JoinShell(argv));
-  auto r = RunProc(argv, {}, log, log);
-  if (!r.spawn_error.empty()) return MakeError(r.spawn_error);
-  if (r.status != 0)
-    return MakeError(what + " failed with status " + std::to_string(r.status) + ": " + JoinShell(argv) + "\n" +
+  auto r = RunLogged(argv, {}, log);
+  if (!r) return r.error();
+  if (r->status != 0)
+    return MakeError(what + " failed with status " + std::to_string(r->status) + ": " + JoinShell(argv) + "\n" +
                      Tail(ReadFileOrEmpty(log), 15) + "\n(full output in " + log + ")");
   return {};
+}
+
+// A warning per line of `tool`'s output in `log` that syspgo could not read:
+// the line, and the figure of the manifest that goes without it.
+void Pipeline::WarnUnread(const std::string& tool, const std::string& log, const std::vector<PgoUnreadLine>& unread) {
+  for (const PgoUnreadLine& u : unread)
+    rep_.warnings.push_back(tool + "'s output (" + log + ") has a line syspgo cannot read, so " + u.figure +
+                            " leaves it out: " + u.line);
 }
 
 Status Pipeline::Setup() {
@@ -473,11 +415,11 @@ Status Pipeline::Collect(Stage& s, const std::string& db, const std::string& sub
   if (o_.freq_hz) argv.insert(argv.end(), {"--freq", std::to_string(o_.freq_hz)});
   argv.insert(argv.end(), {"--", "/bin/sh", "-c", o_.train_cmd});
   s.commands.push_back(JoinShell(argv));
-  auto r = RunProc(argv, {}, log, log, RunAs::kRoot);
-  if (!r.spawn_error.empty()) return MakeError(r.spawn_error);
+  auto r = RunLogged(argv, {}, log, RunAs::kRoot);
+  if (!r) return r.error();
   std::string text = ReadFileOrEmpty(log);
-  if (r.status != 0)
-    return MakeError("the training command under 'syspgo collect' exited with status " + std::to_string(r.status) +
+  if (r->status != 0)
+    return MakeError("the training command under 'syspgo collect' exited with status " + std::to_string(r->status) +
                      " (output in " + log + "):\n" + Tail(text, 15));
   // collect --json: the run's figures for machines (its lines for people may change).
   Json run = Json::parse(ReadFileOrEmpty(summary), nullptr, false);
@@ -489,7 +431,7 @@ Status Pipeline::Collect(Stage& s, const std::string& db, const std::string& sub
   s.j["runs_collected"] = static_cast<int64_t>(k);
   if (k > 1) return {};  // the stage's figures are its first run's
   s.j["log"] = log;
-  s.j["train_seconds"] = r.seconds;
+  s.j["train_seconds"] = r->seconds;
   s.j["run"] = run.value("run_id", int64_t{0});
   s.j["events"] = run.value("events", uint64_t{0});
   return {};
@@ -511,21 +453,26 @@ Status Pipeline::CollectAll(Stage& s, const std::string& db, const std::string& 
 // it through `syspgo merge` when runs accumulate there or --train-runs made
 // several, else its newest).
 Status Pipeline::Emit(Stage& s, const std::string& db, const std::string& kind, const std::string& out) {
-  std::string log = dir_ + "/profile/" + kind + ".log";
+  std::string log = dir_ + "/profile/" + kind + ".log", summary_path = dir_ + "/profile/" + kind + ".json";
   unlink(log.c_str());
+  unlink(summary_path.c_str());
   std::vector<std::string> argv;
   if (Merging())
     argv = {syspgo_, "merge", db + ":all", "--normalize", "--binary", binary_, "--emit", kind, "-o", out};
   else
     argv = {syspgo_, "optimize", db, "--binary", binary_, "--emit", kind, "-o", out};
+  argv.insert(argv.end(), {"--json", summary_path});
   if (kind == "sample-profile") argv.insert(argv.end(), {"--sample-counts", o_.sample_counts});
   SYSPGO_TRY(Tool(s, argv, log, "emitting the " + kind + " profile"));
+  // --json: the figures for machines (the line for people may change).
+  Json summary = Json::parse(ReadFileOrEmpty(summary_path), nullptr, false);
+  if (summary.is_discarded() || !summary.is_object())
+    return MakeError("'syspgo " + argv[1] + "' wrote no readable summary to " + summary_path + " (output in " + log + ")");
   Json stats = Json::object();
   stats["file"] = out;
-  std::string summary = ReadFileOrEmpty(log);
-  ParseOptimizeSummary(summary, stats);
+  AddArtifactFigures(summary, stats);
   // The run's figures, from the first artifact made from it.
-  if (kind == "sample-profile" || (kind == "fdata" && !o_.sample)) ParseOptimizeSummary(summary, profile_summary_);
+  if (kind == "sample-profile" || (kind == "fdata" && !o_.sample)) AddArtifactFigures(summary, profile_summary_);
   if (kind == "sample-profile") {
     auto fns = SampleProfileFunctions(out);
     uint64_t total = 0;
@@ -544,14 +491,16 @@ Status Pipeline::Emit(Stage& s, const std::string& db, const std::string& kind, 
 // apply (lines that moved or vanished).
 Status Pipeline::SampleMatch(Stage& s, const std::string& binary) {
   auto fns = SampleProfileFunctions(sample_prof_);
-  auto syms = Symbols(binary, dir_ + "/nm.tmp");
+  auto syms = Symbols(binary);
   uint64_t total = 0, present = 0;
   size_t present_fns = 0;
   for (auto& [n, c] : fns) {
     total += c;
     if (syms.count(n)) present += c, ++present_fns;
   }
-  Coverage cov = ParseCoverage(ReadFileOrEmpty(dir_ + "/" + s.name + "/build.log"));
+  std::string build_log = dir_ + "/" + s.name + "/build.log";
+  PgoSampleCoverage cov = ReadSampleCoverage(ReadFileOrEmpty(build_log));
+  WarnUnread("clang", build_log, cov.unread);
   uint64_t lost = cov.available - cov.applied;
   double share = total ? std::max(0.0, static_cast<double>(present) - static_cast<double>(lost)) / static_cast<double>(total) : 0;
   Json m = Json::object();
@@ -579,7 +528,7 @@ Status Pipeline::SampleMatch(Stage& s, const std::string& binary) {
 // neighbouring pairs in the file that are also in increasing address order.
 Status Pipeline::OrderCheck(Stage& s, const std::string& binary) {
   auto order = NonEmptyLines(order_file_);
-  auto syms = Symbols(binary, dir_ + "/nm.tmp");
+  auto syms = Symbols(binary);
   std::vector<uint64_t> addrs;
   for (auto& n : order)
     if (syms.count(n)) addrs.push_back(syms[n]);
@@ -627,13 +576,12 @@ Status Pipeline::Bolt(Stage& s, const std::string& input, const std::string& fda
   b["fdata"] = fdata;
   b["profile_functions"] = static_cast<uint64_t>(fns.size());
   b["profile_samples"] = samples;
-  static const std::regex prof(R"((\d+) out of (\d+) functions in the binary \(([0-9.]+)%\) have non-empty execution profile)");
-  static const std::regex stale(R"((\d+) \(([0-9.]+)%\) functions? ha(?:ve|s) invalid \(possibly stale\) profile)");
-  std::smatch m;
-  if (std::regex_search(text, m, prof)) {
-    uint64_t with = std::stoull(m[1]);
+  PgoBoltReport rb = ReadBoltReport(text);
+  WarnUnread("llvm-bolt", log, rb.unread);
+  if (rb.has_profile_line) {
+    uint64_t with = rb.functions_with_profile;
     b["functions_with_profile"] = with;
-    b["functions_in_binary"] = static_cast<uint64_t>(std::stoull(m[2]));
+    b["functions_in_binary"] = rb.functions_in_binary;
     double share = fns.empty() ? 0 : std::min(1.0, static_cast<double>(with) / static_cast<double>(fns.size()));
     b["matched_share"] = share;
     profile_summary_["bolt_matched_share"] = share;
@@ -645,14 +593,11 @@ Status Pipeline::Bolt(Stage& s, const std::string& input, const std::string& fda
   } else {
     rep_.warnings.push_back("BOLT's output (" + log + ") did not say how many functions have a profile");
   }
-  uint64_t stale_fns = 0;
-  double stale_share = 0;
-  if (std::regex_search(text, m, stale)) stale_fns = std::stoull(m[1]), stale_share = std::stod(m[2]) / 100;
-  b["stale_functions"] = stale_fns;
-  b["stale_share"] = stale_share;
+  b["stale_functions"] = rb.stale_functions;
+  b["stale_share"] = rb.stale_share;
   s.j["bolt"] = b;
   profile_summary_["bolt_profile_functions"] = static_cast<uint64_t>(fns.size());
-  profile_summary_["bolt_stale_share"] = stale_share;
+  profile_summary_["bolt_stale_share"] = rb.stale_share;
   s.j["binary"] = out;
   s.j["log"] = log;
   auto id = ReadBuildId(out);
@@ -677,12 +622,16 @@ Status Pipeline::Eval(Stage& s) {
       size_t i = (k + static_cast<size_t>(round)) % n;
       SYSPGO_TRY(InstallFile(variants_[i].second, binary_));
       unlink(out.c_str());
-      auto r = RunProc({"/bin/sh", "-c", o_.eval_cmd}, {}, out, log);
-      if (!r.spawn_error.empty()) return MakeError(r.spawn_error);
-      if (r.status != 0)
-        return MakeError("the evaluation command '" + o_.eval_cmd + "' exited with status " + std::to_string(r.status) +
+      ProcessSpec run;
+      run.argv = {"/bin/sh", "-c", o_.eval_cmd};
+      run.out = ProcessOutput::File(out);
+      run.err = ProcessOutput::File(log);
+      auto r = RunChild(std::move(run));
+      if (!r) return r.error();
+      if (r->status != 0)
+        return MakeError("the evaluation command '" + o_.eval_cmd + "' exited with status " + std::to_string(r->status) +
                          " on the " + variants_[i].first + " binary (stderr in " + log + ")");
-      v[i].seconds.push_back(r.seconds);
+      v[i].seconds.push_back(r->seconds);
       std::string text = ReadFileOrEmpty(out);
       if (round == 0) first_out[i] = text;
       else if (text != first_out[i]) stable[i] = false;
@@ -773,6 +722,37 @@ void Pipeline::Finish() {
 }
 
 }  // namespace
+
+PgoBoltReport ReadBoltReport(const std::string& text) {
+  static const std::regex prof(R"((\d+) out of (\d+) functions in the binary \(([0-9.]+)%\) have non-empty execution profile)");
+  // "of all profiled" since BOLT 19; "has" for one function in older ones.
+  static const std::regex stale(
+      R"((\d+) \(([0-9.]+)%(?: of all profiled)?\) functions? ha(?:ve|s) invalid \(possibly stale\) profile)");
+  PgoBoltReport r;
+  std::smatch m;
+  if (std::regex_search(text, m, prof)) {
+    r.has_profile_line = true;
+    r.functions_with_profile = std::stoull(m[1]);
+    r.functions_in_binary = std::stoull(m[2]);
+  } else {
+    FindUnread(text, "have non-empty execution profile", prof, "bolt.functions_with_profile", &r.unread);
+  }
+  if (std::regex_search(text, m, stale)) r.stale_functions = std::stoull(m[1]), r.stale_share = std::stod(m[2]) / 100;
+  else FindUnread(text, "have invalid (possibly stale) profile", stale, "bolt.stale_functions", &r.unread);
+  return r;
+}
+
+PgoSampleCoverage ReadSampleCoverage(const std::string& build_log) {
+  static const std::regex re(R"((\d+) of (\d+) available profile samples \((\d+)%\) were applied)");
+  PgoSampleCoverage c;
+  FindUnread(build_log, "available profile samples", re, "samples_not_applied", &c.unread);
+  for (auto it = std::sregex_iterator(build_log.begin(), build_log.end(), re); it != std::sregex_iterator(); ++it) {
+    c.applied += std::stoull((*it)[1]);
+    c.available += std::stoull((*it)[2]);
+    ++c.functions;
+  }
+  return c;
+}
 
 std::vector<std::string> PgoCompileFlags(const std::string& sample_profile) {
   // Frame pointers: syspgo's user stacks are walked through them. Line

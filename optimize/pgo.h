@@ -118,6 +118,36 @@ Status WriteCompilerWrappers(const std::string& bin_dir, const std::string& stag
 constexpr double kPgoEvalTie = 0.01;
 size_t ChooseFinalVariant(const std::vector<PgoEvalVariant>& v, std::string* why);
 
+// What the pipeline reads from the consumers' own reports (exposed for
+// tests). Their wording is the tools', not syspgo's: `unread` holds each
+// line that mentions a figure in words the pattern does not read (a
+// reworded report), with the manifest figure it leaves out, so that the
+// figure's zero is said in a warning rather than silent.
+struct PgoUnreadLine {
+  std::string figure, line;
+};
+// llvm-bolt's "N out of M functions in the binary (P%) have non-empty
+// execution profile" and "N (P% of all profiled) functions have invalid
+// (possibly stale) profile" (the latter only when there are any).
+struct PgoBoltReport {
+  bool has_profile_line = false;
+  uint64_t functions_with_profile = 0, functions_in_binary = 0;
+  uint64_t stale_functions = 0;
+  double stale_share = 0;
+  std::vector<PgoUnreadLine> unread;
+};
+PgoBoltReport ReadBoltReport(const std::string& text);
+// clang's -sample-profile-check-sample-coverage warnings in a build log,
+// "N of M available profile samples (P%) were applied", one per function
+// whose profile did not fully apply; none at all is a profile that applied
+// in full.
+struct PgoSampleCoverage {
+  uint64_t available = 0, applied = 0;
+  int functions = 0;
+  std::vector<PgoUnreadLine> unread;
+};
+PgoSampleCoverage ReadSampleCoverage(const std::string& build_log);
+
 // Runs the pipeline. Never throws; a failed stage is a report with ok=false
 // (the manifest and summary are written either way).
 PgoReport RunPgo(const PgoOptions& o);

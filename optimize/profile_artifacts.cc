@@ -183,4 +183,17 @@ Result<ArtifactSummary> WriteProfileArtifact(const ArtifactRequest& r) {
   return sum;
 }
 
+nlohmann::ordered_json ArtifactSummaryJson(const ArtifactRequest& r, const ArtifactSummary& s) {
+  return {{"output", r.output},
+          {"kind", r.kind},
+          {"binary", r.binary.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(r.binary)},
+          {"runs", s.runs},
+          {"pprof_files", s.pprof_files},
+          {"samples", s.samples},
+          {"binary_samples", s.binary_samples},
+          {"binary_leaf", s.binary_leaf},
+          {"binary_with_line", s.binary_with_line},
+          {"warnings", s.warnings}};
+}
+
 }  // namespace syspgo

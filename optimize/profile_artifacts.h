@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "common/result.h"
 #include "optimize/emitter.h"
 
@@ -58,5 +60,10 @@ struct ArtifactSummary {
 };
 
 Result<ArtifactSummary> WriteProfileArtifact(const ArtifactRequest& r);
+
+// `optimize --json` and `merge --json`: what was written for which binary,
+// from how many runs and samples, and the warnings; for machines (syspgo
+// pgo reads it), where the line on stderr is for people.
+nlohmann::ordered_json ArtifactSummaryJson(const ArtifactRequest& r, const ArtifactSummary& s);
 
 }  // namespace syspgo

@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "analyze/sample_set.h"
 #include "common/profile_db.h"
 #include "common/util.h"
@@ -588,6 +590,46 @@ TEST_F(Emit, MergeWeighsRuns) {
   auto n = ProfdataShow(norm);
   // (IP counts are in hundredths of a sample: the block estimates.)
   EXPECT_EQ(n["hot_kernel"].first, 800u * 4 * 100) << "each run scaled to the larger one's 2400 samples";
+}
+
+// --json: the counts machines read (syspgo pgo does) instead of the line on
+// stderr, which is for people and may change; both say the same.
+TEST_F(Emit, JsonSummaryHasTheCountsOfTheLineForPeople) {
+  std::string out = dir_.File("app.prof");
+  auto r = RunCmd({SyspgoBin(), "optimize", db_, "--binary", w_.app, "--emit", "sample-profile", "-o", out, "--json", "-"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.out;
+  EXPECT_EQ(j["output"], out);
+  EXPECT_EQ(j["kind"], "sample-profile");
+  EXPECT_EQ(j["binary"], w_.app);
+  EXPECT_EQ(j["runs"], 1);
+  EXPECT_EQ(j["samples"], 1200);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.err, m, std::regex(R"((\d+) of (\d+) samples pass through .*, (\d+) have their IP in it)")))
+      << r.err;
+  EXPECT_EQ(j["binary_samples"].get<uint64_t>(), std::stoull(m[1]));
+  EXPECT_EQ(j["samples"].get<uint64_t>(), std::stoull(m[2]));
+  EXPECT_EQ(j["binary_leaf"].get<uint64_t>(), std::stoull(m[3]));
+  EXPECT_GT(j["binary_with_line"].get<uint64_t>(), 0u);
+  EXPECT_LE(j["binary_with_line"], j["binary_leaf"]);
+
+  // merge: the same figures, for every run merged.
+  std::string json = dir_.File("merge.json");
+  r = RunCmd({SyspgoBin(), "merge", db_, db_, "--binary", w_.app, "--emit", "order", "-o", dir_.File("order.txt"),
+              "--json", json});
+  ASSERT_EQ(r.status, 0) << r.err;
+  nlohmann::json k = nlohmann::json::parse(ReadAll(json), nullptr, false);
+  ASSERT_TRUE(k.is_object()) << ReadAll(json);
+  EXPECT_EQ(k["kind"], "order");
+  EXPECT_EQ(k["runs"], 2);
+  EXPECT_EQ(k["samples"].get<uint64_t>(), 2 * j["samples"].get<uint64_t>());
+  EXPECT_EQ(k["binary_samples"].get<uint64_t>(), 2 * j["binary_samples"].get<uint64_t>());
+
+  // A cold-start artifact has no such summary: refused, not ignored.
+  r = RunCmd({SyspgoBin(), "optimize", db_, "--emit", "plan", "-o", dir_.File("x.plan"), "--json", "-"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--json"), std::string::npos) << r.err;
 }
 
 TEST_F(Emit, AnalyzeHotListsFunctionsEdgesAndPaths) {

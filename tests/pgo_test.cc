@@ -88,6 +88,55 @@ TEST(PgoWrapper, AddsMissingFlagsOnceAndKeepsTheBuildsOwn) {
   EXPECT_NE(Out("readelf -S " + t.File("x")).find(".rela.text"), std::string::npos);
 }
 
+// The consumers' reports, as llvm-bolt 19 and clang 19 word them. A line
+// that mentions a figure in other words is returned as unread (pgo warns
+// with it) instead of leaving the figure at a silent zero.
+TEST(PgoReports, BoltProfileAndStaleLinesAreRead) {
+  PgoBoltReport r = ReadBoltReport(
+      "BOLT-INFO: 4 out of 14 functions in the binary (28.6%) have non-empty execution profile\n"
+      "BOLT-WARNING: 3 (75.0% of all profiled) functions have invalid (possibly stale) profile. Use -report-stale to "
+      "see the list.\n"
+      "BOLT-WARNING: 120 out of 400 samples in the binary (30.0%) belong to functions with invalid (possibly stale) "
+      "profile.\n");
+  EXPECT_TRUE(r.has_profile_line);
+  EXPECT_EQ(r.functions_with_profile, 4u);
+  EXPECT_EQ(r.functions_in_binary, 14u);
+  EXPECT_EQ(r.stale_functions, 3u);
+  EXPECT_DOUBLE_EQ(r.stale_share, 0.75);
+  EXPECT_TRUE(r.unread.empty());
+
+  // No stale line: no stale functions, nothing unread.
+  r = ReadBoltReport("BOLT-INFO: 4 out of 4 functions in the binary (100.0%) have non-empty execution profile\n");
+  EXPECT_EQ(r.stale_functions, 0u);
+  EXPECT_TRUE(r.unread.empty());
+
+  // Reworded: said, with the line.
+  r = ReadBoltReport("BOLT-INFO: 4 of 14 binary functions (28.6%) have non-empty execution profile\n"
+                     "BOLT-WARNING: three functions have invalid (possibly stale) profile.\n");
+  EXPECT_FALSE(r.has_profile_line);
+  ASSERT_EQ(r.unread.size(), 2u);
+  EXPECT_EQ(r.unread[0].figure, "bolt.functions_with_profile");
+  EXPECT_EQ(r.unread[0].line, "BOLT-INFO: 4 of 14 binary functions (28.6%) have non-empty execution profile");
+  EXPECT_EQ(r.unread[1].figure, "bolt.stale_functions");
+}
+
+TEST(PgoReports, ClangCoverageWarningsAreSummedAndARewordedOneIsUnread) {
+  PgoSampleCoverage c = ReadSampleCoverage(
+      "demo.c:10:1: warning: 1 of 2 available profile samples (50%) were applied [-Wbackend-plugin]\n"
+      "cc -O2 -c machine.c\n"
+      "machine.c:3:1: warning: 30 of 40 available profile samples (75%) were applied [-Wbackend-plugin]\n");
+  EXPECT_EQ(c.functions, 2);
+  EXPECT_EQ(c.applied, 31u);
+  EXPECT_EQ(c.available, 42u);
+  EXPECT_TRUE(c.unread.empty());
+  EXPECT_EQ(ReadSampleCoverage("make: nothing to be done\n").functions, 0);
+
+  c = ReadSampleCoverage("demo.c:10:1: warning: applied 1 of 2 available profile samples [-Wbackend-plugin]\n");
+  EXPECT_EQ(c.functions, 0);
+  ASSERT_EQ(c.unread.size(), 1u);
+  EXPECT_EQ(c.unread[0].figure, "samples_not_applied");
+}
+
 TEST(Pgo, MakeBuildEveryStageEndToEnd) {
   TempDir t;
   std::string src = CopyDemo(t), dir = t.File("pgo");
@@ -359,6 +408,10 @@ TEST(Pgo, TrainRunsCollectsEachRunAndMergesThem) {
   std::string cmd = Json(m, "[s for s in d['stages'] if s['name'] == 'profile'][0]['commands'][0]");
   EXPECT_NE(cmd.find(" merge " + dir + "/train/train.db:all --normalize"), std::string::npos) << cmd;
   EXPECT_NE(ReadAll(dir + "/profile/sample-profile.log").find("from 2 runs"), std::string::npos);
+  // merge --json: the profile's sample figures, which merge's line for
+  // people never gave (the manifest went without them).
+  EXPECT_EQ(Json(dir + "/summary.json", "d['profile']['samples'] >= d['profile']['binary_samples'] > 50"), "True");
+  EXPECT_EQ(Json(dir + "/summary.json", "0 < d['profile']['line_share'] <= 1"), "True");
   EXPECT_EQ(Sh(dir + "/bolt/demo eval 300").out, Sh(dir + "/base/demo eval 300").out);
   EXPECT_NE(Pgo(src, {"--build", kMakeBuild, "--binary", "./demo", "--train", kTrain, "--train-runs", "0"}).status, 0);
 }

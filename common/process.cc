@@ -1,0 +1,179 @@
+//===- process.cc - run a program and wait for it -------------------------===//
+#include "common/process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "common/files.h"
+
+extern char** environ;
+
+namespace syspgo {
+namespace {
+
+// The child's environment: the base (ours, or the user's) with spec.env on top.
+std::vector<std::string> Environment(const ProcessSpec& spec) {
+  std::vector<std::string> base;
+  if (spec.user) base = UserEnvironment(*spec.user);
+  else
+    for (char** e = environ; *e; ++e) base.emplace_back(*e);
+  std::vector<std::string> out;
+  for (const std::string& kv : base)
+    if (!spec.env.count(kv.substr(0, kv.find('=')))) out.push_back(kv);
+  for (const auto& [k, v] : spec.env)
+    if (!v.empty()) out.push_back(k + "=" + v);
+  return out;
+}
+
+// One stream's descriptors: `child` becomes its fd in the child (-1: left as
+// ours), `parent` is the read end of a capture pipe (-1: none).
+struct Stream {
+  int child = -1, parent = -1;
+  std::string* into = nullptr;
+};
+
+void Close(int& fd) {
+  if (fd >= 0) close(fd);
+  fd = -1;
+}
+
+Status Open(const ProcessOutput& o, const std::string& program, Stream* s) {
+  int fd = -1;
+  switch (o.kind) {
+    case ProcessOutput::Kind::kCapture: {
+      int p[2];
+      if (pipe2(p, O_CLOEXEC) != 0)
+        return MakeError("cannot run " + program + ": cannot create a pipe: " + strerror(errno), errno);
+      s->parent = p[0];
+      s->child = p[1];
+      return {};
+    }
+    case ProcessOutput::Kind::kFile:
+      fd = OpenAsUser(o.path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW);
+      if (fd < 0) return MakeError("cannot run " + program + ": cannot open its log " + o.path + ": " + strerror(errno), errno);
+      break;
+    case ProcessOutput::Kind::kDiscard:
+      fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+      if (fd < 0) return MakeError("cannot run " + program + ": cannot open /dev/null: " + strerror(errno), errno);
+      break;
+    case ProcessOutput::Kind::kInherit:
+      break;
+  }
+  s->child = fd;
+  return {};
+}
+
+// In the child: `fd` as descriptor `target`, open across the exec.
+bool MoveTo(int fd, int target) {
+  if (fd < 0) return true;
+  if (fd == target) return fcntl(fd, F_SETFD, 0) == 0;  // dup2 onto itself would keep close-on-exec
+  return dup2(fd, target) == target;
+}
+
+// Reads the capture pipes until the child (and whatever inherited them)
+// has closed them all.
+void Drain(Stream* streams, size_t n) {
+  for (;;) {
+    pollfd fds[2];
+    Stream* of[2];
+    nfds_t k = 0;
+    for (size_t i = 0; i < n; ++i)
+      if (streams[i].parent >= 0) fds[k] = {streams[i].parent, POLLIN, 0}, of[k++] = &streams[i];
+    if (k == 0) return;
+    if (poll(fds, k, -1) < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    for (nfds_t i = 0; i < k; ++i) {
+      if (!fds[i].revents) continue;
+      char buf[1 << 16];
+      ssize_t got = read(fds[i].fd, buf, sizeof buf);
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) Close(of[i]->parent);
+      else of[i]->into->append(buf, static_cast<size_t>(got));
+    }
+  }
+}
+
+}  // namespace
+
+Result<ProcessResult> RunProcess(const ProcessSpec& spec) {
+  if (spec.argv.empty() || spec.argv[0].empty()) return MakeError("no program to run (an empty command line)", EINVAL);
+  const std::string& program = spec.argv[0];
+  ProcessResult r;
+  std::vector<std::string> env_strings = Environment(spec);
+  std::vector<char*> args, envp;
+  for (const std::string& a : spec.argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  for (std::string& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  Stream streams[2];  // stdout, stderr
+  streams[0].into = &r.out;
+  streams[1].into = &r.err;
+  int in = -1, report[2] = {-1, -1};
+  auto close_all = [&] {
+    for (Stream& s : streams) Close(s.child), Close(s.parent);
+    Close(in);
+    Close(report[0]);
+    Close(report[1]);
+  };
+  Status opened = Open(spec.out, program, &streams[0]);
+  if (opened.ok() && !spec.err_to_out) opened = Open(spec.err, program, &streams[1]);
+  if (opened.ok() && !spec.inherit_stdin && (in = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
+    opened = MakeError("cannot run " + program + ": cannot open /dev/null: " + strerror(errno), errno);
+  if (opened.ok() && pipe2(report, O_CLOEXEC) != 0)
+    opened = MakeError("cannot run " + program + ": cannot create a pipe: " + strerror(errno), errno);
+  if (!opened.ok()) {
+    close_all();
+    return opened.error();
+  }
+
+  auto t0 = std::chrono::steady_clock::now();
+  pid_t pid = fork();
+  if (pid == 0) {
+    // The exec's outcome goes back through `report`, which the exec closes:
+    // an errno if it failed, end-of-file if it succeeded.
+    int e = 0;
+    if (!MoveTo(in, 0) || !MoveTo(streams[0].child, 1) ||
+        !(spec.err_to_out ? dup2(1, 2) == 2 : MoveTo(streams[1].child, 2)))
+      e = errno;
+    if (!e && spec.before_exec) e = spec.before_exec();
+    if (!e && spec.user) e = BecomeUserInChild(*spec.user);
+    if (!e) {
+      execvpe(args[0], args.data(), envp.data());
+      e = errno;
+    }
+    (void)!write(report[1], &e, sizeof e);
+    _exit(127);
+  }
+  int e = pid < 0 ? errno : 0;
+  Close(report[1]);
+  Close(in);
+  for (Stream& s : streams) Close(s.child);
+  if (pid > 0) {
+    if (read(report[0], &e, sizeof e) != sizeof e) e = 0;
+    Drain(streams, 2);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  }
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  close_all();
+  if (pid < 0) return MakeError("cannot run " + program + ": cannot fork: " + strerror(e), e);
+  if (e != 0) {
+    std::string why = strerror(e);
+    if (e == ENOENT && program.find('/') == std::string::npos) why = "no such program on PATH";
+    return MakeError("cannot start " + program + ": " + why, e);
+  }
+  return r;
+}
+
+}  // namespace syspgo

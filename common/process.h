@@ -1,0 +1,66 @@
+//===- process.h - run a program and wait for it --------------------------===//
+// The one way syspgo starts a program it waits for (pgo's builds, tools and
+// collections): argv with an environment on top of ours, optionally as the
+// invoking user (common/identity.h), stdout and stderr each captured,
+// appended to a file, discarded or inherited, and back the exit status, the
+// wall time and what was captured. An exec that fails is reported as an
+// error naming the program and why, never as a child's exit status 127 that
+// a caller would have to tell from the program's own.
+#pragma once
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/identity.h"
+#include "common/result.h"
+
+namespace syspgo {
+
+// Where one of the child's output streams goes.
+struct ProcessOutput {
+  enum class Kind {
+    kCapture,  // into ProcessResult::out / err
+    kFile,     // appended to `path` (created 0644), opened with OpenAsUser: the user's rights under sudo
+    kDiscard,  // /dev/null
+    kInherit,  // ours
+  };
+  Kind kind = Kind::kCapture;
+  std::string path;  // kFile
+
+  static ProcessOutput Capture() { return {}; }
+  static ProcessOutput File(std::string path) { return {Kind::kFile, std::move(path)}; }
+  static ProcessOutput Discard() { return {Kind::kDiscard, ""}; }
+  static ProcessOutput Inherit() { return {Kind::kInherit, ""}; }
+};
+
+struct ProcessSpec {
+  std::vector<std::string> argv;  // argv[0] is looked up on our PATH (execvpe(3)), not on `env`'s
+  // Set on top of the base environment (ours, or the user's as
+  // UserEnvironment makes it when `user` is set); a key with an empty value
+  // is removed.
+  std::map<std::string, std::string> env;
+  const User* user = nullptr;  // become this user for good before the exec (BecomeUserInChild)
+  ProcessOutput out, err;
+  bool err_to_out = false;  // stderr goes where stdout goes (2>&1); `err` is ignored
+  bool inherit_stdin = false;  // else stdin is /dev/null
+  // Runs in the child after its descriptors are set and before it becomes
+  // `user` and execs: signal dispositions, a wait for the parent's go.
+  // Async-signal-safe calls only (the parent may have threads). Returns 0,
+  // or an errno that ends the child and becomes the error of RunProcess.
+  std::function<int()> before_exec;
+};
+
+struct ProcessResult {
+  int status = 0;        // exit status, or 128+N for signal N (as a shell reports it)
+  double seconds = 0;    // from the fork to the child's end
+  std::string out, err;  // what was captured
+};
+
+// Runs `spec` and waits for it. An error (its code the errno) when the
+// program could not be started: a log that cannot be opened, no such
+// program, not executable, the user that could not be become, a failed
+// before_exec. A program that ran and failed is a result with its status.
+Result<ProcessResult> RunProcess(const ProcessSpec& spec);
+
+}  // namespace syspgo
