@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "analyze/run.h"
 #include "common/util.h"
 
 namespace syspgo {
@@ -18,8 +19,6 @@ constexpr char kHistSql[] =
     "SELECT h.dev, h.part_dev, h.op, COALESCE(o.name, ''), h.slot, h.count, h.sum_ns "
     "FROM block_latency_hist AS h LEFT JOIN block_op AS o ON o.run_id = h.run_id AND o.op = h.op "
     "WHERE h.run_id = ?1 ORDER BY h.dev, h.part_dev, h.op, h.slot";
-constexpr char kProbeSql[] =
-    "SELECT attached, detail FROM run_probe WHERE run_id = ?1 AND probe_group = 'block'";
 
 constexpr size_t kBarWidth = 40;  // as biolatency draws them
 
@@ -86,16 +85,7 @@ Result<std::vector<BlockHistogram>> BlockHistograms(Db& db, int64_t run_id) {
   if (!out.empty()) return out;
 
   // No histogram: say whether the block group ran at all.
-  auto probe = db.Prepare(kProbeSql);
-  if (!probe) return probe.error();
-  probe->Bind(1, run_id);
-  std::string run = "run " + std::to_string(run_id) + " of '" + db.path() + "'";
-  std::string how = "Record it with: syspgo collect --probes block,... -o " + db.path() + " -- COMMAND";
-  if (!probe->Step()) return MakeError(run + " has no block latency histogram: the block probe group was not "
-                                       "recorded. " + how);
-  if (!probe->Int(0))
-    return MakeError(run + " has no block latency histogram: the block probe group did not attach (" +
-                     probe->Text(1) + "). " + how + " on a kernel with the block_rq tracepoints.");
+  SYSPGO_TRY(RequireProbeGroup(db, run_id, "block", "block latency histogram", "block"));
   return out;  // recorded, and no request completed while it ran
 }
 

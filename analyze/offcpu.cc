@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <map>
 
+#include "analyze/run.h"
 #include "analyze/stack_names.h"
 #include "common/util.h"
 
@@ -22,8 +23,6 @@ WHERE o.run_id = ?1
 GROUP BY o.tid, o.pid, o.user_stack_id, o.kernel_stack_id, o.state = 0
 ORDER BY o.tid, o.pid, o.user_stack_id, o.kernel_stack_id, o.state = 0
 )sql";
-constexpr char kProbeSql[] =
-    "SELECT attached, detail FROM run_probe WHERE run_id = ?1 AND probe_group = 'sched'";
 
 // A frame as folded text: ';' separates frames and a trailing number is
 // the weight, so neither may appear inside one.
@@ -36,13 +35,7 @@ std::string Clean(std::string f) {
 }  // namespace
 
 Result<std::vector<FoldedStack>> FoldedOffCpu(Db& db, int64_t run_id) {
-  auto probe = db.Prepare(kProbeSql);
-  if (!probe) return probe.error();
-  probe->Bind(1, run_id);
-  if (!probe->Step() || !probe->Int(0))
-    return MakeError("run " + std::to_string(run_id) + " of '" + db.path() +
-                     "' has no off-CPU data: the sched probe group was not recorded or did not attach. Record "
-                     "one with: syspgo collect --probes sched,cpu -o " + db.path() + " -- COMMAND");
+  SYSPGO_TRY(RequireProbeGroup(db, run_id, "sched", "off-CPU data", "sched,cpu"));
   auto names = StackNames::Load(db, run_id);
   if (!names) return names.error();
   auto st = db.Prepare(kFoldSql);

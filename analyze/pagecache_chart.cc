@@ -3,10 +3,10 @@
 
 #include <algorithm>
 
+#include "analyze/run.h"
+
 namespace syspgo {
 namespace {
-
-constexpr char kRunTimesSql[] = "SELECT COALESCE(command_start_ts, 0), COALESCE(end_ts, -1) FROM run WHERE id = ?1";
 
 // The last event of the run, for runs whose end_ts was never written.
 constexpr char kLastEventSql[] = R"sql(
@@ -57,15 +57,10 @@ int64_t TimeAxis::Bucket(int64_t ts) const {
 
 Result<TimeAxis> ReadTimeAxis(Db& db, int64_t run_id, int buckets) {
   if (buckets < 1) return MakeError("a time axis needs at least one bucket");
-  auto run = db.Prepare(kRunTimesSql);
-  if (!run) return run.error();
-  run->Bind(1, run_id);
+  auto window = ReadRunWindow(db, run_id);
+  if (!window) return window.error();
+  int64_t command_start = window->command_start_ns, end_ts = window->end_ns;
   Status err;
-  if (!run->Step(&err)) {
-    if (!err.ok()) return err.error();
-    return MakeError("profile database '" + db.path() + "' has no run " + std::to_string(run_id) + ".");
-  }
-  int64_t command_start = run->Int(0), end_ts = run->Int(1);
   auto last = db.Prepare(kLastEventSql);
   if (!last) return last.error();
   last->Bind(1, run_id);

@@ -61,15 +61,49 @@ std::string WithRunTables(Db& db, std::string sql) {
   return sql;
 }
 
+namespace {
+Error NoRun(Db& db, int64_t run_id) {
+  return MakeError("profile database '" + db.path() + "' has no run " + std::to_string(run_id) + ".", ENOENT);
+}
+}  // namespace
+
+Result<ProbeStatus> ReadProbeStatus(Db& db, int64_t run_id, const std::string& group) {
+  auto st = db.Prepare("SELECT attached, detail FROM run_probe WHERE run_id = ?1 AND probe_group = ?2");
+  if (!st) return st.error();
+  st->Bind(1, run_id).Bind(2, group);
+  Status err;
+  ProbeStatus p;
+  if (st->Step(&err)) p = {true, st->Int(0) != 0, st->Text(1)};
+  if (!err.ok()) return err.error();
+  return p;
+}
+
+Status RequireProbeGroup(Db& db, int64_t run_id, const std::string& group, const std::string& what,
+                         const std::string& probes) {
+  auto p = ReadProbeStatus(db, run_id, group);
+  if (!p) return p.error();
+  if (p->attached) return {};
+  std::string why = p->recorded ? "did not attach (" + p->detail + ")" : "was not recorded";
+  return MakeError("run " + std::to_string(run_id) + " of '" + db.path() + "' has no " + what + ": the " + group +
+                   " probe group " + why + ". Record one with: syspgo collect --probes " + probes + " -o " +
+                   db.path() + " -- COMMAND");
+}
+
+Result<RunWindow> ReadRunWindow(Db& db, int64_t run_id) {
+  auto st = db.Prepare("SELECT COALESCE(command_start_ts, 0), COALESCE(end_ts, 0) FROM run WHERE id = ?1");
+  if (!st) return st.error();
+  st->Bind(1, run_id);
+  Status err;
+  if (!st->Step(&err)) return err.ok() ? NoRun(db, run_id) : err.error();
+  return RunWindow{st->Int(0), st->Int(1)};
+}
+
 Result<RunSettings> ReadRunSettings(Db& db, int64_t run_id) {
   auto st = db.Prepare("SELECT settings_json FROM run WHERE id = ?1");
   if (!st) return st.error();
   st->Bind(1, run_id);
   Status err;
-  if (!st->Step(&err)) {
-    if (!err.ok()) return err.error();
-    return MakeError("profile database '" + db.path() + "' has no run " + std::to_string(run_id) + ".", ENOENT);
-  }
+  if (!st->Step(&err)) return err.ok() ? NoRun(db, run_id) : err.error();
   return ParseSettings(st->Text(0));
 }
 

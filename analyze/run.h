@@ -33,6 +33,30 @@ std::string RunHeadline(const RunInfo& run);
 // lookup per row: 0.8 s against 0.2 s for a scan of 2.3M page-cache rows.
 std::string WithRunTables(Db& db, std::string sql);
 
+// Whether a probe group ran in a run (its run_probe row): not recorded
+// (no row: the group was not asked for), recorded but not attached (with
+// why), or attached. The one place analyses ask.
+struct ProbeStatus {
+  bool recorded = false;
+  bool attached = false;
+  std::string detail;  // why it did not attach, or its note
+};
+Result<ProbeStatus> ReadProbeStatus(Db& db, int64_t run_id, const std::string& group);
+// An error unless `group` attached in the run, in the words every analysis
+// uses: "run N of 'DB' has no WHAT: the GROUP probe group was not recorded
+// (did not attach (DETAIL)). Record one with: syspgo collect --probes
+// PROBES -o DB -- COMMAND".
+Status RequireProbeGroup(Db& db, int64_t run_id, const std::string& group, const std::string& what,
+                         const std::string& probes);
+
+// When the command ran, in the run's clock (ns since the collector's
+// start): from its release to the end of the recording (0 while unknown).
+struct RunWindow {
+  int64_t command_start_ns = 0;
+  int64_t end_ns = 0;
+};
+Result<RunWindow> ReadRunWindow(Db& db, int64_t run_id);
+
 // Which of collect's two tiers recorded a probe group's part of a run:
 // kLean, what analyses only count in the aggregate tables, if the group
 // left rows in run_aggregate (it writes them from its first drain on, so a

@@ -17,8 +17,6 @@
 namespace syspgo {
 namespace {
 
-constexpr char kProbeSql[] =
-    "SELECT attached, detail FROM run_probe WHERE run_id = ?1 AND probe_group = 'cpu'";
 constexpr char kSamplesSql[] =
     "SELECT pid, kernel, ip, user_stack_id, kernel_stack_id, MAX(ts), COUNT(*) FROM cpu_sample "
     "WHERE run_id = ?1 GROUP BY pid, kernel, ip, user_stack_id, kernel_stack_id "
@@ -159,13 +157,10 @@ Result<SampleSet> LoadCpuSamples(Db& db, int64_t run_id, bool offcpu) {
   }
   if (set.samples.empty()) {
     std::string why = "the cpu probe group was not enabled";
-    if (auto st = db.Prepare(kProbeSql)) {
-      st->Bind(1, run_id);
-      if (st->Step()) {
-        why = st->Int(0) ? "the cpu probe group was attached, but the command ended before a sample was taken "
-                           "(run it longer, or raise --freq)"
-                         : "the cpu probe group failed to attach: " + st->Text(1);
-      }
+    if (auto p = ReadProbeStatus(db, run_id, "cpu"); p.ok() && p->recorded) {
+      why = p->attached ? "the cpu probe group was attached, but the command ended before a sample was taken "
+                          "(run it longer, or raise --freq)"
+                        : "the cpu probe group failed to attach: " + p->detail;
     }
     return MakeError(run_name + " has no CPU samples: " + why + "; " + need("sampled stacks need frame pointers"));
   }

@@ -5,8 +5,12 @@
 -- sizes and offsets in bytes unless a column says pages. dev is the device
 -- number as stat(2) reports it in st_dev (makedev(major, minor)); ino is the
 -- inode number (st_ino). pid is the process (thread group) id, tid the thread.
--- Raw event tables are written only by collect/; derived tables only by the
--- analyze/ pass that owns them. profile_db.cc applies this file to a new
+-- Every table here is written only by collect/ (and copied, redacted, by
+-- `syspgo redact`). There are no derived tables: an analysis is an in-process API
+-- (analyze/*.h) that report, export and optimize call, and it reads these
+-- rows through analyze/run.h's accessors (the run, its window, its
+-- settings, which probe groups attached) and its own queries, so its
+-- answers always match the rows. profile_db.cc applies this file to a new
 -- database in one transaction and sets PRAGMA application_id / user_version;
 -- it migrates older databases (versions 1 to 3 are in schemas/frozen/).
 
