@@ -179,7 +179,7 @@ int Collect(const std::vector<std::string>& args) {
                                 {"exit_status", res.exit_status}, {"write_error", res.write_error}};
     for (auto& g : res.groups)
       j["groups"].push_back({{"group", g.name}, {"attached", g.attached}, {"events", g.events}, {"lost", g.dropped}});
-    std::string text = j.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+    std::string text = JsonDocument(j);
     if (json_path == "-") fputs(text.c_str(), stdout);
     else if (Status st = WriteFileAtomically(json_path, text); !st.ok())
       fprintf(stderr, "syspgo: warning: cannot write the JSON summary to %s: %s\n", json_path.c_str(),
