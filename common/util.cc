@@ -26,11 +26,6 @@ std::string JsonText(const nlohmann::ordered_json& j, int indent) {
 
 std::string JsonDocument(const nlohmann::ordered_json& j) { return JsonText(j, 1) + "\n"; }
 
-std::string JsonEscape(const std::string& s) {
-  std::string quoted = JsonText(s);
-  return quoted.substr(1, quoted.size() - 2);
-}
-
 std::string ShellQuote(const std::string& s) {
   if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%_-+=:,./") ==
                         std::string::npos)

@@ -21,7 +21,6 @@ std::string JsonText(const nlohmann::ordered_json& j, int indent = -1);
 // A whole JSON output (--json, a plan's listing, a summary file): one
 // member a line, indented by one space a level, and a final newline.
 std::string JsonDocument(const nlohmann::ordered_json& j);
-std::string JsonEscape(const std::string& s);   // without the surrounding quotes; invalid UTF-8 as U+FFFD
 std::string ShellQuote(const std::string& s);   // quotes only when needed
 std::string JoinShell(const std::vector<std::string>& argv);
 // Text from outside (a path, a command line, a task name, a symbol, a host
