@@ -10,7 +10,8 @@
 #include <optional>
 #include <utility>
 
-#include "analyze/report_common.h"
+#include <nlohmann/json.hpp>
+
 #include "common/util.h"
 
 namespace syspgo {
@@ -156,13 +157,14 @@ Result<std::string> AccessReportText(Db& db, const RunInfo& run, size_t limit, b
               std::to_string(f.reads), raw});
   }
   if (json) {
-    JsonWriter w;
-    w.BeginObject().Field("run", run.id).Field("files_touched", static_cast<int64_t>(s->files.size()));
-    w.Field("used_bytes", static_cast<int64_t>(used)).Field("kernel_read_bytes", static_cast<int64_t>(cached));
-    w.Key("no_readahead").Bool(s->no_readahead).Field("hint", hint);
-    w.Key("files").Raw(t.Json());
-    w.EndObject();
-    return w.str() + "\n";
+    nlohmann::ordered_json j = {{"run", run.id},
+                                {"files_touched", s->files.size()},
+                                {"used_bytes", used},
+                                {"kernel_read_bytes", cached},
+                                {"no_readahead", s->no_readahead},
+                                {"hint", hint},
+                                {"files", t.JsonRows()}};
+    return JsonDocument(j);
   }
   std::string out = RunHeadline(run);
   if (s->files.empty())

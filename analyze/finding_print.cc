@@ -4,7 +4,10 @@
 #include "analyze/finding_print.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+
+#include <nlohmann/json.hpp>
 
 #include "common/util.h"
 
@@ -26,8 +29,6 @@ std::string Wrap(const std::string& value, size_t col) {
   }
   return out + line;
 }
-
-std::string JsonString(const std::string& s) { return "\"" + JsonEscape(s) + "\""; }
 
 }  // namespace
 
@@ -74,25 +75,20 @@ std::string FindingText(const Finding& f, size_t number, bool verbose) {
   return out;
 }
 
-std::string FindingJson(const Finding& f, const std::string& extra) {
-  std::string out = "{\"kind\": " + JsonString(f.kind) + ", \"title\": " + JsonString(f.title) + ",\n  \"facts\": {";
-  for (size_t i = 0; i < f.facts.size(); ++i)
-    out += (i ? ", " : "") + JsonString(f.facts[i].first) + ": " + JsonString(f.facts[i].second);
-  char share[32];
-  snprintf(share, sizeof share, "%.6f", f.share);
-  out += "},\n  \"count\": " + std::to_string(f.count) + ", \"total_ns\": " + std::to_string(f.total_ns) +
-         ", \"worst_ns\": " + std::to_string(f.worst_ns) + ", \"share\": " + share +
-         ",\n  \"period\": " + JsonString(f.period) + ",\n  \"fix\": " + JsonString(f.fix) + ",\n  \"evidence\": [";
-  for (size_t i = 0; i < f.evidence.size(); ++i) out += (i ? ", " : "") + JsonString(f.evidence[i]);
-  out += "],\n  \"occurrences\": [";
-  for (size_t i = 0; i < f.occurrences.size(); ++i) {
-    const Occurrence& o = f.occurrences[i];
-    out += std::string(i ? ", " : "") + "{\"ts\": " + std::to_string(o.ts) + ", \"dur\": " + std::to_string(o.dur) +
-           ", \"tid\": " + std::to_string(o.tid) + "}";
-  }
-  out += "]";
-  if (!extra.empty()) out += ",\n  " + extra;
-  return out + "}";
+nlohmann::ordered_json FindingJson(const Finding& f, nlohmann::ordered_json detail) {
+  using Json = nlohmann::ordered_json;
+  Json facts = Json::object();
+  for (const auto& [k, v] : f.facts) facts[k] = v;
+  Json occurrences = Json::array();
+  for (const Occurrence& o : f.occurrences) occurrences.push_back({{"ts", o.ts}, {"dur", o.dur}, {"tid", o.tid}});
+  // Six decimals, as this output always had: more would only be the noise
+  // of a division.
+  double share = std::isfinite(f.share) ? std::round(f.share * 1e6) / 1e6 : 0.0;
+  Json j = {{"kind", f.kind},         {"title", f.title},       {"facts", std::move(facts)}, {"count", f.count},
+            {"total_ns", f.total_ns}, {"worst_ns", f.worst_ns}, {"share", share},            {"period", f.period},
+            {"fix", f.fix},           {"evidence", f.evidence}, {"occurrences", std::move(occurrences)}};
+  if (!detail.is_null()) j["detail"] = std::move(detail);
+  return j;
 }
 
 }  // namespace syspgo

@@ -7,14 +7,17 @@
 #include <cstddef>
 #include <string>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "analyze/finding.h"
 
 namespace syspgo {
 
 // `number` is the finding's place in the list (1-based).
 std::string FindingText(const Finding& f, size_t number, bool verbose);
-// A JSON object; `extra` is more members ("\"detail\": {...}"), "" for none.
-std::string FindingJson(const Finding& f, const std::string& extra);
+// A JSON object of every field, and last what the pass adds as "detail"
+// (left out if null).
+nlohmann::ordered_json FindingJson(const Finding& f, nlohmann::ordered_json detail);
 
 // "5th", "2nd", "11th".
 std::string Ordinal(int64_t n);

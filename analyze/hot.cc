@@ -7,6 +7,8 @@
 #include <map>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "analyze/sample_db.h"
 #include "analyze/symbolize.h"
 #include "common/util.h"
@@ -146,28 +148,15 @@ std::string HotText(const HotReport& r) {
 }
 
 std::string HotJson(const HotReport& r) {
-  Table f({{"", "name"}, {"", "binary"}, {"", "self", Table::Align::kRight, true}, {"", "total", Table::Align::kRight, true}});
-  for (const HotFunction& h : r.functions) f.AddRow({h.name, h.binary, std::to_string(h.self), std::to_string(h.total)});
-  Table e({{"", "caller"}, {"", "callee"}, {"", "samples", Table::Align::kRight, true}});
-  for (const HotEdge& h : r.edges) e.AddRow({h.caller, h.callee, std::to_string(h.count)});
-  std::string paths = "[";
-  for (size_t i = 0; i < r.paths.size(); ++i) {
-    paths += std::string(i ? "," : "") + "{\"samples\":" + std::to_string(r.paths[i].count) + ",\"frames\":[";
-    for (size_t k = 0; k < r.paths[i].frames.size(); ++k)
-      paths += std::string(k ? "," : "") + "\"" + JsonEscape(r.paths[i].frames[k]) + "\"";
-    paths += "]}";
-  }
-  paths += "]";
-  std::string problems = "[";
-  for (size_t i = 0; i < r.problems.size(); ++i) problems += std::string(i ? "," : "") + "\"" + JsonEscape(r.problems[i]) + "\"";
-  problems += "]";
-  auto trim = [](std::string s) {
-    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-    return s;
-  };
-  return "{\"samples\":" + std::to_string(r.samples) + ",\"samples_with_line\":" + std::to_string(r.with_line) +
-         ",\"problems\":" + problems + ",\"functions\":" + trim(f.Json()) + ",\"edges\":" + trim(e.Json()) +
-         ",\"paths\":" + paths + "}\n";
+  using Json = nlohmann::ordered_json;
+  Json functions = Json::array(), edges = Json::array(), paths = Json::array();
+  for (const HotFunction& h : r.functions)
+    functions.push_back({{"name", h.name}, {"binary", h.binary}, {"self", h.self}, {"total", h.total}});
+  for (const HotEdge& h : r.edges) edges.push_back({{"caller", h.caller}, {"callee", h.callee}, {"samples", h.count}});
+  for (const HotPath& h : r.paths) paths.push_back({{"samples", h.count}, {"frames", h.frames}});
+  Json j = {{"samples", r.samples},           {"samples_with_line", r.with_line}, {"problems", r.problems},
+            {"functions", std::move(functions)}, {"edges", std::move(edges)},          {"paths", std::move(paths)}};
+  return JsonDocument(j);
 }
 
 }  // namespace syspgo

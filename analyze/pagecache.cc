@@ -18,6 +18,8 @@
 #include <unordered_set>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 #include "analyze/file_paths.h"
 #include "analyze/finding_print.h"
 #include "analyze/run.h"
@@ -95,14 +97,6 @@ std::string Limit(int64_t limit) {
   if (limit < 0) return "unknown";
   if (limit >= kUnlimited) return "none";
   return Mib(limit) + " (" + std::to_string(limit) + " bytes)";
-}
-
-std::string JsonStr(const std::string& s) { return "\"" + JsonEscape(s) + "\""; }
-
-std::string JsonMap(const std::map<std::string, int64_t>& m) {
-  std::string out = "{";
-  for (auto& [k, v] : m) out += (out.size() > 1 ? ", " : "") + JsonStr(k) + ": " + std::to_string(v);
-  return out + "}";
 }
 
 // "memcg reclaim 9000 pages, drop_caches 2048 pages (not churn)".
@@ -585,28 +579,32 @@ Result<PagecacheReport> Analysis::Run() {
   return std::move(report_);
 }
 
-std::string DetailJson(const PagecacheFile& f) {
-  std::string ranges = "[";
-  for (auto& [a, b] : f.hot_ranges)
-    ranges += (ranges.size() > 1 ? ", " : "") + std::string("[") + std::to_string(a) + ", " + std::to_string(b) + "]";
-  ranges += "]";
-  return "\"detail\": {\"file\": " + JsonStr(f.path) + ", \"dev\": " + std::to_string(f.dev) +
-         ", \"ino\": " + std::to_string(f.ino) + ", \"cgroup\": " + JsonStr(f.cgroup) +
-         ", \"cgroup_id\": " + std::to_string(f.cgroup_id) + ", \"limit_bytes\": " + std::to_string(f.cgroup_limit) +
-         ", \"reclaim\": " + JsonStr(f.reclaim) + ",\n    \"added_pages\": " + std::to_string(f.added_pages) +
-         ", \"deleted_pages\": " + std::to_string(f.deleted_pages) +
-         ", \"refaulted_pages\": " + std::to_string(f.refaulted_pages) +
-         ", \"churn_pages\": " + std::to_string(f.churn_pages) +
-         ", \"refault_bytes\": " + std::to_string(f.churn_pages * kPageBytes) +
-         ", \"working_set_pages\": " + std::to_string(f.working_set_pages) +
-         ", \"working_set_bytes\": " + std::to_string(f.working_set_pages * kPageBytes) +
-         ",\n    \"block_read_bytes\": " + std::to_string(f.block_read_bytes) +
-         ", \"block_read_ns\": " + std::to_string(f.block_read_ns) +
-         ", \"deleted_by\": " + JsonMap(f.deleted_by) + ", \"refaults_by\": " + JsonMap(f.refaults_by) +
-         ", \"deleters\": " + JsonMap(f.deleters) + ", \"hot_ranges\": " + ranges +
-         ", \"damon_reuse_ns\": " + std::to_string(f.damon_reuse_ns) +
-         ", \"churns\": " + (f.churns ? "true" : "false") +
-         ", \"suggested_limit_bytes\": " + std::to_string(f.suggested_limit) + "}";
+using Json = nlohmann::ordered_json;
+
+Json DetailJson(const PagecacheFile& f) {
+  return {{"file", f.path},
+          {"dev", f.dev},
+          {"ino", f.ino},
+          {"cgroup", f.cgroup},
+          {"cgroup_id", f.cgroup_id},
+          {"limit_bytes", f.cgroup_limit},
+          {"reclaim", f.reclaim},
+          {"added_pages", f.added_pages},
+          {"deleted_pages", f.deleted_pages},
+          {"refaulted_pages", f.refaulted_pages},
+          {"churn_pages", f.churn_pages},
+          {"refault_bytes", f.churn_pages * kPageBytes},
+          {"working_set_pages", f.working_set_pages},
+          {"working_set_bytes", f.working_set_pages * kPageBytes},
+          {"block_read_bytes", f.block_read_bytes},
+          {"block_read_ns", f.block_read_ns},
+          {"deleted_by", f.deleted_by},
+          {"refaults_by", f.refaults_by},
+          {"deleters", f.deleters},
+          {"hot_ranges", f.hot_ranges},
+          {"damon_reuse_ns", f.damon_reuse_ns},
+          {"churns", f.churns},
+          {"suggested_limit_bytes", f.suggested_limit}};
 }
 
 }  // namespace
@@ -656,17 +654,14 @@ Result<std::string> PagecacheReportText(Db& db, const RunInfo& run, const Pageca
   if (!r) return r.error();
   size_t shown = q.limit ? std::min(q.limit, r->files.size()) : r->files.size();
   if (json) {
-    std::string out = "{\"run\": " + std::to_string(r->run_id) + ", \"wall_ns\": " + std::to_string(r->wall_ns) +
-                      ", \"tier\": \"" + TierName(r->tier) + "\", \"events\": " + std::to_string(r->events) +
-                      ", \"overflow\": " + std::to_string(r->overflow) + ",\n \"files\": [";
-    for (size_t i = 0; i < shown; ++i) {
-      std::string d = DetailJson(r->files[i]);
-      out += (i ? ",\n  " : "\n  ") + d.substr(d.find('{'));
-    }
-    out += std::string(shown ? "\n ]" : "]") + ",\n \"findings\": [";
+    Json files = Json::array(), findings = Json::array();
+    for (size_t i = 0; i < shown; ++i) files.push_back(DetailJson(r->files[i]));
     for (size_t i = 0; i < r->findings.size(); ++i)
-      out += (i ? ",\n " : "\n ") + FindingJson(r->findings[i], DetailJson(r->files[r->finding_file[i]]));
-    return out + (r->findings.empty() ? "]}\n" : "\n]}\n");
+      findings.push_back(FindingJson(r->findings[i], DetailJson(r->files[r->finding_file[i]])));
+    Json j = {{"run", r->run_id},       {"wall_ns", r->wall_ns},   {"tier", TierName(r->tier)},
+              {"events", r->events},    {"overflow", r->overflow}, {"files", std::move(files)},
+              {"findings", std::move(findings)}};
+    return JsonDocument(j);
   }
   std::string out = RunHeadline(run);
   out += "pagecache: pages added to and deleted from the page cache per file, and added again after a deletion "

@@ -12,6 +12,8 @@
 #include <tuple>
 #include <unordered_set>
 
+#include <nlohmann/json.hpp>
+
 #include "analyze/access_summary.h"
 #include "analyze/blockhist.h"
 #include "analyze/file_calls.h"
@@ -25,6 +27,12 @@
 
 namespace syspgo {
 namespace {
+
+using Json = nlohmann::ordered_json;
+
+// A share or a width in ns: the page reads a number, so one that is not
+// finite (a run of no time) is sent as 0.
+Json Number(double v) { return std::isfinite(v) ? v : 0.0; }
 
 // ===--- Queries -----------------------------------------------------=== //
 
@@ -200,7 +208,7 @@ class ReportBuilder {
   Db& db_;
   const RunInfo& run_;
   const ReportOptions& o_;
-  JsonWriter w_;
+  Json data_ = Json::object();
   StringTable strings_;
   std::map<std::pair<int64_t, int64_t>, std::string> paths_;  // the run's file table, read once
   TimeAxis axis_;  // span: ns from run start to the last event; origin: the command's release
@@ -221,11 +229,10 @@ Status ReportBuilder::RunHeader(const FindingSet& set) {
   bool found = false;
   SYSPGO_TRY(ForEachRow(db_, What("run"), kRunSql, {run_.id}, [&](Stmt& s) {
     found = true;
-    w_.Key("run").BeginObject();
-    w_.Field("id", run_.id).Field("command", s.Text(0)).Field("status", run_.status);
-    w_.Field("host", s.Text(1)).Field("kernel", s.Text(2)).Field("version", s.Text(3));
-    w_.Field("start_realtime_ns", s.Int(4)).Field("command_start_ts", s.Int(5));
-    w_.Field("end_ts", s.Int(6)).Field("events_recorded", s.Int(7)).Field("events_dropped", s.Int(8));
+    data_["run"] = {{"id", run_.id},          {"command", s.Text(0)},         {"status", run_.status},
+                    {"host", s.Text(1)},      {"kernel", s.Text(2)},          {"version", s.Text(3)},
+                    {"start_realtime_ns", s.Int(4)}, {"command_start_ts", s.Int(5)}, {"end_ts", s.Int(6)},
+                    {"events_recorded", s.Int(7)},   {"events_dropped", s.Int(8)}};
     settings = s.Text(9);
   }));
   if (!found) return MakeError("profile database '" + db_.path() + "' has no run " + std::to_string(run_.id) + ".");
@@ -238,15 +245,15 @@ Status ReportBuilder::RunHeader(const FindingSet& set) {
     if (!axis) return axis.error();
     axis_ = *axis;
   }
-  w_.Field("span_ns", axis_.span).Field("bucket_origin_ns", axis_.origin);
-  w_.Field("bucket_ns", static_cast<double>(axis_.span - axis_.origin) / o_.time_buckets);
-  w_.Field("offcpu_min_ns", ParseSettings(settings).offcpu_min_ns);
-  w_.Key("probes").BeginArray();
-  SYSPGO_TRY(ForEachRow(db_, What("run_probe"), kProbesSql, {run_.id}, [&](Stmt& s) {
-    w_.BeginArray().Str(s.Text(0)).Int(s.Int(1)).Str(s.Text(2)).Int(s.Int(3)).EndArray();
-  }));
-  w_.EndArray().EndObject();
-  return {};
+  Json& r = data_["run"];
+  r["span_ns"] = axis_.span;
+  r["bucket_origin_ns"] = axis_.origin;
+  r["bucket_ns"] = Number(static_cast<double>(axis_.span - axis_.origin) / o_.time_buckets);
+  r["offcpu_min_ns"] = ParseSettings(settings).offcpu_min_ns;
+  Json& probes = r["probes"] = Json::array();
+  return ForEachRow(db_, What("run_probe"), kProbesSql, {run_.id}, [&](Stmt& s) {
+    probes.push_back(Json::array({s.Text(0), s.Int(1), s.Text(2), s.Int(3)}));
+  });
 }
 
 Status ReportBuilder::Threads() {
@@ -366,22 +373,25 @@ Status ReportBuilder::Block() {
   }));
   std::map<int64_t, std::vector<Interval>> by_dev;
   for (Interval& iv : kept.TakeByTime()) by_dev[iv.d].push_back(iv);
-  w_.Key("devices").BeginArray();
+  Json& devices = data_["devices"] = Json::array();
   for (auto& [dev, d] : devs) {
     auto& rq = by_dev[dev];
     LaneAssigner lanes;
     std::vector<int> lane;
     for (auto& iv : rq) lane.push_back(lanes.Add(iv.ts, iv.dur));
     int nlanes = lanes.lanes();
-    w_.BeginObject().Field("dev", DevName(dev)).Field("requests", d.requests).Field("rows", d.rows);
-    w_.Field("bytes", d.bytes).Field("shown", static_cast<int64_t>(rq.size())).Field("lanes", int64_t{nlanes});
     // [ts, dur, op (-> strings), bytes, lane, details (-> strings: who, file, flags, traced tid, \x1f-separated)]
-    w_.Key("items").BeginArray();
+    Json items = Json::array();
     for (size_t i = 0; i < rq.size(); ++i)
-      w_.BeginArray().Int(rq[i].ts).Int(rq[i].dur).Int(rq[i].a).Int(rq[i].b).Int(lane[i]).Int(rq[i].c).EndArray();
-    w_.EndArray().EndObject();
+      items.push_back(Json::array({rq[i].ts, rq[i].dur, rq[i].a, rq[i].b, lane[i], rq[i].c}));
+    devices.push_back({{"dev", DevName(dev)},
+                       {"requests", d.requests},
+                       {"rows", d.rows},
+                       {"bytes", d.bytes},
+                       {"shown", rq.size()},
+                       {"lanes", nlanes},
+                       {"items", std::move(items)}});
   }
-  w_.EndArray();
   return {};
 }
 
@@ -400,93 +410,89 @@ Status ReportBuilder::BlockHist() {
     h.sum_ns += b.sum_ns;
     for (auto& [slot, n] : b.slots) h.slots[slot] += n;
   }
-  w_.Field("block_hist_note", rows.ok() ? std::string() : rows.error().message);
+  data_["block_hist_note"] = rows.ok() ? std::string() : rows.error().message;
   auto buckets = [&](const std::map<int, int64_t>& slots) {
-    w_.Key("buckets").BeginArray();
-    for (auto& [slot, n] : slots)
-      w_.BeginArray().Int(slot ? int64_t{1} << slot : 0).Int(int64_t{1} << (slot + 1)).Int(n).EndArray();
-    w_.EndArray();
+    Json out = Json::array();
+    for (auto& [slot, n] : slots) out.push_back(Json::array({slot ? int64_t{1} << slot : 0, int64_t{1} << (slot + 1), n}));
+    return out;
   };
-  w_.Key("block_hist").BeginArray();
-  for (auto& [key, h] : hists) {
-    w_.BeginObject().Field("dev", key.first).Field("op", key.second).Field("count", h.count);
-    w_.Field("sum_ns", h.sum_ns);
-    buckets(h.slots);
-    w_.EndObject();
-  }
-  w_.EndArray();
-  w_.Key("sys_hist").BeginArray();
+  Json& block = data_["block_hist"] = Json::array();
+  for (auto& [key, h] : hists)
+    block.push_back({{"dev", key.first},
+                     {"op", key.second},
+                     {"count", h.count},
+                     {"sum_ns", h.sum_ns},
+                     {"buckets", buckets(h.slots)}});
+  Json& sys = data_["sys_hist"] = Json::array();
   std::vector<std::pair<std::string, const SysHist*>> order;
   for (auto& [name, h] : sys_hist_) order.emplace_back(name, &h);
   std::stable_sort(order.begin(), order.end(),
                    [](auto& x, auto& y) { return x.second->total_ns > y.second->total_ns; });
-  for (auto& [name, h] : order) {
-    w_.BeginObject().Field("name", name).Field("count", h->count).Field("total_ns", h->total_ns);
-    w_.Field("worst_ns", h->worst_ns);
-    buckets(h->slots);
-    w_.EndObject();
-  }
-  w_.EndArray();
+  for (auto& [name, h] : order)
+    sys.push_back({{"name", name},
+                   {"count", h->count},
+                   {"total_ns", h->total_ns},
+                   {"worst_ns", h->worst_ns},
+                   {"buckets", buckets(h->slots)}});
   return {};
 }
 
 void ReportBuilder::Findings(const FindingSet& set) {
-  w_.Key("analyses").BeginObject().Key("ran").BeginArray();
-  for (const std::string& a : set.analyses) w_.Str(a);
-  w_.EndArray().Key("problems").BeginArray();
-  for (const std::string& p : set.problems) w_.Str(p);
-  w_.EndArray().EndObject();
-  w_.Key("findings").BeginArray();
+  data_["analyses"] = {{"ran", set.analyses}, {"problems", set.problems}};
+  Json& findings = data_["findings"] = Json::array();
   for (const Finding& f : set.findings) {
-    w_.BeginObject().Field("kind", f.kind).Field("title", f.title);
-    w_.Key("facts").BeginArray();
-    for (auto& [k, v] : f.facts) w_.BeginArray().Str(k).Str(v).EndArray();
-    w_.EndArray();
-    w_.Field("count", f.count).Field("total_ns", f.total_ns).Field("worst_ns", f.worst_ns).Field("share", f.share);
-    w_.Field("period", f.period).Field("fix", f.fix);
-    w_.Key("evidence").BeginArray();
-    for (auto& e : f.evidence) w_.Str(e);
-    w_.EndArray();
+    Json facts = Json::array();
+    for (auto& [k, v] : f.facts) facts.push_back(Json::array({k, v}));
+    Json& j = findings.emplace_back(Json{{"kind", f.kind},
+                                         {"title", f.title},
+                                         {"facts", std::move(facts)},
+                                         {"count", f.count},
+                                         {"total_ns", f.total_ns},
+                                         {"worst_ns", f.worst_ns},
+                                         {"share", Number(f.share)},
+                                         {"period", f.period},
+                                         {"fix", f.fix},
+                                         {"evidence", f.evidence}});
     std::vector<Occurrence> occ = f.occurrences;
     std::sort(occ.begin(), occ.end(), [](auto& x, auto& y) { return x.ts < y.ts; });
-    w_.Field("occurrences", static_cast<int64_t>(occ.size()));
+    j["occurrences"] = occ.size();
     if (occ.size() > o_.max_occurrences) {
       // Keep the longest, in time order: they are what the finding is about.
       std::stable_sort(occ.begin(), occ.end(), [](auto& x, auto& y) { return x.dur > y.dur; });
       occ.resize(o_.max_occurrences);
       std::sort(occ.begin(), occ.end(), [](auto& x, auto& y) { return x.ts < y.ts; });
     }
-    w_.Key("occ").BeginArray();
-    for (auto& o : occ) w_.BeginArray().Int(o.ts).Int(o.dur).Int(o.tid).EndArray();
-    w_.EndArray();
+    Json& occ_rows = j["occ"] = Json::array();
+    for (auto& o : occ) occ_rows.push_back(Json::array({o.ts, o.dur, o.tid}));
     // Wakeups on the way to the root, drawn as arrows: [ts, from tid, to tid].
-    w_.Key("links").BeginArray();
+    Json& links = j["links"] = Json::array();
     for (size_t i = 0; i < f.links.size() && i < o_.max_occurrences; ++i)
-      w_.BeginArray().Int(f.links[i].ts).Int(f.links[i].cause_tid).Int(f.links[i].tid).EndArray();
-    w_.EndArray().EndObject();
+      links.push_back(Json::array({f.links[i].ts, f.links[i].cause_tid, f.links[i].tid}));
   }
-  w_.EndArray();
 }
 
 Status ReportBuilder::Files() {
   auto files = FileSummary(db_, {run_.id, false, o_.top_files});
   if (!files) return files.error();
-  w_.Key("files").BeginArray();
-  for (const FileStats& f : *files) {
-    w_.BeginObject().Field("path", f.path).Field("kind", f.kind).Field("reads", f.reads);
-    w_.Field("read_bytes", f.read_bytes).Field("writes", f.writes).Field("write_bytes", f.write_bytes);
-    w_.Field("syncs", f.syncs).Field("total_ns", f.total_ns).Field("worst_ns", f.worst_ns);
-    w_.Field("worst_syscall", f.worst_syscall).EndObject();
-  }
-  w_.EndArray();
+  Json& rows = data_["files"] = Json::array();
+  for (const FileStats& f : *files)
+    rows.push_back({{"path", f.path},
+                    {"kind", f.kind},
+                    {"reads", f.reads},
+                    {"read_bytes", f.read_bytes},
+                    {"writes", f.writes},
+                    {"write_bytes", f.write_bytes},
+                    {"syncs", f.syncs},
+                    {"total_ns", f.total_ns},
+                    {"worst_ns", f.worst_ns},
+                    {"worst_syscall", f.worst_syscall}});
   return {};
 }
 
 Status ReportBuilder::PageCache(const FindingSet& set) {
-  w_.Key("pagecache").BeginObject();
+  Json& out = data_["pagecache"] = Json::object();
   if (!HasTable(db_, "page_cache")) {
-    w_.Field("note", "no page-cache data in this run: the database predates the pagecache probe group");
-    w_.EndObject();
+    out["note"] = "no page-cache data in this run: the database predates the pagecache probe group";
     return {};
   }
   // The findings' page-cache analysis tallied the chart in its pass, unless
@@ -511,43 +517,34 @@ Status ReportBuilder::PageCache(const FindingSet& set) {
   std::vector<PageCacheChart::File> files = chart->files();
   const std::map<std::string, int64_t>& deleters = chart->deleters();
   if (rows == 0) {
-    w_.Field("note", "no page-cache data in this run (the pagecache probe group was off, or nothing was added or "
-                     "deleted)");
-    w_.EndObject();
+    out["note"] = "no page-cache data in this run (the pagecache probe group was off, or nothing was added or "
+                  "deleted)";
     return {};
   }
-  w_.Field("note", "");
-  auto series = [&](const char* key, const std::vector<int64_t>& v) {
-    w_.Key(key).BeginArray();
-    for (int64_t x : v) w_.Int(x);
-    w_.EndArray();
-  };
-  series("added", chart->added());
-  series("deleted", chart->deleted());
-  series("refaulted", chart->refaulted());
-  w_.Key("has_refaults").Bool(has_refaults);
+  out["note"] = "";
+  out["added"] = chart->added();
+  out["deleted"] = chart->deleted();
+  out["refaulted"] = chart->refaulted();
+  out["has_refaults"] = has_refaults;
   // The 15 files with the most pages deleted, then added.
   using File = PageCacheChart::File;
   std::sort(files.begin(), files.end(), [](const File& a, const File& b) {
     return std::tie(b.deleted, b.added, a.dev, a.ino) < std::tie(a.deleted, a.added, b.dev, b.ino);
   });
   if (files.size() > 15) files.resize(15);
-  w_.Key("files").BeginArray();
+  Json& rows_out = out["files"] = Json::array();
   for (const File& f : files) {
     auto it = paths_.find({f.dev, f.ino});
     std::string path =
         it != paths_.end() && !it->second.empty() ? it->second : DevName(f.dev) + " inode " + std::to_string(f.ino);
-    w_.BeginObject().Field("path", path).Field("added", f.added).Field("deleted", f.deleted);
-    w_.Field("refaulted", f.refaulted).EndObject();
+    rows_out.push_back({{"path", path}, {"added", f.added}, {"deleted", f.deleted}, {"refaulted", f.refaulted}});
   }
-  w_.EndArray();
   // Who deleted the most pages, by task name.
   std::vector<std::pair<std::string, int64_t>> by_task(deleters.begin(), deleters.end());
   std::stable_sort(by_task.begin(), by_task.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   if (by_task.size() > 10) by_task.resize(10);
-  w_.Key("deleters").BeginArray();
-  for (const auto& [comm, pages] : by_task) w_.BeginArray().Str(comm).Int(pages).EndArray();
-  w_.EndArray().EndObject();
+  Json& who = out["deleters"] = Json::array();
+  for (const auto& [comm, pages] : by_task) who.push_back(Json::array({comm, pages}));
   return {};
 }
 
@@ -557,7 +554,7 @@ Status ReportBuilder::PageCache(const FindingSet& set) {
 // (readahead); fault-around windows are left out (mapped, not used). A
 // database this cannot read gets a note, not a failed report.
 void ReportBuilder::Access(const FindingSet& set) {
-  w_.Key("access").BeginObject();
+  Json& out = data_["access"] = Json::object();
   // The findings' access analysis summarized it already, unless it did not run.
   std::shared_ptr<const AccessSummary> summary = set.access;
   std::string why;
@@ -574,36 +571,37 @@ void ReportBuilder::Access(const FindingSet& set) {
                    [](const FileAccess* a, const FileAccess* b) { return a->used_pages > b->used_pages; });
   if (top.size() > o_.access_files) top.resize(o_.access_files);
   if (!summary)
-    w_.Field("note", "no access order: " + why);
+    out["note"] = "no access order: " + why;
   else if (top.empty())
-    w_.Field("note", "no file was faulted on or read in this run (the faults and fileio probe groups record that)");
+    out["note"] = "no file was faulted on or read in this run (the faults and fileio probe groups record that)";
   else
-    w_.Field("note", "");
-  w_.Key("files").BeginArray();
+    out["note"] = "";
+  Json& rows = out["files"] = Json::array();
   for (const FileAccess* f : top) {
     size_t n = f->touches.size(), shown = std::min(n, o_.max_access_points);
-    w_.BeginObject().Field("path", f->path).Field("size", static_cast<int64_t>(f->size));
-    w_.Field("used_pages", static_cast<int64_t>(f->used_pages)).Field("touches", static_cast<int64_t>(n));
-    w_.Field("shown", static_cast<int64_t>(shown));
-    w_.Key("points").BeginArray();
+    Json points = Json::array();
     for (size_t i = 0; i < shown; ++i) {
       const FileTouch& t = summary->order.touches[f->touches[i * n / shown]];
-      w_.BeginArray().Int(static_cast<int64_t>(t.ts_ns)).Int(static_cast<int64_t>(t.offset));
-      w_.Int(static_cast<int64_t>(t.length)).Int(t.source == 'f' ? 0 : t.source == 'r' ? 1 : 2).EndArray();
+      points.push_back(Json::array({static_cast<int64_t>(t.ts_ns), static_cast<int64_t>(t.offset),
+                                    static_cast<int64_t>(t.length), t.source == 'f' ? 0 : t.source == 'r' ? 1 : 2}));
     }
-    w_.EndArray().EndObject();
+    rows.push_back({{"path", f->path},
+                    {"size", static_cast<int64_t>(f->size)},
+                    {"used_pages", static_cast<int64_t>(f->used_pages)},
+                    {"touches", n},
+                    {"shown", shown},
+                    {"points", std::move(points)}});
   }
-  w_.EndArray().EndObject();
 }
 
 // The CPU samples as a flame graph: root -> process -> outermost frame ->
 // ... -> innermost, inline frames expanded, kernel frames after user ones
 // (the user code called into the kernel).
 void ReportBuilder::Flame() {
-  w_.Key("flame").BeginObject();
+  Json& out = data_["flame"] = Json::object();
   auto set = LoadCpuSamples(db_, run_.id);
   if (!set) {
-    w_.Field("note", set.error().message).EndObject();
+    out["note"] = set.error().message;
     return;
   }
   Symbolizer sym({o_.debug_dirs, {}});
@@ -644,27 +642,26 @@ void ReportBuilder::Flame() {
   uint64_t min_value = std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(nodes[0].value * o_.flame_min_share)));
   int64_t omitted = 0;
   // [name, value, kind, [children...]], children in name order.
-  auto emit = [&](auto&& self, size_t n) -> void {
-    w_.BeginArray().Str(nodes[n].name).Int(static_cast<int64_t>(nodes[n].value)).Int(nodes[n].kind).BeginArray();
+  auto tree = [&](auto&& self, size_t n) -> Json {
+    Json kids = Json::array();
     for (auto& [key, k] : nodes[n].kids) {
-      if (nodes[k].value >= min_value) self(self, k);
+      if (nodes[k].value >= min_value) kids.push_back(self(self, k));
       else ++omitted;
     }
-    w_.EndArray().EndArray();
+    return Json::array({nodes[n].name, nodes[n].value, nodes[n].kind, std::move(kids)});
   };
-  w_.Field("note", "").Field("samples", static_cast<int64_t>(p.total));
-  w_.Field("period_ns", static_cast<int64_t>(p.period_ns)).Field("min_samples", static_cast<int64_t>(min_value));
-  w_.Key("tree");
-  emit(emit, 0);
-  w_.Field("omitted", omitted);
-  w_.Key("problems").BeginArray();
+  out["note"] = "";
+  out["samples"] = p.total;
+  out["period_ns"] = p.period_ns;
+  out["min_samples"] = min_value;
+  out["tree"] = tree(tree, 0);
+  out["omitted"] = omitted;
+  Json& problems = out["problems"] = Json::array();
   for (const ProfileBinary& b : p.binaries)
-    if (!b.problem.empty()) w_.Str(b.ref.path + ": " + b.problem);
-  w_.EndArray().EndObject();
+    if (!b.problem.empty()) problems.push_back(b.ref.path + ": " + b.problem);
 }
 
 Result<std::string> ReportBuilder::Build(const FindingSet& findings) {
-  w_.BeginObject();
   SYSPGO_TRY(RunHeader(findings));
   SYSPGO_TRY(Threads());
   SYSPGO_TRY(ForEachRow(db_, What("file"), kFilePathsSql, {run_.id},
@@ -680,33 +677,30 @@ Result<std::string> ReportBuilder::Build(const FindingSet& findings) {
     if ((x->tid == x->pid) != (y->tid == y->pid)) return x->tid == x->pid;
     return x->tid < y->tid;
   });
-  w_.Key("threads").BeginArray();
+  Json& threads = data_["threads"] = Json::array();
   for (const ThreadRow* t : order) {
-    w_.BeginObject().Field("tid", t->tid).Field("pid", t->pid).Field("comm", t->comm);
-    w_.Field("process", t->process).Field("start", t->start).Field("end", t->end < 0 ? axis_.span : t->end);
-    auto totals = [&](const char* key, auto& m) {
+    auto totals = [&](auto& m) {
       auto it = m.find(t->tid);
-      w_.Key(key).BeginArray();
-      if (it != m.end()) w_.Int(it->second.first).Int(it->second.second);
-      else w_.Int(0).Int(0);
-      w_.EndArray();
+      return it != m.end() ? Json::array({it->second.first, it->second.second}) : Json::array({0, 0});
     };
-    totals("sys_total", sys_totals_);
-    totals("off_total", off_totals_);
     // [ts, dur, name (-> strings), file (-> strings), ret, offset]
-    w_.Key("sys").BeginArray();
-    for (auto& iv : sys_[t->tid])
-      w_.BeginArray().Int(iv.ts).Int(iv.dur).Int(iv.a).Int(iv.b).Int(iv.c).Int(iv.d).EndArray();
-    w_.EndArray();
+    Json sys = Json::array();
+    for (auto& iv : sys_[t->tid]) sys.push_back(Json::array({iv.ts, iv.dur, iv.a, iv.b, iv.c, iv.d}));
     // [ts, dur, state (-> strings), waker (-> strings)]
-    w_.Key("off").BeginArray();
-    for (auto& iv : off_[t->tid]) w_.BeginArray().Int(iv.ts).Int(iv.dur).Int(iv.a).Int(iv.b).EndArray();
-    w_.EndArray();
-    w_.Key("density").BeginArray();
-    for (int64_t n : density_[t->tid]) w_.Int(n);
-    w_.EndArray().EndObject();
+    Json off = Json::array();
+    for (auto& iv : off_[t->tid]) off.push_back(Json::array({iv.ts, iv.dur, iv.a, iv.b}));
+    threads.push_back({{"tid", t->tid},
+                       {"pid", t->pid},
+                       {"comm", t->comm},
+                       {"process", t->process},
+                       {"start", t->start},
+                       {"end", t->end < 0 ? axis_.span : t->end},
+                       {"sys_total", totals(sys_totals_)},
+                       {"off_total", totals(off_totals_)},
+                       {"sys", std::move(sys)},
+                       {"off", std::move(off)},
+                       {"density", density_[t->tid]}});
   }
-  w_.EndArray();
   SYSPGO_TRY(Block());
   SYSPGO_TRY(BlockHist());
   Findings(findings);
@@ -714,17 +708,14 @@ Result<std::string> ReportBuilder::Build(const FindingSet& findings) {
   SYSPGO_TRY(PageCache(findings));
   Access(findings);
   Flame();
-  w_.Key("limits").BeginObject();
-  w_.Field("syscalls_per_thread", static_cast<int64_t>(o_.max_syscalls_per_thread));
-  w_.Field("offcpu_per_thread", static_cast<int64_t>(o_.max_offcpu_per_thread));
-  w_.Field("block_requests", static_cast<int64_t>(o_.max_block_requests));
-  w_.Field("occurrences", static_cast<int64_t>(o_.max_occurrences));
-  w_.Field("time_buckets", int64_t{o_.time_buckets}).Field("flame_min_share", o_.flame_min_share);
-  w_.EndObject();
-  w_.Key("strings").BeginArray();
-  for (const std::string& s : strings_.strings()) w_.Str(s);
-  w_.EndArray().EndObject();
-  return std::move(w_.str());
+  data_["limits"] = {{"syscalls_per_thread", o_.max_syscalls_per_thread},
+                     {"offcpu_per_thread", o_.max_offcpu_per_thread},
+                     {"block_requests", o_.max_block_requests},
+                     {"occurrences", o_.max_occurrences},
+                     {"time_buckets", o_.time_buckets},
+                     {"flame_min_share", Number(o_.flame_min_share)}};
+  data_["strings"] = strings_.strings();
+  return JsonForScript(data_);
 }
 
 std::string HtmlEscape(const std::string& s) {
@@ -757,7 +748,7 @@ std::string ReportHtml(const std::string& data_json, const RunInfo& run) {
     if (at != std::string::npos) page.replace(at, mark.size(), with);
   };
   replace("@@TITLE@@", HtmlEscape(title));
-  replace("@@DATA@@", data_json);  // JsonQuote escaped every '<', so it cannot end the <script>
+  replace("@@DATA@@", data_json);  // JsonForScript escaped every '<', so it cannot end the <script>
   return page;
 }
 

@@ -12,83 +12,15 @@
 
 namespace syspgo {
 
-std::string JsonQuote(std::string_view s) {
-  std::string escaped = JsonEscape(std::string(s));
-  std::string out = "\"";
-  out.reserve(escaped.size() + 8);
-  for (char c : escaped) {
+std::string JsonForScript(const nlohmann::ordered_json& j) {
+  std::string text = JsonText(j);
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
     if (c == '<') out += "\\u003c";
     else out += c;
   }
-  out += '"';
   return out;
-}
-
-void JsonWriter::Separate() {
-  if (after_key_) {
-    after_key_ = false;
-    return;
-  }
-  if (!has_items_.empty()) {
-    if (has_items_.back()) out_ += ',';
-    has_items_.back() = true;
-  }
-}
-
-JsonWriter& JsonWriter::Open(char c) {
-  Separate();
-  out_ += c;
-  has_items_.push_back(false);
-  return *this;
-}
-
-JsonWriter& JsonWriter::Close(char c) {
-  out_ += c;
-  has_items_.pop_back();
-  return *this;
-}
-
-JsonWriter& JsonWriter::Key(std::string_view k) {
-  Separate();
-  out_ += JsonQuote(k);
-  out_ += ':';
-  after_key_ = true;
-  return *this;
-}
-
-JsonWriter& JsonWriter::Str(std::string_view s) {
-  Separate();
-  out_ += JsonQuote(s);
-  return *this;
-}
-
-JsonWriter& JsonWriter::Int(int64_t v) {
-  Separate();
-  out_ += std::to_string(v);
-  return *this;
-}
-
-JsonWriter& JsonWriter::Num(double v) {
-  Separate();
-  if (!std::isfinite(v)) v = 0;
-  char buf[32];
-  snprintf(buf, sizeof buf, "%.6g", v);
-  out_ += buf;
-  return *this;
-}
-
-JsonWriter& JsonWriter::Bool(bool v) {
-  Separate();
-  out_ += v ? "true" : "false";
-  return *this;
-}
-
-JsonWriter& JsonWriter::Null() { return Raw("null"); }
-
-JsonWriter& JsonWriter::Raw(std::string_view literal) {
-  Separate();
-  out_ += literal;
-  return *this;
 }
 
 int64_t StringTable::Index(const std::string& s) {

@@ -14,46 +14,17 @@
 #include <unordered_map>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "common/result.h"
 #include "common/sqlite.h"
 
 namespace syspgo {
 
-// A JSON string literal, quotes included. Bytes that are not valid UTF-8
-// become U+FFFD (paths are bytes; JSON parsers reject them otherwise), and
-// '<' becomes \u003c so that the text can sit inside an HTML <script>
-// element without "</script>" or "<!--" ever appearing in it.
-std::string JsonQuote(std::string_view s);
-
-// Builds JSON text in one pass, inserting the commas.
-class JsonWriter {
- public:
-  JsonWriter& BeginObject() { return Open('{'); }
-  JsonWriter& EndObject() { return Close('}'); }
-  JsonWriter& BeginArray() { return Open('['); }
-  JsonWriter& EndArray() { return Close(']'); }
-  JsonWriter& Key(std::string_view k);
-  JsonWriter& Str(std::string_view s);
-  JsonWriter& Int(int64_t v);
-  JsonWriter& Num(double v);  // finite values only; others are written as 0
-  JsonWriter& Bool(bool v);
-  JsonWriter& Null();
-  JsonWriter& Raw(std::string_view literal);  // a value already in JSON form
-  // Shorthands for an object member.
-  JsonWriter& Field(std::string_view k, std::string_view v) { return Key(k).Str(v); }
-  JsonWriter& Field(std::string_view k, const char* v) { return Key(k).Str(v); }
-  JsonWriter& Field(std::string_view k, int64_t v) { return Key(k).Int(v); }
-  JsonWriter& Field(std::string_view k, double v) { return Key(k).Num(v); }
-  std::string& str() { return out_; }
-
- private:
-  JsonWriter& Open(char c);
-  JsonWriter& Close(char c);
-  void Separate();
-  std::string out_;
-  std::vector<bool> has_items_;  // per open container: an item was written
-  bool after_key_ = false;
-};
+// `j` as JSON text (one line) that can sit inside an HTML <script>
+// element: every '<', which JSON has only inside strings, is written as
+// \u003c, so "</script>" or "<!--" never appears in it.
+std::string JsonForScript(const nlohmann::ordered_json& j);
 
 // Interns strings as indices into one table, so repeated labels (syscall
 // names, paths) are sent once.

@@ -33,6 +33,8 @@
 #include <tuple>
 #include <unordered_map>
 
+#include <nlohmann/json.hpp>
+
 #include "analyze/blockhist.h"
 #include "analyze/critical_path.h"
 #include "analyze/file_calls.h"
@@ -1221,68 +1223,57 @@ Result<StallsReport> Analysis::Run() {
   return std::move(report_);
 }
 
-std::string JsonList(const std::vector<std::string>& v) {
-  std::string out = "[";
-  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", \"" : "\"") + JsonEscape(v[i]) + "\"";
-  return out + "]";
+using Json = nlohmann::ordered_json;
+
+Json HopsJson(const std::vector<PathHop>& hops) {
+  Json out = Json::array();
+  for (const PathHop& h : hops)
+    out.push_back({{"tid", h.tid}, {"pid", h.pid}, {"comm", h.comm}, {"doing", h.doing}, {"ts", h.ts}, {"dur", h.dur}});
+  return out;
 }
 
-std::string JsonList(const std::vector<int64_t>& v) {
-  std::string out = "[";
-  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
-  return out + "]";
+// Each root with its time and the chain that leads there.
+Json RootsJson(const std::vector<RootShare>& roots) {
+  Json out = Json::array();
+  for (const RootShare& r : roots)
+    out.push_back({{"kind", r.root.KindName()},
+                   {"tid", r.root.tid},
+                   {"pid", r.root.pid},
+                   {"comm", r.root.comm},
+                   {"what", r.root.what},
+                   {"detail", r.root.detail},
+                   {"ns", r.ns},
+                   {"hops", HopsJson(r.hops)}});
+  return out;
 }
 
-std::string JsonCounts(const std::map<std::string, int64_t>& m) {
-  std::string out = "{";
-  for (auto& [k, v] : m) out += (out.size() > 1 ? ", \"" : "\"") + JsonEscape(k) + "\": " + std::to_string(v);
-  return out + "}";
-}
-
-std::string RootJson(const PathRoot& r, int64_t ns) {
-  return "{\"kind\": \"" + r.KindName() + "\", \"tid\": " + std::to_string(r.tid) + ", \"pid\": " +
-         std::to_string(r.pid) + ", \"comm\": \"" + JsonEscape(r.comm) + "\", \"what\": \"" + JsonEscape(r.what) +
-         "\", \"detail\": \"" + JsonEscape(r.detail) + "\", \"ns\": " + std::to_string(ns) + "}";
-}
-
-std::string HopsJson(const std::vector<PathHop>& hops) {
-  std::string out = "[";
-  for (size_t i = 0; i < hops.size(); ++i) {
-    const PathHop& h = hops[i];
-    out += std::string(i ? ", " : "") + "{\"tid\": " + std::to_string(h.tid) + ", \"pid\": " + std::to_string(h.pid) +
-           ", \"comm\": \"" + JsonEscape(h.comm) + "\", \"doing\": \"" + JsonEscape(h.doing) +
-           "\", \"ts\": " + std::to_string(h.ts) + ", \"dur\": " + std::to_string(h.dur) + "}";
-  }
-  return out + "]";
-}
-
-std::string RootsJson(const std::vector<RootShare>& roots) {
-  std::string out = "[";
-  for (size_t i = 0; i < roots.size(); ++i) {
-    std::string r = RootJson(roots[i].root, roots[i].ns);
-    r.pop_back();  // the closing brace: the chain that leads there goes in too
-    out += (i ? ",\n     " : "") + r + ", \"hops\": " + HopsJson(roots[i].hops) + "}";
-  }
-  return out + "]";
-}
-
-std::string DetailJson(const StallDetail& d) {
-  auto str = [](const std::string& s) { return "\"" + JsonEscape(s) + "\""; };
-  return "\"detail\": {\"cause\": " + str(d.cause) + ", \"comm\": " + str(d.comm) +
-         ", \"main_thread\": " + (d.main_thread ? "true" : "false") + ", \"pids\": " + JsonList(d.pids) +
-         ", \"tids\": " + JsonList(d.tids) + ",\n    \"syscalls\": " + JsonList(d.syscalls) +
-         ", \"inferred_syscalls\": " + JsonList(d.inferred_syscalls) + ", \"file\": " + str(d.file) +
-         ", \"paths\": " + JsonList(d.paths) + ",\n    \"bytes_written\": " + std::to_string(d.bytes_written) +
-         ", \"bytes_read\": " + std::to_string(d.bytes_read) + ", \"synced_bytes\": " + std::to_string(d.synced_bytes) +
-         ", \"offcpu_ns\": " + std::to_string(d.offcpu_ns) + ", \"blocked_ns\": " + std::to_string(d.blocked_ns) +
-         ", \"runnable_ns\": " + std::to_string(d.runnable_ns) + ",\n    \"block_requests\": " +
-         std::to_string(d.block_requests) + ", \"block_bytes\": " + std::to_string(d.block_bytes) +
-         ", \"block_bytes_by_op\": " + JsonCounts(d.block_bytes_by_op) +
-         ", \"wait\": " + str(d.wait) + ", \"waker\": " + str(d.waker) + ",\n    \"period_ns\": " +
-         std::to_string(d.period_ns) + ", \"period_steps\": " + std::to_string(d.period_steps) +
-         ", \"step_ns\": " + std::to_string(d.step_ns) + ",\n    \"roots\": " + RootsJson(d.roots) +
-         ", \"chain\": " + HopsJson(d.roots.empty() ? std::vector<PathHop>{} : d.roots.front().hops) +
-         ", \"stalls_too\": " + JsonList(d.stalls_too) + "}";
+Json DetailJson(const StallDetail& d) {
+  return {{"cause", d.cause},
+          {"comm", d.comm},
+          {"main_thread", d.main_thread},
+          {"pids", d.pids},
+          {"tids", d.tids},
+          {"syscalls", d.syscalls},
+          {"inferred_syscalls", d.inferred_syscalls},
+          {"file", d.file},
+          {"paths", d.paths},
+          {"bytes_written", d.bytes_written},
+          {"bytes_read", d.bytes_read},
+          {"synced_bytes", d.synced_bytes},
+          {"offcpu_ns", d.offcpu_ns},
+          {"blocked_ns", d.blocked_ns},
+          {"runnable_ns", d.runnable_ns},
+          {"block_requests", d.block_requests},
+          {"block_bytes", d.block_bytes},
+          {"block_bytes_by_op", d.block_bytes_by_op},
+          {"wait", d.wait},
+          {"waker", d.waker},
+          {"period_ns", d.period_ns},
+          {"period_steps", d.period_steps},
+          {"step_ns", d.step_ns},
+          {"roots", RootsJson(d.roots)},
+          {"chain", HopsJson(d.roots.empty() ? std::vector<PathHop>{} : d.roots.front().hops)},
+          {"stalls_too", d.stalls_too}};
 }
 
 // What bounds the command: its main thread's time from release to exit,
@@ -1316,14 +1307,16 @@ Result<std::string> StallsReportText(Db& db, const RunInfo& run, const StallsQue
   auto r = FindStalls(db, q);
   if (!r) return r.error();
   if (json) {
-    std::string out = "{\"run\": " + std::to_string(r->run_id) + ", \"wall_ns\": " + std::to_string(r->wall_ns) +
-                      ", \"threshold_ns\": " + std::to_string(r->threshold_ns) + ", \"offcpu_intervals\": " +
-                      std::to_string(r->intervals) + ",\n \"command_path\": {\"tid\": " +
-                      std::to_string(r->command_tid) + ", \"roots\": " + RootsJson(r->command_path) +
-                      "},\n \"findings\": [";
+    Json findings = Json::array();
     for (size_t i = 0; i < r->findings.size(); ++i)
-      out += (i ? ",\n " : "\n ") + FindingJson(r->findings[i], DetailJson(r->details[i]));
-    return out + (r->findings.empty() ? "]}\n" : "\n]}\n");
+      findings.push_back(FindingJson(r->findings[i], DetailJson(r->details[i])));
+    Json j = {{"run", r->run_id},
+              {"wall_ns", r->wall_ns},
+              {"threshold_ns", r->threshold_ns},
+              {"offcpu_intervals", r->intervals},
+              {"command_path", {{"tid", r->command_tid}, {"roots", RootsJson(r->command_path)}}},
+              {"findings", std::move(findings)}};
+    return JsonDocument(j);
   }
   int64_t stalls = 0;
   for (const Finding& f : r->findings) stalls += f.count;

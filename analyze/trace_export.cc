@@ -9,13 +9,18 @@
 #include <map>
 #include <memory>
 
+#include <nlohmann/json.hpp>
+
 #include "analyze/blockhist.h"
 #include "analyze/file_calls.h"
 #include "analyze/report_common.h"
 #include "common/files.h"
+#include "common/util.h"
 
 namespace syspgo {
 namespace {
+
+using Json = nlohmann::ordered_json;
 
 // ===--- Queries: every stream is ordered by ts, longer first at equal ts
 // (a parent before what nests in it); columns 0 and 1 are ts and dur.
@@ -107,38 +112,49 @@ ORDER BY pc.ts, pc.op
 
 // ===--- Event text -------------------------------------------------------=== //
 
-// Microseconds with nanosecond digits: the format's unit, without losing
-// the resolution the database has.
-std::string Micros(int64_t ns) {
+// Microseconds, the format's unit, with the nanosecond digits the database
+// has: times count from the run's start, and a double holds every digit of
+// them (printed in its shortest form: 1.5 for 1500 ns) for runs of up to
+// 11 days.
+double Micros(int64_t ns) { return ns < 0 ? 0.0 : static_cast<double>(ns) / 1000; }
+
+// The same as text with all three decimals ("1.500"), for otherData.
+std::string MicrosText(int64_t ns) {
   if (ns < 0) ns = 0;
   char buf[32];
   snprintf(buf, sizeof buf, "%lld.%03lld", static_cast<long long>(ns / 1000), static_cast<long long>(ns % 1000));
   return buf;
 }
 
-// Starts an event object: name, cat, ph, pid, tid and (unless metadata) ts.
-JsonWriter& Begin(JsonWriter& w, std::string_view name, std::string_view cat, std::string_view ph, int64_t pid,
-                  int64_t tid) {
-  w.BeginObject().Field("name", name);
-  if (!cat.empty()) w.Field("cat", cat);
-  return w.Field("ph", ph).Field("pid", pid).Field("tid", tid);
+// An event with what every event starts with: name, cat, ph, pid and tid.
+Json Event(const std::string& name, const char* cat, const char* ph, int64_t pid, int64_t tid) {
+  Json e = {{"name", name}};
+  if (*cat) e["cat"] = cat;
+  e["ph"] = ph;
+  e["pid"] = pid;
+  e["tid"] = tid;
+  return e;
 }
 
-std::string Metadata(const char* what, int64_t pid, int64_t tid, const std::string& key, const std::string& value,
-                     bool number) {
-  JsonWriter w;
-  Begin(w, what, "", "M", pid, tid).Key("args").BeginObject().Key(key);
-  if (number) w.Raw(value);
-  else w.Str(value);
-  w.EndObject().EndObject();
-  return std::move(w.str());
+// An event that lasts: an "X" (complete) event from ts to ts + dur.
+Json Complete(const std::string& name, const char* cat, int64_t pid, int64_t tid, int64_t ts, int64_t dur) {
+  Json e = Event(name, cat, "X", pid, tid);
+  e["ts"] = Micros(ts);
+  e["dur"] = Micros(dur);
+  return e;
+}
+
+Json Metadata(const char* what, int64_t pid, int64_t tid, const std::string& key, Json value) {
+  Json e = Event(what, "", "M", pid, tid);
+  e["args"] = {{key, std::move(value)}};
+  return e;
 }
 
 // One time-ordered stream of events.
 struct Stream {
-  std::function<bool(Status*)> next;  // reads the next event into ts/dur/text; false at the end or on error
+  std::function<bool(Status*)> next;  // reads the next events into ts/dur/events; false at the end or on error
   int64_t ts = 0, dur = 0;
-  std::string text;
+  std::vector<Json> events;  // one, or an event and what goes with it
   bool has = false;
 };
 
@@ -154,9 +170,10 @@ class Exporter {
   Status Names();
   Status BlockLanes();
   Result<Stmt> Query(const char* table, const char* sql);
-  void Emit(FILE* out, const std::string& text) {
+  // One event into traceEvents: one line of JSON.
+  void Emit(FILE* out, const Json& event) {
     fputs(first_ ? "\n" : ",\n", out);
-    fputs(text.c_str(), out);
+    fputs(JsonText(event).c_str(), out);
     first_ = false;
   }
 
@@ -251,33 +268,39 @@ Status Exporter::Prepare() {
 
 Status Exporter::Write(FILE* out) {
   // Header and the run's description (otherData is shown by chrome://tracing).
-  JsonWriter head;
-  head.BeginObject().Field("displayTimeUnit", "ns").Key("otherData").BeginObject();
-  head.Field("producer", "syspgo " + version_).Field("run", run_.id).Field("command", command_);
-  head.Field("host", host_).Field("kernel", kernel_).Field("status", run_.status);
-  head.Field("start_realtime_ns", start_realtime_ns_).Field("command_start_us", Micros(command_start_));
-  head.EndObject();
-  std::string h = head.str();
+  // The document with traceEvents empty, written up to that array's '[':
+  // the events stream into it, one at a time.
+  Json head = {{"displayTimeUnit", "ns"},
+               {"otherData",
+                {{"producer", "syspgo " + version_},
+                 {"run", run_.id},
+                 {"command", command_},
+                 {"host", host_},
+                 {"kernel", kernel_},
+                 {"status", run_.status},
+                 {"start_realtime_ns", start_realtime_ns_},
+                 {"command_start_us", MicrosText(command_start_)}}},
+               {"traceEvents", Json::array()}};
+  std::string h = JsonText(head);
+  h.resize(h.size() - 2);  // "]}"
   fputs(h.c_str(), out);
-  fputs(",\"traceEvents\":[", out);
 
   // Track names.
-  auto meta = [&](const char* what, int64_t pid, int64_t tid, const std::string& key, const std::string& value,
-                  bool number = false) {
-    Emit(out, Metadata(what, pid, tid, key, value, number));
+  auto meta = [&](const char* what, int64_t pid, int64_t tid, const std::string& key, Json value) {
+    Emit(out, Metadata(what, pid, tid, key, std::move(value)));
     ++stats_.metadata;
   };
   for (auto& [pid, p] : procs_) {
     meta("process_name", pid, pid, "name", p.name);
-    meta("process_sort_index", pid, pid, "sort_index", std::to_string(p.order), true);
+    meta("process_sort_index", pid, pid, "sort_index", p.order);
   }
   for (auto& [tid, t] : threads_) {
     meta("thread_name", t.first, tid, "name", t.second);
-    meta("thread_sort_index", t.first, tid, "sort_index", std::to_string(tid == t.first ? 0 : tid), true);
+    meta("thread_sort_index", t.first, tid, "sort_index", tid == t.first ? 0 : tid);
   }
   for (auto& [dev, pid] : device_pid_) {
     meta("process_name", pid, pid, "name", "block device " + DevName(dev));
-    meta("process_sort_index", pid, pid, "sort_index", std::to_string(2000000 + (pid - kTraceSyntheticPid)), true);
+    meta("process_sort_index", pid, pid, "sort_index", 2000000 + (pid - kTraceSyntheticPid));
     for (int l = 0; l < device_lanes_[dev]; ++l)
       meta("thread_name", pid, pid + 1 + l, "name", "queue slot " + std::to_string(l));
   }
@@ -286,7 +309,7 @@ Status Exporter::Write(FILE* out) {
     meta("process_name", counter_pid, counter_pid, "name", "page cache (pages the run added minus deleted)");
   if (finding_lanes_) {
     meta("process_name", findings_pid, findings_pid, "name", "syspgo findings");
-    meta("process_sort_index", findings_pid, findings_pid, "sort_index", "-1", true);
+    meta("process_sort_index", findings_pid, findings_pid, "sort_index", -1);
     for (int l = 0; l < finding_lanes_; ++l)
       meta("thread_name", findings_pid, findings_pid + 1 + l, "name", "findings " + std::to_string(l));
   }
@@ -305,7 +328,7 @@ Status Exporter::Write(FILE* out) {
       if (!s->Step(err)) return false;
       me.ts = s->Int(0);
       me.dur = s->Int(1);
-      me.text = format(*s);
+      me.events = {format(*s)};
       return true;
     };
     streams.push_back(std::move(stream));
@@ -314,34 +337,31 @@ Status Exporter::Write(FILE* out) {
   streams.reserve(5);
   SYSPGO_TRY(from_query("file_io, file_open and file_lookup", kSyscallsSql.c_str(), [this](Stmt& s) {
     ++stats_.syscalls;
-    JsonWriter w;
-    Begin(w, s.Text(4), "syscall", "X", s.Int(2), s.Int(3)).Key("ts").Raw(Micros(s.Int(0)));
-    w.Key("dur").Raw(Micros(s.Int(1))).Key("args").BeginObject();
+    Json e = Complete(s.Text(4), "syscall", s.Int(2), s.Int(3), s.Int(0), s.Int(1));
+    Json& args = e["args"] = Json::object();
     int64_t ret = s.Int(7);
     if (s.Int(10)) {  // an open (1) or a lookup (2)
-      w.Field("path", s.Text(6)).Field("flags", s.Int(11));
-      if (ret < 0) w.Field("errno", -ret);
-      else w.Field(s.Int(10) == 1 ? "fd" : "result", ret);
+      args["path"] = s.Text(6);
+      args["flags"] = s.Int(11);
+      args[ret < 0 ? "errno" : s.Int(10) == 1 ? "fd" : "result"] = ret < 0 ? -ret : ret;
     } else {
-      w.Field("fd", s.Int(5)).Field("file", s.Text(6)).Field("requested", s.Int(9));
-      if (ret >= 0) w.Field("done", ret);
-      else w.Field("errno", -ret);
-      if (s.Int(8) >= 0) w.Field("offset", s.Int(8));
+      args["fd"] = s.Int(5);
+      args["file"] = s.Text(6);
+      args["requested"] = s.Int(9);
+      args[ret >= 0 ? "done" : "errno"] = ret >= 0 ? ret : -ret;
+      if (s.Int(8) >= 0) args["offset"] = s.Int(8);
     }
-    w.EndObject().EndObject();
-    return std::move(w.str());
+    return e;
   }));
   SYSPGO_TRY(from_query("offcpu", kOffCpuSql, [this](Stmt& s) {
     ++stats_.offcpu;
-    JsonWriter w;
     std::string state = OffCpuStateName(s.Int(4));
-    Begin(w, "off-CPU " + state, "offcpu", "X", s.Int(2), s.Int(3)).Key("ts").Raw(Micros(s.Int(0)));
-    w.Key("dur").Raw(Micros(s.Int(1))).Key("args").BeginObject().Field("state", state).Field("cpu", s.Int(5));
-    if (s.Int(7) > 0) w.Field("waker", s.Text(6) + " (tid " + std::to_string(s.Int(7)) + ")");
-    else if (s.Int(7) == 0) w.Field("waker", "interrupt on an idle CPU");
-    if (s.Int(8) >= 0) w.Key("runnable_us").Raw(Micros(s.Int(0) + s.Int(1) - s.Int(8)));
-    w.EndObject().EndObject();
-    return std::move(w.str());
+    Json e = Complete("off-CPU " + state, "offcpu", s.Int(2), s.Int(3), s.Int(0), s.Int(1));
+    Json& args = e["args"] = {{"state", state}, {"cpu", s.Int(5)}};
+    if (s.Int(7) > 0) args["waker"] = s.Text(6) + " (tid " + std::to_string(s.Int(7)) + ")";
+    else if (s.Int(7) == 0) args["waker"] = "interrupt on an idle CPU";
+    if (s.Int(8) >= 0) args["runnable_us"] = Micros(s.Int(0) + s.Int(1) - s.Int(8));
+    return e;
   }));
   auto lanes = std::make_shared<std::map<int64_t, LaneAssigner>>();
   SYSPGO_TRY(from_query("block_rq", kBlockSql, [this, lanes](Stmt& s) {
@@ -349,15 +369,15 @@ Status Exporter::Write(FILE* out) {
     int64_t dev = s.Int(2);
     int lane = (*lanes)[dev].Add(s.Int(0), s.Int(1));
     int64_t pid = device_pid_[dev];
-    JsonWriter w;
-    Begin(w, s.Text(3), "block", "X", pid, pid + 1 + lane).Key("ts").Raw(Micros(s.Int(0)));
-    w.Key("dur").Raw(Micros(s.Int(1))).Key("args").BeginObject().Field("bytes", s.Int(4)).Field("sector", s.Int(5));
-    w.Field("flags", s.Int(6)).Field("error", s.Int(7));
-    if (s.Int(8)) w.Field("for", s.Text(9) + " (tid " + std::to_string(s.Int(8)) + ")").Field("traced", s.Int(12));
-    if (!s.Text(10).empty()) w.Field("file", s.Text(10));
-    if (s.Int(11) >= 0) w.Key("queued_us").Raw(Micros(s.Int(11)));
-    w.EndObject().EndObject();
-    return std::move(w.str());
+    Json e = Complete(s.Text(3), "block", pid, pid + 1 + lane, s.Int(0), s.Int(1));
+    Json& args = e["args"] = {{"bytes", s.Int(4)}, {"sector", s.Int(5)}, {"flags", s.Int(6)}, {"error", s.Int(7)}};
+    if (s.Int(8)) {
+      args["for"] = s.Text(9) + " (tid " + std::to_string(s.Int(8)) + ")";
+      args["traced"] = s.Int(12);
+    }
+    if (!s.Text(10).empty()) args["file"] = s.Text(10);
+    if (s.Int(11) >= 0) args["queued_us"] = Micros(s.Int(11));
+    return e;
   }));
   if (has_page_cache_) {
     // Instant events, and the run's net pages as a counter at most once per
@@ -374,10 +394,10 @@ Status Exporter::Write(FILE* out) {
     };
     auto c = std::make_shared<Counter>();
     auto counter = [counter_pid](int64_t ts, int64_t pages) {
-      JsonWriter w;
-      Begin(w, "page cache pages", "page_cache", "C", counter_pid, counter_pid).Key("ts").Raw(Micros(ts));
-      w.Key("args").BeginObject().Field("pages", pages).EndObject().EndObject();
-      return std::move(w.str());
+      Json e = Event("page cache pages", "page_cache", "C", counter_pid, counter_pid);
+      e["ts"] = Micros(ts);
+      e["args"] = {{"pages", pages}};
+      return e;
     };
     Stream stream;
     stream.next = [this, s, c, counter, &streams, idx = streams.size()](Status* err) {
@@ -388,28 +408,27 @@ Status Exporter::Write(FILE* out) {
         if (!err->ok() || c->last_ts < 0 || c->net == c->shown) return false;
         me.ts = c->last_ts;
         me.dur = 0;
-        me.text = counter(c->last_ts, c->net);
+        me.events = {counter(c->last_ts, c->net)};
         ++stats_.counters;
         return true;
       }
       ++stats_.page_cache;
       int64_t ts = s->Int(0);
       bool add = s->Int(4) == 1;
-      JsonWriter w;
-      Begin(w, add ? "page cache add" : "page cache delete", "page_cache", "i", s->Int(2), s->Int(3));
-      w.Key("ts").Raw(Micros(ts)).Field("s", "t").Key("args").BeginObject();
+      Json e = Event(add ? "page cache add" : "page cache delete", "page_cache", "i", s->Int(2), s->Int(3));
+      e["ts"] = Micros(ts);
+      e["s"] = "t";
       std::string file =
           s->Text(7).empty() ? DevName(s->Int(8)) + " inode " + std::to_string(s->Int(9)) : s->Text(7);
-      w.Field("file", file).Field("index", s->Int(5)).Field("pages", s->Int(6));
-      if (!s->Text(10).empty()) w.Field("memory_cgroup", s->Text(10));
-      w.EndObject().EndObject();
+      Json& args = e["args"] = {{"file", file}, {"index", s->Int(5)}, {"pages", s->Int(6)}};
+      if (!s->Text(10).empty()) args["memory_cgroup"] = s->Text(10);
       me.ts = ts;
       me.dur = 0;
-      me.text = std::move(w.str());
+      me.events = {std::move(e)};
       c->net += add ? s->Int(6) : -s->Int(6);
       c->last_ts = ts;
       if (c->shown_ts < 0 || ts - c->shown_ts >= 1000000) {
-        me.text += ",\n" + counter(ts, c->net);
+        me.events.push_back(counter(ts, c->net));
         c->shown = c->net;
         c->shown_ts = ts;
         ++stats_.counters;
@@ -427,13 +446,11 @@ Status Exporter::Write(FILE* out) {
       me.ts = o.ts;
       me.dur = o.dur;
       ++stats_.findings;
-      JsonWriter w;
-      Begin(w, f->title, "finding", "X", findings_pid, findings_pid + 1 + occurrence_lane_[i]);
-      w.Key("ts").Raw(Micros(o.ts));
-      w.Key("dur").Raw(Micros(o.dur)).Key("args").BeginObject().Field("kind", f->kind);
-      if (o.tid) w.Field("tid", o.tid);
-      w.Field("fix", f->fix).EndObject().EndObject();
-      me.text = std::move(w.str());
+      Json e = Complete(f->title, "finding", findings_pid, findings_pid + 1 + occurrence_lane_[i], o.ts, o.dur);
+      Json& args = e["args"] = {{"kind", f->kind}};
+      if (o.tid) args["tid"] = o.tid;
+      args["fix"] = f->fix;
+      me.events = {std::move(e)};
       ++i;
       return true;
     };
@@ -451,12 +468,14 @@ Status Exporter::Write(FILE* out) {
       Stream& me = streams[idx];
       me.ts = l.ts;
       me.dur = 0;
-      JsonWriter from, to;
-      Begin(from, "wakeup", "syspgo.wakeup", "s", l.cause_pid, l.cause_tid).Field("id", static_cast<int64_t>(i + 1));
-      from.Key("ts").Raw(Micros(l.ts)).EndObject();
-      Begin(to, "wakeup", "syspgo.wakeup", "f", l.pid, l.tid).Field("id", static_cast<int64_t>(i + 1));
-      to.Field("bp", "e").Key("ts").Raw(Micros(l.ts)).EndObject();
-      me.text = from.str() + ",\n" + to.str();
+      Json from = Event("wakeup", "syspgo.wakeup", "s", l.cause_pid, l.cause_tid);
+      from["id"] = i + 1;
+      from["ts"] = Micros(l.ts);
+      Json to = Event("wakeup", "syspgo.wakeup", "f", l.pid, l.tid);
+      to["id"] = i + 1;
+      to["bp"] = "e";
+      to["ts"] = Micros(l.ts);
+      me.events = {std::move(from), std::move(to)};
       ++stats_.flows;
       ++i;
       return true;
@@ -475,7 +494,7 @@ Status Exporter::Write(FILE* out) {
     for (Stream& s : streams)
       if (s.has && (!best || s.ts < best->ts || (s.ts == best->ts && s.dur > best->dur))) best = &s;
     if (!best) break;
-    Emit(out, best->text);
+    for (const Json& e : best->events) Emit(out, e);
     best->has = best->next(&err);
     if (!err.ok()) return MakeError(What("events") + " from '" + db_.path() + "': " + err.error().message);
   }

@@ -307,7 +307,7 @@ int Prefetch(const std::vector<std::string>& args) {
     fprintf(stderr, "syspgo: running %s without prefetching\n", TerminalSafe(JoinShell(o.command)).c_str());
     int status = RunProgram(o.command);
     nlohmann::ordered_json failed = {{"error", plan.error().message}, {"command_status", status}};
-    WriteJsonText(o, failed.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
+    WriteJsonText(o, JsonDocument(failed));
     return status;
   }
 

@@ -258,7 +258,7 @@ CLI::Option* AddJsonSummary(CLI::App& app, std::string* path, const std::string&
 
 void WriteJsonSummary(const std::string& path, const nlohmann::ordered_json& summary) {
   if (path.empty()) return;
-  std::string text = summary.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  std::string text = JsonDocument(summary);
   if (path == "-") {
     fputs(text.c_str(), stdout);
     return;

@@ -227,7 +227,7 @@ Result<int64_t> InsertRun(Db& db, const CollectRequest& req, pid_t pid, uint64_t
   uname(&u);
   // Arguments are bytes: one that is not UTF-8 is stored with U+FFFD (the
   // command column keeps them exactly, shell-quoted).
-  std::string argv_json = nlohmann::json(req.argv).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string argv_json = JsonText(nlohmann::ordered_json(req.argv));
   auto st = db.Prepare(
       "INSERT INTO run (command, argv_json, target_pid, attached, host, kernel_release, syspgo_version, "
       "start_realtime_ns, start_monotonic_ns, settings_json, collector_pid, boot_id) "

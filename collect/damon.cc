@@ -98,8 +98,7 @@ DamonPageouts ReadDamonPageouts(const std::string& sysfs) {
 }
 
 std::string DamonPageoutJson(const std::string& sysfs) {
-  return DamonSchemesJson(ReadDamonPageouts(sysfs).schemes).dump(-1, ' ', false,
-                                                                  nlohmann::ordered_json::error_handler_t::replace);
+  return JsonText(DamonSchemesJson(ReadDamonPageouts(sysfs).schemes));
 }
 
 }  // namespace syspgo

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/util.h"
+
 namespace syspgo {
 namespace {
 
@@ -65,7 +67,7 @@ std::string SettingsJson(const RunSettings& s) {
             {"vdso_build_id", s.vdso_build_id}};
   if (s.damon) j["damon"] = DamonSchemesJson(*s.damon);
   // Replace, not throw, on invalid UTF-8: ops and paths come from sysfs.
-  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+  return JsonText(j);
 }
 
 RunSettings ParseSettings(std::string_view text) {

@@ -20,10 +20,11 @@ std::string ReadFileOrEmpty(const std::string& path) {
 // Through nlohmann's serializer, the one JSON writer: its escaping, and an
 // invalid UTF-8 byte (a path from a foreign filesystem) replaced by U+FFFD
 // rather than passed through into output no JSON parser would read.
-std::string JsonEscape(const std::string& s) {
-  std::string quoted = nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  return quoted.substr(1, quoted.size() - 2);
+std::string JsonText(const nlohmann::ordered_json& j, int indent) {
+  return j.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
+
+std::string JsonDocument(const nlohmann::ordered_json& j) { return JsonText(j, 1) + "\n"; }
 
 std::string ShellQuote(const std::string& s) {
   if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%_-+=:,./") ==
@@ -188,20 +189,22 @@ std::string Table::Text() const {
   return out;
 }
 
-std::string Table::Json() const {
-  std::string out = "[";
-  for (size_t i = 0; i < raw_.size(); ++i) {
-    out += i ? ",\n {" : "\n {";
+nlohmann::ordered_json Table::JsonRows() const {
+  using Json = nlohmann::ordered_json;
+  Json rows = Json::array();
+  for (const std::vector<std::string>& raw : raw_) {
+    Json& row = rows.emplace_back(Json::object());
     for (size_t c = 0; c < cols_.size(); ++c) {
-      if (c) out += ", ";
-      out += "\"" + cols_[c].json_key + "\": ";
-      if (cols_[c].numeric && !raw_[i][c].empty()) out += raw_[i][c];
-      else out += "\"" + JsonEscape(raw_[i][c]) + "\"";
+      // A numeric cell holds a number literal (or null) as text; anything
+      // else there is kept as the string it is.
+      Json v(Json::value_t::discarded);
+      if (cols_[c].numeric && !raw[c].empty()) v = Json::parse(raw[c], nullptr, false);
+      row[cols_[c].json_key] = v.is_number() || v.is_null() ? std::move(v) : Json(raw[c]);
     }
-    out += "}";
   }
-  out += raw_.empty() ? "]\n" : "\n]\n";
-  return out;
+  return rows;
 }
+
+std::string Table::Json() const { return JsonDocument(JsonRows()); }
 
 }  // namespace syspgo

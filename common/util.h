@@ -7,9 +7,20 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 namespace syspgo {
 
-std::string JsonEscape(const std::string& s);   // without the surrounding quotes; invalid UTF-8 as U+FFFD
+// `j` as JSON text, the one way syspgo writes JSON: members in the order
+// they were added (build it as an ordered_json), a byte that is not UTF-8
+// (a path from a foreign filesystem, a task name) as U+FFFD rather than
+// output no parser reads, and with `indent` < 0 all on one line, otherwise
+// one member or element a line, nested `indent` spaces deeper. No final
+// newline.
+std::string JsonText(const nlohmann::ordered_json& j, int indent = -1);
+// A whole JSON output (--json, a plan's listing, a summary file): one
+// member a line, indented by one space a level, and a final newline.
+std::string JsonDocument(const nlohmann::ordered_json& j);
 std::string ShellQuote(const std::string& s);   // quotes only when needed
 std::string JoinShell(const std::vector<std::string>& argv);
 // Text from outside (a path, a command line, a task name, a symbol, a host
@@ -46,10 +57,12 @@ class Table {
   explicit Table(std::vector<Column> cols) : cols_(std::move(cols)) {}
   // A row: for each column the text shown to people and the raw JSON value
   // (for numeric columns a number literal). Text() shows every cell through
-  // TerminalSafe; Json() keeps the exact raw values.
+  // TerminalSafe; JsonRows() keeps the exact raw values, one object a row,
+  // and Json() is them as a JsonDocument.
   void AddRow(std::vector<std::string> shown, std::vector<std::string> raw);
   void AddRow(std::vector<std::string> shown) { AddRow(shown, shown); }
   std::string Text() const;
+  nlohmann::ordered_json JsonRows() const;
   std::string Json() const;
   size_t size() const { return rows_.size(); }
 

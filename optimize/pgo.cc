@@ -47,7 +47,6 @@ using Json = nlohmann::ordered_json;
 
 // Text of `j` for the manifest and summary files: indented, and a byte that
 // is not UTF-8 (a path) replaced rather than thrown on.
-std::string JsonText(const Json& j) { return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n"; }
 
 // ===--- Files and processes ------------------------------------------=== //
 
@@ -716,8 +715,8 @@ void Pipeline::Finish() {
   }
   sum["eval"] = ev;
   sum["warnings"] = Json(rep_.warnings);
-  Status a = WriteFileAtomically(rep_.manifest, JsonText(manifest_));
-  Status b = WriteFileAtomically(rep_.summary, JsonText(sum));
+  Status a = WriteFileAtomically(rep_.manifest, JsonText(manifest_, 2) + "\n");
+  Status b = WriteFileAtomically(rep_.summary, JsonText(sum, 2) + "\n");
   if (!a.ok() || !b.ok()) rep_.warnings.push_back((a.ok() ? b : a).error().message);
 }
 

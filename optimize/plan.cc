@@ -628,7 +628,7 @@ std::string PlanJson(const Plan& plan) {
             {"lookups", std::move(lookups)}};
   // A plan is someone else's file: a path that is not UTF-8 is shown with
   // U+FFFD rather than stopping the listing.
-  return j.dump(1, ' ', false, Json::error_handler_t::replace) + "\n";
+  return JsonDocument(j);
 }
 
 }  // namespace syspgo

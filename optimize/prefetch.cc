@@ -640,7 +640,7 @@ std::string PrefetchStatsJson(const Plan& plan, const PrefetchStats& s, const nl
                      {"bytes_planned", plan.files[i].Bytes()}});
   }
   // Paths are bytes: invalid UTF-8 becomes U+FFFD rather than an exception.
-  return j.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  return JsonDocument(j);
 }
 
 PrefetchStats DryRun(const Plan& plan, const PrefetchOptions& options, std::string* listing) {

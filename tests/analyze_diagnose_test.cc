@@ -69,12 +69,12 @@ TEST(AnalyzeStalls, NamesEachWaitForWhatItIs) {
   EXPECT_EQ(ck.at("cause"), "io");
   EXPECT_EQ(ck.at("count"), "3");
   EXPECT_EQ(ck.at("file"), "/data/ckpt/step-<N>.bin");
-  EXPECT_EQ(ck.at("paths"), R"(["/data/ckpt/step-4.bin", "/data/ckpt/step-8.bin", "/data/ckpt/step-12.bin"])");
-  EXPECT_EQ(ck.at("syscalls"), R"(["openat", "write", "fsync", "close"])");
+  EXPECT_EQ(ck.at("paths"), R"(["/data/ckpt/step-4.bin","/data/ckpt/step-8.bin","/data/ckpt/step-12.bin"])");
+  EXPECT_EQ(ck.at("syscalls"), R"(["openat","write","fsync","close"])");
   EXPECT_EQ(ck.at("inferred_syscalls"), R"(["unlink"])");
   EXPECT_EQ(ck.at("bytes_written"), "4194304");
   EXPECT_EQ(ck.at("synced_bytes"), "4194304");
-  EXPECT_EQ(ck.at("block_bytes_by_op"), R"({"discard": 12582912, "write": 12582912})");
+  EXPECT_EQ(ck.at("block_bytes_by_op"), R"({"discard":12582912,"write":12582912})");
   EXPECT_EQ(ck.at("period_steps"), "4");
   EXPECT_EQ(ck.at("period_ns"), "2000000000");
   EXPECT_EQ(ck.at("total_ns"), "181500000");  // 3 x (openat .. end of the unlink wait)

@@ -265,15 +265,21 @@ TEST(ColdStartExample, AnalyzeAccessNamesRandomPagingInAndThePlanThatFixesIt) {
   CmdResult a = RunCmd({SyspgoBin(), "analyze", db, "access", "--json"});
   ASSERT_EQ(a.status, 0) << a.err;
   std::ofstream(json) << a.out;
-  std::string row = "[f for f in d['files'] if f['path'] == '" + lib + "'][0]";
-  EXPECT_EQ(Json(json, row + "['size']"), std::to_string(96 << 20));
-  int64_t used = std::stoll(Json(json, row + "['used_bytes']"));
-  int64_t read = std::stoll(Json(json, row + "['kernel_read_bytes']"));
+  // The library's row of the files table.
+  auto lib_row = [&](const nlohmann::json& d) {
+    for (const nlohmann::json& f : d.at("files"))
+      if (f.value("path", "") == lib) return f;
+    ADD_FAILURE() << lib << " is not among the files:\n" << d.dump(1);
+    return nlohmann::json::object();
+  };
+  nlohmann::json d = ReadJson(json), row = lib_row(d);
+  EXPECT_EQ(row["size"], 96 << 20);
+  int64_t used = row["used_bytes"], read = row["kernel_read_bytes"];
   EXPECT_GE(used, 1000 * 4096) << "2400 random touches of 24576 pages";
   EXPECT_GE(read, 4 * used) << "readahead around each fault";
-  EXPECT_LT(std::stod(Json(json, row + "['in_order']")), 0.2);
-  EXPECT_GE(std::stoll(Json(json, row + "['faults']")), 500);
-  std::string hint = Json(json, "d['hint']");
+  EXPECT_LT(row["in_order"].get<double>(), 0.2);
+  EXPECT_GE(row["faults"].get<int64_t>(), 500);
+  std::string hint = d["hint"];
   EXPECT_NE(hint.find("around touches at scattered offsets"), std::string::npos) << hint;
   EXPECT_NE(hint.find("--emit plan"), std::string::npos) << hint;
   EXPECT_NE(hint.find("syspgo prefetch app.plan -- " + bin + " " + dir.path()), std::string::npos) << hint;
@@ -302,9 +308,11 @@ TEST(ColdStartExample, AnalyzeAccessNamesRandomPagingInAndThePlanThatFixesIt) {
   a = RunCmd({SyspgoBin(), "analyze", seq, "access", "--json"});
   ASSERT_EQ(a.status, 0) << a.err;
   std::ofstream(json) << a.out;
-  EXPECT_GE(std::stod(Json(json, row + "['in_order']")), 0.9);
-  EXPECT_EQ(Json(json, row + "['used_bytes']"), std::to_string(96 << 20));
-  EXPECT_EQ(Json(json, "d['hint']"), "");
+  d = ReadJson(json);
+  row = lib_row(d);
+  EXPECT_GE(row["in_order"].get<double>(), 0.9);
+  EXPECT_EQ(row["used_bytes"], 96 << 20);
+  EXPECT_EQ(d["hint"], "");
 
   // Recorded with readahead off: ready to make a plan from.
   std::string off = dir.File("off.db");

@@ -57,10 +57,17 @@ TEST(Collect, DdWriteFsyncReadBack) {
   // last one returns 0 at end of file).
   auto a = RunCmd({SyspgoBin(), "analyze", db, "files", "--json"});
   ASSERT_EQ(a.status, 0) << a.err;
-  EXPECT_NE(a.out.find("\"path\": \"" + f + "\", \"reads\": 11, \"read_bytes\": 10485760, \"writes\": 10, "
-                       "\"write_bytes\": 10485760, \"syncs\": 1"),
-            std::string::npos)
-      << a.out;
+  nlohmann::json rows = nlohmann::json::parse(a.out, nullptr, false);
+  ASSERT_TRUE(rows.is_array()) << a.out;
+  nlohmann::json want = {{"path", f},      {"reads", 11},          {"read_bytes", 10485760},
+                         {"writes", 10},   {"write_bytes", 10485760}, {"syncs", 1}};
+  int found = 0;
+  for (nlohmann::json& row : rows) {
+    if (row["path"] != f) continue;
+    ++found;
+    for (auto& [k, v] : want.items()) EXPECT_EQ(row[k], v) << k << " of " << row.dump();
+  }
+  EXPECT_EQ(found, 1) << a.out;
 }
 
 TEST(Collect, FollowsTheTreeAndNothingElse) {

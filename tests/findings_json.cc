@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
-#include <sstream>
+#include <nlohmann/json.hpp>
 
 #include "common/util.h"
 #include "tests/test_util.h"
@@ -12,36 +12,26 @@
 namespace syspgo::test {
 namespace {
 
-// One line per field: "<finding index>\t<field>\t<value>"; values have no
-// tabs or newlines (json.dumps escapes them in lists, and titles have none).
-constexpr char kFlatten[] = R"py(
-import json, sys
-doc = json.load(open(sys.argv[1]))
-for i, f in enumerate(doc["findings"]):
-    row = {k: f[k] for k in ("title", "count", "total_ns", "worst_ns", "share", "period", "fix")}
-    row.update(f["detail"])
-    for k, v in row.items():
-        text = v if isinstance(v, str) else json.dumps(v)
-        print(i, k, text.replace("\t", " ").replace("\n", " "), sep="\t")
-)py";
+using nlohmann::ordered_json;
+
+// A value as the tests compare it: a string as it is, anything else as
+// its JSON text on one line.
+std::string Flat(const ordered_json& v) { return v.is_string() ? v.get<std::string>() : JsonText(v); }
 
 }  // namespace
 
 std::vector<FindingFields> ReadStallFindings(const std::string& path, std::string* error) {
-  CmdResult r = RunCmd({"/usr/bin/python3", "-c", kFlatten, path});
-  if (r.status != 0) {
-    *error = "python3 could not read " + path + " as stall findings: " + r.err;
-    return {};
-  }
+  ordered_json doc = ordered_json::parse(ReadAll(path), nullptr, false);
   std::vector<FindingFields> out;
-  std::istringstream in(r.out);
-  std::string line;
-  while (std::getline(in, line)) {
-    std::vector<std::string> cols = Split(line, '\t');
-    if (cols.size() != 3) continue;
-    size_t i = std::stoul(cols[0]);
-    if (out.size() <= i) out.resize(i + 1);
-    out[i][cols[1]] = cols[2];
+  try {
+    for (const ordered_json& f : doc.at("findings")) {
+      FindingFields& row = out.emplace_back();
+      for (const char* k : {"title", "count", "total_ns", "worst_ns", "share", "period", "fix"}) row[k] = Flat(f.at(k));
+      for (const auto& [k, v] : f.at("detail").items()) row[k] = Flat(v);
+    }
+  } catch (const ordered_json::exception& e) {
+    *error = path + (doc.is_discarded() ? " is not valid JSON" : " does not hold stall findings: " + std::string(e.what()));
+    return {};
   }
   return out;
 }
@@ -57,19 +47,13 @@ std::vector<FindingFields> AnalyzeStalls(const std::string& db, const std::strin
 }
 
 FindingFields PagecacheFileRow(const std::string& json_path, const std::string& field, const std::string& value) {
-  CmdResult r = RunCmd({"/usr/bin/python3", "-c",
-                        "import json, sys\n"
-                        "for f in json.load(open(sys.argv[1]))['files']:\n"
-                        "    if str(f.get(sys.argv[2])) == sys.argv[3]:\n"
-                        "        for k, v in f.items(): print(k, json.dumps(v), sep='\\t')\n",
-                        json_path, field, value});
-  EXPECT_EQ(r.status, 0) << "python3 could not read " << json_path << " as a pagecache report: " << r.err;
+  ordered_json doc = ordered_json::parse(ReadAll(json_path), nullptr, false);
+  EXPECT_TRUE(doc.is_object() && doc.contains("files")) << json_path << " is not a pagecache report";
   FindingFields out;
-  std::istringstream in(r.out);
-  std::string line;
-  while (std::getline(in, line)) {
-    size_t tab = line.find('\t');
-    if (tab != std::string::npos) out[line.substr(0, tab)] = line.substr(tab + 1);
+  if (!doc.is_object() || !doc.contains("files")) return out;
+  for (const ordered_json& f : doc["files"]) {
+    if (!f.contains(field) || Flat(f[field]) != value) continue;
+    for (const auto& [k, v] : f.items()) out[k] = JsonText(v);
   }
   return out;
 }

@@ -1,9 +1,9 @@
 //===- findings_json.h - stall findings from --json, for assertions ------===//
-// The diagnose tests check single fields of single findings. Python's json
-// module (python3 is on every machine these tests run on: the Python
-// scenario needs it anyway) reads the output, so a malformed document fails
-// the test instead of being half-parsed, and flattens each finding to
-// field -> text: strings as they are, numbers and lists as JSON.
+// The diagnose tests check single fields of single findings. nlohmann's
+// strict parser reads the output, so a malformed document fails the test
+// instead of being half-parsed, and each finding is flattened to field ->
+// text: strings as they are, numbers, lists and objects as one line of
+// JSON (JsonText: ["a","b"], {"k":1}).
 #pragma once
 #include <map>
 #include <string>

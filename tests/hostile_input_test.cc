@@ -136,7 +136,7 @@ TEST(TerminalSafe, AnalysesShowPathsTaskNamesAndCommandsEscaped) {
   CmdResult r = RunCmd({SyspgoBin(), "analyze", db, "files", "--run", "1", "--json"});
   ASSERT_EQ(r.status, 0) << r.err;
   WriteBytes(dir.File("files.json"), r.out);
-  EXPECT_EQ(Json(dir.File("files.json"), "d[0]['path']"), "/data/ckpt.bin" + kEvil);
+  EXPECT_EQ(ReadJson(dir.File("files.json"))[0]["path"], "/data/ckpt.bin" + kEvil);
 }
 
 // A plan is outside input too: plan-show and the replayer's warnings.
@@ -163,8 +163,9 @@ TEST(TerminalSafe, PlanPathsHostAndWarningsAreShownEscaped) {
   }
   CmdResult r = RunCmd({SyspgoBin(), "plan-show", p, "--json"});
   WriteBytes(dir.File("plan.json"), r.out);
-  EXPECT_EQ(Json(dir.File("plan.json"), "d['files'][0]['path']"), f);
-  EXPECT_EQ(Json(dir.File("plan.json"), "d['host']"), "host" + kEvil);
+  nlohmann::json shown = ReadJson(dir.File("plan.json"));
+  EXPECT_EQ(shown["files"][0]["path"], f);
+  EXPECT_EQ(shown["host"], "host" + kEvil);
 }
 
 // ---- Plans ------------------------------------------------------------------
@@ -272,14 +273,15 @@ TEST(HostilePlan, FifoDeviceDirectoryAndSocketAreRefusedWithoutBlocking) {
   // The command first, under a timeout: a blocked open would hang here.
   CmdResult r = RunCmd({"timeout", "60", SyspgoBin(), "prefetch", p, "--json", dir.File("out.json")});
   ASSERT_EQ(r.status, 0) << r.err;
+  nlohmann::json out = ReadJson(dir.File("out.json"));
   for (int i = 0; i < 4; ++i) {
-    std::string row = "d['files'][" + std::to_string(i) + "]";
-    EXPECT_EQ(Json(dir.File("out.json"), row + "['outcome']"), "failed") << kinds[i];
-    EXPECT_NE(Json(dir.File("out.json"), row + "['reason']").find(kinds[i]), std::string::npos) << kinds[i];
+    nlohmann::json& row = out["files"][i];
+    EXPECT_EQ(row["outcome"], "failed") << kinds[i];
+    EXPECT_NE(row["reason"].get<std::string>().find(kinds[i]), std::string::npos) << kinds[i];
     EXPECT_NE(r.err.find(kinds[i]), std::string::npos) << r.err;
   }
-  EXPECT_EQ(Json(dir.File("out.json"), "d['files'][4]['outcome']"), "read");
-  EXPECT_EQ(Json(dir.File("out.json"), "d['bytes_read']"), "5000");
+  EXPECT_EQ(out["files"][4]["outcome"], "read");
+  EXPECT_EQ(out["bytes_read"], 5000);
 
   PrefetchOptions o;
   o.lookups = false;

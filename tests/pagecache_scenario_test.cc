@@ -80,8 +80,8 @@ TEST(AnalyzePagecache, FixtureChurnIsMemcgReclaimNotDropCaches) {
   EXPECT_EQ(f.at("refaulted_pages"), "96");  // 64 after drop_caches, 32 after reclaim
   EXPECT_EQ(f.at("churn_pages"), "32");      // only the reclaim's
   EXPECT_EQ(f.at("refault_bytes"), std::to_string(32 * 4096));
-  EXPECT_EQ(f.at("refaults_by"), R"({"drop_caches": 64, "memcg reclaim": 32})");
-  EXPECT_EQ(f.at("deleted_by"), R"({"drop_caches": 64, "memcg reclaim": 32})");
+  EXPECT_EQ(f.at("refaults_by"), R"({"drop_caches":64,"memcg reclaim":32})");
+  EXPECT_EQ(f.at("deleted_by"), R"({"drop_caches":64,"memcg reclaim":32})");
   EXPECT_EQ(f.at("working_set_pages"), "65");  // the 64 added and the fault on page 70
   EXPECT_EQ(f.at("block_read_bytes"), std::to_string(384 * 1024));
   EXPECT_EQ(f.at("total_ns"), "3000000");      // the read after the reclaim
@@ -93,10 +93,10 @@ TEST(AnalyzePagecache, FixtureChurnIsMemcgReclaimNotDropCaches) {
   EXPECT_NE(raw.find("\"kind\": \"pagecache-churn\""), std::string::npos);
 
   FindingFields log = PagecacheFileRow(dir.File("pc.json"), "file", "/data/log.txt");
-  EXPECT_EQ(log["refaults_by"], R"({"truncation": 8})");
+  EXPECT_EQ(log["refaults_by"], R"({"truncation":8})");
   EXPECT_EQ(log["churns"], "false");
   FindingFields libc = PagecacheFileRow(dir.File("pc.json"), "file", "/usr/lib/libc.so.6");
-  EXPECT_EQ(libc["deleted_by"], R"({"kswapd": 4})");
+  EXPECT_EQ(libc["deleted_by"], R"({"kswapd":4})");
   EXPECT_EQ(libc["churn_pages"], "4");
   EXPECT_EQ(libc["churns"], "false");
 }
@@ -142,7 +142,7 @@ TEST(AnalyzePagecache, DamonPageoutIsNamedAndNoLimitIsSuggested) {
   ASSERT_NE(model, nullptr) << raw;
   EXPECT_EQ(model->at("reclaim"), "DAMON reclaim");
   EXPECT_EQ(model->at("churn_pages"), "32");
-  EXPECT_EQ(model->at("deleted_by"), R"({"DAMON reclaim": 32})");
+  EXPECT_EQ(model->at("deleted_by"), R"({"DAMON reclaim":32})");
   EXPECT_EQ(model->at("suggested_limit_bytes"), "0");
   // Each page was loaded at 1.9 s and, evicted in between, again at 2.1 s.
   EXPECT_EQ(model->at("damon_reuse_ns"), "200000000");

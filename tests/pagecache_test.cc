@@ -315,7 +315,7 @@ TEST(PagecacheGroup, TruncateBurstSharesItsFirstStack) {
   ASSERT_EQ(a.status, 0) << a.err;
   FindingFields row = PagecacheFileRow(json, "ino", std::to_string(f.ino));
   ASSERT_TRUE(row.count("deleted_by")) << ReadAll(json);
-  EXPECT_NE(row["deleted_by"].find("\"truncation\": "), std::string::npos) << row["deleted_by"];
+  EXPECT_NE(row["deleted_by"].find("\"truncation\":"), std::string::npos) << row["deleted_by"];
   EXPECT_EQ(row["deleted_by"].find("\"other\""), std::string::npos) << row["deleted_by"];
 }
 

@@ -4,9 +4,10 @@
 // #report-status element says whether every panel drew and counts what it
 // drew, script errors are also caught from Chromium's console log, and
 // the labels, findings, markers, charts and tables are looked for by
-// their ids and classes. The trace is read back by Python's strict json
-// module (tests/data/report_check_trace.py), and its event counts, names
-// and ordering are compared with the database.
+// their ids and classes. The trace is read back by nlohmann's strict
+// parser (what `syspgo export` writes must be valid JSON, not just
+// JavaScript), and its event counts, names and ordering are compared with
+// the database.
 //
 // Fixture tests use tests/data/report_fixture.sql with findings made here;
 // the end-to-end test records examples/fileio_demo and a sleep for real.
@@ -18,6 +19,8 @@
 #include <regex>
 #include <set>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "analyze/pagecache_chart.h"
 #include "analyze/report.h"
@@ -156,36 +159,55 @@ struct TraceFacts {
 };
 
 TraceFacts ReadTrace(const std::string& path) {
+  using Json = nlohmann::json;
   TraceFacts t;
-  auto r = RunCmd({"/usr/bin/python3", std::string(SYSPGO_TEST_DATA) + "/report_check_trace.py", path});
-  t.valid = r.status == 0;
-  t.error = r.err;
-  std::istringstream in(r.out);
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream l(line);
-    std::string key;
-    l >> key;
-    if (key == "cat") {
-      std::string cat, ph;
-      int64_t n;
-      l >> cat >> ph >> n;
-      t.cat[cat + " " + ph] = n;
-    } else if (key == "process_name") {
-      int64_t pid;
-      l >> pid >> std::ws;
-      std::getline(l, t.process[pid]);
-    } else if (key == "thread_name") {
-      int64_t pid, tid;
-      std::string name;
-      l >> pid >> tid >> std::ws;
-      std::getline(l, name);
-      t.thread[tid] = {pid, name};
-    } else if (key == "max_ts_us") {
-      l >> t.max_ts_us;
-    } else {
-      l >> t.n[key];
+  Json doc = Json::parse(ReadAll(path), nullptr, false);
+  if (!doc.is_object() || !doc.contains("traceEvents") || !doc["traceEvents"].is_array()) {
+    t.error = "not a valid trace: " + path;
+    return t;
+  }
+  t.valid = true;
+  const Json& events = doc["traceEvents"];
+  t.n = {{"events", static_cast<int64_t>(events.size())}, {"nonmonotonic", 0}, {"misnested", 0}, {"badts", 0}};
+  using Track = std::pair<int64_t, int64_t>;  // pid, tid
+  std::map<Track, double> last;                // per track: the ts of its latest event
+  std::map<Track, std::vector<double>> open;   // per track: ends of the complete events enclosing it
+  for (const Json& e : events) {
+    std::string ph = e.at("ph");
+    ++t.cat[e.value("cat", "-") + " " + ph];
+    if (ph == "M") {
+      int64_t pid = e.at("pid"), tid = e.at("tid");
+      std::string name = e.at("args").value("name", "");
+      if (e.at("name") == "process_name") t.process[pid] = name;
+      else if (e.at("name") == "thread_name") t.thread[tid] = {pid, name};
+      continue;
+    }
+    // A timed event needs a number ts >= 0, and a complete one a dur >= 0 too.
+    double ts = -1, dur = 0;
+    if (e.contains("ts") && e["ts"].is_number()) ts = e["ts"];
+    bool ok = ts >= 0;
+    if (ph == "X") {
+      ok = ok && e.contains("dur") && e["dur"].is_number();
+      if (ok) dur = e["dur"];
+      ok = ok && dur >= 0;
+    }
+    if (!ok) {
+      ++t.n["badts"];
+      continue;
+    }
+    Track track{e.at("pid").get<int64_t>(), e.at("tid").get<int64_t>()};
+    auto seen = last.find(track);
+    if (seen != last.end() && ts < seen->second) ++t.n["nonmonotonic"];
+    last[track] = ts;
+    t.max_ts_us = std::max(t.max_ts_us, ts + dur);
+    if (ph == "X") {
+      std::vector<double>& ends = open[track];
+      while (!ends.empty() && ends.back() <= ts) ends.pop_back();
+      if (!ends.empty() && ts + dur > ends.back() + 1e-6) ++t.n["misnested"];
+      ends.push_back(ts + dur);
     }
   }
+  t.n["tracks"] = static_cast<int64_t>(last.size());
   return t;
 }
 
@@ -614,11 +636,11 @@ TEST(TraceExport, FixtureTraceReadsBackWithEveryEventAndName) {
   // Microseconds: the last event is kswapd's last deletion, at 1 800 003 000 ns.
   EXPECT_NEAR(t.max_ts_us, 1'800'003, 0.001);
   // The counter ends at what the run added minus what it deleted: 80 - 64 pages.
-  EXPECT_NE(ReadAll(out).find("\"ts\":1800003.000,\"args\":{\"pages\":16}}\n]}"), std::string::npos);
-  // Nanosecond digits are kept.
+  EXPECT_NE(ReadAll(out).find("\"ts\":1800003.0,\"args\":{\"pages\":16}}\n]}"), std::string::npos);
+  // Microseconds as numbers in their shortest form.
   std::string text = ReadAll(out);
-  EXPECT_NE(text.find("\"ts\":151050.000,\"dur\":80.000"), std::string::npos);
-  EXPECT_NE(text.find("\"ts\":500100.000,\"dur\":50000.000"), std::string::npos);
+  EXPECT_NE(text.find("\"ts\":151050.0,\"dur\":80.0"), std::string::npos);
+  EXPECT_NE(text.find("\"ts\":500100.0,\"dur\":50000.0"), std::string::npos);
 }
 
 // ===--- End to end: a real run ------------------------------------------------=== //

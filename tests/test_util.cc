@@ -167,6 +167,12 @@ std::string Json(const std::string& file, const std::string& expr) {
   return r.out;
 }
 
+nlohmann::json ReadJson(const std::string& file) {
+  nlohmann::json j = nlohmann::json::parse(ReadAll(file), nullptr, false);
+  EXPECT_FALSE(j.is_discarded()) << file << " is not JSON";
+  return j.is_discarded() ? nullptr : j;
+}
+
 std::string ReadAll(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(f), {});

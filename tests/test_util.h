@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "common/sqlite.h"
 
 namespace syspgo::test {
@@ -69,8 +71,14 @@ int RestartDamonsOfDeadTests(const std::string& mark_dir = kDamonMarkDir);
 // The whole contents of a file ("" if it cannot be read).
 std::string ReadAll(const std::string& path);
 
+// The JSON document in `file`, read by nlohmann's strict parser; a file
+// that is missing or not JSON fails the test and gives null.
+nlohmann::json ReadJson(const std::string& file);
+
 // Python expression `expr` over the JSON in `file` (bound to d), printed as
 // str for strings and repr otherwise, e.g. Json(f, "d['files'][0]['path']").
+// Left for pgo_test, whose checks are Python expressions (comprehensions,
+// lambdas) over pgo's summary and manifest; other tests use ReadJson.
 std::string Json(const std::string& file, const std::string& expr);
 
 // Opens a profile database read-only (asserts on failure).
