@@ -52,7 +52,15 @@ is not cached twice), and each place the program runs from gets its own plan,
 recorded there. Then, interleaved, cold from each place with and without
 `syspgo-prefetch PLAN -- chroot PLACE CMD`, warm, and the floors.
 
-usage: sudo bench/coldstart.py [--runs 10] [--images]
+With --readahead it measures readahead plans instead (issue 25) and writes
+the section coldstart_readahead: from one cold run of each program
+(`collect --cold --no-readahead`), `syspgo optimize --emit plan` and
+`--emit readahead`; then, interleaved, the page cache dropped before each:
+cold (the kernel's readahead), cold with the readahead plan (`syspgo-prefetch
+--readahead RA -- CMD`, and the same preloaded by hand, without the
+replayer), the prefetch plan, and the prefetch plan with the readahead plan.
+
+usage: sudo bench/coldstart.py [--runs 10] [--images | --readahead]
 """
 import argparse
 import json
@@ -406,13 +414,105 @@ def images(a):
     print(body)
 
 
+# ---- Readahead plans (--readahead, issue 25) -------------------------------
+
+READAHEAD_VARIANTS = ["cold", "cold+ra", "preload", "plan", "plan+ra"]
+
+
+def readahead_advice(ra):
+    """(files advised random, sequential, device lines) of a readahead plan."""
+    files, devices = {"random": 0, "sequential": 0}, []
+    for line in open(ra):
+        f = line.rstrip("\n").split("\t")
+        if f[0] == "file" and f[1] in files:
+            files[f[1]] += 1
+        elif f[0] == "device" and len(f) >= 5:
+            devices.append(f"{f[1]}: {f[2]} → {f[3]} KiB")
+    return files["random"], files["sequential"], devices
+
+
+def readahead(a):
+    work = B.work_dir("coldstart-readahead", a.runs)
+    example = os.path.join(B.BUILD, "examples", "bin", "cold_start")
+    subprocess.run([example, work, "--make"], check=True, stdout=subprocess.DEVNULL)
+    shim = os.path.join(B.BUILD, "cli", "libexec", "libsyspgo-readahead.so")
+    programs = [("examples/cold_start (story 2)", [example, work]), ("clang-19 --version", ["clang-19", "--version"])]
+    disk = disk_of("/usr/lib")
+    if disk_of(work) != disk:
+        raise SystemExit(f"bench: {work} is not on {disk}, the disk of /usr/lib")
+    rows, verdicts = [], []
+    for title, cmd in programs:
+        db, plan, ra = (os.path.join(work, n) for n in ("cold.db", "app.plan", "app.ra"))
+        for f in (db, plan, ra):
+            if os.path.exists(f):
+                os.unlink(f)
+        subprocess.run([B.SYSPGO, "collect", "--cold", "--no-readahead", "--probes", "fileio,faults,pagecache", "-o",
+                        db, "--"] + cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for kind, out in (("plan", plan), ("readahead", ra)):
+            subprocess.run([B.SYSPGO, "optimize", db, "--emit", kind, "-o", out], check=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        exe = [shutil.which(cmd[0]) or cmd[0]] + cmd[1:]
+        variants = {
+            "cold": cmd,
+            "cold+ra": [B.SYSPGO_PREFETCH, "--readahead", ra, "--"] + cmd,
+            "preload": ["env", f"LD_PRELOAD={shim}", f"SYSPGO_READAHEAD={ra}"] + exe,
+            "plan": [B.SYSPGO_PREFETCH, plan, "--"] + cmd,
+            "plan+ra": [B.SYSPGO_PREFETCH, plan, "--readahead", ra, "--"] + cmd,
+        }
+        wall = {v: [] for v in variants}
+        read = {v: [] for v in variants}
+        for i in range(a.runs):
+            for v in (READAHEAD_VARIANTS if i % 2 == 0 else READAHEAD_VARIANTS[::-1]):
+                B.drop_caches()
+                s0 = disk_sectors_read(disk)
+                wall[v].append(run_variant(variants[v]))
+                read[v].append((disk_sectors_read(disk) - s0) * 512)
+        med = {v: B.med(wall[v]) for v in wall}
+        mib = {v: B.med(read[v]) / 1048576 for v in read}
+        random_files, sequential_files, devices = readahead_advice(ra)
+        rows.append([title] + [B.fmt_range(wall[v]) for v in READAHEAD_VARIANTS] +
+                    [" / ".join(f"{mib[v]:.1f}" for v in READAHEAD_VARIANTS),
+                     f"{med['cold'] / med['cold+ra']:.2f}x", f"{med['plan'] / med['plan+ra']:.2f}x",
+                     f"{random_files} random, {sequential_files} sequential", "; ".join(devices) or "none"])
+        verdicts.append(
+            f"- {title}: readahead plan alone reads fewer bytes than the kernel's default: "
+            f"{'met' if mib['cold+ra'] < mib['cold'] else 'not met'} ({mib['cold+ra']:.1f} vs {mib['cold']:.1f} MiB, "
+            f"{med['cold+ra'] / 1e6:.0f} vs {med['cold'] / 1e6:.0f} ms); with the prefetch plan no slower: "
+            f"{'met' if med['plan+ra'] <= med['plan'] else 'not met'} ({med['plan+ra'] / 1e6:.1f} vs "
+            f"{med['plan'] / 1e6:.1f} ms)")
+    body = (f"Wall time, medians of {a.runs} interleaved rounds (min–max, every other round in reverse order); the "
+            "page cache is dropped before every run. One cold run of each program recorded with `syspgo collect "
+            "--cold --no-readahead` gives both the prefetch plan (`--emit plan`) and the readahead plan (`--emit "
+            "readahead`). *cold*: the program, with the kernel's readahead (this disk's read_ahead_kb is in the "
+            "last column). *cold + ra*: `syspgo-prefetch --readahead RA -- CMD` (the replayer starts the program "
+            "with libsyspgo-readahead.so preloaded, which advises the plan's files as the program maps and opens "
+            "them). *preload*: the same advice without the replayer, `env LD_PRELOAD=libsyspgo-readahead.so "
+            "SYSPGO_READAHEAD=RA CMD`, as docs/coldstart.md applies it by hand. *plan*: `syspgo-prefetch PLAN -- "
+            "CMD`. *plan + ra*: `syspgo-prefetch PLAN --readahead RA -- CMD`. Bytes read from disk come from "
+            "/proc/diskstats, replayer included.\n\n"
+            "| program | cold | cold + ra | preload | plan | plan + ra | MiB read from disk: cold / cold + ra / "
+            "preload / plan / plan + ra | cold ÷ (cold + ra) | plan ÷ (plan + ra) | files advised | device "
+            "read_ahead_kb: now → advised |\n"
+            "|---|---|---|---|---|---|---|---|---|---|---|\n" +
+            "\n".join("| " + " | ".join(r) + " |" for r in rows) +
+            "\n\nTargets (issue 25): the readahead plan alone reads fewer bytes than the kernel's default on every "
+            "program; with the prefetch plan, no slower.\n\n" + "\n".join(verdicts) + "\n")
+    build = f"SYSPGO_BUILD={os.environ['SYSPGO_BUILD']} " if "SYSPGO_BUILD" in os.environ else ""
+    B.write_section("coldstart_readahead", f"sudo {build}bench/coldstart.py --readahead --runs {a.runs}", body)
+    print(body)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=10)
-    ap.add_argument("--images", action="store_true", help="measure images in first-touch order (issue 25)")
+    mode = ap.add_mutually_exclusive_group()
+    mode.add_argument("--images", action="store_true", help="measure images in first-touch order (issue 25)")
+    mode.add_argument("--readahead", action="store_true", help="measure readahead plans (issue 25)")
     a = ap.parse_args()
     if a.images:
         return images(a)
+    if a.readahead:
+        return readahead(a)
     work = B.work_dir("coldstart", a.runs)
     small = os.path.join(work, "small.c")
     open(small, "w").write("int add(int a, int b) { return a + b; }\n")
