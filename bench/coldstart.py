@@ -416,7 +416,7 @@ def images(a):
 
 # ---- Readahead plans (--readahead, issue 25) -------------------------------
 
-READAHEAD_VARIANTS = ["cold", "cold+ra", "preload", "plan", "plan+ra"]
+READAHEAD_VARIANTS = ["cold", "cold+ra", "ra+device", "preload", "plan", "plan+ra"]
 
 
 def cached_bytes(paths):
@@ -429,6 +429,27 @@ def cached_bytes(paths):
 def listed_files(ra):
     """The files a readahead plan lists, whichever the advice."""
     return [f[10] for f in (line.rstrip("\n").split("\t") for line in open(ra)) if f[0] == "file" and len(f) == 11]
+
+
+def device_advice(ra):
+    """{sysfs read_ahead_kb file: advised KiB} of a readahead plan's device
+    lines that advise a change."""
+    out = {}
+    for line in open(ra):
+        f = line.rstrip("\n").split("\t")
+        if f[0] == "device" and len(f) >= 6 and f[3] != f[2] and int(f[3]) > 0:
+            out[f[4]] = int(f[3])
+    return out
+
+
+def set_readahead_kb(settings):
+    """Writes {sysfs file: KiB}; returns the values they had."""
+    old = {}
+    for path, kb in settings.items():
+        old[path] = int(open(path).read())
+        with open(path, "w") as f:
+            f.write(f"{kb}\n")
+    return old
 
 
 def readahead_advice(ra):
@@ -481,6 +502,8 @@ def readahead(a):
             "plan": [B.SYSPGO_PREFETCH, plan, "--"] + cmd,
             "plan+ra": [B.SYSPGO_PREFETCH, plan, "--readahead", ra, "--"] + cmd,
         }
+        variants["ra+device"] = variants["cold+ra"]  # with the device lines applied for the run
+        devices = device_advice(ra)
         wall = {v: [] for v in variants}
         read = {v: [] for v in variants}
         disk_read = {v: [] for v in variants}
@@ -489,7 +512,13 @@ def readahead(a):
             for v in (READAHEAD_VARIANTS if i % 2 == 0 else READAHEAD_VARIANTS[::-1]):
                 B.drop_caches()
                 s0 = disk_sectors_read(disk)
-                w, r = run_tree_read(work, variants[v])
+                # A file's window is taken from its device as it is opened:
+                # the setting is back as soon as the run is over.
+                old = set_readahead_kb(devices) if v == "ra+device" else {}
+                try:
+                    w, r = run_tree_read(work, variants[v])
+                finally:
+                    set_readahead_kb(old)
                 wall[v].append(w)
                 read[v].append(r)
                 disk_read[v].append((disk_sectors_read(disk) - s0) * 512)
@@ -512,14 +541,17 @@ def readahead(a):
             f"{mib['cold']:.1f} MiB read by the process tree; "
             f"{med['cold+ra'] / 1e6:.0f} vs {med['cold'] / 1e6:.0f} ms); with the prefetch plan no slower: "
             f"{'met' if med['plan+ra'] <= med['plan'] else 'not met'} ({med['plan+ra'] / 1e6:.1f} vs "
-            f"{med['plan'] / 1e6:.1f} ms)")
+            f"{med['plan'] / 1e6:.1f} ms); with its device advice applied too, fewer bytes: "
+            f"{'met' if cached_mib['ra+device'] < cached_mib['cold'] else 'not met'} ({cached_mib['ra+device']:.1f} MiB, "
+            f"{med['ra+device'] / 1e6:.0f} ms)")
     body = (f"Wall time, medians of {a.runs} interleaved rounds (min–max, every other round in reverse order); the "
             "page cache is dropped before every run. One cold run of each program recorded with `syspgo collect "
             "--cold --no-readahead` gives both the prefetch plan (`--emit plan`) and the readahead plan (`--emit "
             "readahead`). *cold*: the program, with the kernel's readahead (this disk's read_ahead_kb is in the "
             "last column). *cold + ra*: `syspgo-prefetch --readahead RA -- CMD` (the replayer starts the program "
             "with libsyspgo-readahead.so preloaded, which advises the plan's files as the program maps and opens "
-            "them). *preload*: the same advice without the replayer, `env LD_PRELOAD=libsyspgo-readahead.so "
+            "them). *ra + device*: the same, with the plan's device lines applied for the run (each advised "
+            "read_ahead_kb written to its sysfs file before, the old value back after). *preload*: the same advice without the replayer, `env LD_PRELOAD=libsyspgo-readahead.so "
             "SYSPGO_READAHEAD=RA CMD`, as docs/coldstart.md applies it by hand. *plan*: `syspgo-prefetch PLAN -- "
             "CMD`. *plan + ra*: `syspgo-prefetch PLAN --readahead RA -- CMD`. *MiB read*: what the run's process "
             "tree read from block devices, readahead and the replayer's reads included (`/usr/bin/time -f %I` "
@@ -528,11 +560,11 @@ def readahead(a):
             "its files cached*: after the run, the bytes in the page cache (fincore) of the files the readahead plan "
             "lists (every file the recorded run read or faulted on): what the kernel read of them, readahead "
             "included, since the cache was dropped before.\n\n"
-            "| program | cold | cold + ra | preload | plan | plan + ra | MiB of its files cached after the run: cold / "
-            "cold + ra / preload / plan / plan + ra | MiB read: cold / cold + ra / "
-            "preload / plan / plan + ra | disk-wide MiB, same order | cold ÷ (cold + ra) | plan ÷ (plan + ra) | files advised | device "
-            "read_ahead_kb: now → advised |\n"
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n" +
+            "| program | cold | cold + ra | ra + device | preload | plan | plan + ra | MiB of its files cached after the "
+            "run: cold / cold + ra / ra + device / preload / plan / plan + ra | MiB read, same order | disk-wide "
+            "MiB, same order | cold ÷ (cold + ra) | plan ÷ (plan + ra) | files advised | device read_ahead_kb: now "
+            "→ advised |\n"
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n" +
             "\n".join("| " + " | ".join(r) + " |" for r in rows) +
             "\n\nKernels from 6.16 ignore MADV_RANDOM on executable mappings (mm/filemap.c, "
             "do_sync_mmap_readahead: \"VM_EXEC case below is already intended for random access\"): a fault in a "
