@@ -201,7 +201,7 @@ std::string ReadaheadShimPath() {
 // the program, and does nothing with one it finds at fault); none, with a
 // warning, if something is amiss: the program then runs with the kernel's
 // readahead.
-std::vector<std::string> ReadaheadEnv(const std::string& file, int verbose) {
+std::vector<std::string> ReadaheadEnv(const std::string& file, const Plan* plan, int verbose) {
   auto fd = OpenRegularAsUser(file, "readahead plan");
   if (!fd.ok()) {
     Warn(fd.error().message + "; running without its advice");
@@ -234,7 +234,15 @@ std::vector<std::string> ReadaheadEnv(const std::string& file, int verbose) {
     close(f);
   }
   if (verbose) fprintf(stderr, "syspgo: readahead plan %s, applied by %s\n", real, shim.c_str());
-  return {"LD_PRELOAD=" + shim, std::string("SYSPGO_READAHEAD=") + real};
+  std::vector<std::string> env = {"LD_PRELOAD=" + shim, std::string("SYSPGO_READAHEAD=") + real};
+  // The files the prefetch plan replays are left to the kernel (the shim
+  // says why), up to a size an environment holds easily.
+  std::string skip;
+  for (size_t i = 0; plan && i < plan->files.size() && skip.size() < (64 << 10); ++i)
+    skip += (skip.empty() ? "" : ",") + std::to_string(plan->files[i].fingerprint.device) + ":" +
+            std::to_string(plan->files[i].fingerprint.inode);
+  if (!skip.empty()) env.push_back("SYSPGO_READAHEAD_SKIP=" + skip);
+  return env;
 }
 
 // Runs argv and waits; returns its status as a shell reports it. Like
@@ -393,10 +401,13 @@ int Prefetch(const std::vector<std::string>& args) {
   if (int rc = Parse(args, &o); rc >= 0) return rc;
   o.prefetch.warn = [](const std::string& msg) { Warn(msg); };
   bool with_command = !o.command.empty();
-  const std::vector<std::string> env =
-      o.readahead.empty() || o.dry_run ? std::vector<std::string>{} : ReadaheadEnv(o.readahead, o.verbose);
+  std::vector<std::string> env;  // set once the plan is read
   auto RunProgram = [&env](const std::vector<std::string>& argv) { return cli::RunProgram(argv, env); };
+  auto SetReadaheadEnv = [&](const Plan* p) {
+    if (!o.readahead.empty() && !o.dry_run) env = ReadaheadEnv(o.readahead, p, o.verbose);
+  };
   if (o.plan.empty()) {  // --readahead alone
+    SetReadaheadEnv(nullptr);
     if (o.dry_run) {
       printf("would run: %s, with the readahead plan %s\n", JoinShell(o.command).c_str(), o.readahead.c_str());
       return 0;
@@ -407,6 +418,7 @@ int Prefetch(const std::vector<std::string>& args) {
   }
 
   auto plan = ReadPlan(o.plan);
+  SetReadaheadEnv(plan.ok() ? &plan.value() : nullptr);
   if (!plan.ok()) {
     if (!with_command) return Fail(plan.error().message);
     Warn(plan.error().message);

@@ -247,10 +247,33 @@ static void advise_maps(void) {
   errno = saved;
 }
 
+/* SYSPGO_READAHEAD_SKIP: "DEV:INO,DEV:INO,..." of files a prefetch plan
+ * replays beside the program (the replayer sets it): their used pages are
+ * on their way, and where the program gets ahead of the replay a window
+ * around its fault catches up sooner than single pages. Left to the
+ * kernel. A list that does not parse leaves no advice at all. */
+static void apply_skips(const char* list) {
+  for (const char* s = list; *s;) {
+    const char* colon = strchr(s, ':');
+    const char* end = strchr(s, ',');
+    if (!end) end = s + strlen(s);
+    struct entry key = {0, 0, 0};
+    if (!colon || colon > end || !parse_u64(s, colon, &key.dev) || !parse_u64(colon + 1, end, &key.ino)) {
+      n_entries = 0;
+      return;
+    }
+    struct entry* e = n_entries ? bsearch(&key, entries, n_entries, sizeof key, by_dev_ino) : NULL;
+    if (e) e->advice = 0;
+    s = *end ? end + 1 : end;
+  }
+}
+
 __attribute__((constructor)) static void syspgo_readahead_init(void) {
   const char* plan = getenv("SYSPGO_READAHEAD");
   if (!plan || plan[0] != '/') return;
   load_plan(plan);
+  const char* skip = getenv("SYSPGO_READAHEAD_SKIP");
+  if (skip) apply_skips(skip);
   advise_maps();
 }
 
