@@ -18,6 +18,7 @@
 #include "optimize/deploy_lists.h"
 #include "optimize/plan_from_run.h"
 #include "optimize/profile_artifacts.h"
+#include "optimize/readahead_plan.h"
 
 namespace syspgo::cli {
 namespace {
@@ -156,6 +157,34 @@ int EmitFromPlan(const OptimizeArgs& a) {
   return 0;
 }
 
+// The readahead plan: per file the advice that fits how the run used it.
+int EmitReadahead(const OptimizeArgs& a) {
+  if (!a.pprof.empty() || a.db.empty() || IsPprofFile(a.db))
+    return UsageError("--emit readahead is made from a run recorded in a profile database with the fileio and "
+                      "faults groups (syspgo collect --cold); a pprof profile holds CPU samples only");
+  auto db = OpenProfileDb(a.db, DbMode::kReadOnly);
+  if (!db) return Fail(db.error().message);
+  auto run = ResolveRun(*db, a.run);
+  if (!run) return Fail(run.error().message);
+  auto p = ReadaheadPlanFromRun(*db, run->id);
+  if (!p) return Fail(p.error().message);
+  for (const std::string& w : p->warnings) fprintf(stderr, "syspgo: left out: %s\n", TerminalSafe(w).c_str());
+  if (Status s = WriteFileAtomically(a.output, ReadaheadPlanText(*p)); !s.ok()) return Fail(s.error().message);
+  size_t by_advice[3] = {};
+  for (const ReadaheadFile& f : p->files) by_advice[static_cast<int>(f.advice)]++;
+  fprintf(stderr, "syspgo: wrote %s: %zu files random, %zu sequential, %zu left to the kernel, from run %lld\n",
+          a.output.c_str(), by_advice[static_cast<int>(ReadaheadAdvice::kRandom)],
+          by_advice[static_cast<int>(ReadaheadAdvice::kSequential)],
+          by_advice[static_cast<int>(ReadaheadAdvice::kDefault)], static_cast<long long>(run->id));
+  for (const ReadaheadDevice& d : p->devices)
+    if (d.advised_kb >= 0 && d.advised_kb != d.read_ahead_kb)
+      fprintf(stderr, "syspgo: device %s: read_ahead_kb %lld, advised %lld (by hand: echo %lld > %s): %s\n",
+              d.block.c_str(), static_cast<long long>(d.read_ahead_kb), static_cast<long long>(d.advised_kb),
+              static_cast<long long>(d.advised_kb), d.sysfs.c_str(), d.why.c_str());
+  if (p->files.empty()) Note("the run touched no file the plan could name; nothing to advise");
+  return 0;
+}
+
 struct EmitKind {
   const char* name;
   const char* help;
@@ -175,6 +204,8 @@ const EmitKind kEmitKinds[] = {
     {"squashfs-sort", "mksquashfs -sort file, first-touched first (--source-dir DIR, default /)", EmitFromPlan},
     {"prefetch-list", "ordered absolute paths, as Nydus/eStargz prefetch lists take (--image-root DIR)",
      EmitFromPlan},
+    {"readahead", "readahead plan for syspgo prefetch --readahead: per-file advice, per-device read_ahead_kb",
+     EmitReadahead},
 };
 
 // The usage lines, what the command does and its artifacts (kEmitKinds).
@@ -205,6 +236,7 @@ const char kExamples[] =
     "  syspgo optimize --pprof fleet.pb.gz --binary ./app --emit sample-profile -o app.prof\n"
     "  syspgo collect --cold --no-readahead -o cold.db -- ./app  # drops the page cache first\n"
     "  syspgo optimize cold.db --emit plan -o app.plan && syspgo prefetch app.plan -- ./app\n"
+    "  syspgo optimize cold.db --emit readahead -o app.ra && syspgo prefetch --readahead app.ra -- ./app\n"
     "  syspgo optimize cold.db --emit squashfs-sort --source-dir /srv/root -o sort.txt\n"
     "  mksquashfs /srv/root app.img -sort sort.txt && mount -o loop,ro app.img /mnt/app\n"
     "  syspgo optimize cold.db --emit plan --relocate /srv/root=/mnt/app -o app.plan  # docs/coldstart.md\n";

@@ -10,8 +10,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -27,6 +29,7 @@
 #include "common/identity.h"
 #include "common/util.h"
 #include "optimize/prefetch.h"
+#include "optimize/readahead_plan.h"
 
 extern char** environ;
 
@@ -38,6 +41,7 @@ constexpr unsigned kMaxHoldSeconds = 86400;
 
 struct Options {
   std::string plan;
+  std::string readahead;  // --readahead FILE
   std::string json;  // --json PATH ("-": stdout)
   bool dry_run = false, before = false;
   int verbose = 0;
@@ -50,7 +54,8 @@ struct Options {
 // (0 after --help).
 int Parse(const std::vector<std::string>& args, Options* o) {
   auto app = NewApp("syspgo prefetch",
-                    "usage: syspgo prefetch PLAN [OPTIONS] [-- CMD ARGS...]\n\n"
+                    "usage: syspgo prefetch PLAN [OPTIONS] [-- CMD ARGS...]\n"
+                    "       syspgo prefetch [PLAN] --readahead FILE [OPTIONS] -- CMD ARGS...\n\n"
                     "Looks up the paths the program looked up (so its path walks find directories\n"
                     "and inodes in memory) and reads the byte ranges the plan lists into the page\n"
                     "cache, both in the order the program first touched them. With a command,\n"
@@ -65,12 +70,20 @@ int Parse(const std::vector<std::string>& args, Options* o) {
                     "  syspgo prefetch app.plan --dry-run\n"
                     "  syspgo prefetch app.plan -- ./app --serve\n"
                     "  syspgo prefetch app.plan --before --threads 8 -- clang-19 -c main.c\n"
+                    "  syspgo prefetch app.plan --readahead app.ra -- ./app\n"
                     "  syspgo prefetch app.plan --hold 60 && systemctl start app\n");
   const uint64_t max_mib = kPrefetchMaxBudget >> 20;
   uint64_t budget_mib = o->prefetch.budget_bytes >> 20, lead_mib = o->prefetch.lead_bytes >> 20;
   std::string io_priority = o->prefetch.idle_io ? "idle" : "inherit";
   bool no_lookups = !o->prefetch.lookups;
   app->add_option("plan", o->plan, "the prefetch plan (syspgo optimize --emit plan)");
+  app->add_option("--readahead", o->readahead,
+                  "a readahead plan (syspgo optimize --emit readahead): CMD runs with libsyspgo-readahead.so "
+                  "preloaded, which advises the files the plan names as CMD maps and opens them (random: read what "
+                  "is asked, not the window around it; sequential: a larger window). With or without PLAN; not "
+                  "for static or setuid programs, which ignore LD_PRELOAD")
+      ->type_name("FILE")
+      ->check(NonEmpty("a readahead plan file"));
 
   app->option_defaults()->group("What to do");
   app->add_flag("--dry-run", o->dry_run, "check the files and print what would be read; read nothing");
@@ -110,12 +123,21 @@ int Parse(const std::vector<std::string>& args, Options* o) {
       ->type_name("PATH")
       ->check(NonEmpty("a file to write the summary to ('-' for stdout)"));
 
-  if (auto exit = Parse(*app, args, Tail::kAfterDashes, &o->command)) return *exit;
+  // The command is split off here: CLI11 would fill the plan, when none is
+  // given (--readahead alone), from the words after "--".
+  auto dashes = std::find(args.begin(), args.end(), "--");
+  if (auto exit = Parse(*app, std::vector<std::string>(args.begin(), dashes), Tail::kAfterDashes, &o->command))
+    return *exit;
+  if (dashes != args.end()) o->command.assign(dashes + 1, args.end());
   o->prefetch.budget_bytes = budget_mib << 20;
   o->prefetch.lead_bytes = lead_mib << 20;
   o->prefetch.idle_io = io_priority == "idle";
   o->prefetch.lookups = !no_lookups;
-  if (o->plan.empty()) return UsageError("prefetch: give a plan file; see 'syspgo prefetch --help'");
+  if (o->plan.empty() && o->readahead.empty())
+    return UsageError("prefetch: give a plan file, or --readahead FILE; see 'syspgo prefetch --help'");
+  if (!o->readahead.empty() && o->command.empty())
+    return UsageError("prefetch: --readahead advises the files of the program it starts: give the command after --");
+  if (o->plan.empty() && o->hold) return UsageError("prefetch: --hold holds the pages of a plan: give a plan file");
   if (o->hold && !o->command.empty())
     return UsageError("prefetch: --hold is for a replay ahead of the program; with a command the program uses the "
                       "pages as they arrive, so drop --hold (or the command)");
@@ -146,17 +168,97 @@ void PrintStats(FILE* f, const Plan& plan, const PrefetchStats& s, int verbose) 
   fprintf(f, "\n%s", t.Text().c_str());
 }
 
+// Sets NAME=VALUE in `env`; LD_PRELOAD is added to (after the libraries it
+// names already, so that theirs interpose first).
+void SetEnv(std::vector<std::string>* env, const std::string& assignment) {
+  const std::string name = assignment.substr(0, assignment.find('=') + 1);
+  for (std::string& e : *env) {
+    if (e.compare(0, name.size(), name) != 0) continue;
+    if (name == "LD_PRELOAD=" && e.size() > name.size()) e += ":" + assignment.substr(name.size());
+    else e = assignment;
+    return;
+  }
+  env->push_back(assignment);
+}
+
+// libsyspgo-readahead.so: in libexec/ beside this binary (the replayers in
+// cli/), or beside it (the full tool, itself in libexec/).
+std::string ReadaheadShimPath() {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return "";
+  std::string dir(buf, static_cast<size_t>(n));
+  dir.resize(dir.rfind('/') + 1);
+  for (const char* sub : {"libexec/", ""}) {
+    std::string path = dir + sub + "libsyspgo-readahead.so";
+    if (access(path.c_str(), R_OK) == 0) return path;
+  }
+  return "";
+}
+
+// The environment that preloads the readahead shim with plan `file`, after
+// checking that the file is a readahead plan (the shim reads it again, as
+// the program, and does nothing with one it finds at fault); none, with a
+// warning, if something is amiss: the program then runs with the kernel's
+// readahead.
+std::vector<std::string> ReadaheadEnv(const std::string& file, const Plan* plan, int verbose) {
+  auto fd = OpenRegularAsUser(file, "readahead plan");
+  if (!fd.ok()) {
+    Warn(fd.error().message + "; running without its advice");
+    return {};
+  }
+  char head[sizeof kReadaheadHeader];  // the header and its line break
+  ssize_t got = pread(*fd, head, sizeof head, 0);
+  close(*fd);
+  char real[PATH_MAX];
+  if (got != static_cast<ssize_t>(sizeof head) || memcmp(head, kReadaheadHeader, sizeof head - 1) != 0 ||
+      head[sizeof head - 1] != '\n') {
+    Warn(file + " is no readahead plan (syspgo optimize --emit readahead writes them); running without it");
+    return {};
+  }
+  if (!realpath(file.c_str(), real)) {
+    Warn("cannot resolve " + file + ": " + strerror(errno) + "; running without its advice");
+    return {};
+  }
+  std::string shim = ReadaheadShimPath();
+  if (shim.empty() || shim.find_first_of(": ") != std::string::npos) {
+    Warn(shim.empty() ? "libsyspgo-readahead.so is not beside syspgo (in libexec/); running without readahead advice"
+                      : "the path of " + shim + " cannot go in LD_PRELOAD; running without readahead advice");
+    return {};
+  }
+  // Both are read as the program starts, and from a cold cache each is a
+  // read of its own, queued behind the plan's: ask for them first.
+  for (int f : {open(shim.c_str(), O_RDONLY | O_CLOEXEC), OpenAsUser(real, kOpenUntrustedFlags)}) {
+    if (f < 0) continue;
+    posix_fadvise(f, 0, 0, POSIX_FADV_WILLNEED);
+    close(f);
+  }
+  if (verbose) fprintf(stderr, "syspgo: readahead plan %s, applied by %s\n", real, shim.c_str());
+  std::vector<std::string> env = {"LD_PRELOAD=" + shim, std::string("SYSPGO_READAHEAD=") + real};
+  // The files the prefetch plan replays are left to the kernel (the shim
+  // says why), up to a size an environment holds easily.
+  std::string skip;
+  for (size_t i = 0; plan && i < plan->files.size() && skip.size() < (64 << 10); ++i)
+    skip += (skip.empty() ? "" : ",") + std::to_string(plan->files[i].fingerprint.device) + ":" +
+            std::to_string(plan->files[i].fingerprint.inode);
+  if (!skip.empty()) env.push_back("SYSPGO_READAHEAD_SKIP=" + skip);
+  return env;
+}
+
 // Runs argv and waits; returns its status as a shell reports it. Like
 // system(), ignores SIGINT and SIGQUIT meanwhile: the terminal sends them to
 // the command too, and its status is what counts. Under sudo the command
 // runs as the user who asked, with what `sudo -u` gives them, as with collect.
-int RunProgram(const std::vector<std::string>& argv) {
+int RunProgram(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env) {
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   auto user = InvokingUserOrNull();  // checked before anything ran (RunCommand)
   const User* as = user.ok() ? *user : nullptr;
   std::vector<std::string> env_strings = as ? UserEnvironment(*as) : std::vector<std::string>{};
+  if (!as)
+    for (char** e = environ; *e; ++e) env_strings.push_back(*e);
+  for (const std::string& add : extra_env) SetEnv(&env_strings, add);
   std::vector<char*> env;
   for (auto& e : env_strings) env.push_back(e.data());
   env.push_back(nullptr);
@@ -176,8 +278,7 @@ int RunProgram(const std::vector<std::string>& argv) {
     signal(SIGQUIT, SIG_DFL);
     int e = as ? BecomeUserInChild(*as) : 0;
     if (!e) {
-      if (as) execvpe(args[0], args.data(), env.data());
-      else execvp(args[0], args.data());
+      execvpe(args[0], args.data(), env.data());
       e = errno;
     }
     (void)!write(err_pipe[1], &e, sizeof e);
@@ -200,6 +301,8 @@ int RunProgram(const std::vector<std::string>& argv) {
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
+
+nlohmann::ordered_json StatusJson(int status) { return {{"command_status", status}}; }
 
 // Writes `text` where --json asked; false (with a warning) if it could not
 // be written.
@@ -234,7 +337,6 @@ void WarnOfDamon(const DamonPageouts& damon) {
           list.c_str());
 }
 
-nlohmann::ordered_json StatusJson(int status) { return {{"command_status", status}}; }
 
 struct Holder {
   pid_t pid = 0;
@@ -299,8 +401,24 @@ int Prefetch(const std::vector<std::string>& args) {
   if (int rc = Parse(args, &o); rc >= 0) return rc;
   o.prefetch.warn = [](const std::string& msg) { Warn(msg); };
   bool with_command = !o.command.empty();
+  std::vector<std::string> env;  // set once the plan is read
+  auto RunProgram = [&env](const std::vector<std::string>& argv) { return cli::RunProgram(argv, env); };
+  auto SetReadaheadEnv = [&](const Plan* p) {
+    if (!o.readahead.empty() && !o.dry_run) env = ReadaheadEnv(o.readahead, p, o.verbose);
+  };
+  if (o.plan.empty()) {  // --readahead alone
+    SetReadaheadEnv(nullptr);
+    if (o.dry_run) {
+      printf("would run: %s, with the readahead plan %s\n", JoinShell(o.command).c_str(), o.readahead.c_str());
+      return 0;
+    }
+    int status = RunProgram(o.command);
+    WriteJsonText(o, StatusJson(status).dump() + "\n");
+    return status;
+  }
 
   auto plan = ReadPlan(o.plan);
+  SetReadaheadEnv(plan.ok() ? &plan.value() : nullptr);
   if (!plan.ok()) {
     if (!with_command) return Fail(plan.error().message);
     Warn(plan.error().message);
