@@ -216,8 +216,15 @@ std::vector<std::string> ReadaheadEnv(const std::string& file, const Plan* plan,
     Warn(file + " is no readahead plan (syspgo optimize --emit readahead writes them); running without it");
     return {};
   }
-  if (!realpath(file.c_str(), real)) {
-    Warn("cannot resolve " + file + ": " + strerror(errno) + "; running without its advice");
+  // Resolved with the user's rights, as it was opened: a link swapped in
+  // since must not make root walk where the user cannot.
+  int resolve_error = [&] {
+    ActAsUser as_user;
+    if (!as_user.ok()) return EPERM;
+    return realpath(file.c_str(), real) ? 0 : errno;
+  }();
+  if (resolve_error) {
+    Warn("cannot resolve " + file + ": " + strerror(resolve_error) + "; running without its advice");
     return {};
   }
   std::string shim = ReadaheadShimPath();
