@@ -29,11 +29,20 @@ std::vector<FindingFields> CollectStalls(const TempDir& dir, const std::vector<s
   argv.insert(argv.end(), command.begin(), command.end());
   CmdResult c = RunCmd(argv);
   EXPECT_EQ(c.status, 0) << c.err << c.out;
+  // A stall the analysis misses because its events were lost is the
+  // recording's fault, not the analysis's: say which.
+  Db conn = OpenDb(db);
+  EXPECT_EQ(QueryInt(conn, "SELECT COALESCE(SUM(dropped), 0) FROM run_drop WHERE probe_group IN ('sched', 'fileio')"),
+            0);
   std::string error;
   std::vector<FindingFields> all = AnalyzeStalls(db, dir.File("stalls.json"), &error);
   EXPECT_TRUE(error.empty()) << error;
-  CmdResult text = RunCmd({SyspgoBin(), "analyze", db, "stalls"});
-  std::cout << text.out;  // the finding as people read it, in the test log
+  // In the test log: the command's own account of each step (a checkpoint
+  // prints its write and fsync times), then the findings as people read
+  // them with their evidence, so a failure here shows what the run was.
+  std::cout << c.out;
+  CmdResult text = RunCmd({SyspgoBin(), "analyze", db, "stalls", "-v"});
+  std::cout << text.out << text.err;
   return all;
 }
 
@@ -119,8 +128,9 @@ TEST(Diagnose, WaitsThatAreNotIoAreNamedAsSuch) {
     }
   }
   std::vector<FindingFields> reader = ForThread(all, "pipe-reader");
-  if (!reader.empty())
+  if (!reader.empty()) {
     EXPECT_NE(reader[0].at("waker").find("wait_kinds"), std::string::npos) << "the main thread wrote to the pipe";
+  }
   // The I/O did happen, on the thread that did it.
   bool syncer_io = false;
   for (const FindingFields& x : ForThread(all, "syncer"))
