@@ -2,6 +2,7 @@
 #include "collect/collector.h"
 #include "collect/btf_hooks.h"
 #include "collect/damon.h"
+#include "collect/kallsyms.h"
 #include "collect/readahead_off.h"
 
 #include <bpf/bpf.h>
@@ -158,57 +159,22 @@ std::string Settings(const CollectRequest& req, const CollectOptions& o, uint64_
 }
 
 
-// FNV-1a, 64 bits, as hex: a content key for kallsyms (not a security hash).
-std::string ContentHash(const std::string& s) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
-  char buf[17];
-  snprintf(buf, sizeof buf, "%016" PRIx64, h);
-  return buf;
-}
-
 // Stores the kernel's code symbols the run's kernel stacks fall in (for
 // each address, the symbol at or below it: what analyze/symbolize.cc looks
 // up), in /proc/kallsyms's own lines, once per distinct content, and points
 // the run at them (a row of `run_kallsyms_table`), so those stacks resolve
-// later, on any machine. Read once, at the end, and only when a stack was
-// stored: the whole file is 5 MiB and more, the lines a run needs a few
-// hundred. Returns a note when the stacks will not resolve.
+// later, on any machine. Only when a stack was stored: the lines a run
+// needs are a few hundred of 120k. Returns a note when the stacks will not
+// resolve.
 std::string StoreKallsyms(Writer& w, int run_kallsyms_table) {
   if (w.kernel_addresses().empty()) return "";
   std::vector<uint64_t> ips(w.kernel_addresses().begin(), w.kernel_addresses().end());
   std::sort(ips.begin(), ips.end());
-  // One pass, in memory of the addresses' order: a symbol at `addr` can
-  // be the one of every address from the first at or above it on, so it is
-  // a candidate there only; each address's symbol is then the highest
-  // candidate at or before its place. Of symbols at one address the last
-  // listed wins, as in the symbolizer's stable sort. Symbols of JIT-ed BPF
-  // programs and trampolines (ours among them) are left out, as the
-  // symbolizer leaves them out of every name it gives.
-  std::vector<std::pair<uint64_t, std::string>> cand(ips.size());  // address + 1 (0: none), line
-  std::ifstream f("/proc/kallsyms");
-  std::string line;
-  bool any = false, hidden = true;
-  while (std::getline(f, line)) {
-    if (line.ends_with("\t[bpf]") || line.ends_with("\t[__builtin__ftrace]")) continue;
-    char* end = nullptr;
-    uint64_t addr = strtoull(line.c_str(), &end, 16);
-    if (!end || *end != ' ' || end[1] == 0 || !strchr("tTwW", end[1])) continue;
-    any = true;
-    hidden = hidden && addr == 0;
-    size_t at = std::lower_bound(ips.begin(), ips.end(), addr) - ips.begin();
-    if (addr == 0 || at == ips.size() || addr + 1 < cand[at].first) continue;
-    cand[at] = {addr + 1, std::move(line)};
-  }
-  if (!any) return "no kernel symbols: /proc/kallsyms could not be read; kernel stacks will not resolve. ";
-  if (hidden) return "kernel symbol addresses are hidden (kernel.kptr_restrict); kernel stacks will not resolve. ";
-  std::string text;
-  uint64_t best = 0;
-  for (auto& [addr, l] : cand) {
-    if (addr <= best) continue;  // an address below one already named: its symbol is that one's
-    best = addr;
-    text += l + "\n";
-  }
+  KernelSymbols symbols = KernelSymbols::Load();
+  if (!symbols.readable()) return "no kernel symbols: /proc/kallsyms could not be read; kernel stacks will not resolve. ";
+  if (symbols.hidden())
+    return "kernel symbol addresses are hidden (kernel.kptr_restrict); kernel stacks will not resolve. ";
+  std::string text = symbols.LinesFor(ips);
   std::string hash = ContentHash(text);
   std::string size = std::to_string(text.size());
   std::vector<std::string> params;  // not an initializer list: that would copy the text

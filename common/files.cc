@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <optional>
 
 #include "common/identity.h"
 
@@ -57,15 +58,20 @@ Status WriteAll(int fd, std::string_view bytes, const std::string& path) {
   return {};
 }
 
+enum class Rights { kUser, kSyspgo };
+
 // Creates the temporary, lets `fill` write it, renames it over `path`; all
-// path operations with the user's rights.
-Status Replace(const std::string& path, mode_t mode, const std::function<Status(int fd)>& fill) {
+// path operations with the user's rights (kUser) or syspgo's own (kSyspgo:
+// its state, in a directory only root writes).
+Status Replace(const std::string& path, mode_t mode, const std::function<Status(int fd)>& fill,
+               Rights rights = Rights::kUser) {
   if (path.empty()) return MakeError("no output file given: name one with -o FILE.", EINVAL);
   std::string tmp;
   int fd = -1;
   {
-    ActAsUser as_user;
-    if (!as_user.ok()) return as_user.error();
+    std::optional<ActAsUser> as_user;
+    if (rights == Rights::kUser) as_user.emplace();
+    if (as_user && !as_user->ok()) return as_user->error();
     for (int attempt = 0; attempt < 8 && fd < 0; ++attempt) {
       tmp = TempNameFor(path);
       fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
@@ -80,8 +86,9 @@ Status Replace(const std::string& path, mode_t mode, const std::function<Status(
   Status st = fill(fd);
   if (close(fd) != 0 && st.ok())
     st = MakeError("cannot write '" + path + "': " + strerror(errno) + ". Check free space.", errno);
-  ActAsUser as_user;
-  if (!as_user.ok()) return as_user.error();
+  std::optional<ActAsUser> as_user;
+  if (rights == Rights::kUser) as_user.emplace();
+  if (as_user && !as_user->ok()) return as_user->error();
   if (st.ok() && rename(tmp.c_str(), path.c_str()) != 0)
     st = MakeError("cannot put '" + path + "' in place" + AsWhom() + ": " + strerror(errno) +
                        (errno == EISDIR ? ". It is a directory: give a file path." : ". Choose another output path."),
@@ -94,6 +101,10 @@ Status Replace(const std::string& path, mode_t mode, const std::function<Status(
 
 Status WriteFileAtomically(const std::string& path, std::string_view bytes, mode_t mode) {
   return Replace(path, mode, [&](int fd) { return WriteAll(fd, bytes, path); });
+}
+
+Status WriteOwnFileAtomically(const std::string& path, std::string_view bytes, mode_t mode) {
+  return Replace(path, mode, [&](int fd) { return WriteAll(fd, bytes, path); }, Rights::kSyspgo);
 }
 
 Status WriteFileAtomically(const std::string& path, const std::function<Status(FILE*)>& write, mode_t mode) {

@@ -31,6 +31,11 @@ Status WriteFileAtomically(const std::string& path, std::string_view bytes, mode
 // The same, with `write` filling the new file through a stdio stream.
 Status WriteFileAtomically(const std::string& path, const std::function<Status(FILE*)>& write, mode_t mode = 0644);
 
+// The same for syspgo's own state (a cache only syspgo reads), with
+// syspgo's rights rather than the user's: only for paths in a directory
+// that root alone can write, which no user can name or plant in.
+Status WriteOwnFileAtomically(const std::string& path, std::string_view bytes, mode_t mode = 0600);
+
 // open(path, flags, mode) with the invoking user's rights (plain open when
 // there is none), close-on-exec; -1 with errno set on failure, EPERM if the
 // rights could not be taken on. For inputs (plans, the files a plan names)

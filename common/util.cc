@@ -17,6 +17,14 @@ std::string ReadFileOrEmpty(const std::string& path) {
   return ss.str();
 }
 
+std::string ContentHash(std::string_view s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
+  char buf[17];
+  snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
 // Through nlohmann's serializer, the one JSON writer: its escaping, and an
 // invalid UTF-8 byte (a path from a foreign filesystem) replaced by U+FFFD
 // rather than passed through into output no JSON parser would read.

@@ -12,3 +12,4 @@ syspgo_test(analyze_files_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/analyze_files
 syspgo_test(robustness_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/robustness_test.cc)
 syspgo_test(writer_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/writer_test.cc LIBS syspgo_collect)
 syspgo_test(run_settings_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/run_settings_test.cc)
+syspgo_test(kallsyms_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/kallsyms_test.cc LIBS syspgo_collect)
