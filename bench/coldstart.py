@@ -192,7 +192,7 @@ def ahead_run(work, plan, cmd, hold, damon):
 
 
 def damon_text(scheme):
-    """A pageout scheme as the replayer's JSON lists it (collect/damon.h)."""
+    """A pageout scheme as the replayer's JSON lists it (common/damon.h)."""
     if "min_age_us" in scheme:
         return f"{scheme['path']}: pageout after {scheme['min_age_us'] / 1e6:g} s idle"
     idle = scheme["min_age"] * scheme["aggr_us"] / 1e6

@@ -24,7 +24,7 @@
 
 #include "cli/command.h"
 #include "cli/options.h"
-#include "collect/damon.h"
+#include "common/damon.h"
 #include "common/files.h"
 #include "common/identity.h"
 #include "common/util.h"

@@ -1,7 +1,7 @@
 //===- collector.cc - one collection, from spawn to a finalized run ------===//
 #include "collect/collector.h"
 #include "collect/btf_hooks.h"
-#include "collect/damon.h"
+#include "common/damon.h"
 #include "collect/kallsyms.h"
 #include "collect/readahead_off.h"
 

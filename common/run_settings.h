@@ -16,7 +16,7 @@
 
 namespace syspgo {
 
-// A DAMON scheme that pages memory out without pressure (collect/damon.h).
+// A DAMON scheme that pages memory out without pressure (common/damon.h).
 struct DamonScheme {
   std::string path;         // "kdamonds/K/contexts/C/schemes/S", or "damon_reclaim"
   std::string ops;          // a kdamond's operations set ("paddr", "vaddr")

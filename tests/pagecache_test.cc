@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "analyze/pagecache.h"
-#include "collect/damon.h"
+#include "common/damon.h"
 #include "common/util.h"
 #include "tests/findings_json.h"
 #include "tests/test_util.h"

@@ -23,7 +23,7 @@
 #include <optional>
 #include <utility>
 
-#include "collect/damon.h"
+#include "common/damon.h"
 #include "common/util.h"
 #include "optimize/plan.h"
 #include "optimize/prefetch.h"

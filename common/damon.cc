@@ -1,5 +1,5 @@
 //===- damon.cc - which DAMON schemes may evict page cache during a run ---===//
-#include "collect/damon.h"
+#include "common/damon.h"
 
 #include <algorithm>
 #include <cstdio>
