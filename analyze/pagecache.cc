@@ -30,9 +30,6 @@
 namespace syspgo {
 namespace {
 
-constexpr char kRunSql[] = "SELECT COALESCE(command_start_ts, 0), COALESCE(end_ts, 0) FROM run WHERE id = ?1";
-constexpr char kProbeSql[] =
-    "SELECT attached, detail FROM run_probe WHERE run_id = ?1 AND probe_group = 'pagecache'";
 // The replay reads the rows in time order. What it keeps of a file depends
 // on that file's rows alone, so reading them file by file, each file's rows
 // in time order, gives the same result: that is the order the report's
@@ -161,21 +158,10 @@ class Analysis {
 };
 
 Status Analysis::LoadRun() {
-  auto st = db_.Prepare(kRunSql);
-  if (!st) return st.error();
-  st->Bind(1, q_.run_id);
-  if (!st->Step()) return MakeError("profile database '" + db_.path() + "' has no run " + std::to_string(q_.run_id) + ".");
-  report_.wall_ns = std::max<int64_t>(0, st->Int(1) - st->Int(0));
-  auto probe = db_.Prepare(kProbeSql);
-  if (!probe) return probe.error();
-  probe->Bind(1, q_.run_id);
-  std::string run = "run " + std::to_string(q_.run_id) + " of '" + db_.path() + "'";
-  std::string how = "Record one with: syspgo collect --probes pagecache,faults,block,cpu -o " + db_.path() + " -- COMMAND";
-  if (!probe->Step())
-    return MakeError(run + " has no page-cache data: the pagecache probe group was not recorded. " + how);
-  if (!probe->Int(0))
-    return MakeError(run + " has no page-cache data: the pagecache probe group did not attach (" + probe->Text(1) +
-                     "). " + how + " on a kernel with the filemap tracepoints.");
+  auto window = ReadRunWindow(db_, q_.run_id);
+  if (!window) return window.error();
+  report_.wall_ns = std::max<int64_t>(0, window->end_ns - window->command_start_ns);
+  SYSPGO_TRY(RequireProbeGroup(db_, q_.run_id, "pagecache", "page-cache data", "pagecache,faults,block,cpu"));
   auto names = StackNames::Load(db_, q_.run_id);
   if (!names) return names.error();
   names_ = std::move(*names);

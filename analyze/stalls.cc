@@ -40,6 +40,7 @@
 #include "analyze/file_calls.h"
 #include "analyze/file_paths.h"
 #include "analyze/finding_print.h"
+#include "analyze/run.h"
 #include "analyze/stack_names.h"
 #include "analyze/stall_rules.h"
 #include "analyze/wait_interval.h"
@@ -48,10 +49,6 @@
 namespace syspgo {
 namespace {
 
-constexpr char kRunSql[] =
-    "SELECT COALESCE(command_start_ts, 0), COALESCE(end_ts, 0) FROM run WHERE id = ?1";
-constexpr char kSchedProbeSql[] =
-    "SELECT attached, detail FROM run_probe WHERE run_id = ?1 AND probe_group = 'sched'";
 constexpr char kOffcpuSql[] =
     "SELECT ts, dur, pid, tid, state, kernel_stack_id, user_stack_id, wake_ts IS NOT NULL, COALESCE(waker_pid, 0), "
     "COALESCE(waker_tid, 0), COALESCE(waker_comm, ''), COALESCE(waker_kernel_stack_id, 0), cpu, "
@@ -100,8 +97,6 @@ ORDER BY b.ts, b.sector
 // it spent running its own code (the sampling period is the run's freq_hz).
 constexpr char kUserSamplesSql[] =
     "SELECT COUNT(*) FROM cpu_sample WHERE run_id = ?1 AND ts >= ?2 AND ts < ?3 AND tid = ?4 AND kernel = 0";
-constexpr char kCpuProbeSql[] =
-    "SELECT COUNT(*) FROM run_probe WHERE run_id = ?1 AND probe_group = 'cpu' AND attached = 1";
 // The page fault a thread waits in: the last one it began before sleeping.
 constexpr char kFaultSql[] =
     "SELECT dev, ino FROM page_fault WHERE run_id = ?1 AND tid = ?2 AND ts <= ?3 AND ts >= ?4 "
@@ -293,35 +288,19 @@ class Analysis {
 };
 
 Status Analysis::LoadRun() {
-  auto st = db_.Prepare(kRunSql);
-  if (!st) return st.error();
-  st->Bind(1, q_.run_id);
-  if (!st->Step()) return MakeError("profile database '" + db_.path() + "' has no run " + std::to_string(q_.run_id) + ".");
-  command_start_ = st->Int(0);
-  int64_t end = st->Int(1);
-  report_.wall_ns = std::max<int64_t>(0, end - command_start_);
+  auto window = ReadRunWindow(db_, q_.run_id);
+  if (!window) return window.error();
+  command_start_ = window->command_start_ns;
+  report_.wall_ns = std::max<int64_t>(0, window->end_ns - command_start_);
 
-  auto cpu = db_.Prepare(kCpuProbeSql);
+  auto cpu = ReadProbeStatus(db_, q_.run_id, "cpu");
   if (!cpu) return cpu.error();
-  cpu->Bind(1, q_.run_id);
-  if (cpu->Step() && cpu->Int(0)) {
+  if (cpu->attached) {
     auto settings = ReadRunSettings(db_, q_.run_id);
     if (!settings) return settings.error();
     if (settings->freq_hz > 0) sample_period_ns_ = 1'000'000'000 / settings->freq_hz;
   }
-
-  auto probe = db_.Prepare(kSchedProbeSql);
-  if (!probe) return probe.error();
-  probe->Bind(1, q_.run_id);
-  std::string run = "run " + std::to_string(q_.run_id) + " of '" + db_.path() + "'";
-  std::string how = "Record one with: syspgo collect --probes sched,fileio,block,cpu -o " + db_.path() + " -- COMMAND";
-  if (!probe->Step())
-    return MakeError(run + " has no off-CPU data: the sched probe group was not recorded, and stalls are found "
-                     "from it. " + how);
-  if (!probe->Int(0))
-    return MakeError(run + " has no off-CPU data: the sched probe group did not attach (" + probe->Text(1) + "). " +
-                     how + " on a kernel with the sched_switch tracepoint.");
-  return {};
+  return RequireProbeGroup(db_, q_.run_id, "sched", "off-CPU data", "sched,fileio,block,cpu");
 }
 
 Status Analysis::LoadIntervals() {
