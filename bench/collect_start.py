@@ -72,7 +72,12 @@ def main():
     verdict = (f"Target (issue 23): every default group ≤ 0.3 s CPU and ≤ 64 MiB: "
                f"{'met' if cpu <= 0.3 and rss <= 64 else 'not met'} ({cpu:.3f} s, {rss:.1f} MiB).")
     body = (f"Recording `true`: medians of {a.runs} interleaved rounds (min–max). Proc, the group every "
-            "collection loads, is in every syspgo row.\n\n" + "\n".join(rows) + "\n\n" + verdict + "\n")
+            "collection loads, is in every syspgo row.\n\n" + "\n".join(rows) + "\n\n" + verdict + "\n\n"
+            "Where the rest goes (`perf record -g` of one collect): the kernel's verifier checking the "
+            "groups' programs (on this kernel it searches the whole kernel BTF by name for every pointer "
+            "a program loads from a trusted pointer, `btf_nested_type_is_trusted`), and libbpf, which "
+            "reads and parses the kernel's BTF and searches it for CO-RE candidates once per BPF object, "
+            "that is once per group. One linked object for every group would parse it once.\n")
     B.write_section("collect_start: recording `true`", f"sudo bench/collect_start.py --runs {a.runs}", body)
     print(body)
 

@@ -8,31 +8,49 @@
 #include <bpf/libbpf.h>
 
 #include <string>
+#include <string_view>
+#include <unordered_set>
 #include <vector>
 
 namespace syspgo {
 
 // The kernel's BTF for the groups' own lookups while they load, parsed
 // once: each parse reads /sys/kernel/btf/vmlinux (5 MiB, a page a read)
-// and five groups ask. The collector drops it (about 10 MiB) once every
-// group is loaded, before the ring buffers are mapped. Null if the kernel
-// has none. Not thread-safe: groups load one after the other.
-inline btf*& KernelBtfSlot() {
-  static btf* parsed = nullptr;
-  return parsed;
+// and five groups ask. With it, the tracepoints it has (the names of its
+// btf_trace_<name> typedefs), gathered in one pass: btf__find_by_name_kind
+// walks all ~150k types on every call, and the groups ask about ~35
+// tracepoints. The collector drops both (about 10 MiB) once every group is
+// loaded, before the ring buffers are mapped. Null and empty if the kernel
+// has no BTF. Not thread-safe: groups load one after the other.
+struct KernelBtfCache {
+  btf* parsed = nullptr;
+  std::unordered_set<std::string> tracepoints;
+};
+inline KernelBtfCache& KernelBtfSlot() {
+  static KernelBtfCache cache;
+  return cache;
 }
 inline const btf* KernelBtf() {
-  if (!KernelBtfSlot()) KernelBtfSlot() = btf__load_vmlinux_btf();
-  return KernelBtfSlot();
+  KernelBtfCache& c = KernelBtfSlot();
+  if (!c.parsed && (c.parsed = btf__load_vmlinux_btf())) {
+    const std::string_view prefix = "btf_trace_";
+    for (uint32_t id = 1, n = btf__type_cnt(c.parsed); id < n; ++id) {
+      const btf_type* t = btf__type_by_id(c.parsed, id);
+      if (!btf_is_typedef(t)) continue;
+      std::string_view name = btf__name_by_offset(c.parsed, t->name_off);
+      if (name.starts_with(prefix)) c.tracepoints.emplace(name.substr(prefix.size()));
+    }
+  }
+  return c.parsed;
 }
 inline void ReleaseKernelBtf() {
-  btf__free(KernelBtfSlot());
-  KernelBtfSlot() = nullptr;
+  KernelBtfCache& c = KernelBtfSlot();
+  btf__free(c.parsed);
+  c = {};
 }
 // The kernel has the tracepoint (a tp_btf program can attach to it).
 inline bool KernelHasTracepoint(const std::string& tp) {
-  const btf* k = KernelBtf();
-  return k && btf__find_by_name_kind(k, ("btf_trace_" + tp).c_str(), BTF_KIND_TYPEDEF) > 0;
+  return KernelBtf() && KernelBtfSlot().tracepoints.count(tp);
 }
 inline bool KernelHasFunction(const char* name) {
   const btf* k = KernelBtf();
