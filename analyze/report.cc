@@ -184,7 +184,7 @@ class ReportBuilder {
  public:
   ReportBuilder(Db& db, const RunInfo& run, const ReportOptions& o) : db_(db), run_(run), o_(o) {}
 
-  Result<std::string> Build(const FindingSet& findings);
+  Result<std::string> Build(const FindingSet& findings, const DrawnSummaries& drawn);
 
  private:
   std::string What(const std::string& table) const {
@@ -193,7 +193,7 @@ class ReportBuilder {
   // Time buckets cover the command's run (axis_.origin .. span): the probes
   // load before it starts and nothing of the program happens then.
   int64_t Bucket(int64_t ts) const { return axis_.Bucket(ts); }
-  Status RunHeader(const FindingSet& set);
+  Status RunHeader(const DrawnSummaries& drawn);
   Status Threads();
   Status Syscalls();
   Status OffCpu();
@@ -201,8 +201,8 @@ class ReportBuilder {
   Status BlockHist();
   void Findings(const FindingSet& set);
   Status Files();
-  Status PageCache(const FindingSet& set);
-  void Access(const FindingSet& set);
+  Status PageCache(const DrawnSummaries& drawn);
+  void Access(const DrawnSummaries& drawn);
   void Flame();
 
   Db& db_;
@@ -224,7 +224,7 @@ class ReportBuilder {
   std::map<std::string, SysHist> sys_hist_;
 };
 
-Status ReportBuilder::RunHeader(const FindingSet& set) {
+Status ReportBuilder::RunHeader(const DrawnSummaries& drawn) {
   std::string settings;
   bool found = false;
   SYSPGO_TRY(ForEachRow(db_, What("run"), kRunSql, {run_.id}, [&](Stmt& s) {
@@ -238,8 +238,8 @@ Status ReportBuilder::RunHeader(const FindingSet& set) {
   if (!found) return MakeError("profile database '" + db_.path() + "' has no run " + std::to_string(run_.id) + ".");
   // The findings' page-cache pass read the axis already, if it drew the
   // chart on these buckets (reading it scans the run's event tables).
-  if (set.pagecache_chart && set.pagecache_chart->axis().buckets == o_.time_buckets) {
-    axis_ = set.pagecache_chart->axis();
+  if (drawn.pagecache_chart && drawn.pagecache_chart->axis().buckets == o_.time_buckets) {
+    axis_ = drawn.pagecache_chart->axis();
   } else {
     auto axis = ReadTimeAxis(db_, run_.id, o_.time_buckets);
     if (!axis) return axis.error();
@@ -489,7 +489,7 @@ Status ReportBuilder::Files() {
   return {};
 }
 
-Status ReportBuilder::PageCache(const FindingSet& set) {
+Status ReportBuilder::PageCache(const DrawnSummaries& drawn) {
   Json& out = data_["pagecache"] = Json::object();
   if (!HasTable(db_, "page_cache")) {
     out["note"] = "no page-cache data in this run: the database predates the pagecache probe group";
@@ -497,7 +497,7 @@ Status ReportBuilder::PageCache(const FindingSet& set) {
   }
   // The findings' page-cache analysis tallied the chart in its pass, unless
   // it could not run (or drew it on other buckets).
-  std::shared_ptr<const PageCacheChart> chart = set.pagecache_chart;
+  std::shared_ptr<const PageCacheChart> chart = drawn.pagecache_chart;
   auto tier = RecordingTier(db_, run_.id, "pagecache");
   if (!tier) return tier.error();
   if (*tier == Tier::kLean) {
@@ -553,10 +553,10 @@ Status ReportBuilder::PageCache(const FindingSet& set) {
 // page fault and read, and the pages the kernel added to the cache for them
 // (readahead); fault-around windows are left out (mapped, not used). A
 // database this cannot read gets a note, not a failed report.
-void ReportBuilder::Access(const FindingSet& set) {
+void ReportBuilder::Access(const DrawnSummaries& drawn) {
   Json& out = data_["access"] = Json::object();
   // The findings' access analysis summarized it already, unless it did not run.
-  std::shared_ptr<const AccessSummary> summary = set.access;
+  std::shared_ptr<const AccessSummary> summary = drawn.access;
   std::string why;
   if (!summary) {
     auto own = SummarizeAccess(db_, run_.id);
@@ -661,8 +661,8 @@ void ReportBuilder::Flame() {
     if (!b.problem.empty()) problems.push_back(b.ref.path + ": " + b.problem);
 }
 
-Result<std::string> ReportBuilder::Build(const FindingSet& findings) {
-  SYSPGO_TRY(RunHeader(findings));
+Result<std::string> ReportBuilder::Build(const FindingSet& findings, const DrawnSummaries& drawn) {
+  SYSPGO_TRY(RunHeader(drawn));
   SYSPGO_TRY(Threads());
   SYSPGO_TRY(ForEachRow(db_, What("file"), kFilePathsSql, {run_.id},
                         [&](Stmt& s) { paths_[{s.Int(0), s.Int(1)}] = s.Text(2); }));
@@ -705,8 +705,8 @@ Result<std::string> ReportBuilder::Build(const FindingSet& findings) {
   SYSPGO_TRY(BlockHist());
   Findings(findings);
   SYSPGO_TRY(Files());
-  SYSPGO_TRY(PageCache(findings));
-  Access(findings);
+  SYSPGO_TRY(PageCache(drawn));
+  Access(drawn);
   Flame();
   data_["limits"] = {{"syscalls_per_thread", o_.max_syscalls_per_thread},
                      {"offcpu_per_thread", o_.max_offcpu_per_thread},
@@ -734,10 +734,11 @@ std::string HtmlEscape(const std::string& s) {
 
 }  // namespace
 
-Result<std::string> ReportData(Db& db, const RunInfo& run, const FindingSet& findings, const ReportOptions& opts) {
+Result<std::string> ReportData(Db& db, const RunInfo& run, const FindingSet& findings, const DrawnSummaries& drawn,
+                               const ReportOptions& opts) {
   if (opts.time_buckets < 1) return MakeError("report: time_buckets must be at least 1");
   ReportBuilder b(db, run, opts);
-  return b.Build(findings);
+  return b.Build(findings, drawn);
 }
 
 std::string ReportHtml(const std::string& data_json, const RunInfo& run) {
@@ -752,8 +753,9 @@ std::string ReportHtml(const std::string& data_json, const RunInfo& run) {
   return page;
 }
 
-Result<std::string> BuildReport(Db& db, const RunInfo& run, const FindingSet& findings, const ReportOptions& opts) {
-  auto data = ReportData(db, run, findings, opts);
+Result<std::string> BuildReport(Db& db, const RunInfo& run, const FindingSet& findings, const DrawnSummaries& drawn,
+                                const ReportOptions& opts) {
+  auto data = ReportData(db, run, findings, drawn, opts);
   if (!data) return data.error();
   return ReportHtml(*data, run);
 }

@@ -38,13 +38,16 @@ struct ReportOptions {
 
 // The page's data: one JSON object (see the top of report_page.cc for its
 // fields). Errors name the database and the table that could not be read.
-Result<std::string> ReportData(Db& db, const RunInfo& run, const FindingSet& findings, const ReportOptions& opts);
+// What `drawn` lacks (a chart on other buckets, or none) is read here.
+Result<std::string> ReportData(Db& db, const RunInfo& run, const FindingSet& findings, const DrawnSummaries& drawn,
+                               const ReportOptions& opts);
 
 // The HTML page around `data_json` (as ReportData returns it).
 std::string ReportHtml(const std::string& data_json, const RunInfo& run);
 
 // ReportData and ReportHtml together.
-Result<std::string> BuildReport(Db& db, const RunInfo& run, const FindingSet& findings, const ReportOptions& opts);
+Result<std::string> BuildReport(Db& db, const RunInfo& run, const FindingSet& findings, const DrawnSummaries& drawn,
+                                const ReportOptions& opts);
 
 // The page of `syspgo report`:
 //

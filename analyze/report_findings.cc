@@ -11,41 +11,41 @@
 namespace syspgo {
 namespace {
 
-// An analysis: its findings, and anything it summarized that the report
-// draws as well, left in `out`.
+// An analysis: its findings, and, when `drawn` is given, what it summarized
+// that the report draws as well.
 struct Source {
   const char* name;
-  Result<std::vector<Finding>> (*run)(Db& db, const RunInfo& run, const FindingOptions& o, FindingSet* out);
+  Result<std::vector<Finding>> (*run)(Db& db, const RunInfo& run, DrawnSummaries* drawn);
 };
 
-Result<std::vector<Finding>> Stalls(Db& db, const RunInfo& run, const FindingOptions&, FindingSet*) {
+Result<std::vector<Finding>> Stalls(Db& db, const RunInfo& run, DrawnSummaries*) {
   auto r = FindStalls(db, {run.id, kDefaultStallThresholdNs});
   if (!r) return r.error();
   return std::move(r->findings);
 }
 
-Result<std::vector<Finding>> Pagecache(Db& db, const RunInfo& run, const FindingOptions& o, FindingSet* out) {
+Result<std::vector<Finding>> Pagecache(Db& db, const RunInfo& run, DrawnSummaries* drawn) {
   PagecacheQuery q{run.id, 0};
   std::shared_ptr<PageCacheChart> chart;
-  if (o.chart_buckets > 0) {
+  if (drawn && drawn->chart_buckets > 0) {
     // Without an axis the report tallies the chart in a pass of its own.
-    if (auto axis = ReadTimeAxis(db, run.id, o.chart_buckets); axis.ok()) {
+    if (auto axis = ReadTimeAxis(db, run.id, drawn->chart_buckets); axis.ok()) {
       chart = std::make_shared<PageCacheChart>(*axis, HasTable(db, "page_cache_refault"));
       q.on_row = [&chart](const PageCacheRow& r) { chart->Add(r); };
     }
   }
   auto r = AnalyzePagecache(db, q);
   if (!r) return r.error();
-  out->pagecache_chart = std::move(chart);
+  if (drawn) drawn->pagecache_chart = std::move(chart);
   return std::move(r->findings);
 }
 
-Result<std::vector<Finding>> Access(Db& db, const RunInfo& run, const FindingOptions&, FindingSet* out) {
+Result<std::vector<Finding>> Access(Db& db, const RunInfo& run, DrawnSummaries* drawn) {
   auto s = SummarizeAccess(db, run.id);
   if (!s) return s.error();
   std::vector<Finding> found;
   if (auto f = RandomPagingFinding(*s, run)) found.push_back(std::move(*f));
-  out->access = std::make_shared<const AccessSummary>(std::move(*s));
+  if (drawn) drawn->access = std::make_shared<const AccessSummary>(std::move(*s));
   return found;
 }
 
@@ -61,10 +61,10 @@ const std::vector<Source>& Sources() {
 
 }  // namespace
 
-FindingSet CollectFindings(Db& db, const RunInfo& run, const FindingOptions& o) {
+FindingSet CollectFindings(Db& db, const RunInfo& run, DrawnSummaries* drawn) {
   FindingSet out;
   for (const Source& s : Sources()) {
-    auto found = s.run(db, run, o, &out);
+    auto found = s.run(db, run, drawn);
     if (!found) {
       out.problems.push_back(std::string(s.name) + ": " + found.error().message);
       continue;
@@ -75,13 +75,14 @@ FindingSet CollectFindings(Db& db, const RunInfo& run, const FindingOptions& o) 
   return out;
 }
 
-Result<RunWithFindings> OpenRunWithFindings(const std::string& db_path, int64_t run_id, const FindingOptions& o) {
+Result<RunWithFindings> OpenRunWithFindings(const std::string& db_path, int64_t run_id, int chart_buckets) {
   auto db = OpenProfileDb(db_path, DbMode::kReadOnly);
   if (!db) return db.error();
   auto run = ResolveRun(*db, run_id);
   if (!run) return run.error();
-  RunWithFindings out{std::move(*db), std::move(*run), {}};
-  out.findings = CollectFindings(out.db, out.run, o);
+  RunWithFindings out{std::move(*db), std::move(*run), {}, {}};
+  out.drawn.chart_buckets = chart_buckets;
+  out.findings = CollectFindings(out.db, out.run, chart_buckets > 0 ? &out.drawn : nullptr);
   return out;
 }
 

@@ -22,20 +22,25 @@ struct FindingSet {
   std::vector<Finding> findings;      // in the order the analyses return them
   std::vector<std::string> analyses;  // analyses that ran
   std::vector<std::string> problems;  // "stalls: <why it could not run>"
-  // What the access analysis summarized, which the report draws too (null
-  // if it could not run): read once, not again for the charts.
+};
+
+// What the report draws besides the findings, summarized in the same
+// passes that find them, so no table is read twice. Apart from the
+// findings: an analysis's result is its findings, and these are what a
+// page draws.
+struct DrawnSummaries {
+  // > 0 asks for the page-cache chart, in this many time buckets.
+  int chart_buckets = 0;
+  // What the access analysis summarized (null if it could not run).
   std::shared_ptr<const AccessSummary> access;
-  // The report's page-cache chart, tallied in the page-cache analysis's pass
-  // when FindingOptions asked for it and the analysis ran.
+  // The page-cache chart, tallied in the page-cache analysis's pass (null
+  // if not asked for or the analysis could not run).
   std::shared_ptr<const PageCacheChart> pagecache_chart;
 };
 
-struct FindingOptions {
-  // > 0: also tally the report's page-cache chart, in this many time buckets.
-  int chart_buckets = 0;
-};
-
-FindingSet CollectFindings(Db& db, const RunInfo& run, const FindingOptions& o = {});
+// The findings of every diagnosing analysis; with `drawn`, also what the
+// report draws (see DrawnSummaries).
+FindingSet CollectFindings(Db& db, const RunInfo& run, DrawnSummaries* drawn = nullptr);
 
 // What `syspgo report` and `syspgo export` start from: the database opened
 // read-only, the run (0: the newest) and its findings. Errors name the
@@ -44,7 +49,9 @@ struct RunWithFindings {
   Db db;
   RunInfo run;
   FindingSet findings;
+  DrawnSummaries drawn;  // filled when chart_buckets > 0 was asked for
 };
-Result<RunWithFindings> OpenRunWithFindings(const std::string& db_path, int64_t run_id, const FindingOptions& o = {});
+// chart_buckets > 0: also summarize what the report draws (DrawnSummaries).
+Result<RunWithFindings> OpenRunWithFindings(const std::string& db_path, int64_t run_id, int chart_buckets = 0);
 
 }  // namespace syspgo

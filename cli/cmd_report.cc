@@ -55,12 +55,12 @@ int Report(const std::vector<std::string>& args) {
   if (db_path.empty()) return UsageError("usage: syspgo report DB -o FILE.html [--run N]; see --help");
   if (out.empty()) return UsageError("say where to write the page with -o FILE.html");
 
-  auto in = OpenRunWithFindings(db_path, run_id, {opts.time_buckets});
+  auto in = OpenRunWithFindings(db_path, run_id, opts.time_buckets);
   if (!in) return Fail(in.error().message);
   const RunInfo* run = &in->run;
   const FindingSet& findings = in->findings;
   for (const std::string& p : findings.problems) Note(p);
-  auto page = BuildReport(in->db, *run, findings, opts);
+  auto page = BuildReport(in->db, *run, findings, in->drawn, opts);
   if (!page) return Fail(page.error().message);
   Status st = WriteFileAtomically(out, *page);
   if (!st.ok()) return Fail(st.error().message);

@@ -285,7 +285,7 @@ Result<std::string> FixtureReport(const std::string& db_path, int64_t run_id, co
   if (!db) return db.error();
   auto run = ResolveRun(*db, run_id);
   if (!run) return run.error();
-  return BuildReport(*db, *run, findings, opts);
+  return BuildReport(*db, *run, findings, {}, opts);
 }
 
 // ===--- The report on the fixture -------------------------------------------=== //
@@ -354,7 +354,7 @@ TEST(ReportPage, FixtureDrawsEveryPanelWithTheFindingsMarked) {
 }
 
 // `syspgo report` asks the findings' page-cache pass to tally the chart as
-// well (FindingOptions); the page must be the one the report's own pass
+// well (DrawnSummaries); the page must be the one the report's own pass
 // draws. A chart on other buckets is not used, and none is made unasked.
 TEST(ReportPage, PageCacheChartFromTheFindingsPassIsTheReportsOwn) {
   TempDir dir;
@@ -362,27 +362,31 @@ TEST(ReportPage, PageCacheChartFromTheFindingsPassIsTheReportsOwn) {
   ASSERT_TRUE(fx.ok()) << fx.error().message;
   ReportOptions o;
   o.time_buckets = 50;
-  FindingSet shared = CollectFindings(fx->db, fx->run, {o.time_buckets});
-  ASSERT_NE(shared.pagecache_chart, nullptr) << (shared.problems.empty() ? "" : shared.problems[0]);
+  DrawnSummaries shared{o.time_buckets};
+  FindingSet found = CollectFindings(fx->db, fx->run, &shared);
+  ASSERT_NE(shared.pagecache_chart, nullptr) << (found.problems.empty() ? "" : found.problems[0]);
   const PageCacheChart& chart = *shared.pagecache_chart;
   EXPECT_EQ(chart.rows(), 27);
   EXPECT_EQ(chart.axis().buckets, 50);
   int64_t refaulted = 0;
   for (int64_t n : chart.refaulted()) refaulted += n;
   EXPECT_EQ(refaulted, 48);  // the writer's file twice and the app's once, added again after kswapd took them
-  FindingSet own = shared;
+  DrawnSummaries own = shared;
   own.pagecache_chart.reset();
-  auto a = ReportData(fx->db, fx->run, shared, o);
-  auto b = ReportData(fx->db, fx->run, own, o);
+  auto a = ReportData(fx->db, fx->run, found, shared, o);
+  auto b = ReportData(fx->db, fx->run, found, own, o);
   ASSERT_TRUE(a.ok()) << a.error().message;
   ASSERT_TRUE(b.ok()) << b.error().message;
   EXPECT_EQ(*a, *b);
-  FindingSet other = CollectFindings(fx->db, fx->run, {7});
+  DrawnSummaries other{7};
+  CollectFindings(fx->db, fx->run, &other);
   ASSERT_NE(other.pagecache_chart, nullptr);
-  auto c = ReportData(fx->db, fx->run, other, o);
+  auto c = ReportData(fx->db, fx->run, found, other, o);
   ASSERT_TRUE(c.ok()) << c.error().message;
   EXPECT_EQ(*c, *b);
-  EXPECT_EQ(CollectFindings(fx->db, fx->run).pagecache_chart, nullptr);
+  DrawnSummaries unasked;
+  CollectFindings(fx->db, fx->run, &unasked);
+  EXPECT_EQ(unasked.pagecache_chart, nullptr);
 }
 
 TEST(ReportPage, CapsKeepTheLongestIntervalsAndSaySo) {
@@ -393,7 +397,7 @@ TEST(ReportPage, CapsKeepTheLongestIntervalsAndSaySo) {
   o.max_block_requests = 3;
   auto fx = OpenFixtureRun(dir);
   ASSERT_TRUE(fx.ok()) << fx.error().message;
-  auto data = ReportData(fx->db, fx->run, {}, o);
+  auto data = ReportData(fx->db, fx->run, {}, {}, o);
   ASSERT_TRUE(data.ok()) << data.error().message;
   // The writer's two longest syscalls are fsyncs of 80 ms (ties go to the
   // earlier): the first two, not the third, nor any write.
