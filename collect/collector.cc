@@ -1,7 +1,6 @@
 //===- collector.cc - one collection, from spawn to a finalized run ------===//
 #include "collect/collector.h"
 #include "collect/btf_hooks.h"
-#include "common/damon.h"
 #include "collect/kallsyms.h"
 #include "collect/readahead_off.h"
 
@@ -30,6 +29,7 @@
 #include "collect/groups.h"
 #include "collect/target.h"
 #include "collect/writer.h"
+#include "common/damon.h"
 #include "common/identity.h"
 #include "common/profile_db.h"
 #include "common/run_settings.h"
