@@ -514,8 +514,8 @@ TEST(PrefetchCommand, WarmingAheadWarnsWhereDamonPagesOut) {
   bool warned = r.err.find("warning: DAMON proactive reclaim is on") != std::string::npos;
   EXPECT_EQ(warned, !schemes.empty()) << r.err;
   for (const auto& d : schemes) EXPECT_NE(r.err.find(d), std::string::npos) << r.err;
-  EXPECT_EQ(test::Json(out, "json.dumps(d['damon_pageout'], separators=(',', ':'))"), DamonPageoutJson())
-      << test::ReadAll(out);
+  // Compact and in the file's member order, as DamonPageoutJson writes it.
+  EXPECT_EQ(test::ReadOrderedJson(out)["damon_pageout"].dump(), DamonPageoutJson()) << test::ReadAll(out);
   ASSERT_NO_FATAL_FAILURE(w.EvictAll());
   r = test::RunCmd({test::SyspgoBin(), "prefetch", plan, "--", "true"});
   ASSERT_EQ(r.status, 0) << r.err;
@@ -535,11 +535,12 @@ TEST(PrefetchCommand, HoldKeepsTheReplayedPagesInMemoryThenLetsThemGo) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("holding    "), std::string::npos) << r.out;
   EXPECT_EQ(r.err.find("DAMON"), std::string::npos) << "the pages are held: no warning\n" << r.err;
-  int pid = std::stoi(test::Json(out, "d['hold']['pid']"));
-  uint64_t bytes = std::stoull(test::Json(out, "d['hold']['bytes']")), planned = 0;
+  nlohmann::json hold = test::ReadJson(out)["hold"];
+  int pid = hold["pid"].get<int>();
+  uint64_t bytes = hold["bytes"].get<uint64_t>(), planned = 0;
   for (const auto& f : w.plan.files) planned += Count(PlannedPages(f)) * kPage;
   EXPECT_EQ(bytes, planned);
-  EXPECT_EQ(test::Json(out, "d['hold']['files']"), "5");
+  EXPECT_EQ(hold["files"], 5) << hold;
   std::string status = test::ReadAll("/proc/" + std::to_string(pid) + "/status");
   size_t lck = status.find("VmLck:");
   ASSERT_NE(lck, std::string::npos) << status;
@@ -559,7 +560,7 @@ TEST(PrefetchCommand, HoldKeepsTheReplayedPagesInMemoryThenLetsThemGo) {
   ASSERT_NO_FATAL_FAILURE(w.EvictAll());
   r = test::RunCmd({test::SyspgoBin(), "prefetch", plan, "--hold", "1", "--json", out});
   ASSERT_EQ(r.status, 0) << r.err;
-  pid = std::stoi(test::Json(out, "d['hold']['pid']"));
+  pid = test::ReadJson(out)["hold"]["pid"].get<int>();
   for (int i = 0; i < 600 && !gone(pid); ++i) usleep(100000);
   ASSERT_TRUE(gone(pid)) << "the holding process " << pid << " outlived --hold 1 by 60 s";
   ASSERT_NO_FATAL_FAILURE(w.EvictAll());
@@ -587,7 +588,9 @@ TEST(PrefetchCommand, HoldBeyondTheLockedMemoryLimitSaysWhichLimit) {
   EXPECT_NE(r.err.find("the plan was replayed, but cannot lock the pages of "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("locked memory is limited to 64.0 KiB here (ulimit -l)"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("(the plan holds " + FormatBytes(w.plan.Bytes()) + ")"), std::string::npos) << r.err;
-  EXPECT_NE(test::Json(out, "d['hold']['error']"), "") << test::ReadAll(out);
+  nlohmann::json hold = test::ReadJson(out)["hold"];
+  EXPECT_TRUE(hold.contains("error")) << test::ReadAll(out);
+  EXPECT_NE(hold["error"], "") << test::ReadAll(out);
   // ([p] keeps pgrep from finding the shell that runs it.)
   EXPECT_EQ(test::Sh("pgrep -f '[p]refetch " + plan + " --hold'").out, "") << "no holding process is left";
   for (const auto& p : w.paths) w.ExpectExactlyPlanned(p);
@@ -604,11 +607,21 @@ TEST(PrefetchCommand, JsonSummaryHasEveryFileAndTheCommandsStatus) {
   };
   auto r = test::RunCmd({test::SyspgoBin(), "prefetch", plan, "--json", out, "--", "sh", "-c", "exit 4"});
   EXPECT_EQ(r.status, 4) << r.err;
-  EXPECT_EQ(test::Json(out, "d['command_status']"), "4");
-  EXPECT_EQ(test::Json(out, "(d['files_read'], d['files_missing'], len(d['files']))"), "(4, 1, 5)");
-  EXPECT_EQ(test::Json(out, "[f['outcome'] for f in d['files'] if f['path'] == '" + w.paths[2] + "']"), "['missing']");
-  EXPECT_EQ(test::Json(out, "d['bytes_read'] == sum(f['bytes_read'] for f in d['files']) > 0"), "True");
-  EXPECT_EQ(test::Json(out, "d['bytes_planned']"), std::to_string(w.plan.Bytes()));
+  nlohmann::json d = test::ReadJson(out);
+  EXPECT_EQ(d["command_status"], 4);
+  EXPECT_EQ(d["files_read"], 4);
+  EXPECT_EQ(d["files_missing"], 1);
+  EXPECT_EQ(d["files"].size(), 5u) << d["files"];
+  std::vector<std::string> outcomes;  // of the missing file
+  uint64_t file_bytes = 0;
+  for (auto& f : d["files"]) {
+    if (f["path"] == w.paths[2]) outcomes.push_back(f["outcome"].get<std::string>());
+    file_bytes += f["bytes_read"].get<uint64_t>();
+  }
+  EXPECT_EQ(outcomes, std::vector<std::string>{"missing"});
+  EXPECT_EQ(d["bytes_read"], file_bytes);
+  EXPECT_GT(file_bytes, 0u);
+  EXPECT_EQ(d["bytes_planned"], w.plan.Bytes());
 
   // Without a command, '-' makes the JSON the whole output.
   evict_rest();
@@ -616,14 +629,18 @@ TEST(PrefetchCommand, JsonSummaryHasEveryFileAndTheCommandsStatus) {
   ASSERT_EQ(r.status, 0) << r.err;
   std::string printed = w.dir.File("printed.json");
   { std::ofstream(printed) << r.out; }
-  EXPECT_EQ(test::Json(printed, "(d['files_read'], 'command_status' in d)"), "(4, False)");
+  d = test::ReadJson(printed);
+  EXPECT_EQ(d["files_read"], 4);
+  EXPECT_FALSE(d.contains("command_status")) << d;
   for (size_t i = 0; i < w.paths.size(); ++i)
     if (i != 2) w.ExpectExactlyPlanned(w.paths[i]);
 
   evict_rest();
   r = test::RunCmd({test::SyspgoBin(), "prefetch", plan, "--dry-run", "--json", out});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(test::Json(out, "(d['dry_run'], d['files_read'])"), "(True, 4)");
+  d = test::ReadJson(out);
+  EXPECT_EQ(d["dry_run"], true);
+  EXPECT_EQ(d["files_read"], 4);
   for (size_t i = 0; i < w.paths.size(); ++i) {
     if (i != 2) {
       EXPECT_EQ(Count(Resident(w.paths[i])), 0u) << w.paths[i];
@@ -640,7 +657,9 @@ TEST(PrefetchCommand, JsonSummaryHasEveryFileAndTheCommandsStatus) {
   { std::ofstream(garbage) << "not a plan\n"; }
   r = test::RunCmd({test::SyspgoBin(), "prefetch", garbage, "--json", out, "--", "sh", "-c", "exit 6"});
   EXPECT_EQ(r.status, 6) << r.err;
-  EXPECT_EQ(test::Json(out, "(d['command_status'], 'is not a syspgo prefetch plan' in d['error'])"), "(6, True)");
+  d = test::ReadJson(out);
+  EXPECT_EQ(d["command_status"], 6);
+  EXPECT_NE(d["error"].get<std::string>().find("is not a syspgo prefetch plan"), std::string::npos) << d["error"];
 }
 
 TEST(PrefetchCommand, DryRunListsTheReadsAndReadsNothing) {

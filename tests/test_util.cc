@@ -157,21 +157,17 @@ TempDir::~TempDir() {
   }
 }
 
-std::string Json(const std::string& file, const std::string& expr) {
-  auto r = RunCmd({"python3", "-c",
-                   "import json,sys; d=json.load(open(sys.argv[1])); v=(" + expr +
-                       "); print(v if isinstance(v, str) else repr(v))",
-                   file});
-  EXPECT_EQ(r.status, 0) << "python3 could not read " << file << " for " << expr << ": " << r.err;
-  while (!r.out.empty() && (r.out.back() == '\n' || r.out.back() == ' ')) r.out.pop_back();
-  return r.out;
-}
-
-nlohmann::json ReadJson(const std::string& file) {
-  nlohmann::json j = nlohmann::json::parse(ReadAll(file), nullptr, false);
+namespace {
+template <typename J>
+J ParseJsonFile(const std::string& file) {
+  J j = J::parse(ReadAll(file), nullptr, false);
   EXPECT_FALSE(j.is_discarded()) << file << " is not JSON";
   return j.is_discarded() ? nullptr : j;
 }
+}  // namespace
+
+nlohmann::json ReadJson(const std::string& file) { return ParseJsonFile<nlohmann::json>(file); }
+nlohmann::ordered_json ReadOrderedJson(const std::string& file) { return ParseJsonFile<nlohmann::ordered_json>(file); }
 
 std::string ReadAll(const std::string& path) {
   std::ifstream f(path, std::ios::binary);

@@ -74,12 +74,9 @@ std::string ReadAll(const std::string& path);
 // The JSON document in `file`, read by nlohmann's strict parser; a file
 // that is missing or not JSON fails the test and gives null.
 nlohmann::json ReadJson(const std::string& file);
-
-// Python expression `expr` over the JSON in `file` (bound to d), printed as
-// str for strings and repr otherwise, e.g. Json(f, "d['files'][0]['path']").
-// Left for pgo_test, whose checks are Python expressions (comprehensions,
-// lambdas) over pgo's summary and manifest; other tests use ReadJson.
-std::string Json(const std::string& file, const std::string& expr);
+// The same, with each object's members in the file's order (nlohmann::json
+// sorts them), for checks of that order: pgo's stages, a compact dump.
+nlohmann::ordered_json ReadOrderedJson(const std::string& file);
 
 // Opens a profile database read-only (asserts on failure).
 Db OpenDb(const std::string& path);
