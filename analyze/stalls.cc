@@ -563,7 +563,14 @@ void Analysis::Describe(Stall& s) {
     } else {
       s.path = KindName(s.ep->kind) + ":[" + std::to_string(s.ino) + "]";
     }
-    s.key = who + "|" + Join(s.ep->order, "+") + "|" +
+    // The calls that name the operation, without its close: whether the
+    // close falls inside the burst depends on when the thread got its CPU
+    // back (under load, one checkpoint's close fell outside its burst and
+    // that checkpoint made a finding of its own).
+    std::vector<std::string> calls;
+    for (const std::string& c : s.ep->order)
+      if (c != "close") calls.push_back(c);
+    s.key = who + "|" + Join(calls, "+") + "|" +
             (s.ep->regular || !s.ep->lookup.empty() ? PathShape(s.path) : KindName(s.ep->kind));
     return;
   }
