@@ -65,6 +65,17 @@ namespace {
 Error NoRun(Db& db, int64_t run_id) {
   return MakeError("profile database '" + db.path() + "' has no run " + std::to_string(run_id) + ".", ENOENT);
 }
+
+// `columns` of run `run_id`, stepped to its row; the run-not-found error
+// every reader of the run table gives.
+Result<Stmt> RunRow(Db& db, int64_t run_id, const std::string& columns) {
+  auto st = db.Prepare("SELECT " + columns + " FROM run WHERE id = ?1");
+  if (!st) return st.error();
+  st->Bind(1, run_id);
+  Status err;
+  if (!st->Step(&err)) return err.ok() ? NoRun(db, run_id) : err.error();
+  return st;
+}
 }  // namespace
 
 Result<ProbeStatus> ReadProbeStatus(Db& db, int64_t run_id, const std::string& group) {
@@ -90,21 +101,15 @@ Status RequireProbeGroup(Db& db, int64_t run_id, const std::string& group, const
 }
 
 Result<RunWindow> ReadRunWindow(Db& db, int64_t run_id) {
-  auto st = db.Prepare("SELECT COALESCE(command_start_ts, 0), COALESCE(end_ts, 0) FROM run WHERE id = ?1");
-  if (!st) return st.error();
-  st->Bind(1, run_id);
-  Status err;
-  if (!st->Step(&err)) return err.ok() ? NoRun(db, run_id) : err.error();
-  return RunWindow{st->Int(0), st->Int(1)};
+  auto row = RunRow(db, run_id, "COALESCE(command_start_ts, 0), COALESCE(end_ts, 0)");
+  if (!row) return row.error();
+  return RunWindow{row->Int(0), row->Int(1)};
 }
 
 Result<RunSettings> ReadRunSettings(Db& db, int64_t run_id) {
-  auto st = db.Prepare("SELECT settings_json FROM run WHERE id = ?1");
-  if (!st) return st.error();
-  st->Bind(1, run_id);
-  Status err;
-  if (!st->Step(&err)) return err.ok() ? NoRun(db, run_id) : err.error();
-  return ParseSettings(st->Text(0));
+  auto row = RunRow(db, run_id, "settings_json");
+  if (!row) return row.error();
+  return ParseSettings(row->Text(0));
 }
 
 }  // namespace syspgo

@@ -57,8 +57,9 @@ inline void ReleaseKernelBtf() {
 }
 // The kernel has the tracepoint (a tp_btf program can attach to it).
 inline bool KernelHasTracepoint(const std::string& tp) {
+  if (!KernelBtf()) return false;  // parses it and fills the index, once
   const auto& tps = KernelBtfSlot().tracepoints;
-  return KernelBtf() && std::binary_search(tps.begin(), tps.end(), std::string_view(tp));
+  return std::binary_search(tps.begin(), tps.end(), std::string_view(tp));
 }
 inline bool KernelHasFunction(const char* name) {
   const btf* k = KernelBtf();

@@ -44,7 +44,7 @@ bool KeepLine(std::string_view line, uint64_t* addr) {
   // "ffffffff81000000 T name[\tmodule]": 16 hex digits on 64-bit kernels.
   size_t sp = line.find(' ');
   if (sp == 0 || sp == std::string_view::npos || sp + 2 >= line.size() || line[sp + 2] != ' ') return false;
-  if (!strchr("tTwW", line[sp + 1]) || line[sp + 1] == 0) return false;
+  if (std::string_view("tTwW").find(line[sp + 1]) == std::string_view::npos) return false;
   char* end = nullptr;
   *addr = strtoull(line.data(), &end, 16);
   return end == line.data() + sp;
