@@ -36,11 +36,6 @@ class BlockGroup : public SkelGroup<block> {
                     {"dev", "part_dev", "op", "slot", "lo_ns", "hi_ns", "count", "sum_ns"});
   }
 
-  Status Load(const GroupContext& ctx) override {
-    start_ns_ = ctx.start_ns;
-    return SkelGroup::Load(ctx);
-  }
-
   // The op names of this kernel, so rows stay readable across versions
   // (read in Configure()).
   void OnStart(Writer& w) override {
@@ -127,7 +122,6 @@ class BlockGroup : public SkelGroup<block> {
     }
   }
 
-  uint64_t start_ns_ = 0;
   int rq_ = -1, op_ = -1, hist_ = -1;
   std::vector<std::pair<int64_t, std::string>> ops_;
 };

@@ -99,7 +99,6 @@ class CpuGroup : public SkelGroup<cpu> {
   }
 
   Status Load(const GroupContext& ctx) override {
-    start_ns_ = ctx.start_ns;
     if (ctx.opts->freq_hz == 0) return MakeError("probe group 'cpu': --freq must be at least 1 Hz.");
     SYSPGO_TRY(SkelGroup::Load(ctx));
     return OpenPerfEvents(ctx.opts->freq_hz);
@@ -244,7 +243,6 @@ class CpuGroup : public SkelGroup<cpu> {
     return id;
   }
 
-  uint64_t start_ns_ = 0;
   int sample_ = -1, mapping_ = -1;
   std::vector<int> perf_fds_;
   std::vector<bpf_link*> links_;

@@ -53,12 +53,6 @@ class FaultsGroup : public SkelGroup<faults> {
     ledger_ = w.Table("run_aggregate", {"probe_group", "map", "entries", "overflow"}, "INSERT OR REPLACE");
   }
 
-  Status Load(const GroupContext& ctx) override {
-    start_ns_ = ctx.start_ns;
-    lean_ = ctx.opts->detail == Detail::kLean;
-    return SkelGroup::Load(ctx);
-  }
-
   // The counts that changed since the last drain; the ledger row from the
   // first drain on tells analyses the tier (analyze/run.h RecordingTier).
   void Drain(Writer& w) override {
@@ -193,9 +187,7 @@ class FaultsGroup : public SkelGroup<faults> {
     bool written = false;
   };
 
-  uint64_t start_ns_ = 0;
   uint64_t latest_ts_ = 0;  // the newest event's kernel ns
-  bool lean_ = false;
   int fault_ = -1, total_ = -1, ledger_ = -1;
   std::unordered_map<uint32_t, PendingFault> pending_;
   PageBits touched_, around_;  // pages faulted on, pages fault-around mapped

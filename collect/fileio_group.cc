@@ -84,13 +84,6 @@ class FileioGroup : public SkelGroup<fileio> {
     ledger_ = w.Table("run_aggregate", {"probe_group", "map", "entries", "overflow"}, "INSERT OR REPLACE");
   }
 
-  Status Load(const GroupContext& ctx) override {
-    start_ns_ = ctx.start_ns;
-    lean_ = ctx.opts->detail == Detail::kLean;
-    instance_min_ns_ = ctx.opts->offcpu_min_ns;
-    return SkelGroup::Load(ctx);
-  }
-
   // The totals that changed since the last drain, written again (each row
   // replaces its older self); a histogram slot only when its count moved.
   void Drain(Writer& w) override {
@@ -204,7 +197,8 @@ class FileioGroup : public SkelGroup<fileio> {
   }
 
  protected:
-  Status Configure(fileio* skel, const GroupContext&) override {
+  Status Configure(fileio* skel, const GroupContext& ctx) override {
+    instance_min_ns_ = ctx.opts->offcpu_min_ns;
     skel->rodata->lean = lean_;
     skel->rodata->instance_min_ns = instance_min_ns_;
     skel->rodata->burst_gap_ns = 10 * instance_min_ns_;
@@ -216,8 +210,7 @@ class FileioGroup : public SkelGroup<fileio> {
   }
 
  private:
-  uint64_t start_ns_ = 0, instance_min_ns_ = 0;
-  bool lean_ = false;
+  uint64_t instance_min_ns_ = 0;
   int io_ = -1, open_ = -1, lookup_ = -1, mmap_ = -1, file_ = -1, total_ = -1, hist_ = -1, ledger_ = -1;
   uint64_t totals_ = 0;
   std::vector<uint64_t> overflow_ = std::vector<uint64_t>(FILEIO_OVERFLOW_MAX);  // refused updates, by map

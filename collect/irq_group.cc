@@ -38,11 +38,6 @@ class IrqGroup : public SkelGroup<irq> {
     hist_ = w.Table("irq_hist", {"cpu", "kind", "vec", "name", "slot", "lo_ns", "hi_ns", "count", "sum_ns"});
   }
 
-  Status Load(const GroupContext& ctx) override {
-    start_ns_ = ctx.start_ns;
-    return SkelGroup::Load(ctx);
-  }
-
   void Handle(const void* data, size_t size, Writer& w) override {
     auto* h = static_cast<const syspgo_hdr*>(data);
     if (h->type != IRQ_RUN || size < sizeof(irq_run_event)) return;
@@ -90,7 +85,6 @@ class IrqGroup : public SkelGroup<irq> {
   }
 
  private:
-  uint64_t start_ns_ = 0;
   int run_ = -1, hist_ = -1;
 };
 

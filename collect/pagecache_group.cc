@@ -120,12 +120,6 @@ class PagecacheGroup : public SkelGroup<pagecache> {
     ledger_ = w.Table("run_aggregate", {"probe_group", "map", "entries", "overflow"}, "INSERT OR REPLACE");
   }
 
-  Status Load(const GroupContext& ctx) override {
-    start_ns_ = ctx.start_ns;
-    lean_ = ctx.opts->detail == Detail::kLean;
-    return SkelGroup::Load(ctx);
-  }
-
   // The process's memory cgroup joins the filter before it runs; an
   // attached process's mapped files too, so reclaim of pages it mapped
   // before we came is seen.
@@ -412,8 +406,6 @@ class PagecacheGroup : public SkelGroup<pagecache> {
     return it == stack_of_.end() ? 0 : it->second;
   }
 
-  bool lean_ = false;
-  uint64_t start_ns_ = 0;
   int page_ = -1, ra_ = -1, cgroup_ = -1;
   int total_ = -1, page_row_ = -1, refault_row_ = -1, series_ = -1, reuse_ = -1, ledger_ = -1;
   std::unordered_map<uint64_t, int64_t> stack_of_;  // deleter -> stack.id

@@ -32,11 +32,6 @@ class ProcGroup : public SkelGroup<proc> {
     exec_ = w.Table("exec", {"ts", "pid", "tid", "filename", "argv"});
   }
 
-  Status Load(const GroupContext& ctx) override {
-    start_ns_ = ctx.start_ns;
-    return SkelGroup::Load(ctx);
-  }
-
   void OnTarget(Writer& w, uint32_t pid, bool attached) override {
     std::string base = "/proc/" + std::to_string(pid);
     Proc& p = procs_[pid];
@@ -176,7 +171,6 @@ class ProcGroup : public SkelGroup<proc> {
     else r.Null();
   }
 
-  uint64_t start_ns_ = 0;
   int process_ = -1, thread_ = -1, exec_ = -1;
   std::unordered_map<uint32_t, Proc> procs_;
   std::unordered_map<uint32_t, Thread> threads_;

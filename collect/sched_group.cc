@@ -35,11 +35,6 @@ class SchedGroup : public SkelGroup<sched> {
                                  "waker_user_stack_id"});
   }
 
-  Status Load(const GroupContext& ctx) override {
-    start_ns_ = ctx.start_ns;
-    return SkelGroup::Load(ctx);
-  }
-
   void Handle(const void* data, size_t size, Writer& w) override {
     auto* h = static_cast<const syspgo_hdr*>(data);
     if (h->type != SCHED_OFFCPU || size < offsetof(sched_offcpu_event, ustack)) return;
@@ -72,7 +67,6 @@ class SchedGroup : public SkelGroup<sched> {
   }
 
  private:
-  uint64_t start_ns_ = 0;
   int offcpu_ = -1;
 };
 

@@ -38,6 +38,8 @@ class SkelGroup : public ProbeGroup {
   }
 
   Status Load(const GroupContext& ctx) override {
+    start_ns_ = ctx.start_ns;
+    lean_ = ctx.opts->detail == Detail::kLean;
     skel_ = ops_.open();
     if (!skel_) return LibbpfError(name(), "open the BPF object", -errno);
     skel_->rodata->group_id = id();
@@ -57,6 +59,8 @@ class SkelGroup : public ProbeGroup {
   // bpf_program__set_autoload(prog, false) for hooks this kernel lacks.
   virtual Status Configure(S*, const GroupContext&) { return {}; }
   S* skel_ = nullptr;
+  uint64_t start_ns_ = 0;  // GroupContext::start_ns: an event's ts minus this is the row's ts
+  bool lean_ = false;      // collect --detail lean
 
  private:
   SkelOps<S> ops_;
