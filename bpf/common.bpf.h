@@ -41,13 +41,6 @@ struct {
 	__uint(max_entries, 16 << 20);
 } events SEC(".maps");
 
-/* A pointer read as a plain value (from an array, or a tagged word) made a
- * typed kernel pointer again: fields then load directly, each a guarded
- * load, where BPF_CORE_READ costs a bpf_probe_read_kernel call per hop. The
- * verifier turns the kfunc into a no-op (Linux 6.2+). */
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
-#define kernel_cast(ptr, type) ((type *)bpf_rdonly_cast((void *)(ptr), bpf_core_type_id_kernel(type)))
-
 static __always_inline int is_target(__u32 tgid)
 {
 	return bpf_map_lookup_elem(&targets, &tgid) != 0;

@@ -15,6 +15,15 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+/* A pointer read as a plain value (the fd table's entry) made a typed kernel
+ * pointer again: fields then load directly, each a guarded load, where
+ * BPF_CORE_READ costs a bpf_probe_read_kernel call per hop. The verifier
+ * turns the kfunc into a no-op (Linux 6.2+). Declared here and in no other
+ * group: Debian's bpftool cannot link two objects that declare the same
+ * kfunc (bpf/CMakeLists.txt). */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+#define kernel_cast(ptr, type) ((type *)bpf_rdonly_cast((void *)(ptr), bpf_core_type_id_kernel(type)))
+
 #define MAP_ANONYMOUS 0x20
 #define O_TRUNC 01000
 

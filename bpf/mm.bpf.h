@@ -5,20 +5,21 @@
 #ifndef SYSPGO_MM_BPF_H
 #define SYSPGO_MM_BPF_H
 
-#include "common.bpf.h" /* kernel_cast */
+#include "common.bpf.h"
 
 #define SYSPGO_PAGE_SHIFT 12
 #define SYSPGO_PG_HEAD 6 /* enum pageflags PG_head, stable since 4.x (x86_64) */
 
-/* Direct loads (kernel_cast): this runs for every page added to or deleted
- * from the cache and every file fault, where a helper call per hop was
- * most of the cost. A NULL mapping gives 0, 0. */
+/* Direct loads (`m` is a typed kernel pointer, a tracepoint's argument or a
+ * folio's field): this runs for every page added to or deleted from the
+ * cache and every file fault, where a helper call per hop was most of the
+ * cost. A NULL mapping gives 0, 0. */
 static __always_inline void mapping_file(struct address_space *m, __u64 *dev, __u64 *ino)
 {
 	*dev = *ino = 0;
 	if (!m)
 		return;
-	struct inode *host = kernel_cast(m, struct address_space)->host;
+	struct inode *host = m->host;
 	*dev = host->i_sb->s_dev;
 	*ino = host->i_ino;
 }

@@ -122,18 +122,47 @@ static __always_inline __u64 task_memcg(__u64 now)
 	return id;
 }
 
+/* The last memcg this CPU resolved to its cgroup id. Pages come in runs
+ * charged to one memcg, so most events skip the three probe reads; like
+ * memcg_cache, an answer is reused for up to MEMCG_CACHE_NS, which bounds
+ * what a memcg freed and reallocated at the same address could misname. */
+struct memcg_id_cache {
+	__u64 memcg;
+	__u64 id;
+	__u64 ts;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct memcg_id_cache);
+} memcg_id_cache SEC(".maps");
+
 /* The cgroup id of the memcg the folio is charged to. The low bits of
  * memcg_data are flags (MEMCG_DATA_*); kmem and slab objects never reach the
- * page cache, so the rest is a struct mem_cgroup. */
-static __always_inline __u64 folio_memcg(struct folio *folio)
+ * page cache, so the rest is a struct mem_cgroup. Probe reads, not a
+ * bpf_rdonly_cast: only fileio may declare that kfunc (bpf/common.bpf.h). */
+static __always_inline __u64 folio_memcg(struct folio *folio, __u64 now)
 {
 	if (!bpf_core_field_exists(folio->memcg_data))
 		return 0;
 	__u64 data = folio->memcg_data;
 	if (!data || (data & 3))
 		return 0;
-	struct mem_cgroup *mc = kernel_cast(data & ~7ULL, struct mem_cgroup);
-	return mc->css.cgroup->kn->id;
+	__u64 memcg = data & ~7ULL;
+	__u32 zero = 0;
+	struct memcg_id_cache *c = bpf_map_lookup_elem(&memcg_id_cache, &zero);
+	if (c && c->memcg == memcg && now - c->ts < MEMCG_CACHE_NS)
+		return c->id;
+	struct mem_cgroup *mc = (struct mem_cgroup *)memcg;
+	__u64 id = BPF_CORE_READ(mc, css.cgroup, kn, id);
+	if (c) {
+		c->memcg = memcg;
+		c->id = id;
+		c->ts = now;
+	}
+	return id;
 }
 
 /* The traced tree touched this file; once per file, a lookup before the
@@ -590,7 +619,8 @@ static __always_inline int page_event(void *ctx, struct folio *folio, __u32 type
 		return 0;
 	struct file_key k;
 	mapping_file(folio->mapping, &k.dev, &k.ino);
-	__u64 page_cg = folio_memcg(folio);
+	__u64 now = bpf_ktime_get_ns();
+	__u64 page_cg = folio_memcg(folio, now);
 
 	__u32 why = 0;
 	if (is_target(pid))
@@ -602,7 +632,6 @@ static __always_inline int page_event(void *ctx, struct folio *folio, __u32 type
 	if (!why)
 		return 0;
 
-	__u64 now = bpf_ktime_get_ns();
 	__u64 task_cg = task_memcg(now);
 	/* Only what the tree brings in marks a file as its own: a deletion by
 	 * the tree (truncate, drop_caches) may name every file in the cache. */
