@@ -81,68 +81,69 @@ struct {
 	__type(value, struct pagecache_event);
 } scratch SEC(".maps");
 
-/* The last task whose memory cgroup this CPU looked up. The kfunc takes
- * and drops a cgroup reference each time; a task's cgroup rarely changes,
- * so the answer is reused for the same task for up to 100 ms (a move to
- * another cgroup shows that much later). */
-struct memcg_cache {
-	__u64 task;
+/* Two memcg lookups are cached per CPU, each as the last key it resolved:
+ * the current task's memory cgroup (the kfunc takes and drops a cgroup
+ * reference each time, and a task's cgroup rarely changes), and the cgroup
+ * id of the memcg a folio is charged to (three probe reads; pages come in
+ * runs of one memcg). An answer is reused for the same key for up to
+ * MEMCG_CACHE_NS: a task's move to another cgroup shows that much later, and
+ * a memcg freed and reallocated at the same address is misnamed no longer. */
+struct id_cache {
+	__u64 key;
 	__u64 id;
 	__u64 ts;
 };
 
+enum { ID_CACHE_TASK, ID_CACHE_FOLIO, ID_CACHE_SLOTS };
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, ID_CACHE_SLOTS);
 	__type(key, __u32);
-	__type(value, struct memcg_cache);
+	__type(value, struct id_cache);
 } memcg_cache SEC(".maps");
 
 #define MEMCG_CACHE_NS 100000000ULL
+
+/* The slot, if it holds `key` fresh enough: then its id is the answer. */
+static __always_inline struct id_cache *id_cache_slot(__u32 slot, __u64 key, __u64 now, int *hit)
+{
+	struct id_cache *c = bpf_map_lookup_elem(&memcg_cache, &slot);
+	*hit = c && c->key == key && now - c->ts < MEMCG_CACHE_NS;
+	return c;
+}
+
+static __always_inline void id_cache_store(struct id_cache *c, __u64 key, __u64 id, __u64 now)
+{
+	if (c) {
+		c->key = key;
+		c->id = id;
+		c->ts = now;
+	}
+}
 
 static __always_inline __u64 task_memcg(__u64 now)
 {
 	if (!memcg_hierarchy)
 		return 0;
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u32 zero = 0;
-	struct memcg_cache *c = bpf_map_lookup_elem(&memcg_cache, &zero);
-	if (c && c->task == (__u64)task && now - c->ts < MEMCG_CACHE_NS)
+	int hit;
+	struct id_cache *c = id_cache_slot(ID_CACHE_TASK, (__u64)task, now, &hit);
+	if (hit)
 		return c->id;
 	struct cgroup *cg = bpf_task_get_cgroup1(task, memcg_hierarchy);
 	if (!cg)
 		return 0;
 	__u64 id = cg->kn->id;
 	bpf_cgroup_release(cg);
-	if (c) {
-		c->task = (__u64)task;
-		c->id = id;
-		c->ts = now;
-	}
+	id_cache_store(c, (__u64)task, id, now);
 	return id;
 }
-
-/* The last memcg this CPU resolved to its cgroup id. Pages come in runs
- * charged to one memcg, so most events skip the three probe reads; like
- * memcg_cache, an answer is reused for up to MEMCG_CACHE_NS, which bounds
- * what a memcg freed and reallocated at the same address could misname. */
-struct memcg_id_cache {
-	__u64 memcg;
-	__u64 id;
-	__u64 ts;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct memcg_id_cache);
-} memcg_id_cache SEC(".maps");
 
 /* The cgroup id of the memcg the folio is charged to. The low bits of
  * memcg_data are flags (MEMCG_DATA_*); kmem and slab objects never reach the
  * page cache, so the rest is a struct mem_cgroup. Probe reads, not a
- * bpf_rdonly_cast: only fileio may declare that kfunc (bpf/common.bpf.h). */
+ * bpf_rdonly_cast: only fileio may declare that kfunc (bpf/fileio.bpf.c). */
 static __always_inline __u64 folio_memcg(struct folio *folio, __u64 now)
 {
 	if (!bpf_core_field_exists(folio->memcg_data))
@@ -151,17 +152,12 @@ static __always_inline __u64 folio_memcg(struct folio *folio, __u64 now)
 	if (!data || (data & 3))
 		return 0;
 	__u64 memcg = data & ~7ULL;
-	__u32 zero = 0;
-	struct memcg_id_cache *c = bpf_map_lookup_elem(&memcg_id_cache, &zero);
-	if (c && c->memcg == memcg && now - c->ts < MEMCG_CACHE_NS)
+	int hit;
+	struct id_cache *c = id_cache_slot(ID_CACHE_FOLIO, memcg, now, &hit);
+	if (hit)
 		return c->id;
-	struct mem_cgroup *mc = (struct mem_cgroup *)memcg;
-	__u64 id = BPF_CORE_READ(mc, css.cgroup, kn, id);
-	if (c) {
-		c->memcg = memcg;
-		c->id = id;
-		c->ts = now;
-	}
+	__u64 id = BPF_CORE_READ((struct mem_cgroup *)memcg, css.cgroup, kn, id);
+	id_cache_store(c, memcg, id, now);
 	return id;
 }
 
