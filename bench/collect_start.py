@@ -73,17 +73,11 @@ def main():
                f"{'met' if cpu <= 0.3 and rss <= 64 else 'not met'} ({cpu:.3f} s, {rss:.1f} MiB).")
     body = (f"Recording `true`: medians of {a.runs} interleaved rounds (min–max). Proc, the group every "
             "collection loads, is in every syspgo row.\n\n" + "\n".join(rows) + "\n\n" + verdict + "\n\n"
-            "Where the rest goes (`perf record -g` of one collect): the kernel's verifier checking the "
-            "groups' programs (on this kernel it searches the whole kernel BTF by name for every pointer "
-            "a program loads from a trusted pointer, `btf_nested_type_is_trusted`), and libbpf, which "
-            "reads and parses the kernel's BTF and searches it for CO-RE candidates once per BPF object, "
-            "that is once per group. One linked object for every group would parse it once; it cannot be "
-            "built with Debian's tools here. `bpftool gen object` (bookworm's 7.1, and 7.5 from "
-            "bookworm-backports) refuses to link two objects that declare the same kernel function "
-            "(\"global 'bpf_rdonly_cast': failed to resolve size of underlying type\"; fixed upstream in "
-            "libbpf's linker in October 2024), and fileio, faults and pagecache all use that kfunc for "
-            "their direct loads. Linking their LLVM IR instead (llvm-link, then llc) builds an object whose "
-            "CO-RE type-id relocations name the wrong kernel types: the verifier rejects pagecache_add.\n")
+            "Where the rest goes (`perf record -g` of one collect): mostly the kernel's verifier checking "
+            "the groups' programs (on this kernel it searches the whole kernel BTF by name for every "
+            "pointer a program loads from a trusted pointer, `btf_nested_type_is_trusted`), then attaching "
+            "them. libbpf reads the kernel's BTF and searches it for CO-RE candidates once: the groups' "
+            "objects are linked into one (bpf/CMakeLists.txt).\n")
     B.write_section("collect_start: recording `true`", f"sudo bench/collect_start.py --runs {a.runs}", body)
     print(body)
 

@@ -16,11 +16,12 @@
  * share, as biolatency measures by default. Needs Linux 5.11 or later:
  * before a54895fa057c ("block: remove the request_queue to argument request
  * based tracepoints") the block_rq_* tracepoints also passed the queue. */
+#define GROUP block
+#define GROUP_ID SYSPGO_GROUP_BLOCK
 #include "common.bpf.h"
 #include "hist.bpf.h"
 #include "block.h"
 
-char LICENSE[] SEC("license") = "GPL";
 
 #define MINORBITS 20
 #define REQ_OP_MASK 0xff   /* (1 << REQ_OP_BITS) - 1 */
@@ -50,7 +51,7 @@ struct {
 	__uint(max_entries, 16384);
 	__type(key, __u64);             /* struct request * */
 	__type(value, struct rq_info);
-} rqs SEC(".maps");
+} block_rqs SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -61,12 +62,12 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct block_hist_key);
 	__type(value, struct block_hist_val);
-} hist SEC(".maps");
+} block_hist SEC(".maps");
 
-/* Requests we could not follow because `rqs` was full; read by the loader. */
+/* Requests we could not follow because `block_rqs` was full; read by the loader. */
 __u64 untracked = 0;
 /* Requests whose completion never reached us: their struct request was
- * reused while still in `rqs`. Under load this kernel sometimes does not run
+ * reused while still in `block_rqs`. Under load this kernel sometimes does not run
  * the BPF programs of block_rq_complete (every program on it, raw or BTF,
  * misses the same calls, and no recursion miss is counted), so the loss is
  * counted here instead of passing silently. */
@@ -148,14 +149,14 @@ SEC("tp_btf/block_io_start")
 int BPF_PROG(block_io_start, struct request *rq)
 {
 	__u64 key = (__u64)rq;
-	if (bpf_map_lookup_elem(&rqs, &key))
+	if (bpf_map_lookup_elem(&block_rqs, &key))
 		__sync_fetch_and_add(&lost, 1);
 	struct rq_info ri = {};
 	ri.start_ts = bpf_ktime_get_ns();
 	ri.start_flags = BPF_CORE_READ(rq, cmd_flags);
 	set_submitter(&ri);
 	bio_file(BPF_CORE_READ(rq, bio), &ri);
-	if (bpf_map_update_elem(&rqs, &key, &ri, BPF_ANY))
+	if (bpf_map_update_elem(&block_rqs, &key, &ri, BPF_ANY))
 		__sync_fetch_and_add(&untracked, 1);
 	return 0;
 }
@@ -167,7 +168,7 @@ static __always_inline int on_issue(struct request *rq, int as_submitter)
 	__u64 key = (__u64)rq;
 	__u64 now = bpf_ktime_get_ns();
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	struct rq_info *ri = bpf_map_lookup_elem(&rqs, &key);
+	struct rq_info *ri = bpf_map_lookup_elem(&block_rqs, &key);
 	if (!ri) {
 		/* Flush sequences and passthrough commands are made without a
 		 * bio and never pass block_io_start. */
@@ -175,11 +176,11 @@ static __always_inline int on_issue(struct request *rq, int as_submitter)
 		if (as_submitter)
 			set_submitter(&n);
 		bio_file(BPF_CORE_READ(rq, bio), &n);
-		if (bpf_map_update_elem(&rqs, &key, &n, BPF_ANY)) {
+		if (bpf_map_update_elem(&block_rqs, &key, &n, BPF_ANY)) {
 			__sync_fetch_and_add(&untracked, 1);
 			return 0;
 		}
-		ri = bpf_map_lookup_elem(&rqs, &key);
+		ri = bpf_map_lookup_elem(&block_rqs, &key);
 		if (!ri)
 			return 0;
 	}
@@ -206,7 +207,7 @@ SEC("tp_btf/block_rq_merge")
 int BPF_PROG(block_rq_merge, struct request *rq)
 {
 	__u64 key = (__u64)rq;
-	bpf_map_delete_elem(&rqs, &key);
+	bpf_map_delete_elem(&block_rqs, &key);
 	return 0;
 }
 
@@ -236,7 +237,7 @@ SEC("tp_btf/block_rq_complete")
 int BPF_PROG(block_rq_complete, struct request *rq, blk_status_t error, unsigned int nr_bytes)
 {
 	__u64 key = (__u64)rq;
-	struct rq_info *ri = bpf_map_lookup_elem(&rqs, &key);
+	struct rq_info *ri = bpf_map_lookup_elem(&block_rqs, &key);
 	if (!ri)
 		return 0;
 	/* A request that never reached the driver itself: a data-less flush
@@ -244,7 +245,7 @@ int BPF_PROG(block_rq_complete, struct request *rq, blk_status_t error, unsigned
 	 * submitter), or one that failed early. Timed from its creation. */
 	__u64 from = ri->issue_ts ? ri->issue_ts : ri->start_ts;
 	if (!from) {
-		bpf_map_delete_elem(&rqs, &key);
+		bpf_map_delete_elem(&block_rqs, &key);
 		return 0;
 	}
 	__u64 now = bpf_ktime_get_ns();
@@ -259,7 +260,7 @@ int BPF_PROG(block_rq_complete, struct request *rq, blk_status_t error, unsigned
 		struct block_hist_key k = {
 			.dev = dev, .part_dev = part, .op = cmd_flags & REQ_OP_MASK, .slot = log2_slot(lat),
 		};
-		hist_add(&hist, &k, lat);
+		hist_add(&block_hist, &k, lat);
 	}
 
 	struct block_rq_event *e = reserve_event(BLOCK_RQ, sizeof(*e), from, ri->pid, ri->tid);
@@ -285,6 +286,6 @@ int BPF_PROG(block_rq_complete, struct request *rq, blk_status_t error, unsigned
 		submit_event(e);
 	}
 	if (!partial)
-		bpf_map_delete_elem(&rqs, &key);
+		bpf_map_delete_elem(&block_rqs, &key);
 	return 0;
 }

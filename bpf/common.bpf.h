@@ -1,10 +1,20 @@
 /* ===- common.bpf.h - maps and helpers every BPF probe group uses -----=== */
-/* Each group's object declares these maps; the loader creates `targets` and
- * `drops` once and hands the same fds to every group (bpf_map__reuse_fd), so
- * all groups follow one process tree and count drops in one place. Each group
- * keeps its own ring buffer so a flood in one cannot starve another. */
+/* Every group's object is linked into one (bpftool gen object, in
+ * bpf/CMakeLists.txt), so that libbpf reads the kernel's BTF and searches it
+ * for CO-RE candidates once for all groups, not once per group. Each group's
+ * .bpf.c defines GROUP, its name, and GROUP_ID before including this header:
+ * its programs' and maps' names start with GROUP and '_', which is how the
+ * loader tells whose they are (collect/probe_group.h). What every group
+ * shares is declared weak here, so that the linker keeps one: the `targets`
+ * and `drops` maps (all groups follow one process tree and count drops in
+ * one place), the wakeup threshold and the tier. Each group keeps its own
+ * ring buffer, GROUP_EVENTS, so a flood in one cannot starve another. */
 #ifndef SYSPGO_COMMON_BPF_H
 #define SYSPGO_COMMON_BPF_H
+
+#if !defined(GROUP) || !defined(GROUP_ID)
+#error "define GROUP (the group's name) and GROUP_ID (its syspgo_group) before including common.bpf.h"
+#endif
 
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
@@ -13,11 +23,19 @@
 
 #include "common.h"
 
-/* Set by the loader between open and load. */
-const volatile __u32 group_id = 0;
-/* Wake the reader when this many bytes are pending (see wake_flags): a
- * wakeup per event costs about 3 us here, batching brings it under 0.5 us. */
-const volatile __u64 wakeup_bytes = 1 << 20;
+#define SYSPGO_CAT_(a, b) a##b
+#define SYSPGO_CAT(a, b) SYSPGO_CAT_(a, b)
+#define GROUP_EVENTS SYSPGO_CAT(GROUP, _events)
+
+char LICENSE[] SEC("license") __weak = "GPL";
+
+/* Set by the loader between open and load. Wake the reader when this many
+ * bytes are pending (see wake_flags): a wakeup per event costs about 3 us
+ * here, batching brings it under 0.5 us. */
+const volatile __u64 wakeup_bytes __weak = 1 << 20;
+/* 1 with collect --detail lean (the default), 0 with --detail full: what
+ * the groups with two tiers (fileio, pagecache) count in the kernel. */
+const volatile __u32 lean __weak = 0;
 
 /* Thread group ids of the traced tree (value unused). */
 struct {
@@ -25,7 +43,7 @@ struct {
 	__uint(max_entries, 65536);
 	__type(key, __u32);
 	__type(value, __u32);
-} targets SEC(".maps");
+} targets SEC(".maps") __weak;
 
 /* Events lost because a ring buffer was full, per CPU, by group. */
 struct {
@@ -33,13 +51,13 @@ struct {
 	__uint(max_entries, SYSPGO_GROUP_MAX);
 	__type(key, __u32);
 	__type(value, __u64);
-} drops SEC(".maps");
+} drops SEC(".maps") __weak;
 
-/* This group's ring buffer; its size is set by the loader. */
+/* This group's ring buffer, <group>_events; its size is set by the loader. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 16 << 20);
-} events SEC(".maps");
+} GROUP_EVENTS SEC(".maps");
 
 static __always_inline int is_target(__u32 tgid)
 {
@@ -48,7 +66,7 @@ static __always_inline int is_target(__u32 tgid)
 
 static __always_inline void count_drop(void)
 {
-	__u32 k = group_id;
+	__u32 k = GROUP_ID;
 	__u64 *v = bpf_map_lookup_elem(&drops, &k);
 	if (v)
 		*v += 1; /* per-CPU slot: no other writer */
@@ -69,14 +87,14 @@ static __always_inline __u64 wake_flags(__u64 before, __u64 after)
 /* For a reserved record: it is already counted in AVAIL_DATA. */
 static __always_inline __u64 submit_flags(__u32 size)
 {
-	__u64 after = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+	__u64 after = bpf_ringbuf_query(&GROUP_EVENTS, BPF_RB_AVAIL_DATA);
 	return wake_flags(after - size - 8 /* record header */, after);
 }
 
 /* Reserves a fixed-size event and fills its header; counts a drop on failure. */
 static __always_inline void *reserve_event(__u32 type, __u32 size, __u64 ts, __u32 pid, __u32 tid)
 {
-	struct syspgo_hdr *h = bpf_ringbuf_reserve(&events, size, 0);
+	struct syspgo_hdr *h = bpf_ringbuf_reserve(&GROUP_EVENTS, size, 0);
 	if (!h) {
 		count_drop();
 		return 0;
@@ -97,8 +115,8 @@ static __always_inline void submit_event(void *e)
 /* For variable-size events built in a scratch buffer. */
 static __always_inline void output_event(void *e, __u64 size)
 {
-	__u64 before = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
-	if (bpf_ringbuf_output(&events, e, size, wake_flags(before, before + size + 8)))
+	__u64 before = bpf_ringbuf_query(&GROUP_EVENTS, BPF_RB_AVAIL_DATA);
+	if (bpf_ringbuf_output(&GROUP_EVENTS, e, size, wake_flags(before, before + size + 8)))
 		count_drop();
 }
 

@@ -7,10 +7,11 @@
  * mappings are taken here: each vma a user frame falls in is looked up with
  * bpf_find_vma and reported the first time its (pid, start) is seen, with
  * the file's device, inode and path. */
+#define GROUP cpu
+#define GROUP_ID SYSPGO_GROUP_CPU
 #include "common.bpf.h"
 #include "cpu.h"
 
-char LICENSE[] SEC("license") = "GPL";
 
 #define PAGE_SHIFT 12
 #define PATH_DEPTH 40        /* dentries walked per path */
@@ -28,14 +29,14 @@ struct {
 	__uint(max_entries, 32768);
 	__type(key, struct vma_key);
 	__type(value, __u64);
-} seen_vmas SEC(".maps");
+} cpu_seen_vmas SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct cpu_mapping_event);
-} mapping_scratch SEC(".maps");
+} cpu_mapping_scratch SEC(".maps");
 
 /* The vmas this CPU's samples found recently, already reported: a frame in
  * one of them needs no bpf_find_vma (which takes the mmap lock and walks the
@@ -44,7 +45,7 @@ struct {
  * within VMA_CACHE_NS. */
 #define VMA_CACHE 8
 #define VMA_CACHE_NS 100000000ULL
-struct vma_cache {
+struct cpu_vma_cache {
 	__u64 lo[VMA_CACHE], hi[VMA_CACHE], ts[VMA_CACHE];
 	__u32 pid[VMA_CACHE];
 	__u32 next;
@@ -53,8 +54,8 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct vma_cache);
-} vma_cache SEC(".maps");
+	__type(value, struct cpu_vma_cache);
+} cpu_vma_cache SEC(".maps");
 
 struct vma_info {
 	__u64 start, end, pgoff;
@@ -83,7 +84,7 @@ struct path_walk {
  * at pos minus d_name.len, then a '/'), or crosses a mount point upwards.
  * Returns 1 to go on, 0 when done. A global function, so the verifier
  * checks it once rather than along every path through the walk. */
-__noinline int path_step(struct path_walk *w, struct cpu_mapping_event *e)
+__noinline int cpu_path_step(struct path_walk *w, struct cpu_mapping_event *e)
 {
 	if (!w || !e)
 		return 0;
@@ -131,7 +132,7 @@ static __always_inline void build_path(struct cpu_mapping_event *e, struct file 
 	};
 	e->flags |= CPU_MAP_TRUNCATED;
 	for (int i = 0; i < PATH_DEPTH; i++) {
-		if (!path_step(&w, e))
+		if (!cpu_path_step(&w, e))
 			break;
 	}
 	e->path_off = w.pos;
@@ -145,13 +146,13 @@ __noinline int report_vma(struct vma_info *v, __u32 pid, __u32 tid, __u64 ts)
 	struct file *f = (struct file *)v->file;
 	__u64 ino = f ? BPF_CORE_READ(f, f_inode, i_ino) : 0;
 	struct vma_key k = {.pid = pid, .start = v->start};
-	__u64 *seen = bpf_map_lookup_elem(&seen_vmas, &k);
+	__u64 *seen = bpf_map_lookup_elem(&cpu_seen_vmas, &k);
 	if (seen && *seen == ino)
 		return 0;
-	bpf_map_update_elem(&seen_vmas, &k, &ino, BPF_ANY);
+	bpf_map_update_elem(&cpu_seen_vmas, &k, &ino, BPF_ANY);
 
 	__u32 zero = 0;
-	struct cpu_mapping_event *e = bpf_map_lookup_elem(&mapping_scratch, &zero);
+	struct cpu_mapping_event *e = bpf_map_lookup_elem(&cpu_mapping_scratch, &zero);
 	if (!e)
 		return 0;
 	e->hdr.type = CPU_MAPPING;
@@ -194,7 +195,7 @@ __noinline int frame_vma(struct vma_walk *w, __u64 ip)
 	if (!w || (ip >= w->lo && ip < w->hi))
 		return 0;
 	__u32 zero = 0;
-	struct vma_cache *c = bpf_map_lookup_elem(&vma_cache, &zero);
+	struct cpu_vma_cache *c = bpf_map_lookup_elem(&cpu_vma_cache, &zero);
 	if (c) {
 		for (int i = 0; i < VMA_CACHE; i++) {
 			if (c->pid[i] == w->pid && ip >= c->lo[i] && ip < c->hi[i] && w->ts - c->ts[i] < VMA_CACHE_NS) {

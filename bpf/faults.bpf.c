@@ -19,11 +19,12 @@
  * rather than syscall) with the one seen at the fault. Any return to user
  * mode and re-entry (a syscall, another fault) rewrites it. Faults on shmem/tmpfs and swap-ins are not classified
  * (they do not go through filemap_fault); swap is off on these machines. */
+#define GROUP faults
+#define GROUP_ID SYSPGO_GROUP_FAULTS
 #include "common.bpf.h"
 #include "faults.h"
 #include "mm.bpf.h"
 
-char LICENSE[] SEC("license") = "GPL";
 
 /* The fault each traced thread is in (or was last in). LRU: a thread that
  * exits leaves its entry behind. */
@@ -40,7 +41,7 @@ struct {
 	__uint(max_entries, 16384);
 	__type(key, __u32);
 	__type(value, struct fault_state);
-} faulting SEC(".maps");
+} faults_faulting SEC(".maps");
 
 struct vma_info {
 	__u64 addr;
@@ -67,7 +68,7 @@ static long vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *d
 }
 
 SEC("tp_btf/page_fault_user")
-int BPF_PROG(fault_user, unsigned long address, struct pt_regs *regs, unsigned long error_code)
+int BPF_PROG(faults_user, unsigned long address, struct pt_regs *regs, unsigned long error_code)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid;
@@ -81,7 +82,7 @@ int BPF_PROG(fault_user, unsigned long address, struct pt_regs *regs, unsigned l
 		.sp = BPF_CORE_READ(regs, sp),
 		.err = error_code,
 	};
-	bpf_map_update_elem(&faulting, &tid, &st, BPF_ANY);
+	bpf_map_update_elem(&faults_faulting, &tid, &st, BPF_ANY);
 
 	/* Before the fault handler takes mmap_lock; bpf_find_vma only
 	 * trylocks it and gives -EBUSY under a writer, leaving pgoff -1. */
@@ -106,7 +107,7 @@ int BPF_PROG(fault_user, unsigned long address, struct pt_regs *regs, unsigned l
 /* The fault the current thread is inside of, or 0. */
 static __always_inline struct fault_state *current_fault(__u32 tid)
 {
-	struct fault_state *st = bpf_map_lookup_elem(&faulting, &tid);
+	struct fault_state *st = bpf_map_lookup_elem(&faults_faulting, &tid);
 	if (!st)
 		return 0;
 	struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
@@ -149,14 +150,14 @@ static __always_inline void follow_mapping(__u32 type, struct address_space *map
 }
 
 SEC("tp_btf/mm_filemap_fault")
-int BPF_PROG(fault_filemap, struct address_space *mapping, unsigned long index)
+int BPF_PROG(faults_filemap, struct address_space *mapping, unsigned long index)
 {
 	follow_mapping(FAULTS_FILEMAP, mapping, index, index);
 	return 0;
 }
 
 SEC("tp_btf/mm_filemap_map_pages")
-int BPF_PROG(fault_map_pages, struct address_space *mapping, unsigned long first,
+int BPF_PROG(faults_map_pages, struct address_space *mapping, unsigned long first,
 	     unsigned long last)
 {
 	follow_mapping(FAULTS_MAP_PAGES, mapping, first, last);
@@ -164,7 +165,7 @@ int BPF_PROG(fault_map_pages, struct address_space *mapping, unsigned long first
 }
 
 SEC("tp_btf/mm_filemap_add_to_page_cache")
-int BPF_PROG(fault_added, struct folio *folio)
+int BPF_PROG(faults_added, struct folio *folio)
 {
 	struct fault_state *st = current_fault((__u32)bpf_get_current_pid_tgid());
 	if (!st || st->added)

@@ -8,12 +8,13 @@
  * before the fd goes away. Opens walk the dentry
  * chain of the new file so the path is absolute and real, whatever the
  * program passed and whatever happens to the file later. */
+#define GROUP fileio
+#define GROUP_ID SYSPGO_GROUP_FILEIO
 #include "common.bpf.h"
 #include "fileio.h"
 #include "syscalls.h"
 #include "hist.bpf.h"
 
-char LICENSE[] SEC("license") = "GPL";
 
 /* A pointer read as a plain value (the fd table's entry) made a typed kernel
  * pointer again: fields then load directly, each a guarded load, where
@@ -52,7 +53,7 @@ static __always_inline int classify(long id)
  * x86-64 the argument registers in pt_regs survive the syscall, so sys_exit
  * reads them. Only the entry time (and, for close, the file it closes) must
  * be kept; task-local storage is cheaper than a hash keyed by tid. */
-struct inflight {
+struct fileio_inflight {
 	__u64 ts;         /* 0 when no call is in flight */
 	__u32 nr;
 	__u32 pad;
@@ -68,8 +69,8 @@ struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, struct inflight);
-} inflight SEC(".maps");
+	__type(value, struct fileio_inflight);
+} fileio_inflight SEC(".maps");
 
 /* ---- The lean tier (--detail lean) ----
  * Reads, writes, syncs and closes are counted per (file, syscall) in
@@ -91,7 +92,6 @@ struct {
  * Opens, lookups and mmaps are always sent. What the maps refuse is counted
  * in fileio_overflow; a refused touch sends the call (more rows, nothing
  * lost). */
-const volatile __u32 lean = 0;
 const volatile __u64 instance_min_ns = 1000000;
 const volatile __u64 burst_gap_ns = 10000000;
 
@@ -136,7 +136,7 @@ struct {
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct fileio_total_val);
-} zero_total SEC(".maps");
+} fileio_zero_total SEC(".maps");
 
 /* Scratch for building an open event (too large for the BPF stack). */
 struct {
@@ -144,7 +144,7 @@ struct {
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct fileio_open_event);
-} open_scratch SEC(".maps");
+} fileio_open_scratch SEC(".maps");
 
 static __always_inline struct file *fd_to_file(struct task_struct *task, int fd)
 {
@@ -198,11 +198,11 @@ int BPF_PROG(fileio_enter, struct pt_regs *regs, long id)
 	/* A thread with storage is one of the tree's (it is only created for
 	 * them, and goes with the thread): the hash lookup is for the others. */
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct inflight *in = bpf_task_storage_get(&inflight, task, 0, 0);
+	struct fileio_inflight *in = bpf_task_storage_get(&fileio_inflight, task, 0, 0);
 	if (!in) {
 		if (!is_target(bpf_get_current_pid_tgid() >> 32))
 			return 0;
-		in = bpf_task_storage_get(&inflight, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		in = bpf_task_storage_get(&fileio_inflight, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (!in)
 			return 0;
 	}
@@ -270,7 +270,7 @@ struct touch_req {
 /* 1 if [pos, pos + len) holds a page no call of the run had touched. A
  * global function, as touch_chunk: inlined, its loop made fileio_exit the
  * dearest program to verify again (0.09 s of every collect). */
-__noinline int first_touch(struct inflight *in, struct touch_req *r)
+__noinline int first_touch(struct fileio_inflight *in, struct touch_req *r)
 {
 	if (!in || !r)
 		return 1;
@@ -315,7 +315,7 @@ struct lean_call {
  * also be sent as an event (the rules above). A global function: inlined,
  * the verifier walked it once for each kind of call fileio_exit tells
  * apart, 0.09 s of every collect. */
-__noinline int lean_count(struct inflight *in, struct lean_call *c)
+__noinline int lean_count(struct fileio_inflight *in, struct lean_call *c)
 {
 	if (!in || !c)
 		return 1;
@@ -333,7 +333,7 @@ __noinline int lean_count(struct inflight *in, struct lean_call *c)
 	struct fileio_total_val *v = bpf_map_lookup_elem(&fileio_totals, &key);
 	if (!v) {
 		__u32 zero = 0;
-		struct fileio_total_val *z = bpf_map_lookup_elem(&zero_total, &zero);
+		struct fileio_total_val *z = bpf_map_lookup_elem(&fileio_zero_total, &zero);
 		if (!z)
 			return 1;
 		/* Another CPU may make the key first: its slot for this CPU is
@@ -378,7 +378,7 @@ __noinline int lean_count(struct inflight *in, struct lean_call *c)
 }
 
 /* Where a walk up the dentry chain stands. The pointers are kept as
- * numbers: path_step reads through them with probe reads only. */
+ * numbers: fileio_path_step reads through them with probe reads only. */
 struct path_walk {
 	__u64 d, mnt, vm;         /* dentry, its struct mount and vfsmount */
 	__u32 off;                /* bytes of e->path written */
@@ -390,7 +390,7 @@ struct path_walk {
  * function, so the verifier checks it once on its own: inlined into the
  * 48-step loop its branches made fileio_exit the dearest program to load
  * (about 0.7 s of the verifier's time at every collect). */
-__noinline int path_step(struct fileio_open_event *e, struct path_walk *w)
+__noinline int fileio_path_step(struct fileio_open_event *e, struct path_walk *w)
 {
 	if (!e || !w || w->done)
 		return 1;
@@ -437,7 +437,7 @@ static __always_inline void resolve_path(struct fileio_open_event *e, struct fil
 	w.mnt = (__u64)vm - bpf_core_field_offset(struct mount, mnt);
 	e->truncated = 1;
 	for (int i = 0; i < 48; i++)
-		if (path_step(e, &w))
+		if (fileio_path_step(e, &w))
 			break;
 	e->path_len = w.off;
 }
@@ -446,7 +446,7 @@ SEC("tp_btf/sys_exit")
 int BPF_PROG(fileio_exit, struct pt_regs *regs, long ret)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct inflight *in = bpf_task_storage_get(&inflight, task, 0, 0);
+	struct fileio_inflight *in = bpf_task_storage_get(&fileio_inflight, task, 0, 0);
 	if (!in || !in->ts)
 		return 0;
 	__u64 ts = in->ts, now = bpf_ktime_get_ns();
@@ -459,7 +459,7 @@ int BPF_PROG(fileio_exit, struct pt_regs *regs, long ret)
 
 	if (k == K_OPEN) {
 		__u32 zero = 0;
-		struct fileio_open_event *e = bpf_map_lookup_elem(&open_scratch, &zero);
+		struct fileio_open_event *e = bpf_map_lookup_elem(&fileio_open_scratch, &zero);
 		if (!e)
 			return 0;
 		e->hdr.type = FILEIO_OPEN;

@@ -12,11 +12,12 @@
  * spent in the interrupt entry code, in NMIs and in architecture vectors
  * without an irqaction (local timer, IPIs) is not seen by these
  * tracepoints. */
+#define GROUP irq
+#define GROUP_ID SYSPGO_GROUP_IRQ
 #include "common.bpf.h"
 #include "hist.bpf.h"
 #include "irq.h"
 
-char LICENSE[] SEC("license") = "GPL";
 
 /* Handler runs at least this long (ns) are recorded one by one. */
 const volatile __u64 min_ns = 100000;
@@ -33,7 +34,7 @@ struct {
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct cpu_state);
-} state SEC(".maps");
+} irq_state SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -44,7 +45,7 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct irq_hist_key);
 	__type(value, struct irq_hist_val);
-} hist SEC(".maps");
+} irq_hist SEC(".maps");
 
 /* irq number -> name of the first irqaction seen on it. */
 struct {
@@ -52,12 +53,12 @@ struct {
 	__uint(max_entries, IRQ_NAMES_MAX);
 	__type(key, __u32);
 	__type(value, struct irq_name);
-} names SEC(".maps");
+} irq_names SEC(".maps");
 
 static __always_inline struct cpu_state *cpu_state(void)
 {
 	__u32 zero = 0;
-	return bpf_map_lookup_elem(&state, &zero);
+	return bpf_map_lookup_elem(&irq_state, &zero);
 }
 
 static __always_inline void record(__u32 kind, __u32 vec, __u64 ts, __u64 dur, int ret,
@@ -102,12 +103,12 @@ int BPF_PROG(irq_exit, int irq, struct irqaction *action, int ret)
 	st->hard_ns += dur;
 
 	struct irq_hist_key k = {.kind = IRQ_HARD, .vec = irq, .slot = log2_slot(dur)};
-	if (hist_add(&hist, &k, dur) == 1) {
+	if (hist_add(&irq_hist, &k, dur) == 1) {
 		/* New key: rare, so the name lookup stays off the common path. */
 		struct irq_name n = {};
 		__u32 vec = irq;
 		bpf_probe_read_kernel_str(n.name, sizeof(n.name), BPF_CORE_READ(action, name));
-		bpf_map_update_elem(&names, &vec, &n, BPF_NOEXIST);
+		bpf_map_update_elem(&irq_names, &vec, &n, BPF_NOEXIST);
 	}
 	if (dur >= min_ns)
 		record(IRQ_HARD, irq, start, dur, ret, action);
@@ -115,7 +116,7 @@ int BPF_PROG(irq_exit, int irq, struct irqaction *action, int ret)
 }
 
 SEC("tp_btf/softirq_entry")
-int BPF_PROG(softirq_entry, unsigned int vec)
+int BPF_PROG(irq_softirq_entry, unsigned int vec)
 {
 	struct cpu_state *st = cpu_state();
 	if (!st)
@@ -126,7 +127,7 @@ int BPF_PROG(softirq_entry, unsigned int vec)
 }
 
 SEC("tp_btf/softirq_exit")
-int BPF_PROG(softirq_exit, unsigned int vec)
+int BPF_PROG(irq_softirq_exit, unsigned int vec)
 {
 	struct cpu_state *st = cpu_state();
 	if (!st || !st->soft_ts)
@@ -138,7 +139,7 @@ int BPF_PROG(softirq_exit, unsigned int vec)
 	st->soft_ts = 0;
 
 	struct irq_hist_key k = {.kind = IRQ_SOFT, .vec = vec, .slot = log2_slot(dur)};
-	hist_add(&hist, &k, dur);
+	hist_add(&irq_hist, &k, dur);
 	if (dur >= min_ns)
 		record(IRQ_SOFT, vec, start, dur, 0, 0);
 	return 0;

@@ -7,14 +7,14 @@
  *  - the current task is traced (it read, wrote or faulted the page in);
  *  - the file is one the traced tree has touched: the tree's reads
  *    (mm_filemap_get_pages), fault-around (mm_filemap_map_pages), faults
- *    (mm_filemap_fault), readahead and additions put (dev, ino) in `files`,
+ *    (mm_filemap_fault), readahead and additions put (dev, ino) in `pagecache_files`,
  *    so pages of a mapped library already cached before the run are seen
  *    when reclaim drops them and when they are read again;
  *  - the folio is charged to a memory cgroup the traced tree runs in and
  *    that has a limit (its own or an ancestor's): what else fills that
  *    cgroup and pushes the program's pages out. The kernel side reports each
  *    new cgroup of the tree once (PAGECACHE_CGROUP); the loader reads its
- *    limits and puts it in `memcgs` only if it is limited, so a tree running
+ *    limits and puts it in `pagecache_memcgs` only if it is limited, so a tree running
  *    in a broad unlimited cgroup (a login session) does not record the page
  *    cache of everything else in it.
  * The collector's own page-cache traffic (writing the profile) is never kept.
@@ -26,11 +26,12 @@
  * Deletions carry the kernel stack, so reclaim (shrink_folio_list under
  * try_to_free_mem_cgroup_pages or kswapd) is told from truncation; outside
  * reclaim, a burst of deletions of one file shares its first one's stack. */
+#define GROUP pagecache
+#define GROUP_ID SYSPGO_GROUP_PAGECACHE
 #include "common.bpf.h"
 #include "mm.bpf.h"
 #include "pagecache.h"
 
-char LICENSE[] SEC("license") = "GPL";
 
 /* The memory controller's hierarchy id (/proc/cgroups); 0: no v1 memory
  * hierarchy, cgroups are not recorded. */
@@ -55,7 +56,7 @@ struct {
 	__uint(max_entries, 65536);
 	__type(key, struct file_key);
 	__type(value, __u8);
-} files SEC(".maps");
+} pagecache_files SEC(".maps");
 
 /* Memory cgroups the traced tree ran in, reported to the loader. */
 struct {
@@ -63,7 +64,7 @@ struct {
 	__uint(max_entries, 1024);
 	__type(key, __u64);
 	__type(value, __u8);
-} memcgs_seen SEC(".maps");
+} pagecache_memcgs_seen SEC(".maps");
 
 /* Those of them with a limit: the filter. Written by the loader only. */
 struct {
@@ -71,7 +72,7 @@ struct {
 	__uint(max_entries, 1024);
 	__type(key, __u64);
 	__type(value, __u8);
-} memcgs SEC(".maps");
+} pagecache_memcgs SEC(".maps");
 
 /* Scratch for a deletion with its stack (too large for the BPF stack). */
 struct {
@@ -79,7 +80,7 @@ struct {
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct pagecache_event);
-} scratch SEC(".maps");
+} pagecache_scratch SEC(".maps");
 
 /* Two memcg lookups are cached per CPU, each as the last key it resolved:
  * the current task's memory cgroup (the kfunc takes and drops a cgroup
@@ -101,14 +102,14 @@ struct {
 	__uint(max_entries, ID_CACHE_SLOTS);
 	__type(key, __u32);
 	__type(value, struct id_cache);
-} memcg_cache SEC(".maps");
+} pagecache_memcg_cache SEC(".maps");
 
 #define MEMCG_CACHE_NS 100000000ULL
 
 /* The slot, if it holds `key` fresh enough: then its id is the answer. */
 static __always_inline struct id_cache *id_cache_slot(__u32 slot, __u64 key, __u64 now, int *hit)
 {
-	struct id_cache *c = bpf_map_lookup_elem(&memcg_cache, &slot);
+	struct id_cache *c = bpf_map_lookup_elem(&pagecache_memcg_cache, &slot);
 	*hit = c && c->key == key && now - c->ts < MEMCG_CACHE_NS;
 	return c;
 }
@@ -166,18 +167,18 @@ static __always_inline __u64 folio_memcg(struct folio *folio, __u64 now)
 static __always_inline void note_file(__u64 dev, __u64 ino)
 {
 	struct file_key k = {dev, ino};
-	if (bpf_map_lookup_elem(&files, &k))
+	if (bpf_map_lookup_elem(&pagecache_files, &k))
 		return;
 	__u8 one = 1;
-	bpf_map_update_elem(&files, &k, &one, BPF_ANY);
+	bpf_map_update_elem(&pagecache_files, &k, &one, BPF_ANY);
 }
 
 static __always_inline void note_memcg(__u64 id)
 {
-	if (!id || id == memcg_root_id || bpf_map_lookup_elem(&memcgs_seen, &id))
+	if (!id || id == memcg_root_id || bpf_map_lookup_elem(&pagecache_memcgs_seen, &id))
 		return;
 	__u8 one = 1;
-	if (bpf_map_update_elem(&memcgs_seen, &id, &one, BPF_NOEXIST))
+	if (bpf_map_update_elem(&pagecache_memcgs_seen, &id, &one, BPF_NOEXIST))
 		return; /* another CPU reported it first */
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct pagecache_cgroup_event *e = reserve_event(PAGECACHE_CGROUP, sizeof(*e), bpf_ktime_get_ns(),
@@ -194,29 +195,28 @@ static __always_inline void note_memcg(__u64 id)
 /* ---- The lean tier: counted here, drained by the loader. ----
  * Every addition and deletion still passes the filter above; instead of a
  * record each, it updates
- *  - pc_chunks, one entry per 64 pages of a file (each page's first
+ *  - pagecache_chunks, one entry per 64 pages of a file (each page's first
  *    addition, the deleter of its current absence, the deleters it was
  *    added again after): what tells a refault from a first load, the
  *    working set, the first touch;
- *  - pc_totals, pages per (file, cgroup, op, deleter, deleting comm);
- *  - pc_series, pages per 100 ms slice and op, for the timeline.
+ *  - pagecache_totals, pages per (file, cgroup, op, deleter, deleting comm);
+ *  - pagecache_series, pages per 100 ms slice and op, for the timeline.
  * A deletion takes its stack as --detail full does (each in reclaim, a
  * burst outside it shares the first one's), hashed; each distinct hash's
  * stack goes to the ring buffer once. So the ring buffer carries only what
  * is new (stacks, memory cgroups, DAMON's reloads), and the counts are exact
- * unless a map fills, which pc_overflow counts. */
-const volatile __u32 lean = 0;
+ * unless a map fills, which pagecache_overflow counts. */
 const volatile __u64 run_start_ns = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1 << 16); /* 4M pages (16 GiB of files); about 1.4 KiB each, allocated as used */
+	__uint(max_entries, 1 << 16); /* 4M pages (16 GiB of pagecache_files); about 1.4 KiB each, allocated as used */
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct pc_chunk_key);
 	__type(value, struct pc_chunk_val);
-} pc_chunks SEC(".maps");
+} pagecache_chunks SEC(".maps");
 
-/* Where a chunk goes when pc_chunks cannot allocate one. Its elements are
+/* Where a chunk goes when pagecache_chunks cannot allocate one. Its elements are
  * allocated as used from a cache the kernel refills between events, and
  * the page-cache tracepoints run with interrupts off, under the mapping's
  * lock: a burst of new chunks (a truncation, a batch of reclaim) can empty
@@ -227,7 +227,7 @@ struct {
 	__uint(max_entries, 2048);
 	__type(key, struct pc_chunk_key);
 	__type(value, struct pc_chunk_val);
-} pc_chunks_spare SEC(".maps");
+} pagecache_chunks_spare SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -235,7 +235,7 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct pc_total_key);
 	__type(value, struct pc_total_val);
-} pc_totals SEC(".maps");
+} pagecache_totals SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -243,7 +243,7 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct pc_series_key);
 	__type(value, __u64);
-} pc_series SEC(".maps");
+} pagecache_series SEC(".maps");
 
 /* Deleters whose stack was sent. */
 struct {
@@ -252,7 +252,7 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u64);
 	__type(value, __u8);
-} pc_stacks_seen SEC(".maps");
+} pagecache_stacks_seen SEC(".maps");
 
 /* Deleter -> its index in the chunks, and back; the next index to give. */
 struct {
@@ -260,21 +260,21 @@ struct {
 	__uint(max_entries, PAGECACHE_DELETERS);
 	__type(key, __u64);
 	__type(value, __u8);
-} pc_deleter_idx SEC(".maps");
+} pagecache_deleter_idx SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, PAGECACHE_DELETERS + 1);
 	__type(key, __u32);
 	__type(value, __u64);
-} pc_deleter_hash SEC(".maps");
+} pagecache_deleter_hash SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, __u32);
-} pc_deleter_next SEC(".maps");
+} pagecache_deleter_next SEC(".maps");
 
 /* Updates a full map refused, per map (enum pc_overflow in pagecache.h), per CPU. */
 struct {
@@ -282,10 +282,10 @@ struct {
 	__uint(max_entries, PC_OVERFLOW_MAX);
 	__type(key, __u32);
 	__type(value, __u64);
-} pc_overflow SEC(".maps");
+} pagecache_overflow SEC(".maps");
 
 /* The stack being hashed, and the last deletion's, for bursts. */
-struct lean_scratch {
+struct pagecache_lean_scratch {
 	struct pagecache_stack_event e;
 	__u64 last_deleter;       /* 0 after an addition or a reclaim deletion */
 	__u64 last_dev, last_ino, last_ts;
@@ -297,8 +297,8 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct lean_scratch);
-} lean_scratch SEC(".maps");
+	__type(value, struct pagecache_lean_scratch);
+} pagecache_lean_scratch SEC(".maps");
 
 /* A new chunk's value (never written: all zeros; too large for the stack). */
 struct {
@@ -306,11 +306,11 @@ struct {
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct pc_chunk_val);
-} zero_chunk SEC(".maps");
+} pagecache_zero_chunk SEC(".maps");
 
 static __always_inline void overflow(__u32 which)
 {
-	__u64 *v = bpf_map_lookup_elem(&pc_overflow, &which);
+	__u64 *v = bpf_map_lookup_elem(&pagecache_overflow, &which);
 	if (v)
 		*v += 1;
 }
@@ -328,11 +328,11 @@ static __always_inline __u32 comm_kind(const char *c)
  * first time it is met; PAGECACHE_DELETERS once the table is full. */
 static __always_inline __u8 deleter_index(__u64 d)
 {
-	__u8 *idx = bpf_map_lookup_elem(&pc_deleter_idx, &d);
+	__u8 *idx = bpf_map_lookup_elem(&pagecache_deleter_idx, &d);
 	if (idx)
 		return *idx;
 	__u32 zero = 0;
-	__u32 *next = bpf_map_lookup_elem(&pc_deleter_next, &zero);
+	__u32 *next = bpf_map_lookup_elem(&pagecache_deleter_next, &zero);
 	if (!next)
 		return PAGECACHE_DELETERS;
 	__u32 n = __sync_fetch_and_add(next, 1) + 1;
@@ -341,10 +341,10 @@ static __always_inline __u8 deleter_index(__u64 d)
 		return PAGECACHE_DELETERS;
 	}
 	/* The hash first: a page marked with the index may come back at once. */
-	bpf_map_update_elem(&pc_deleter_hash, &n, &d, BPF_ANY);
+	bpf_map_update_elem(&pagecache_deleter_hash, &n, &d, BPF_ANY);
 	__u8 i = n;
-	if (bpf_map_update_elem(&pc_deleter_idx, &d, &i, BPF_NOEXIST)) {
-		idx = bpf_map_lookup_elem(&pc_deleter_idx, &d); /* another CPU gave it one first */
+	if (bpf_map_update_elem(&pagecache_deleter_idx, &d, &i, BPF_NOEXIST)) {
+		idx = bpf_map_lookup_elem(&pagecache_deleter_idx, &d); /* another CPU gave it one first */
 		return idx ? *idx : PAGECACHE_DELETERS;
 	}
 	return i;
@@ -352,7 +352,7 @@ static __always_inline __u8 deleter_index(__u64 d)
 
 /* The deleter of this deletion: its stack's hash (FNV-1a over the frames)
  * and the task's kind; the stack is sent the first time. Sets s->last_index. */
-static __always_inline __u64 deleter_of(void *ctx, struct lean_scratch *s, int reclaim, __u32 pid, __u32 tid,
+static __always_inline __u64 deleter_of(void *ctx, struct pagecache_lean_scratch *s, int reclaim, __u32 pid, __u32 tid,
 					__u64 dev, __u64 ino, __u64 now, const char *comm)
 {
 	if (!reclaim && s->last_deleter && s->last_tid == tid && s->last_dev == dev && s->last_ino == ino &&
@@ -379,7 +379,7 @@ static __always_inline __u64 deleter_of(void *ctx, struct lean_scratch *s, int r
 	s->last_ts = now;
 
 	__u8 one = 1;
-	long err = bpf_map_update_elem(&pc_stacks_seen, &d, &one, BPF_NOEXIST);
+	long err = bpf_map_update_elem(&pagecache_stacks_seen, &d, &one, BPF_NOEXIST);
 	if (err == -17 /* EEXIST: sent before */)
 		return d;
 	if (err)
@@ -425,11 +425,11 @@ static __always_inline void total_add(struct page_walk *w, __u32 op, __u64 delet
 	k.op = op;
 	if (comm)
 		__builtin_memcpy(k.comm, comm, SYSPGO_COMM_LEN);
-	struct pc_total_val *v = bpf_map_lookup_elem(&pc_totals, &k);
+	struct pc_total_val *v = bpf_map_lookup_elem(&pagecache_totals, &k);
 	if (!v) {
 		struct pc_total_val z = {0, 0, w->now};
-		bpf_map_update_elem(&pc_totals, &k, &z, BPF_NOEXIST); /* or another CPU made it */
-		v = bpf_map_lookup_elem(&pc_totals, &k);
+		bpf_map_update_elem(&pagecache_totals, &k, &z, BPF_NOEXIST); /* or another CPU made it */
+		v = bpf_map_lookup_elem(&pagecache_totals, &k);
 		if (!v) {
 			overflow(PC_OVERFLOW_TOTALS);
 			return;
@@ -440,11 +440,11 @@ static __always_inline void total_add(struct page_walk *w, __u32 op, __u64 delet
 	w->events = 0;
 
 	struct pc_series_key sk = {(__u32)((w->now - run_start_ns) / PAGECACHE_SLICE_NS), op};
-	__u64 *n = bpf_map_lookup_elem(&pc_series, &sk);
+	__u64 *n = bpf_map_lookup_elem(&pagecache_series, &sk);
 	if (!n) {
 		__u64 zero = 0;
-		bpf_map_update_elem(&pc_series, &sk, &zero, BPF_NOEXIST);
-		n = bpf_map_lookup_elem(&pc_series, &sk);
+		bpf_map_update_elem(&pagecache_series, &sk, &zero, BPF_NOEXIST);
+		n = bpf_map_lookup_elem(&pagecache_series, &sk);
 		if (!n) {
 			overflow(PC_OVERFLOW_SERIES);
 			return;
@@ -461,26 +461,26 @@ static __always_inline void flush_run(struct page_walk *w)
 }
 
 /* The chunk holding page idx of the walk's file, made if new (in the spare
- * map when pc_chunks cannot); NULL if both are full. */
+ * map when pagecache_chunks cannot); NULL if both are full. */
 static __always_inline struct pc_chunk_val *chunk_of(struct page_walk *w, __u64 idx)
 {
 	struct pc_chunk_key k = {w->dev, w->ino, idx >> PAGECACHE_CHUNK_SHIFT};
-	struct pc_chunk_val *v = bpf_map_lookup_elem(&pc_chunks, &k);
+	struct pc_chunk_val *v = bpf_map_lookup_elem(&pagecache_chunks, &k);
 	if (v)
 		return v;
-	v = bpf_map_lookup_elem(&pc_chunks_spare, &k);
+	v = bpf_map_lookup_elem(&pagecache_chunks_spare, &k);
 	if (v)
 		return v;
 	__u32 zero = 0;
-	struct pc_chunk_val *z = bpf_map_lookup_elem(&zero_chunk, &zero);
+	struct pc_chunk_val *z = bpf_map_lookup_elem(&pagecache_zero_chunk, &zero);
 	if (!z)
 		return 0;
-	bpf_map_update_elem(&pc_chunks, &k, z, BPF_NOEXIST); /* or another CPU made it */
-	v = bpf_map_lookup_elem(&pc_chunks, &k);
+	bpf_map_update_elem(&pagecache_chunks, &k, z, BPF_NOEXIST); /* or another CPU made it */
+	v = bpf_map_lookup_elem(&pagecache_chunks, &k);
 	if (v)
 		return v;
-	bpf_map_update_elem(&pc_chunks_spare, &k, z, BPF_NOEXIST);
-	v = bpf_map_lookup_elem(&pc_chunks_spare, &k);
+	bpf_map_update_elem(&pagecache_chunks_spare, &k, z, BPF_NOEXIST);
+	v = bpf_map_lookup_elem(&pagecache_chunks_spare, &k);
 	if (!v)
 		overflow(PC_OVERFLOW_CHUNKS);
 	return v;
@@ -503,7 +503,7 @@ __noinline int add_page(struct page_walk *w, struct pc_chunk_val *v, __u64 idx)
 		}
 		__u32 g = v->gone[slot];
 		if (g) {
-			__u64 *h = bpf_map_lookup_elem(&pc_deleter_hash, &g);
+			__u64 *h = bpf_map_lookup_elem(&pagecache_deleter_hash, &g);
 			deleter = g < PAGECACHE_DELETERS && h && *h ? *h : PAGECACHE_DELETER_UNKNOWN;
 			if ((deleter >> PAGECACHE_KIND_SHIFT) == PAGECACHE_KIND_KDAMOND && v->load_us[slot]) {
 				struct pagecache_reuse_event *e = reserve_event(PAGECACHE_REUSE, sizeof(*e), w->now,
@@ -565,7 +565,7 @@ static __always_inline void lean_event(void *ctx, struct folio *folio, __u32 typ
 				       __u64 page_cg, __u32 why, __u32 pid, __u32 tid, __u64 now)
 {
 	__u32 zero = 0;
-	struct lean_scratch *s = bpf_map_lookup_elem(&lean_scratch, &zero);
+	struct pagecache_lean_scratch *s = bpf_map_lookup_elem(&pagecache_lean_scratch, &zero);
 	if (!s)
 		return;
 	struct page_walk w = {};
@@ -621,9 +621,9 @@ static __always_inline int page_event(void *ctx, struct folio *folio, __u32 type
 	__u32 why = 0;
 	if (is_target(pid))
 		why |= PAGECACHE_WHY_TARGET;
-	if (bpf_map_lookup_elem(&files, &k))
+	if (bpf_map_lookup_elem(&pagecache_files, &k))
 		why |= PAGECACHE_WHY_FILE;
-	if (page_cg && bpf_map_lookup_elem(&memcgs, &page_cg))
+	if (page_cg && bpf_map_lookup_elem(&pagecache_memcgs, &page_cg))
 		why |= PAGECACHE_WHY_MEMCG;
 	if (!why)
 		return 0;
@@ -642,14 +642,14 @@ static __always_inline int page_event(void *ctx, struct folio *folio, __u32 type
 	}
 
 	__u32 zero = 0;
-	struct pagecache_event *e = bpf_map_lookup_elem(&scratch, &zero);
+	struct pagecache_event *e = bpf_map_lookup_elem(&pagecache_scratch, &zero);
 	if (!e)
 		return 0;
 	/* A kernel stack costs about 4 us. Reclaim takes one per deletion: it
 	 * is what names the reclaim path. Any other deletion (truncation,
 	 * unlink, invalidation, drop_caches) that follows one of the same file
 	 * by the same task on this CPU within 10 ms reuses the stack still in
-	 * the scratch buffer from it, so a run of them shares the first one's:
+	 * the pagecache_scratch buffer from it, so a run of them shares the first one's:
 	 * a 100 MB truncate takes one stack, not 25,000. */
 	int reclaim = type == PAGECACHE_DELETE && (bpf_get_current_task_btf()->flags & PF_MEMALLOC);
 	int shared = type == PAGECACHE_DELETE && !reclaim && e->hdr.type == PAGECACHE_DELETE && e->stack_len &&

@@ -4,10 +4,11 @@
  * command: forks of a target become targets, threads stay in their process,
  * a process leaves when its last thread exits. Every other group filters on
  * `targets`, so this group is always loaded. */
+#define GROUP proc
+#define GROUP_ID SYSPGO_GROUP_PROC
 #include "common.bpf.h"
 #include "proc.h"
 
-char LICENSE[] SEC("license") = "GPL";
 
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)

@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /* ===- sched.bpf.c - off-CPU intervals of the traced threads ----------=== */
-/* A traced thread that leaves the CPU gets an entry in `sleeping` holding
+/* A traced thread that leaves the CPU gets an entry in `sched_sleeping` holding
  * the time, its state and both stacks, taken in its own context at
  * sched_switch. sched_waking, run by whoever wakes it, adds the waker's
  * identity and stacks to the same entry. When the thread is switched back
  * in, the entry becomes one event if the interval is long enough; shorter
  * ones are dropped here so the ring buffer only carries waits that matter.
  * The entry is itself laid out as the event, so emitting it is one copy. */
+#define GROUP sched
+#define GROUP_ID SYSPGO_GROUP_SCHED
 #include "common.bpf.h"
 #include "sched.h"
 
-char LICENSE[] SEC("license") = "GPL";
 
 /* Off-CPU intervals shorter than this (ns) are not reported. */
 const volatile __u64 offcpu_min_ns = 1000000;
@@ -25,15 +26,15 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u32);
 	__type(value, struct sched_offcpu_event);
-} sleeping SEC(".maps");
+} sched_sleeping SEC(".maps");
 
-/* Never written: a zeroed value to seed `sleeping` (too big for the stack). */
+/* Never written: a zeroed value to seed `sched_sleeping` (too big for the stack). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct sched_offcpu_event);
-} blank SEC(".maps");
+} sched_blank SEC(".maps");
 
 /* Kernels before 5.14 (commit 2f064a59a11f) call task_struct::__state `state`. */
 struct task_struct___pre514 {
@@ -60,7 +61,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 {
 	__u64 now = bpf_ktime_get_ns();
 	__u32 next_tid = next->pid;
-	struct sched_offcpu_event *e = bpf_map_lookup_elem(&sleeping, &next_tid);
+	struct sched_offcpu_event *e = bpf_map_lookup_elem(&sched_sleeping, &next_tid);
 	if (e) {
 		__u64 dur = now - e->hdr.ts;
 		if (dur >= offcpu_min_ns) {
@@ -70,7 +71,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 			e->hdr.size = size;
 			output_event(e, size);
 		}
-		bpf_map_delete_elem(&sleeping, &next_tid);
+		bpf_map_delete_elem(&sched_sleeping, &next_tid);
 	}
 
 	__u32 pid = prev->tgid;
@@ -81,14 +82,14 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	if (state & TASK_DEAD) /* exiting: it never comes back */
 		return 0;
 	__u32 zero = 0, tid = prev->pid;
-	struct sched_offcpu_event *seed = bpf_map_lookup_elem(&blank, &zero);
+	struct sched_offcpu_event *seed = bpf_map_lookup_elem(&sched_blank, &zero);
 	if (!seed)
 		return 0;
-	if (bpf_map_update_elem(&sleeping, &tid, seed, BPF_ANY)) {
+	if (bpf_map_update_elem(&sched_sleeping, &tid, seed, BPF_ANY)) {
 		count_drop();
 		return 0;
 	}
-	e = bpf_map_lookup_elem(&sleeping, &tid);
+	e = bpf_map_lookup_elem(&sched_sleeping, &tid);
 	if (!e)
 		return 0;
 	e->hdr.type = SCHED_OFFCPU;
@@ -111,7 +112,7 @@ SEC("tp_btf/sched_waking")
 int BPF_PROG(sched_waking, struct task_struct *p)
 {
 	__u32 tid = p->pid;
-	struct sched_offcpu_event *e = bpf_map_lookup_elem(&sleeping, &tid);
+	struct sched_offcpu_event *e = bpf_map_lookup_elem(&sched_sleeping, &tid);
 	if (!e || e->wake_ts)
 		return 0;
 	__u64 id = bpf_get_current_pid_tgid();

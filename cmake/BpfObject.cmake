@@ -1,8 +1,7 @@
-#===- BpfObject.cmake - turn a .bpf.c into a libbpf skeleton ---------------===#
+#===- BpfObject.cmake - turn .bpf.c files into one libbpf skeleton ---------===#
 # bpf_object(<name> <source>) compiles <source> with clang (-target bpf, CO-RE,
-# BTF from the running kernel's vmlinux.h) and generates <name>.skel.h with
-# bpftool. It defines an INTERFACE target <name>_skel that userspace links to
-# get the include path of the skeleton and a build dependency on it.
+# BTF from the running kernel's vmlinux.h) into <name>.bpf.o;
+# bpf_linked_skeleton() below links such objects and makes the skeleton.
 find_program(BPF_CLANG NAMES clang-19 clang REQUIRED)
 find_program(BPFTOOL NAMES bpftool PATHS /usr/sbin /usr/local/sbin REQUIRED)
 set(SYSPGO_VMLINUX_BTF /sys/kernel/btf/vmlinux CACHE FILEPATH
@@ -22,7 +21,6 @@ function(bpf_object name source)
   get_filename_component(_src ${source} ABSOLUTE)
   get_filename_component(_srcdir ${_src} DIRECTORY)
   set(_obj ${_bpf_gen_dir}/${name}.bpf.o)
-  set(_skel ${_bpf_gen_dir}/${name}.skel.h)
   file(GLOB _bpf_headers ${_srcdir}/*.h)
   add_custom_command(
     OUTPUT ${_obj}
@@ -31,10 +29,30 @@ function(bpf_object name source)
     DEPENDS ${_src} ${_bpf_headers} syspgo_vmlinux_h
     COMMENT "BPF ${name}: compiling ${source}"
     VERBATIM)
+endfunction()
+
+# bpf_linked_skeleton(<name> <object>...) links objects compiled by
+# bpf_object() into one (bpftool gen object; libbpf then reads and searches
+# the kernel's BTF once for all of them) and generates <name>.skel.h from
+# it. It defines an INTERFACE target <name>_skel that userspace links to get
+# the include path of the skeleton and a build dependency on it.
+function(bpf_linked_skeleton name)
+  set(_objs)
+  foreach(_o ${ARGN})
+    list(APPEND _objs ${_bpf_gen_dir}/${_o}.bpf.o)
+  endforeach()
+  set(_linked ${_bpf_gen_dir}/${name}.bpf.o)
+  set(_skel ${_bpf_gen_dir}/${name}.skel.h)
+  add_custom_command(
+    OUTPUT ${_linked}
+    COMMAND ${BPFTOOL} gen object ${_linked} ${_objs}
+    DEPENDS ${_objs}
+    COMMENT "BPF: linking ${ARGN} into ${name}.bpf.o"
+    VERBATIM)
   add_custom_command(
     OUTPUT ${_skel}
-    COMMAND sh -c "${BPFTOOL} gen skeleton ${_obj} name ${name} > ${_skel}.tmp && mv ${_skel}.tmp ${_skel}"
-    DEPENDS ${_obj}
+    COMMAND sh -c "${BPFTOOL} gen skeleton ${_linked} name ${name} > ${_skel}.tmp && mv ${_skel}.tmp ${_skel}"
+    DEPENDS ${_linked}
     COMMENT "BPF ${name}: generating skeleton"
     VERBATIM)
   add_custom_target(${name}_skel_gen DEPENDS ${_skel})
@@ -43,5 +61,4 @@ function(bpf_object name source)
   # would shadow <sched.h>); loaders include "bpf/<group>.h".
   target_include_directories(${name}_skel INTERFACE ${_bpf_gen_dir})
   add_dependencies(${name}_skel ${name}_skel_gen)
-  set_property(GLOBAL APPEND PROPERTY SYSPGO_BPF_SKELETONS ${name})
 endfunction()

@@ -13,17 +13,16 @@
 #include <vector>
 
 #include "collect/btf_hooks.h"
-#include "collect/skeleton.h"
+#include "collect/bpf_maps.h"
 #include "bpf/block.h"
-#include "block.skel.h"
+#include "syspgo_bpf.skel.h"
 
 namespace syspgo {
 namespace {
 
 
-class BlockGroup : public SkelGroup<block> {
+class BlockGroup : public ProbeGroup {
  public:
-  BlockGroup() : SkelGroup(SYSPGO_SKEL_OPS(block)) {}
   const char* name() const override { return "block"; }
   syspgo_group id() const override { return SYSPGO_GROUP_BLOCK; }
 
@@ -60,7 +59,7 @@ class BlockGroup : public SkelGroup<block> {
   }
 
   void Finish(Writer& w) override {
-    int fd = bpf_map__fd(skel_->maps.hist);
+    int fd = bpf_map__fd(skel_->maps.block_hist);
     int ncpu = libbpf_num_possible_cpus();
     if (fd < 0 || ncpu <= 0) return;
     std::vector<block_hist_val> vals(ncpu);  // 16 bytes: already 8-aligned per CPU
@@ -91,7 +90,7 @@ class BlockGroup : public SkelGroup<block> {
  protected:
   // block_io_start (Linux 6.5, "block: add a tracepoint for the start of
   // I/O accounting") names the submitter; without it the issuer stands in.
-  Status Configure(block* skel, const GroupContext&) override {
+  Status Configure(syspgo_bpf* skel, const GroupContext&) override {
     ReadOpNames();
     bool io_start = KernelHasTracepoint("block_io_start");
     bpf_program__set_autoload(skel->progs.block_io_start, io_start);
@@ -108,6 +107,7 @@ class BlockGroup : public SkelGroup<block> {
   // While the group loads, not in OnStart(): the parsed vmlinux BTF (about
   // 10 MiB) is then gone before the ring buffers are mapped.
   void ReadOpNames() {
+    ops_.clear();
     const btf* vmlinux = KernelBtf();
     if (!vmlinux) return;
     int id = btf__find_by_name_kind(vmlinux, "req_op", BTF_KIND_ENUM);

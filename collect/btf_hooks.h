@@ -66,23 +66,6 @@ inline bool KernelHasFunction(const char* name) {
   return k && btf__find_by_name_kind(k, name, BTF_KIND_FUNC) > 0;
 }
 
-// Sets autoload off for every tp_btf program of `obj` whose tracepoint is
-// missing and returns those tracepoint names. Call between open and load.
-inline std::vector<std::string> DisableMissingTracepoints(bpf_object* obj) {
-  std::vector<std::string> missing;
-  bpf_program* p;
-  bpf_object__for_each_program(p, obj) {
-    std::string sec = bpf_program__section_name(p);
-    const std::string prefix = "tp_btf/";
-    if (sec.compare(0, prefix.size(), prefix) != 0) continue;
-    std::string tp = sec.substr(prefix.size());
-    if (KernelHasTracepoint(tp)) continue;
-    bpf_program__set_autoload(p, false);
-    missing.push_back(tp);
-  }
-  return missing;
-}
-
 // "a, b" for a note.
 inline std::string JoinNames(const std::vector<std::string>& names) {
   std::string out;

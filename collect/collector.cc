@@ -412,10 +412,13 @@ Result<Setup> Prepare(const CollectRequest& req) {
 // out, except proc: nothing can be followed without it. Returns the groups
 // that loaded; `res.groups` gets a report for each.
 Result<std::vector<ProbeGroup*>> LoadGroups(Setup& s, GroupContext& ctx, CollectResult& res) {
-  std::vector<ProbeGroup*> live;
-  for (auto& g : s.groups) {
+  std::vector<ProbeGroup*> all, live;
+  for (auto& g : s.groups) all.push_back(g.get());
+  std::vector<Status> loaded = LoadProbeGroups(all, ctx);
+  for (size_t i = 0; i < all.size(); ++i) {
+    ProbeGroup* g = all[i];
+    const Status& st = loaded[i];
     GroupReport rep{g->name()};
-    Status st = g->Load(ctx);
     if (!st.ok()) {
       if (g->id() == SYSPGO_GROUP_PROC) return st.error();
       rep.detail = st.error().message;
@@ -424,11 +427,7 @@ Result<std::vector<ProbeGroup*>> LoadGroups(Setup& s, GroupContext& ctx, Collect
       rep.attached = true;
       rep.detail = g->note;
       if (!g->note.empty()) fprintf(stderr, "syspgo: note: %s: %s\n", g->name(), g->note.c_str());
-      live.push_back(g.get());
-      if (g->id() == SYSPGO_GROUP_PROC) {
-        ctx.targets_fd = bpf_map__fd(bpf_object__find_map_by_name(g->object(), "targets"));
-        ctx.drops_fd = bpf_map__fd(bpf_object__find_map_by_name(g->object(), "drops"));
-      }
+      live.push_back(g);
     }
     res.groups.push_back(rep);
   }

@@ -29,8 +29,8 @@
 #include <vector>
 
 #include "bpf/cpu.h"
-#include "collect/skeleton.h"
-#include "cpu.skel.h"
+#include "collect/bpf_maps.h"
+#include "syspgo_bpf.skel.h"
 
 namespace syspgo {
 namespace {
@@ -82,11 +82,10 @@ int64_t Stack(Writer& w, const __u64* ips, uint32_t n, uint32_t max) {
   return w.StackId(reinterpret_cast<const uint64_t*>(ips), n);
 }
 
-class CpuGroup : public SkelGroup<cpu> {
+class CpuGroup : public ProbeGroup {
  public:
-  CpuGroup() : SkelGroup(SYSPGO_SKEL_OPS(cpu)) {}
   ~CpuGroup() override {
-    for (bpf_link* l : links_) bpf_link__destroy(l);
+    Detach();  // the links before the perf events they hang on
     for (int fd : perf_fds_) close(fd);
   }
   const char* name() const override { return "cpu"; }
@@ -96,12 +95,6 @@ class CpuGroup : public SkelGroup<cpu> {
     sample_ = w.Table("cpu_sample", {"ts", "pid", "tid", "cpu", "kernel", "ip", "user_stack_id", "kernel_stack_id"});
     mapping_ = w.Table("mapping", {"ts", "pid", "vm_start", "vm_end", "file_off", "dev", "ino", "path", "build_id"},
                        "INSERT OR IGNORE");
-  }
-
-  Status Load(const GroupContext& ctx) override {
-    if (ctx.opts->freq_hz == 0) return MakeError("probe group 'cpu': --freq must be at least 1 Hz.");
-    SYSPGO_TRY(SkelGroup::Load(ctx));
-    return OpenPerfEvents(ctx.opts->freq_hz);
   }
 
   // Processes that were running before we came: their maps now.
@@ -143,10 +136,16 @@ class CpuGroup : public SkelGroup<cpu> {
   }
 
  protected:
-  Status Configure(cpu* s, const GroupContext&) override {
-    // Attached per CPU in OpenPerfEvents(); the skeleton cannot.
+  Status Configure(syspgo_bpf* s, const GroupContext& ctx) override {
+    if (ctx.opts->freq_hz == 0) return MakeError("probe group 'cpu': --freq must be at least 1 Hz.");
+    // Attached per CPU in OpenPerfEvents(); libbpf cannot attach it by itself.
     bpf_program__set_autoattach(s->progs.cpu_sample, false);
     return {};
+  }
+
+  Status Attach(const GroupContext& ctx) override {
+    SYSPGO_TRY(ProbeGroup::Attach(ctx));
+    return OpenPerfEvents(ctx.opts->freq_hz);
   }
 
  private:
@@ -245,7 +244,6 @@ class CpuGroup : public SkelGroup<cpu> {
 
   int sample_ = -1, mapping_ = -1;
   std::vector<int> perf_fds_;
-  std::vector<bpf_link*> links_;
   std::unordered_set<uint32_t> maps_read_;
   std::set<std::tuple<uint32_t, uint64_t, uint64_t>> mappings_;
   std::map<std::pair<uint64_t, uint64_t>, std::string> build_ids_;

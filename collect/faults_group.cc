@@ -17,8 +17,8 @@
 
 #include "bpf/faults.h"
 #include "collect/btf_hooks.h"
-#include "collect/skeleton.h"
-#include "faults.skel.h"
+#include "collect/bpf_maps.h"
+#include "syspgo_bpf.skel.h"
 
 namespace syspgo {
 namespace {
@@ -40,9 +40,8 @@ struct PendingFault {
   int64_t around_first = -1, around_last = -1;
 };
 
-class FaultsGroup : public SkelGroup<faults> {
+class FaultsGroup : public ProbeGroup {
  public:
-  FaultsGroup() : SkelGroup(SYSPGO_SKEL_OPS(faults)) {}
   const char* name() const override { return "faults"; }
   syspgo_group id() const override { return SYSPGO_GROUP_FAULTS; }
 
@@ -112,8 +111,8 @@ class FaultsGroup : public SkelGroup<faults> {
   }
 
  protected:
-  Status Configure(faults* skel, const GroupContext&) override {
-    std::vector<std::string> missing = DisableMissingTracepoints(skel->obj);
+  Status Configure(syspgo_bpf* skel, const GroupContext&) override {
+    std::vector<std::string> missing = DisableMissingTracepoints();
     if (std::find(missing.begin(), missing.end(), "page_fault_user") != missing.end())
       return MakeError("probe group 'faults': this kernel has no exceptions:page_fault_user tracepoint (x86 only).");
     if (!missing.empty())

@@ -19,9 +19,9 @@
 #include <unordered_set>
 #include <vector>
 
-#include "collect/skeleton.h"
+#include "collect/bpf_maps.h"
 #include "bpf/fileio.h"
-#include "fileio.skel.h"
+#include "syspgo_bpf.skel.h"
 
 namespace syspgo {
 namespace {
@@ -66,9 +66,8 @@ fileio_total_val Sum(const fileio_total_val* per_cpu, size_t cpus) {
   return t;
 }
 
-class FileioGroup : public SkelGroup<fileio> {
+class FileioGroup : public ProbeGroup {
  public:
-  FileioGroup() : SkelGroup(SYSPGO_SKEL_OPS(fileio)) {}
   const char* name() const override { return "fileio"; }
   syspgo_group id() const override { return SYSPGO_GROUP_FILEIO; }
 
@@ -197,7 +196,7 @@ class FileioGroup : public SkelGroup<fileio> {
   }
 
  protected:
-  Status Configure(fileio* skel, const GroupContext& ctx) override {
+  Status Configure(syspgo_bpf* skel, const GroupContext& ctx) override {
     instance_min_ns_ = ctx.opts->offcpu_min_ns;
     skel->rodata->lean = lean_;
     skel->rodata->instance_min_ns = instance_min_ns_;

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "collect/skeleton.h"
+#include "collect/bpf_maps.h"
 #include "bpf/irq.h"
-#include "irq.skel.h"
+#include "syspgo_bpf.skel.h"
 
 namespace syspgo {
 namespace {
@@ -27,9 +27,8 @@ const char* SoftirqName(uint32_t vec) {
 
 const char* KindName(uint32_t kind) { return kind == IRQ_SOFT ? "soft" : "hard"; }
 
-class IrqGroup : public SkelGroup<irq> {
+class IrqGroup : public ProbeGroup {
  public:
-  IrqGroup() : SkelGroup(SYSPGO_SKEL_OPS(irq)) {}
   const char* name() const override { return "irq"; }
   syspgo_group id() const override { return SYSPGO_GROUP_IRQ; }
 
@@ -50,7 +49,7 @@ class IrqGroup : public SkelGroup<irq> {
 
   void Finish(Writer& w) override {
     std::map<uint32_t, std::string> names;
-    int nfd = bpf_map__fd(skel_->maps.names);
+    int nfd = bpf_map__fd(skel_->maps.irq_names);
     uint32_t irq = 0, *prev_irq = nullptr;
     irq_name n{};
     while (bpf_map_get_next_key(nfd, prev_irq, &irq) == 0) {
@@ -58,7 +57,7 @@ class IrqGroup : public SkelGroup<irq> {
       prev_irq = &irq;
     }
 
-    int fd = bpf_map__fd(skel_->maps.hist);
+    int fd = bpf_map__fd(skel_->maps.irq_hist);
     int ncpu = libbpf_num_possible_cpus();
     if (ncpu <= 0) return;
     std::vector<irq_hist_val> per_cpu(ncpu);  // 16 bytes: already 8-aligned per CPU
@@ -79,7 +78,7 @@ class IrqGroup : public SkelGroup<irq> {
   }
 
  protected:
-  Status Configure(irq* skel, const GroupContext& ctx) override {
+  Status Configure(syspgo_bpf* skel, const GroupContext& ctx) override {
     skel->rodata->min_ns = ctx.opts->irq_min_ns;
     return {};
   }

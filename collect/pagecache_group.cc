@@ -31,9 +31,9 @@
 
 #include "bpf/pagecache.h"
 #include "collect/btf_hooks.h"
-#include "collect/skeleton.h"
+#include "collect/bpf_maps.h"
 #include "common/util.h"
-#include "pagecache.skel.h"
+#include "syspgo_bpf.skel.h"
 
 namespace syspgo {
 namespace {
@@ -99,9 +99,8 @@ int WalkOne(const char* path, const struct stat* sb, int type, FTW*) {
   return 0;
 }
 
-class PagecacheGroup : public SkelGroup<pagecache> {
+class PagecacheGroup : public ProbeGroup {
  public:
-  PagecacheGroup() : SkelGroup(SYSPGO_SKEL_OPS(pagecache)) {}
   const char* name() const override { return "pagecache"; }
   syspgo_group id() const override { return SYSPGO_GROUP_PAGECACHE; }
   bool kernel_stacks() const override { return true; }
@@ -117,6 +116,9 @@ class PagecacheGroup : public SkelGroup<pagecache> {
     refault_row_ = w.Table("page_cache_page_refault", {"dev", "ino", "idx", "deleter", "stack_id"});
     series_ = w.Table("page_cache_series", {"ts", "op", "pages"}, "INSERT OR REPLACE");
     reuse_ = w.Table("page_cache_reuse", {"ts", "dev", "ino", "idx", "reuse_ns"});
+    // run_aggregate.map names each map as it was called before the groups'
+    // objects were linked (pc_*, not pagecache_*): analyses and databases
+    // already recorded use those names.
     ledger_ = w.Table("run_aggregate", {"probe_group", "map", "entries", "overflow"}, "INSERT OR REPLACE");
   }
 
@@ -129,7 +131,7 @@ class PagecacheGroup : public SkelGroup<pagecache> {
       uint64_t id = rel.empty() ? 0 : InodeOf(mount_ + rel);
       if (id && id != root_id_) {
         uint8_t one = 1;
-        bpf_map_update_elem(bpf_map__fd(skel_->maps.memcgs_seen), &id, &one, BPF_ANY);
+        bpf_map_update_elem(bpf_map__fd(skel_->maps.pagecache_memcgs_seen), &id, &one, BPF_ANY);
         Admit(w, id);
       }
     }
@@ -177,8 +179,8 @@ class PagecacheGroup : public SkelGroup<pagecache> {
   }
 
  protected:
-  Status Configure(pagecache* skel, const GroupContext&) override {
-    std::vector<std::string> missing = DisableMissingTracepoints(skel->obj);
+  Status Configure(syspgo_bpf* skel, const GroupContext&) override {
+    std::vector<std::string> missing = DisableMissingTracepoints();
     for (const char* must : {"mm_filemap_add_to_page_cache", "mm_filemap_delete_from_page_cache"})
       if (std::find(missing.begin(), missing.end(), must) != missing.end())
         return MakeError(std::string("probe group 'pagecache': this kernel has no filemap:") + must +
@@ -202,8 +204,8 @@ class PagecacheGroup : public SkelGroup<pagecache> {
     skel->rodata->lean = lean_;
     skel->rodata->run_start_ns = start_ns_;
     if (!lean_) {  // the maps stay empty: make them the smallest the kernel takes
-      for (bpf_map* m : {skel->maps.pc_chunks, skel->maps.pc_chunks_spare, skel->maps.pc_totals, skel->maps.pc_series,
-                         skel->maps.pc_stacks_seen})
+      for (bpf_map* m : {skel->maps.pagecache_chunks, skel->maps.pagecache_chunks_spare, skel->maps.pagecache_totals, skel->maps.pagecache_series,
+                         skel->maps.pagecache_stacks_seen})
         if (int err = bpf_map__set_max_entries(m, 1)) return LibbpfError(name(), "size the lean tier's maps", err);
     }
     return {};
@@ -218,7 +220,7 @@ class PagecacheGroup : public SkelGroup<pagecache> {
     if (!lean_) return;
     totals_ = 0;
     drain_status_ = ForEachEntry<pc_total_key, pc_total_val>(
-        bpf_map__fd(skel_->maps.pc_totals), name(), "pc_totals", [&](const pc_total_key& k, const pc_total_val& v) {
+        bpf_map__fd(skel_->maps.pagecache_totals), name(), "pc_totals", [&](const pc_total_key& k, const pc_total_val& v) {
           ++totals_;
           std::array<int64_t, 3> now = {static_cast<int64_t>(v.pages), static_cast<int64_t>(v.events),
                                         StackOf(k.deleter)};
@@ -243,14 +245,14 @@ class PagecacheGroup : public SkelGroup<pagecache> {
     std::vector<pc_series_key> final_slices;
     series_live_ = 0;
     drain_status_ = ForEachEntry<pc_series_key, uint64_t>(
-        bpf_map__fd(skel_->maps.pc_series), name(), "pc_series", [&](const pc_series_key& k, uint64_t pages) {
+        bpf_map__fd(skel_->maps.pagecache_series), name(), "pc_series", [&](const pc_series_key& k, uint64_t pages) {
           w.Row(series_).I(int64_t{k.slice} * int64_t{PAGECACHE_SLICE_NS}).I(k.op).I(pages);
           if (k.slice + 2 <= now_slice)
             final_slices.push_back(k);
           else
             ++series_live_;
         });
-    for (const pc_series_key& k : final_slices) bpf_map_delete_elem(bpf_map__fd(skel_->maps.pc_series), &k);
+    for (const pc_series_key& k : final_slices) bpf_map_delete_elem(bpf_map__fd(skel_->maps.pagecache_series), &k);
     series_rows_ += final_slices.size();
   }
 
@@ -260,7 +262,7 @@ class PagecacheGroup : public SkelGroup<pagecache> {
     // Deleter indexes back to deleters (bpf/pagecache.h).
     std::vector<uint64_t> deleter(PAGECACHE_DELETERS + 1, 0);
     for (uint32_t i = 1; i < PAGECACHE_DELETERS; ++i)
-      bpf_map_lookup_elem(bpf_map__fd(skel_->maps.pc_deleter_hash), &i, &deleter[i]);
+      bpf_map_lookup_elem(bpf_map__fd(skel_->maps.pagecache_deleter_hash), &i, &deleter[i]);
     uint64_t indexed = std::count_if(deleter.begin(), deleter.end(), [](uint64_t d) { return d != 0; });
     deleter[PAGECACHE_DELETERS] = PAGECACHE_DELETER_UNKNOWN;
     uint64_t chunks = 0, refaults = 0, more_refaults = 0;
@@ -289,14 +291,14 @@ class PagecacheGroup : public SkelGroup<pagecache> {
     Status st = drain_status_;
     if (st.ok())
       st = ForEachEntry<pc_chunk_key, pc_chunk_val>(
-          bpf_map__fd(skel_->maps.pc_chunks_spare), name(), "pc_chunks_spare",
+          bpf_map__fd(skel_->maps.pagecache_chunks_spare), name(), "pc_chunks_spare",
           [&](const pc_chunk_key& k, const pc_chunk_val& v) {
             spare.emplace(std::string(reinterpret_cast<const char*>(&k), sizeof k), v);
           });
     uint64_t spare_chunks = spare.size();
     if (st.ok())
       st = ForEachEntry<pc_chunk_key, pc_chunk_val>(
-          bpf_map__fd(skel_->maps.pc_chunks), name(), "pc_chunks", [&](const pc_chunk_key& k, const pc_chunk_val& v) {
+          bpf_map__fd(skel_->maps.pagecache_chunks), name(), "pc_chunks", [&](const pc_chunk_key& k, const pc_chunk_val& v) {
             spare_lost += spare.erase(std::string(reinterpret_cast<const char*>(&k), sizeof k));
             emit(k, v);
           });
@@ -306,7 +308,7 @@ class PagecacheGroup : public SkelGroup<pagecache> {
       emit(k, v);
     }
     if (!st.ok()) note += (note.empty() ? "" : " ") + st.error().message;
-    std::vector<uint64_t> overflow = PerCpuCounters(bpf_map__fd(skel_->maps.pc_overflow), PC_OVERFLOW_MAX);
+    std::vector<uint64_t> overflow = PerCpuCounters(bpf_map__fd(skel_->maps.pagecache_overflow), PC_OVERFLOW_MAX);
     // Refaults past the three deleters a page keeps are counted in
     // page_cache_total; only the per-page list (page_cache_page_refault)
     // misses them: its own ledger row.
@@ -376,7 +378,7 @@ class PagecacheGroup : public SkelGroup<pagecache> {
     }
     if (limit >= kUnlimited) return;
     uint8_t one = 1;
-    bpf_map_update_elem(bpf_map__fd(skel_->maps.memcgs), &id, &one, BPF_ANY);
+    bpf_map_update_elem(bpf_map__fd(skel_->maps.pagecache_memcgs), &id, &one, BPF_ANY);
   }
 
   // /proc/PID/maps: "start-end perms offset MAJ:MIN inode path", dev in hex.
@@ -384,7 +386,7 @@ class PagecacheGroup : public SkelGroup<pagecache> {
     std::ifstream f("/proc/" + std::to_string(pid) + "/maps");
     std::string line, range, perms, off, dev;
     uint64_t ino;
-    int fd = bpf_map__fd(skel_->maps.files);
+    int fd = bpf_map__fd(skel_->maps.pagecache_files);
     while (std::getline(f, line)) {
       std::istringstream is(line);
       if (!(is >> range >> perms >> off >> dev >> ino) || !ino) continue;

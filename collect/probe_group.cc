@@ -5,6 +5,10 @@
 #include <sys/sysmacros.h>
 
 #include <cstring>
+#include <utility>
+
+#include "collect/btf_hooks.h"
+#include "syspgo_bpf.skel.h"
 
 namespace syspgo {
 
@@ -38,24 +42,160 @@ Error LibbpfError(const char* group, const std::string& what, int err) {
                    err);
 }
 
-static Status ReuseOne(bpf_object* obj, const char* map, int fd, const char* group) {
-  bpf_map* m = bpf_object__find_map_by_name(obj, map);
-  if (!m) return MakeError(std::string("probe group '") + group + "' has no '" + map + "' map (bpf/common.bpf.h)");
-  if (int err = bpf_map__reuse_fd(m, fd)) return LibbpfError(group, std::string("share the ") + map + " map", err);
+// The linked object, loaded once for the groups in it and destroyed when the
+// last of them goes.
+struct LoadedObject {
+  syspgo_bpf* skel = nullptr;
+  ~LoadedObject() { syspgo_bpf__destroy(skel); }
+};
+
+ProbeGroup::~ProbeGroup() { Detach(); }
+
+void ProbeGroup::Detach() {
+  for (bpf_link* l : links_) bpf_link__destroy(l);
+  links_.clear();
+}
+
+bool ProbeGroup::Owns(const char* bpf_name) const {
+  size_t n = strlen(name());
+  return strncmp(bpf_name, name(), n) == 0 && bpf_name[n] == '_';
+}
+
+int ProbeGroup::ringbuf_fd() const {
+  std::string map = std::string(name()) + "_events";  // GROUP_EVENTS, bpf/common.bpf.h
+  return bpf_map__fd(bpf_object__find_map_by_name(skel_->obj, map.c_str()));
+}
+
+Status ProbeGroup::Attach(const GroupContext&) {
+  bpf_program* p;
+  bpf_object__for_each_program(p, skel_->obj) {
+    if (!Owns(bpf_program__name(p)) || !bpf_program__autoload(p) || !bpf_program__autoattach(p)) continue;
+    bpf_link* l = bpf_program__attach(p);
+    if (!l) return LibbpfError(name(), std::string("attach ") + bpf_program__name(p), -errno);
+    links_.push_back(l);
+  }
   return {};
 }
 
+std::vector<std::string> ProbeGroup::DisableMissingTracepoints() {
+  std::vector<std::string> missing;
+  const std::string prefix = "tp_btf/";
+  bpf_program* p;
+  bpf_object__for_each_program(p, skel_->obj) {
+    std::string sec = bpf_program__section_name(p);
+    if (!Owns(bpf_program__name(p)) || sec.compare(0, prefix.size(), prefix) != 0) continue;
+    std::string tp = sec.substr(prefix.size());
+    if (KernelHasTracepoint(tp)) continue;
+    bpf_program__set_autoload(p, false);
+    missing.push_back(tp);
+  }
+  return missing;
+}
+
+namespace {
+
+// What every group shares: `targets` and `drops` (bpf/common.bpf.h) and the
+// object's rodata and bss.
+bool Shared(const bpf_map* m) {
+  const char* n = bpf_map__name(m);
+  return bpf_map__is_internal(m) || !strcmp(n, "targets") || !strcmp(n, "drops");
+}
+
+bool OwnedByAny(const std::vector<ProbeGroup*>& groups, const char* bpf_name) {
+  for (const ProbeGroup* g : groups)
+    if (g->Owns(bpf_name)) return true;
+  return false;
+}
+
+// The shared maps of an object loaded earlier, for an object loaded after
+// it (LoadProbeGroups' one-group-at-a-time path).
 Status ReuseSharedMaps(bpf_object* obj, const GroupContext& ctx, const char* group) {
-  SYSPGO_TRY(ReuseOne(obj, "targets", ctx.targets_fd, group));
-  return ReuseOne(obj, "drops", ctx.drops_fd, group);
+  for (auto [map, fd] : {std::pair{"targets", ctx.targets_fd}, std::pair{"drops", ctx.drops_fd}}) {
+    bpf_map* m = bpf_object__find_map_by_name(obj, map);
+    if (!m) return MakeError(std::string("the BPF object has no '") + map + "' map (bpf/common.bpf.h)");
+    if (int err = bpf_map__reuse_fd(m, fd)) return LibbpfError(group, std::string("share the ") + map + " map", err);
+  }
+  return {};
 }
 
-Status SetRingbufSize(bpf_object* obj, uint64_t bytes, const char* group) {
-  bpf_map* m = bpf_object__find_map_by_name(obj, "events");
-  if (!m) return MakeError(std::string("probe group '") + group + "' has no 'events' ring buffer");
+Status SetRingbufSize(const ProbeGroup& g, bpf_object* obj, uint64_t bytes) {
+  std::string map = std::string(g.name()) + "_events";
+  bpf_map* m = bpf_object__find_map_by_name(obj, map.c_str());
+  if (!m) return MakeError(std::string("probe group '") + g.name() + "' has no '" + map + "' ring buffer");
   if (int err = bpf_map__set_max_entries(m, static_cast<uint32_t>(bytes)))
-    return LibbpfError(group, "size the ring buffer", err);
+    return LibbpfError(g.name(), "size the ring buffer", err);
   return {};
+}
+
+}  // namespace
+
+// One object for the groups of `unit`; the programs and maps of every other
+// group stay out of the kernel. A group whose Configure() or Attach() fails
+// gets its error in *results and the others go on; the return value is the
+// error that made the whole object fail to open or load.
+Status LoadTogether(const std::vector<ProbeGroup*>& unit, GroupContext& ctx, std::map<ProbeGroup*, Status>* results) {
+  const char* first = unit.empty() ? "proc" : unit.front()->name();
+  auto obj = std::make_shared<LoadedObject>();
+  obj->skel = syspgo_bpf__open();
+  if (!obj->skel) return LibbpfError(first, "open the BPF object", -errno);
+  syspgo_bpf* skel = obj->skel;
+  skel->rodata->wakeup_bytes = ctx.wakeup_bytes();
+  skel->rodata->lean = ctx.opts->detail == Detail::kLean;
+  if (ctx.targets_fd >= 0) SYSPGO_TRY(ReuseSharedMaps(skel->obj, ctx, first));
+  std::vector<ProbeGroup*> in;  // the groups that are configured
+  for (ProbeGroup* g : unit) {
+    g->skel_ = skel;
+    g->start_ns_ = ctx.start_ns;
+    g->lean_ = ctx.opts->detail == Detail::kLean;
+    Status st = SetRingbufSize(*g, skel->obj, ctx.opts->ringbuf_bytes);
+    if (st.ok()) st = g->Configure(skel, ctx);
+    if (st.ok()) in.push_back(g);
+    else (*results)[g] = st;
+  }
+  if (in.empty()) return {};
+  bpf_program* p;
+  bpf_object__for_each_program(p, skel->obj) {
+    if (!OwnedByAny(in, bpf_program__name(p))) bpf_program__set_autoload(p, false);
+  }
+  bpf_map* m;
+  bpf_object__for_each_map(m, skel->obj) {
+    if (!Shared(m) && !OwnedByAny(in, bpf_map__name(m))) bpf_map__set_autocreate(m, false);
+  }
+  if (int err = syspgo_bpf__load(skel)) {
+    for (ProbeGroup* g : in) g->skel_ = nullptr;
+    return LibbpfError(in.size() == 1 ? in.front()->name() : first, "load the BPF programs", err);
+  }
+  if (ctx.targets_fd < 0) {
+    ctx.targets_fd = bpf_map__fd(skel->maps.targets);
+    ctx.drops_fd = bpf_map__fd(skel->maps.drops);
+  }
+  for (ProbeGroup* g : in) {
+    Status st = g->Attach(ctx);
+    if (st.ok()) g->object_ = obj;
+    else g->Detach();
+    (*results)[g] = st;
+  }
+  return {};
+}
+
+std::vector<Status> LoadProbeGroups(const std::vector<ProbeGroup*>& groups, GroupContext& ctx) {
+  std::map<ProbeGroup*, Status> results;
+  Status together = LoadTogether(groups, ctx, &results);
+  if (!together.ok()) {
+    // Alone, each group meets only its own programs' verdicts.
+    for (ProbeGroup* g : groups) {
+      if (results.count(g)) continue;  // its Configure() failed already
+      Status st = LoadTogether({g}, ctx, &results);
+      if (!st.ok()) results[g] = st;
+      if (g->id() == SYSPGO_GROUP_PROC && !st.ok()) break;  // nothing can be followed without it
+    }
+  }
+  std::vector<Status> out;
+  for (ProbeGroup* g : groups) {
+    if (results.count(g)) out.push_back(results[g]);
+    else out.push_back(MakeError(std::string("probe group '") + g->name() + "' was not loaded: proc failed"));
+  }
+  return out;
 }
 
 }  // namespace syspgo

@@ -1,14 +1,18 @@
 //===- probe_group.h - the interface every probe group's loader implements ===//
-// A probe group is one BPF object (bpf/<group>.bpf.c) plus its loader here.
-// The collector drives every group through the same steps, in the order of
-// libbpf-bootstrap: open, set rodata and map sizes, reuse the shared maps,
-// load, attach; then it drains the group's ring buffer into Handle() and,
-// at the end, calls Finish() for in-kernel aggregates. A group that cannot
-// load or attach reports why and the run goes on without it.
+// A probe group is one bpf/<group>.bpf.c plus its loader here. The groups'
+// objects are linked into one (bpf/common.bpf.h says why), and a group's
+// programs and maps are those whose names start with its name and '_'.
+// LoadProbeGroups() drives every group through the same steps, in the order
+// of libbpf-bootstrap: open, each group's settings (rodata, map sizes,
+// hooks this kernel lacks), load, then each group attaches its own. The
+// collector then drains each group's ring buffer into Handle() and, at the
+// end, calls Finish() for in-kernel aggregates. A group that cannot load or
+// attach reports why and the run goes on without it.
 #pragma once
 #include <bpf/libbpf.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -17,6 +21,8 @@
 #include "bpf/common.h"
 #include "collect/writer.h"
 #include "common/result.h"
+
+struct syspgo_bpf;  // the skeleton of every group's programs (bpf/CMakeLists.txt)
 
 namespace syspgo {
 
@@ -49,20 +55,20 @@ struct GroupContext {
   uint64_t wakeup_bytes() const { return opts->ringbuf_bytes / 4; }
 };
 
+struct LoadedObject;  // probe_group.cc: the loaded object, shared by the groups in it
+
 class ProbeGroup {
  public:
-  virtual ~ProbeGroup() = default;
+  virtual ~ProbeGroup();  // detaches the group's programs
   virtual const char* name() const = 0;
   virtual syspgo_group id() const = 0;
   // Declare tables on the writer (before Writer::Start()).
   virtual void DeclareTables(Writer& w) = 0;
-  // Open, configure, load and attach. On error the group is skipped and the
-  // message (which names the missing hook) stored in run_probe.
-  virtual Status Load(const GroupContext& ctx) = 0;
-  // The loaded object, for the shared maps (proc's are reused by the others).
-  virtual bpf_object* object() = 0;
-  // The group's ring buffer map fd.
-  virtual int ringbuf_fd() = 0;
+  // The group's ring buffer map fd (once loaded).
+  int ringbuf_fd() const;
+  // Whether a BPF program or map of the linked object is this group's: its
+  // name starts with the group's name and '_'.
+  bool Owns(const char* bpf_name) const;
   // Decode one event (the bytes the BPF side submitted) into rows.
   virtual void Handle(const void* data, size_t size, Writer& w) = 0;
   // For each process traced from the start (the spawned command, or with
@@ -83,7 +89,43 @@ class ProbeGroup {
   virtual bool kernel_stacks() const { return false; }
   // Non-fatal warnings worth storing with the run (e.g. one probe missing).
   std::string note;
+
+ protected:
+  // Between open and load: the group's rodata, map sizes, and
+  // bpf_program__set_autoload(prog, false) for hooks this kernel lacks. An
+  // error leaves the group out, with the message (which names the missing
+  // hook) stored in run_probe. Called again if the group is loaded alone
+  // (LoadProbeGroups), so it sets, never appends.
+  virtual Status Configure(syspgo_bpf*, const GroupContext&) { return {}; }
+  // After load: attaches every program of the group that loaded and
+  // attaches itself (autoattach); a group with programs of its own to
+  // attach (cpu's perf events) adds them after calling this.
+  virtual Status Attach(const GroupContext& ctx);
+  // Turns autoload off for each tp_btf program of this group whose
+  // tracepoint this kernel lacks, and returns those tracepoints' names.
+  std::vector<std::string> DisableMissingTracepoints();
+  // Destroys the group's links (the destructor does; a group that must
+  // detach before releasing something of its own calls it first).
+  void Detach();
+
+  syspgo_bpf* skel_ = nullptr;  // set from Configure() on
+  uint64_t start_ns_ = 0;       // GroupContext::start_ns: an event's ts minus this is the row's ts
+  bool lean_ = false;           // collect --detail lean
+  std::vector<bpf_link*> links_;
+
+ private:
+  friend std::vector<Status> LoadProbeGroups(const std::vector<ProbeGroup*>& groups, GroupContext& ctx);
+  friend Status LoadTogether(const std::vector<ProbeGroup*>& unit, GroupContext& ctx,
+                             std::map<ProbeGroup*, Status>* results);
+  std::shared_ptr<LoadedObject> object_;  // keeps the object loaded while the group lives
 };
+
+// Loads `groups` (proc first) into one object and attaches each; one status
+// per group, in order. If the object as a whole does not load (the verifier
+// rejects a program, a map cannot be created), each group is loaded into an
+// object of its own, as if it were alone, so one group's failure leaves the
+// others recording. Sets ctx.targets_fd and ctx.drops_fd once proc loaded.
+std::vector<Status> LoadProbeGroups(const std::vector<ProbeGroup*>& groups, GroupContext& ctx);
 
 inline constexpr uint64_t kDrainIntervalNs = 1000000000;
 
@@ -99,10 +141,6 @@ int ExitStatusFromWait(uint32_t code);
 // Replaces NULs in the first n bytes with spaces (argv blobs), trimming the end.
 std::string JoinNulSeparated(const char* p, size_t n);
 
-// Reuses the shared `targets` and `drops` maps in `obj` before load.
-Status ReuseSharedMaps(bpf_object* obj, const GroupContext& ctx, const char* group);
-// Sets a group's ring buffer size before load.
-Status SetRingbufSize(bpf_object* obj, uint64_t bytes, const char* group);
 // libbpf's error for `what` as a sentence that names the group.
 Error LibbpfError(const char* group, const std::string& what, int err);
 

@@ -11,17 +11,16 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "collect/skeleton.h"
+#include "collect/bpf_maps.h"
 #include "common/util.h"
 #include "bpf/proc.h"
-#include "proc.skel.h"
+#include "syspgo_bpf.skel.h"
 
 namespace syspgo {
 namespace {
 
-class ProcGroup : public SkelGroup<proc> {
+class ProcGroup : public ProbeGroup {
  public:
-  ProcGroup() : SkelGroup(SYSPGO_SKEL_OPS(proc)) {}
   const char* name() const override { return "proc"; }
   syspgo_group id() const override { return SYSPGO_GROUP_PROC; }
 

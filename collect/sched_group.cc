@@ -8,8 +8,8 @@
 
 #include "bpf/sched.h"
 #include "collect/btf_hooks.h"
-#include "collect/skeleton.h"
-#include "sched.skel.h"
+#include "collect/bpf_maps.h"
+#include "syspgo_bpf.skel.h"
 
 namespace syspgo {
 namespace {
@@ -22,9 +22,8 @@ int64_t Stack(Writer& w, const __u64* ips, size_t n, size_t max) {
   return w.StackId(reinterpret_cast<const uint64_t*>(ips), n);
 }
 
-class SchedGroup : public SkelGroup<sched> {
+class SchedGroup : public ProbeGroup {
  public:
-  SchedGroup() : SkelGroup(SYSPGO_SKEL_OPS(sched)) {}
   const char* name() const override { return "sched"; }
   syspgo_group id() const override { return SYSPGO_GROUP_SCHED; }
   bool kernel_stacks() const override { return true; }
@@ -55,9 +54,9 @@ class SchedGroup : public SkelGroup<sched> {
   }
 
  protected:
-  Status Configure(sched* s, const GroupContext& ctx) override {
+  Status Configure(syspgo_bpf* s, const GroupContext& ctx) override {
     s->rodata->offcpu_min_ns = ctx.opts->offcpu_min_ns;
-    std::vector<std::string> missing = DisableMissingTracepoints(s->obj);
+    std::vector<std::string> missing = DisableMissingTracepoints();
     for (auto& tp : missing)
       if (tp == "sched_switch")
         return MakeError("probe group 'sched': this kernel has no sched_switch tracepoint in its BTF; "

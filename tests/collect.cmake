@@ -13,3 +13,4 @@ syspgo_test(robustness_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/robustness_test.
 syspgo_test(writer_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/writer_test.cc LIBS syspgo_collect)
 syspgo_test(run_settings_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/run_settings_test.cc)
 syspgo_test(kallsyms_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/kallsyms_test.cc LIBS syspgo_collect)
+syspgo_test(probe_load_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/probe_load_test.cc LIBS syspgo_collect)

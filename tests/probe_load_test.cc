@@ -1,0 +1,131 @@
+//===- probe_load_test.cc - the groups' one linked BPF object, loaded ----===//
+// Every group's programs and maps are in one object (bpf/common.bpf.h), and
+// a group's are those whose names start with its own: a name that belongs
+// to no group would never be loaded. LoadProbeGroups loads them together;
+// when the object as a whole fails to load, each group is loaded alone, so
+// one broken group leaves the others recording. Real kernel, real verifier.
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <memory>
+
+#include "collect/groups.h"
+#include "collect/probe_group.h"
+#include "syspgo_bpf.skel.h"
+
+namespace syspgo::test {
+namespace {
+
+struct SkelDeleter {
+  void operator()(syspgo_bpf* s) const { syspgo_bpf__destroy(s); }
+};
+
+TEST(ProbeLoad, EveryProgramAndMapBelongsToOneGroupOrIsShared) {
+  std::unique_ptr<syspgo_bpf, SkelDeleter> skel(syspgo_bpf__open());
+  ASSERT_TRUE(skel) << "cannot open the linked BPF object: " << strerror(errno);
+  CollectOptions opts;
+  for (const std::string& g : AllProbeGroupNames()) opts.probes.insert(g);
+  auto groups = MakeProbeGroups(opts);
+  auto owners = [&](const char* name) {
+    int n = 0;
+    for (auto& g : groups) n += g->Owns(name);
+    return n;
+  };
+  bpf_program* p;
+  int programs = 0;
+  bpf_object__for_each_program(p, skel->obj) {
+    ++programs;
+    EXPECT_EQ(owners(bpf_program__name(p)), 1) << "program " << bpf_program__name(p);
+  }
+  EXPECT_GE(programs, static_cast<int>(groups.size()));
+  bpf_map* m;
+  bpf_object__for_each_map(m, skel->obj) {
+    const char* n = bpf_map__name(m);
+    bool shared = bpf_map__is_internal(m) || !strcmp(n, "targets") || !strcmp(n, "drops");
+    EXPECT_EQ(owners(n), shared ? 0 : 1) << "map " << n;
+  }
+  for (auto& g : groups) {  // each group's own ring buffer (GROUP_EVENTS)
+    std::string events = std::string(g->name()) + "_events";
+    EXPECT_NE(bpf_object__find_map_by_name(skel->obj, events.c_str()), nullptr) << events;
+  }
+}
+
+// irq with a histogram map the kernel refuses to create (no entries): the
+// object as a whole cannot load.
+class BrokenIrq : public ProbeGroup {
+ public:
+  const char* name() const override { return "irq"; }
+  syspgo_group id() const override { return SYSPGO_GROUP_IRQ; }
+  void DeclareTables(Writer&) override {}
+  void Handle(const void*, size_t, Writer&) override {}
+
+ protected:
+  Status Configure(syspgo_bpf* skel, const GroupContext&) override {
+    bpf_map__set_max_entries(skel->maps.irq_hist, 0);
+    return {};
+  }
+};
+
+TEST(ProbeLoad, AGroupThatCannotLoadLeavesTheOthersLoadedAndAttached) {
+  CollectOptions opts;
+  opts.ringbuf_bytes = 1 << 20;
+  GroupContext ctx;
+  ctx.opts = &opts;
+  std::vector<std::unique_ptr<ProbeGroup>> groups;
+  groups.push_back(MakeProcGroup());
+  groups.push_back(MakeSchedGroup());
+  groups.push_back(std::make_unique<BrokenIrq>());
+  groups.push_back(MakeBlockGroup());
+  std::vector<ProbeGroup*> raw;
+  for (auto& g : groups) raw.push_back(g.get());
+
+  std::vector<Status> st = LoadProbeGroups(raw, ctx);
+  ASSERT_EQ(st.size(), raw.size());
+  EXPECT_TRUE(st[0].ok()) << st[0].error().message;
+  EXPECT_TRUE(st[1].ok()) << st[1].error().message;
+  ASSERT_FALSE(st[2].ok());
+  EXPECT_NE(st[2].error().message.find("probe group 'irq'"), std::string::npos) << st[2].error().message;
+  EXPECT_TRUE(st[3].ok()) << st[3].error().message;
+  // The groups that loaded alone share proc's process tree and drop counts.
+  EXPECT_GE(ctx.targets_fd, 0);
+  EXPECT_GE(ctx.drops_fd, 0);
+  for (size_t i : {0, 1, 3}) EXPECT_GE(raw[i]->ringbuf_fd(), 0) << raw[i]->name();
+}
+
+TEST(ProbeLoad, TogetherEveryGroupLoadsAndAGroupNotAskedForLoadsNothing) {
+  CollectOptions opts;
+  opts.ringbuf_bytes = 1 << 20;
+  GroupContext ctx;
+  ctx.opts = &opts;
+  auto proc = MakeProcGroup();
+  auto fileio = MakeFileioGroup();
+  std::vector<ProbeGroup*> raw{proc.get(), fileio.get()};
+  std::vector<Status> st = LoadProbeGroups(raw, ctx);
+  for (size_t i = 0; i < raw.size(); ++i) EXPECT_TRUE(st[i].ok()) << raw[i]->name() << ": " << st[i].error().message;
+  EXPECT_GE(fileio->ringbuf_fd(), 0);
+  // Only proc's and fileio's programs reached the kernel: the programs this
+  // process holds (other tests may be recording beside it).
+  int loaded = 0;
+  DIR* d = opendir("/proc/self/fd");
+  ASSERT_NE(d, nullptr);
+  while (dirent* e = readdir(d)) {
+    char link[64] = {};
+    std::string path = std::string("/proc/self/fd/") + e->d_name;
+    if (readlink(path.c_str(), link, sizeof link - 1) <= 0 || strcmp(link, "anon_inode:bpf-prog") != 0) continue;
+    bpf_prog_info info{};
+    uint32_t len = sizeof info;
+    if (bpf_obj_get_info_by_fd(atoi(e->d_name), &info, &len) != 0) continue;
+    std::string n = info.name;  // the kernel keeps 15 characters
+    EXPECT_TRUE(n.rfind("proc_", 0) == 0 || n.rfind("fileio_", 0) == 0) << n;
+    ++loaded;
+  }
+  closedir(d);
+  EXPECT_GE(loaded, 6);  // proc's four, fileio's two
+}
+
+}  // namespace
+}  // namespace syspgo::test
