@@ -5,9 +5,6 @@
 // may stop it from running: an unreadable plan or a failing file is a
 // warning, and the exit status is the command's.
 #include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,9 +12,11 @@
 #include <cerrno>
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
-#include <string>
 #include <future>
+#include <map>
+#include <string>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -27,11 +26,10 @@
 #include "common/damon.h"
 #include "common/files.h"
 #include "common/identity.h"
+#include "common/process.h"
 #include "common/util.h"
 #include "optimize/prefetch.h"
 #include "optimize/readahead_plan.h"
-
-extern char** environ;
 
 namespace syspgo::cli {
 namespace {
@@ -168,19 +166,6 @@ void PrintStats(FILE* f, const Plan& plan, const PrefetchStats& s, int verbose) 
   fprintf(f, "\n%s", t.Text().c_str());
 }
 
-// Sets NAME=VALUE in `env`; LD_PRELOAD is added to (after the libraries it
-// names already, so that theirs interpose first).
-void SetEnv(std::vector<std::string>* env, const std::string& assignment) {
-  const std::string name = assignment.substr(0, assignment.find('=') + 1);
-  for (std::string& e : *env) {
-    if (e.compare(0, name.size(), name) != 0) continue;
-    if (name == "LD_PRELOAD=" && e.size() > name.size()) e += ":" + assignment.substr(name.size());
-    else e = assignment;
-    return;
-  }
-  env->push_back(assignment);
-}
-
 // libsyspgo-readahead.so: in libexec/ beside this binary (the replayers in
 // cli/), or beside it (the full tool, itself in libexec/).
 std::string ReadaheadShimPath() {
@@ -196,12 +181,12 @@ std::string ReadaheadShimPath() {
   return "";
 }
 
-// The environment that preloads the readahead shim with plan `file`, after
+// The variables that preload the readahead shim with plan `file`, after
 // checking that the file is a readahead plan (the shim reads it again, as
 // the program, and does nothing with one it finds at fault); none, with a
 // warning, if something is amiss: the program then runs with the kernel's
 // readahead.
-std::vector<std::string> ReadaheadEnv(const std::string& file, const Plan* plan, int verbose) {
+std::map<std::string, std::string> ReadaheadEnv(const std::string& file, const Plan* plan, int verbose) {
   auto fd = OpenRegularAsUser(file, "readahead plan");
   if (!fd.ok()) {
     Warn(fd.error().message + "; running without its advice");
@@ -241,72 +226,39 @@ std::vector<std::string> ReadaheadEnv(const std::string& file, const Plan* plan,
     close(f);
   }
   if (verbose) fprintf(stderr, "syspgo: readahead plan %s, applied by %s\n", real, shim.c_str());
-  std::vector<std::string> env = {"LD_PRELOAD=" + shim, std::string("SYSPGO_READAHEAD=") + real};
+  // After the libraries LD_PRELOAD names already, so that theirs interpose first.
+  const char* preload = getenv("LD_PRELOAD");
+  std::map<std::string, std::string> env = {
+      {"LD_PRELOAD", (preload && *preload ? std::string(preload) + ":" : "") + shim}, {"SYSPGO_READAHEAD", real}};
   // The files the prefetch plan replays are left to the kernel (the shim
   // says why), up to a size an environment holds easily.
   std::string skip;
   for (size_t i = 0; plan && i < plan->files.size() && skip.size() < (64 << 10); ++i)
     skip += (skip.empty() ? "" : ",") + std::to_string(plan->files[i].fingerprint.device) + ":" +
             std::to_string(plan->files[i].fingerprint.inode);
-  if (!skip.empty()) env.push_back("SYSPGO_READAHEAD_SKIP=" + skip);
+  if (!skip.empty()) env["SYSPGO_READAHEAD_SKIP"] = skip;
   return env;
 }
 
-// Runs argv and waits; returns its status as a shell reports it. Like
-// system(), ignores SIGINT and SIGQUIT meanwhile: the terminal sends them to
-// the command too, and its status is what counts. Under sudo the command
-// runs as the user who asked, with what `sudo -u` gives them, as with collect.
-int RunProgram(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env) {
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
+// Runs argv with `env` on top of the environment and waits; returns its
+// status as a shell reports it (126, or 127 for a program not found, when it
+// cannot start). Like system(), ignores SIGINT and SIGQUIT meanwhile: the
+// terminal sends them to the command too, and its status is what counts.
+// Under sudo the command runs as the user who asked, with what `sudo -u`
+// gives them, as with collect.
+int RunProgram(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env) {
   auto user = InvokingUserOrNull();  // checked before anything ran (RunCommand)
-  const User* as = user.ok() ? *user : nullptr;
-  std::vector<std::string> env_strings = as ? UserEnvironment(*as) : std::vector<std::string>{};
-  if (!as)
-    for (char** e = environ; *e; ++e) env_strings.push_back(*e);
-  for (const std::string& add : extra_env) SetEnv(&env_strings, add);
-  std::vector<char*> env;
-  for (auto& e : env_strings) env.push_back(e.data());
-  env.push_back(nullptr);
-  struct sigaction ignore {}, old_int {}, old_quit {};
-  ignore.sa_handler = SIG_IGN;
-  sigaction(SIGINT, &ignore, &old_int);
-  sigaction(SIGQUIT, &ignore, &old_quit);
-  int err_pipe[2];
-  if (pipe2(err_pipe, O_CLOEXEC) != 0) {
-    fprintf(stderr, "syspgo: cannot run %s: cannot create a pipe: %s\n", argv[0].c_str(), strerror(errno));
-    return 126;
-  }
-  pid_t pid = fork();
-  int rc = 0;
-  if (pid == 0) {
-    signal(SIGINT, SIG_DFL);  // the child gets the default dispositions back
-    signal(SIGQUIT, SIG_DFL);
-    int e = as ? BecomeUserInChild(*as) : 0;
-    if (!e) {
-      execvpe(args[0], args.data(), env.data());
-      e = errno;
-    }
-    (void)!write(err_pipe[1], &e, sizeof e);
-    _exit(127);
-  }
-  close(err_pipe[1]);
-  if (pid < 0) rc = errno;
-  else if (read(err_pipe[0], &rc, sizeof rc) != sizeof rc) rc = 0;  // EOF: exec succeeded
-  close(err_pipe[0]);
-  int status = 0;
-  if (pid > 0) {
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-  }
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGQUIT, &old_quit, nullptr);
-  if (rc != 0) {
-    fprintf(stderr, "syspgo: cannot run %s: %s\n", argv[0].c_str(), strerror(rc));
-    return rc == ENOENT ? 127 : 126;
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  ProcessSpec spec;
+  spec.argv = argv;
+  spec.env = env;
+  spec.user = user.ok() ? *user : nullptr;
+  spec.out = spec.err = ProcessOutput::Inherit();
+  spec.inherit_stdin = true;
+  spec.ignore_interrupts = true;
+  auto run = RunProcess(spec);
+  if (run.ok()) return run->status;
+  fprintf(stderr, "syspgo: %s\n", run.error().message.c_str());
+  return run.error().code == ENOENT ? 127 : 126;
 }
 
 nlohmann::ordered_json StatusJson(int status) { return {{"command_status", status}}; }
@@ -344,71 +296,12 @@ void WarnOfDamon(const DamonPageouts& damon) {
           list.c_str());
 }
 
-
-struct Holder {
-  pid_t pid = 0;
-  uint64_t bytes = 0;  // held
-  size_t files = 0;
-};
-
-// Starts the process that holds the replayed pages for `seconds` (locks
-// are not inherited across fork, so it maps and locks them itself), waits
-// until it has, and returns it; or the error it met, once it is gone. It
-// keeps nothing of ours open: a caller reading our output sees its end when
-// we exit, not when the hold ends.
-Result<Holder> StartHolder(const Plan& plan, const PrefetchStats& s, unsigned seconds) {
-  int report[2];
-  if (pipe2(report, O_CLOEXEC) != 0) return MakeError(std::string("cannot create a pipe: ") + strerror(errno), errno);
-  fflush(nullptr);
-  pid_t pid = fork();
-  if (pid < 0) {
-    int e = errno;
-    close(report[0]);
-    close(report[1]);
-    return MakeError(std::string("cannot start the holding process: ") + strerror(e), e);
-  }
-  if (pid == 0) {
-    close(report[0]);
-    setsid();
-    int null = open("/dev/null", O_RDWR);
-    for (int fd = 0; fd <= 2 && null >= 0; ++fd) dup2(null, fd);
-    auto held = HoldPlanPages(plan, s);
-    std::string msg = held.ok() ? std::to_string(held->bytes) + " " + std::to_string(held->files)
-                                : "error " + held.error().message;
-    (void)!write(report[1], msg.data(), msg.size());
-    close(report[1]);
-    if (!held.ok()) _exit(1);
-    struct timespec left {static_cast<time_t>(seconds), 0};
-    while (nanosleep(&left, &left) != 0 && errno == EINTR) {
-    }
-    _exit(0);
-  }
-  close(report[1]);
-  std::string msg;
-  char buf[4096];
-  for (ssize_t n; (n = read(report[0], buf, sizeof buf)) != 0;) {
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) break;
-    msg.append(buf, static_cast<size_t>(n));
-  }
-  close(report[0]);
-  if (msg.rfind("error ", 0) == 0 || msg.empty()) {
-    waitpid(pid, nullptr, 0);
-    return MakeError(msg.empty() ? "the holding process ended before it held anything" : msg.substr(6));
-  }
-  unsigned long long bytes = 0;
-  Holder h{pid, 0, 0};
-  sscanf(msg.c_str(), "%llu %zu", &bytes, &h.files);
-  h.bytes = bytes;
-  return h;
-}
-
 int Prefetch(const std::vector<std::string>& args) {
   Options o;
   if (int rc = Parse(args, &o); rc >= 0) return rc;
   o.prefetch.warn = [](const std::string& msg) { Warn(msg); };
   bool with_command = !o.command.empty();
-  std::vector<std::string> env;  // set once the plan is read
+  std::map<std::string, std::string> env;  // set once the plan is read
   auto RunProgram = [&env](const std::vector<std::string>& argv) { return cli::RunProgram(argv, env); };
   auto SetReadaheadEnv = [&](const Plan* p) {
     if (!o.readahead.empty() && !o.dry_run) env = ReadaheadEnv(o.readahead, p, o.verbose);
@@ -461,7 +354,7 @@ int Prefetch(const std::vector<std::string>& args) {
       nlohmann::ordered_json extra = {{"damon_pageout", DamonSchemesJson(damon.schemes)}};
       int rc = 0;
       if (o.hold) {
-        auto holder = StartHolder(plan.value(), s, o.hold);
+        auto holder = StartPageHolder(plan.value(), s, o.hold);
         if (holder.ok()) {
           fprintf(json_out ? stderr : stdout,
                   "holding    %s of %zu files in memory for %u s (process %d; kill it to release them sooner)\n",

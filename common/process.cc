@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -76,6 +77,44 @@ bool MoveTo(int fd, int target) {
   return dup2(fd, target) == target;
 }
 
+// SIGINT and SIGQUIT ignored while it lives, if `on`
+// (ProcessSpec::ignore_interrupts), and what the child gets instead.
+class InterruptsIgnored {
+ public:
+  explicit InterruptsIgnored(bool on) : on_(on) {
+    if (!on_) return;
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigaction(SIGINT, &ignore, &old_[0]);
+    sigaction(SIGQUIT, &ignore, &old_[1]);
+  }
+  ~InterruptsIgnored() {
+    if (!on_) return;
+    sigaction(SIGINT, &old_[0], nullptr);
+    sigaction(SIGQUIT, &old_[1], nullptr);
+  }
+  InterruptsIgnored(const InterruptsIgnored&) = delete;
+  InterruptsIgnored& operator=(const InterruptsIgnored&) = delete;
+
+  // In the child: what the exec would have made of the dispositions we were
+  // started with (a handler of ours becomes the default; ignored stays
+  // ignored). Async-signal-safe; 0 or the errno.
+  int RestoreInChild() const {
+    if (!on_) return 0;
+    int signals[] = {SIGINT, SIGQUIT};
+    for (int i = 0; i < 2; ++i) {
+      struct sigaction a {};
+      a.sa_handler = old_[i].sa_handler == SIG_IGN ? SIG_IGN : SIG_DFL;
+      if (sigaction(signals[i], &a, nullptr) != 0) return errno;
+    }
+    return 0;
+  }
+
+ private:
+  bool on_;
+  struct sigaction old_[2] {};
+};
+
 // Reads the capture pipes until the child (and whatever inherited them)
 // has closed them all.
 void Drain(Stream* streams, size_t n) {
@@ -136,6 +175,7 @@ Result<ProcessResult> RunProcess(const ProcessSpec& spec) {
   }
 
   auto t0 = std::chrono::steady_clock::now();
+  InterruptsIgnored interrupts(spec.ignore_interrupts);
   pid_t pid = fork();
   if (pid == 0) {
     // The exec's outcome goes back through `report`, which the exec closes:
@@ -144,6 +184,7 @@ Result<ProcessResult> RunProcess(const ProcessSpec& spec) {
     if (!MoveTo(in, 0) || !MoveTo(streams[0].child, 1) ||
         !(spec.err_to_out ? dup2(1, 2) == 2 : MoveTo(streams[1].child, 2)))
       e = errno;
+    if (!e) e = interrupts.RestoreInChild();
     if (!e && spec.before_exec) e = spec.before_exec();
     if (!e && spec.user) e = BecomeUserInChild(*spec.user);
     if (!e) {
@@ -171,7 +212,7 @@ Result<ProcessResult> RunProcess(const ProcessSpec& spec) {
   if (e != 0) {
     std::string why = strerror(e);
     if (e == ENOENT && program.find('/') == std::string::npos) why = "no such program on PATH";
-    return MakeError("cannot start " + program + ": " + why, e);
+    return MakeError("cannot run " + program + ": " + why, e);
   }
   return r;
 }

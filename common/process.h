@@ -1,11 +1,12 @@
 //===- process.h - run a program and wait for it --------------------------===//
 // The one way syspgo starts a program it waits for (pgo's builds, tools and
-// collections): argv with an environment on top of ours, optionally as the
-// invoking user (common/identity.h), stdout and stderr each captured,
-// appended to a file, discarded or inherited, and back the exit status, the
-// wall time and what was captured. An exec that fails is reported as an
-// error naming the program and why, never as a child's exit status 127 that
-// a caller would have to tell from the program's own.
+// collections, and the command prefetch starts): argv with an environment
+// on top of ours, optionally as the invoking user (common/identity.h),
+// stdout and stderr each captured, appended to a file, discarded or
+// inherited, and back the exit status, the wall time and what was captured.
+// An exec that fails is reported as an error naming the program and why,
+// never as a child's exit status 127 that a caller would have to tell from
+// the program's own.
 #pragma once
 #include <functional>
 #include <map>
@@ -44,6 +45,11 @@ struct ProcessSpec {
   ProcessOutput out, err;
   bool err_to_out = false;  // stderr goes where stdout goes (2>&1); `err` is ignored
   bool inherit_stdin = false;  // else stdin is /dev/null
+  // As system(3) does for a command run in the foreground: SIGINT and
+  // SIGQUIT are ignored in this process while the child runs (the terminal
+  // sends them to the child too, and its status tells what they did), and
+  // the child gets the dispositions we were started with.
+  bool ignore_interrupts = false;
   // Runs in the child after its descriptors are set and before it becomes
   // `user` and execs: signal dispositions, a wait for the parent's go.
   // Async-signal-safe calls only (the parent may have threads). Returns 0,
@@ -57,10 +63,11 @@ struct ProcessResult {
   std::string out, err;  // what was captured
 };
 
-// Runs `spec` and waits for it. An error (its code the errno) when the
-// program could not be started: a log that cannot be opened, no such
-// program, not executable, the user that could not be become, a failed
-// before_exec. A program that ran and failed is a result with its status.
+// Runs `spec` and waits for it. An error (its code the errno, its message
+// "cannot run PROGRAM: why") when the program could not be started: a log
+// that cannot be opened, no such program, not executable, the user that
+// could not be become, a failed before_exec. A program that ran and failed
+// is a result with its status.
 Result<ProcessResult> RunProcess(const ProcessSpec& spec);
 
 }  // namespace syspgo

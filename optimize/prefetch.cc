@@ -32,6 +32,8 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -41,6 +43,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -737,6 +740,102 @@ Result<HeldPages> HoldPlanPages(const Plan& plan, const PrefetchStats& replayed)
     ++held.files;
   }
   return held;
+}
+
+namespace {
+
+// What the holder tells its parent through the report pipe: this, then
+// (when it could not hold the pages) the error's message.
+struct HolderReport {
+  int error = 0;  // 0: held; else the errno of the error, or -1 for none
+  uint64_t bytes = 0;
+  uint64_t files = 0;
+};
+
+// In the holder: its stdin, stdout and stderr /dev/null, and nothing else
+// of ours open but *report, which moves to descriptor 3. 0, or the errno of
+// the step that failed (*report is open either way).
+int KeepOnly(int* report) {
+  int high = fcntl(*report, F_DUPFD, 3);  // out of the way of the three below
+  if (high < 0) return errno;
+  *report = high;
+  int null = open("/dev/null", O_RDWR);
+  if (null < 0) return errno;
+  for (int fd = 0; fd <= 2; ++fd)
+    if (dup2(null, fd) != fd) return errno;
+  if (high != 3) {
+    if (dup2(high, 3) != 3) return errno;
+    *report = 3;
+  }
+  return close_range(4, ~0U, 0) == 0 ? 0 : errno;
+}
+
+[[noreturn]] void Hold(const Plan& plan, const PrefetchStats& replayed, unsigned seconds, int report) {
+  setsid();
+  HolderReport r;
+  std::string message;
+  std::optional<HeldPages> held;  // for as long as this process lives
+  if (int e = KeepOnly(&report)) {
+    r.error = e;
+    message = std::string("the holding process cannot close the descriptors it inherited: ") + strerror(e);
+  } else if (Result<HeldPages> h = HoldPlanPages(plan, replayed); h.ok()) {
+    r.bytes = h->bytes;
+    r.files = h->files;
+    held.emplace(std::move(*h));
+  } else {
+    r.error = h.error().code ? h.error().code : -1;
+    message = h.error().message;
+  }
+  std::string out(reinterpret_cast<const char*>(&r), sizeof r);
+  out += message;
+  for (size_t done = 0; done < out.size();) {
+    ssize_t n = write(report, out.data() + done, out.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) _exit(1);
+    done += static_cast<size_t>(n);
+  }
+  close(report);
+  if (!held) _exit(1);
+  struct timespec left {static_cast<time_t>(seconds), 0};
+  while (nanosleep(&left, &left) != 0 && errno == EINTR) {
+  }
+  _exit(0);
+}
+
+}  // namespace
+
+Result<PageHolder> StartPageHolder(const Plan& plan, const PrefetchStats& replayed, unsigned seconds) {
+  int report[2];
+  if (pipe2(report, O_CLOEXEC) != 0) return MakeError(std::string("cannot create a pipe: ") + strerror(errno), errno);
+  pid_t pid = fork();
+  if (pid < 0) {
+    int e = errno;
+    close(report[0]);
+    close(report[1]);
+    return MakeError(std::string("cannot start the holding process: ") + strerror(e), e);
+  }
+  if (pid == 0) {
+    close(report[0]);
+    Hold(plan, replayed, seconds, report[1]);
+  }
+  close(report[1]);
+  std::string got;
+  char buf[4096];
+  for (ssize_t n; (n = read(report[0], buf, sizeof buf)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    got.append(buf, static_cast<size_t>(n));
+  }
+  close(report[0]);
+  HolderReport r;
+  if (got.size() >= sizeof r) memcpy(&r, got.data(), sizeof r);
+  if (got.size() < sizeof r || r.error) {
+    while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    if (got.size() < sizeof r) return MakeError("the holding process ended before it held anything");
+    return MakeError(got.substr(sizeof r), r.error > 0 ? r.error : 0);
+  }
+  return PageHolder{pid, r.bytes, static_cast<size_t>(r.files)};
 }
 
 }  // namespace syspgo

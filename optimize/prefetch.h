@@ -7,6 +7,8 @@
 // matches the plan: a changed, missing or unreadable file is reported and
 // skipped while the rest is still read.
 #pragma once
+#include <sys/types.h>
+
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -151,5 +153,23 @@ class HeldPages {
 // lock and what to do (the locked-memory limit, for a user without
 // CAP_IPC_LOCK).
 Result<HeldPages> HoldPlanPages(const Plan& plan, const PrefetchStats& replayed);
+
+// A process holding a replay's pages (prefetch --hold) after we exit.
+struct PageHolder {
+  pid_t pid = 0;
+  uint64_t bytes = 0;  // as HeldPages
+  size_t files = 0;
+};
+
+// Forks the process that holds the pages of `replayed` (HoldPlanPages) for
+// `seconds`, then ends; waits until it holds them and returns it, or the
+// error it met once it is gone. It holds them itself because locks are not
+// inherited across fork, and it runs apart from us: in a session of its
+// own, its stdin, stdout and stderr /dev/null, no other descriptor of ours
+// open, so that whoever reads our output sees its end when we exit, not
+// when the hold ends. Killing it releases the pages sooner. It is our
+// child: a caller that outlives it reaps it. The child runs plan code
+// without an exec, so call this when no other thread of ours is running.
+Result<PageHolder> StartPageHolder(const Plan& plan, const PrefetchStats& replayed, unsigned seconds);
 
 }  // namespace syspgo

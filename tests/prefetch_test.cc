@@ -5,9 +5,12 @@
 // is confirmed with mincore(2), the plan is replayed, and mincore must then
 // show exactly the planned pages resident, no more and no fewer. Changed,
 // missing and damaged inputs must leave the cache untouched.
+#include <dirent.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <linux/capability.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -16,6 +19,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -482,6 +486,127 @@ TEST(Replay, CancelledBeforeStartingReadsNothing) {
   w.ExpectNothingCached();
 }
 
+// ---- Holding the pages (StartPageHolder) --------------------------------------
+
+// Replays the workload's plan into an emptied cache, as the command does
+// before a hold.
+PrefetchStats Replayed(Workload& w) {
+  w.EvictAll();
+  PrefetchStats s = Replay(w.plan, PrefetchOptions{});
+  EXPECT_EQ(s.files_read, w.paths.size());
+  return s;
+}
+
+uint64_t LockedBytes(pid_t pid) {
+  std::string status = test::ReadAll("/proc/" + std::to_string(pid) + "/status");
+  size_t lck = status.find("VmLck:");
+  EXPECT_NE(lck, std::string::npos) << status;
+  return lck == std::string::npos ? 0 : std::stoull(status.substr(lck + 6)) * 1024;
+}
+
+// The holder keeps the planned pages locked for the time asked, whatever
+// evicts the files meanwhile, and then ends by itself.
+TEST(PrefetchHolder, HoldsThePlannedPagesForTheTimeThenEnds) {
+  Workload w;
+  PrefetchStats s = Replayed(w);
+  uint64_t planned = 0;
+  for (const auto& f : w.plan.files) planned += Count(PlannedPages(f)) * kPage;
+  auto start = std::chrono::steady_clock::now();
+  auto h = StartPageHolder(w.plan, s, 3);
+  ASSERT_TRUE(h.ok()) << h.error().message;
+  EXPECT_EQ(h->bytes, planned);
+  EXPECT_EQ(h->files, w.paths.size());
+  EXPECT_EQ(LockedBytes(h->pid), planned);
+  for (const auto& p : w.paths) Evict(p);
+  for (const auto& p : w.paths) w.ExpectExactlyPlanned(p);
+  int status = -1;
+  ASSERT_EQ(waitpid(h->pid, &status, 0), h->pid);
+  double held = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_GE(held, 3.0);
+  EXPECT_LT(held, 60.0);
+  ASSERT_NO_FATAL_FAILURE(w.EvictAll());  // released: the pages can go
+}
+
+// A caller that reads our output (a pipe here) sees its end when we close
+// it, not when the hold ends: the holder has /dev/null and nothing else of
+// ours, in a session of its own.
+TEST(PrefetchHolder, KeepsNothingOfOursOpen) {
+  Workload w;
+  PrefetchStats s = Replayed(w);
+  int ours[2];
+  ASSERT_EQ(pipe2(ours, O_NONBLOCK), 0);
+  auto h = StartPageHolder(w.plan, s, 120);
+  ASSERT_TRUE(h.ok()) << h.error().message;
+  close(ours[1]);
+  char c;
+  EXPECT_EQ(read(ours[0], &c, 1), 0) << "not the end of the pipe: the holder keeps it open";
+  close(ours[0]);
+  std::string fds = "/proc/" + std::to_string(h->pid) + "/fd";
+  std::vector<std::string> held_open;
+  DIR* d = opendir(fds.c_str());
+  ASSERT_NE(d, nullptr) << fds;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    char target[256] = {};
+    EXPECT_GT(readlink((fds + "/" + e->d_name).c_str(), target, sizeof target - 1), 0);
+    held_open.push_back(std::string(e->d_name) + " " + target);
+  }
+  closedir(d);
+  std::sort(held_open.begin(), held_open.end());
+  EXPECT_EQ(held_open, (std::vector<std::string>{"0 /dev/null", "1 /dev/null", "2 /dev/null"}));
+  EXPECT_EQ(getsid(h->pid), h->pid);
+  ASSERT_EQ(kill(h->pid, SIGTERM), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(h->pid, &status, 0), h->pid);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << status;
+}
+
+// While it lives: this process without CAP_IPC_LOCK and with its locked
+// memory limited to `bytes`, as an unprivileged user would be (a child
+// forked meanwhile inherits both); then as before.
+class LockLimited {
+ public:
+  explicit LockLimited(rlim_t bytes) {
+    EXPECT_EQ(syscall(SYS_capget, &header_, saved_), 0) << strerror(errno);
+    __user_cap_data_struct less[2] = {saved_[0], saved_[1]};
+    less[CAP_TO_INDEX(CAP_IPC_LOCK)].effective &= ~CAP_TO_MASK(CAP_IPC_LOCK);
+    EXPECT_EQ(syscall(SYS_capset, &header_, less), 0) << strerror(errno);
+    EXPECT_EQ(getrlimit(RLIMIT_MEMLOCK, &limit_), 0);
+    struct rlimit lower = limit_;
+    lower.rlim_cur = bytes;
+    EXPECT_EQ(setrlimit(RLIMIT_MEMLOCK, &lower), 0) << strerror(errno);
+  }
+  ~LockLimited() {
+    EXPECT_EQ(setrlimit(RLIMIT_MEMLOCK, &limit_), 0) << strerror(errno);
+    EXPECT_EQ(syscall(SYS_capset, &header_, saved_), 0) << strerror(errno);
+  }
+
+ private:
+  __user_cap_header_struct header_{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct saved_[2] = {};
+  struct rlimit limit_ {};
+};
+
+// A hold that fails is an error that says why, and no holder is left.
+TEST(PrefetchHolder, AHoldThatFailsIsAnErrorAndLeavesNoProcess) {
+  Workload w;
+  PrefetchStats s = Replayed(w);
+  Result<PageHolder> h = MakeError("not started");
+  {
+    LockLimited limited(64 << 10);
+    h = StartPageHolder(w.plan, s, 120);
+  }
+  ASSERT_FALSE(h.ok()) << "held " << h->bytes << " bytes in process " << h->pid;
+  EXPECT_NE(h.error().message.find("cannot lock the pages of "), std::string::npos) << h.error().message;
+  EXPECT_NE(h.error().message.find("locked memory is limited to 64.0 KiB here"), std::string::npos)
+      << h.error().message;
+  EXPECT_TRUE(h.error().code == ENOMEM || h.error().code == EPERM) << h.error().code;
+  pid_t left = waitpid(-1, nullptr, WNOHANG);
+  int e = errno;
+  EXPECT_TRUE(left == -1 && e == ECHILD) << "a child is left: " << left;
+}
+
 // ---- The command ------------------------------------------------------------
 
 TEST(PrefetchCommand, ReplaysAndPrintsASummary) {
@@ -731,6 +856,18 @@ TEST(PrefetchCommand, ExitStatusIsTheCommandsAndBeforeFinishesTheReplayFirst) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(std::stoull(r.out), Count(PlannedPages(w.Planned(target))) * kPage) << r.out;
   EXPECT_NE(r.err.find("prefetched  "), std::string::npos) << r.err;  // -v: the summary goes to stderr
+}
+
+// A Ctrl-C at the terminal reaches syspgo and the command alike; the
+// command decides what it means, and syspgo waits on for its status.
+TEST(PrefetchCommand, AnInterruptIsTheCommandsToAnswer) {
+  Workload w;
+  std::string plan = w.PlanPath();
+  auto r = test::RunCmd({test::SyspgoBin(), "prefetch", plan, "--", "sh", "-c",
+                         "kill -INT $PPID; kill -QUIT $PPID; exit 3"});
+  EXPECT_EQ(r.status, 3) << r.err;
+  r = test::RunCmd({test::SyspgoBin(), "prefetch", plan, "--", "sh", "-c", "kill -INT $$"});
+  EXPECT_EQ(r.status, 128 + SIGINT) << r.err;
 }
 
 // syspgo-prefetch is the same command in a static binary: it must take the

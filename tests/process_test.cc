@@ -2,6 +2,7 @@
 #include "common/process.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -99,7 +100,7 @@ TEST(Process, MissingProgramIsAnErrorNamingIt) {
   auto r = RunProcess(s);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ENOENT);
-  EXPECT_EQ(r.error().message, "cannot start syspgo-no-such-program: no such program on PATH");
+  EXPECT_EQ(r.error().message, "cannot run syspgo-no-such-program: no such program on PATH");
 
   s.argv = {"/nonexistent/syspgo-tool"};
   r = RunProcess(s);
@@ -151,6 +152,26 @@ TEST(Process, BeforeExecRunsInTheChildAndItsErrnoStopsTheExec) {
   EXPECT_EQ(MustRun(s).out, "/\n");
   EXPECT_EQ(MustRun(ShSpec("pwd")).out, cwd.path() + "\n");
   ASSERT_EQ(chdir("/"), 0);
+}
+
+void OurHandler(int) {}
+
+// As system(3): a Ctrl-C at the terminal reaches the child, which decides;
+// we wait on. The child has the dispositions we were started with: the
+// default, or ignored where whoever started us ignored them.
+TEST(Process, IgnoringInterruptsLeavesThemToTheChildAsSystemDoes) {
+  struct sigaction ours {}, before {}, after {};
+  ours.sa_handler = OurHandler;
+  ASSERT_EQ(sigaction(SIGINT, &ours, &before), 0);
+  ProcessSpec s = ShSpec("kill -INT $PPID; kill -QUIT $PPID; kill -INT $$; exit 4");
+  s.ignore_interrupts = true;
+  EXPECT_EQ(MustRun(s).status, 128 + SIGINT) << "the child has the default disposition, not our handler or SIG_IGN";
+  ASSERT_EQ(sigaction(SIGINT, nullptr, &after), 0);
+  EXPECT_EQ(after.sa_handler, OurHandler) << "our disposition is back";
+
+  signal(SIGINT, SIG_IGN);
+  EXPECT_EQ(MustRun(s).status, 4) << "started with SIGINT ignored, the child ignores it too";
+  ASSERT_EQ(sigaction(SIGINT, &before, nullptr), 0);
 }
 
 }  // namespace
