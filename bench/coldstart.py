@@ -302,6 +302,19 @@ def make_root(work, name, cmd, trees, example):
     return root
 
 
+def table_rows(rows):
+    """The rows of a Markdown table, one a line."""
+    return "\n".join("| " + " | ".join(r) + " |" for r in rows)
+
+
+def publish(section, a, body, *options):
+    """Writes `body` as RESULTS.md's section `section`, under the command that makes it again (the build it
+    measured named where that is not the default), and prints it."""
+    build = [f"SYSPGO_BUILD={os.environ['SYSPGO_BUILD']}"] if "SYSPGO_BUILD" in os.environ else []
+    B.write_section(section, " ".join(["sudo", *build, "bench/coldstart.py", *options, "--runs", str(a.runs)]), body)
+    print(body)
+
+
 def images(a):
     work = B.work_dir("coldstart-images", a.runs)
     B.require("mksquashfs", "squashfs-tools", "what builds the images")
@@ -402,16 +415,14 @@ def images(a):
             "image / + plan / sorted / + plan / sorted.lz4 / + plan | sorted plan | image sizes, MiB: image / sorted "
             "/ sorted.lz4 |\n"
             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n" +
-            "\n".join("| " + " | ".join(r) + " |" for r in rows) +
+            table_rows(rows) +
             "\n\n*floor: contiguous*: as many bytes as the sorted image's plan holds, read with O_DIRECT from one "
             f"scratch file on the same disk in order ({FLOOR_REQUEST >> 20} MiB requests, {FLOOR_DEPTH} in flight): "
             "the plan's bytes stored in one run. *replayer start*: `syspgo-prefetch --help` after a cache drop. "
             "mksquashfs's sort orders whole files, not the pages inside one: a program that touches scattered "
             "pages of one big file (story 2) gains nothing from it.\n\n"
             "Targets (issue 25):\n\n" + "\n".join(verdicts) + "\n")
-    build = f"SYSPGO_BUILD={os.environ['SYSPGO_BUILD']} " if "SYSPGO_BUILD" in os.environ else ""
-    B.write_section("coldstart_images", f"sudo {build}bench/coldstart.py --images --runs {a.runs}", body)
-    print(body)
+    publish("coldstart_images", a, body, "--images")
 
 
 # ---- Readahead plans (--readahead, issue 25) -------------------------------
@@ -565,16 +576,14 @@ def readahead(a):
             "MiB, same order | cold ÷ (cold + ra) | plan ÷ (plan + ra) | files advised | device read_ahead_kb: now "
             "→ advised |\n"
             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n" +
-            "\n".join("| " + " | ".join(r) + " |" for r in rows) +
+            table_rows(rows) +
             "\n\nKernels from 6.16 ignore MADV_RANDOM on executable mappings (mm/filemap.c, "
             "do_sync_mmap_readahead: \"VM_EXEC case below is already intended for random access\"): a fault in a "
             "library's text still reads a read_ahead_kb window around it, so the advice reaches data mappings and "
             "reads only; the device advice (not applied here: it is machine-wide) is what would cut text faults."
             "\n\nTargets (issue 25): the readahead plan alone reads fewer bytes than the kernel's default on every "
             "program; with the prefetch plan, no slower.\n\n" + "\n".join(verdicts) + "\n")
-    build = f"SYSPGO_BUILD={os.environ['SYSPGO_BUILD']} " if "SYSPGO_BUILD" in os.environ else ""
-    B.write_section("coldstart_readahead", f"sudo {build}bench/coldstart.py --readahead --runs {a.runs}", body)
-    print(body)
+    publish("coldstart_readahead", a, body, "--readahead")
 
 
 def main():
@@ -708,7 +717,7 @@ def main():
             "plan ÷ warm | whole ÷ plan | cold ÷ plan | bare ÷ plan | lookups | program's own reads, major faults: plan / bare | "
             "MiB read from disk: cold / whole / plan | plan size |\n"
             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n" +
-            "\n".join("| " + " | ".join(r) + " |" for r in rows) +
+            table_rows(rows) +
             f"\n\n*floor: plan's extents*: no program runs; the plan's extents are read from the program's own files "
             f"with O_DIRECT ({FLOOR_REQUEST >> 20} MiB requests at most, {FLOOR_DEPTH} in flight) in replay order, "
             "after a cache drop. It is about the least time this disk takes to deliver them where they lie. "
@@ -736,9 +745,8 @@ def main():
             "| program | runs in which the program read from disk: no hold / --hold | most KiB it read: no hold / "
             "--hold | program's wall time, median (min–max): no hold / --hold |\n"
             "|---|---|---|---|\n" +
-            "\n".join("| " + " | ".join(r) + " |" for r in ahead_rows) + "\n")
-    B.write_section("coldstart", f"sudo bench/coldstart.py --runs {a.runs}", body)
-    print(body)
+            table_rows(ahead_rows) + "\n")
+    publish("coldstart", a, body)
 
 
 if __name__ == "__main__":

@@ -5,44 +5,20 @@
 // fixture (STYLE.md #15). The fixture's comment says what every row is for.
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
-
-#include "common/profile_db.h"
 #include "tests/findings_json.h"
 #include "tests/test_util.h"
 
 namespace syspgo::test {
 namespace {
 
-std::string Data(const std::string& name) {
-  std::ifstream in(std::string(SYSPGO_TEST_DATA) + "/" + name);
-  EXPECT_TRUE(in.good()) << "missing tests/data/" << name;
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// A profile database (schema applied by the real code) holding `fixture`.
-std::string LoadFixture(const TempDir& dir, const std::string& fixture) {
-  std::string path = dir.File(fixture + ".db");
-  auto db = OpenProfileDb(path, DbMode::kCreateOrAppend);
-  EXPECT_TRUE(db.ok()) << db.error().message;
-  if (db.ok()) {
-    Status loaded = db->Exec(Data(fixture));
-    EXPECT_TRUE(loaded.ok()) << loaded.error().message;
-  }
-  return path;
-}
-
 // Runs `syspgo analyze DB ARGS...` and compares stdout with tests/data/`expected`.
 void ExpectOutput(const std::vector<std::string>& args, const std::string& expected) {
   TempDir dir;
-  std::vector<std::string> argv = {SyspgoBin(), "analyze", LoadFixture(dir, "diagnose_fixture.sql")};
+  std::vector<std::string> argv = {SyspgoBin(), "analyze", FixtureDb(dir, "diagnose_fixture.sql")};
   argv.insert(argv.end(), args.begin(), args.end());
   CmdResult r = RunCmd(argv);
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.out, Data(expected));
+  EXPECT_EQ(r.out, TestData(expected));
 }
 
 TEST(AnalyzeStalls, TextMatchesExpected) { ExpectOutput({"stalls"}, "stalls_expected.txt"); }
@@ -56,7 +32,7 @@ TEST(AnalyzeOffCpu, FoldedStacksMatchExpected) { ExpectOutput({"offcpu"}, "offcp
 // The same facts, field by field, so a wrong expected file cannot hide them.
 TEST(AnalyzeStalls, NamesEachWaitForWhatItIs) {
   TempDir dir;
-  std::string db = LoadFixture(dir, "diagnose_fixture.sql");
+  std::string db = FixtureDb(dir, "diagnose_fixture.sql");
   std::string error;
   std::vector<FindingFields> all = AnalyzeStalls(db, dir.File("stalls.json"), &error);
   ASSERT_TRUE(error.empty()) << error;
@@ -99,7 +75,7 @@ TEST(AnalyzeStalls, NamesEachWaitForWhatItIs) {
 // the program gave: file_lookup has no inode to name it by.
 TEST(AnalyzeStalls, AStallInAPathLookupNamesItsPath) {
   TempDir dir;
-  std::string db = LoadFixture(dir, "diagnose_fixture.sql");
+  std::string db = FixtureDb(dir, "diagnose_fixture.sql");
   ASSERT_EQ(ExecSql(db,
                     "INSERT INTO thread (run_id, tid, pid, comm, start_ts) VALUES (1, 104, 100, 'statter', 1000);"
                     "INSERT INTO file_lookup (run_id, ts, dur, pid, tid, nr, path, flags, ret) VALUES "
@@ -119,7 +95,7 @@ TEST(AnalyzeStalls, AStallInAPathLookupNamesItsPath) {
 
 TEST(AnalyzeStalls, ThresholdDropsShorterStalls) {
   TempDir dir;
-  std::string db = LoadFixture(dir, "diagnose_fixture.sql");
+  std::string db = FixtureDb(dir, "diagnose_fixture.sql");
   // At 100 ms only the sleeps (200 ms) and the pipe wait (150 ms) remain:
   // a checkpoint waits 47 ms in all.
   CmdResult r = RunCmd({SyspgoBin(), "analyze", db, "stalls", "--threshold", "100"});
@@ -137,7 +113,7 @@ TEST(AnalyzeStalls, ThresholdDropsShorterStalls) {
 // A run recorded without the groups a pass reads says so, and how to fix it.
 TEST(AnalyzeDiagnose, RunWithoutTheGroupsSaysWhatToRecord) {
   TempDir dir;
-  std::string db = LoadFixture(dir, "files_fixture.sql");  // fileio only
+  std::string db = FixtureDb(dir, "files_fixture.sql");  // fileio only
   CmdResult r = RunCmd({SyspgoBin(), "analyze", db, "stalls", "--run", "1"});
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("has no off-CPU data: the sched probe group was not recorded"), std::string::npos) << r.err;

@@ -3,31 +3,17 @@
 // together in tests/data/ (STYLE.md #15).
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
-
-#include "common/profile_db.h"
 #include "tests/test_util.h"
 
 namespace syspgo::test {
 namespace {
-
-
-std::string FixtureDb(const TempDir& dir, const std::string& fixture) {
-  std::string p = dir.File("fixture.db");
-  auto db = OpenProfileDb(p, DbMode::kCreateOrAppend);
-  EXPECT_TRUE(db.ok()) << db.error().message;
-  Status st = db->Exec(ReadAll(std::string(SYSPGO_TEST_DATA) + "/" + fixture));
-  EXPECT_TRUE(st.ok()) << st.error().message;
-  return p;
-}
 
 TEST(AnalyzeFiles, TableMatchesExpected) {
   TempDir dir;
   std::string db = FixtureDb(dir, "files_fixture.sql");
   auto r = RunCmd({SyspgoBin(), "analyze", db, "files", "--run", "1"});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.out, ReadAll(std::string(SYSPGO_TEST_DATA) + "/files_expected.txt"));
+  EXPECT_EQ(r.out, TestData("files_expected.txt"));
 }
 
 TEST(AnalyzeFiles, JsonMatchesExpected) {
@@ -35,7 +21,7 @@ TEST(AnalyzeFiles, JsonMatchesExpected) {
   std::string db = FixtureDb(dir, "files_fixture.sql");
   auto r = RunCmd({SyspgoBin(), "analyze", db, "files", "--json", "--all", "--run", "1"});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.out, ReadAll(std::string(SYSPGO_TEST_DATA) + "/files_expected_all.json"));
+  EXPECT_EQ(r.out, TestData("files_expected_all.json"));
 }
 
 TEST(AnalyzeFiles, PicksTheRunAndRefusesMissingOnes) {

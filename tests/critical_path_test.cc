@@ -84,6 +84,27 @@ void ExpectOneHopFromMain(const json& root, int64_t main_tid, const std::string&
   EXPECT_TRUE(Has(root["hops"][0]["doing"], waits_in)) << root["hops"][0].dump();
 }
 
+// The main thread's waits of `cause` come down to the disk, reading
+// `file`: a root of the command's critical path one hop (a wait whose
+// words hold `waits_in`) from the main thread, and the root of the finding
+// that speaks for those waits (merged as `merged_as`). Returns that root,
+// or null after a failed check.
+json DiskRootOneHopFromMain(const json& j, const std::string& file, const std::string& waits_in,
+                            const std::string& cause, const std::string& merged_as) {
+  std::vector<json> roots = WaitRoots(j);
+  const json* disk = RootOfKind(roots, "disk");
+  EXPECT_NE(disk, nullptr) << j["command_path"].dump(1);
+  if (!disk) return nullptr;
+  EXPECT_TRUE(Has((*disk)["what"], file)) << disk->dump();
+  ExpectOneHopFromMain(*disk, j["command_path"]["tid"].get<int64_t>(), waits_in);
+  const json* waits = WaitFinding(j, cause, merged_as);
+  EXPECT_NE(waits, nullptr) << j["findings"].dump(1);
+  if (waits) {
+    EXPECT_EQ((*waits)["detail"]["roots"][0]["kind"], "disk") << waits->dump(1);
+  }
+  return *disk;
+}
+
 std::string Chain(const json& hops) {
   std::string out;
   for (const json& h : hops) out += h["comm"].get<std::string>() + "/" + std::to_string(h["tid"].get<int64_t>()) + " ";
@@ -170,20 +191,13 @@ void ExpectRequestsBy(const json& disk) {
 TEST(CriticalPath, ALockHeldAcrossAnFdatasyncComesDownToTheDisk) {
   TempDir dir;
   json j = Analyze(dir, "lock-fsync");
-  int64_t main_tid = j["command_path"]["tid"];
-  std::vector<json> roots = WaitRoots(j);
   // Of the waits the main thread's time comes down to, the disk under the
   // holder's lock; the holders' own work (dirtying pages) is outside it.
-  const json* disk = RootOfKind(roots, "disk");
-  ASSERT_NE(disk, nullptr) << j["command_path"].dump(1);
-  EXPECT_TRUE(Has((*disk)["what"], "locked.dat")) << disk->dump();
-  EXPECT_NE((*disk)["tid"], main_tid);
-  ExpectOneHopFromMain(*disk, main_tid, "futex");
   // The finding for the main thread's futex waits names the disk as root
   // (its own, or the holders' I/O stall it was merged into).
-  const json* waits = WaitFinding(j, "lock", "futex");
-  ASSERT_NE(waits, nullptr) << j["findings"].dump(1);
-  EXPECT_EQ((*waits)["detail"]["roots"][0]["kind"], "disk") << waits->dump(1);
+  json disk = DiskRootOneHopFromMain(j, "locked.dat", "futex", "lock", "futex");
+  ASSERT_FALSE(disk.is_null());
+  EXPECT_NE(disk["tid"], j["command_path"]["tid"]);
 }
 
 TEST(CriticalPath, APipeLineComesDownToTheDiskTwoProcessesUp) {
@@ -233,18 +247,11 @@ TEST(CriticalPath, AStarvedThreadPoolComesDownToTheCpu) {
 TEST(CriticalPath, AParentWaitingForAFaultingChildComesDownToTheDisk) {
   TempDir dir;
   json j = Analyze(dir, "child-fault");
-  int64_t main_tid = j["command_path"]["tid"];
-  std::vector<json> roots = WaitRoots(j);
-  const json* disk = RootOfKind(roots, "disk");
-  ASSERT_NE(disk, nullptr) << j["command_path"].dump(1);
-  EXPECT_TRUE(Has((*disk)["what"], "mapped.dat")) << disk->dump();
-  EXPECT_NE((*disk)["pid"], main_tid) << "the child's faults";
-  ExpectOneHopFromMain(*disk, main_tid, "child");
-  ExpectRequestsBy(*disk);  // the child's page-ins, made by the child
   // The finding for the parent's wait names the child's faults as its root.
-  const json* waits = WaitFinding(j, "child", "child process");
-  ASSERT_NE(waits, nullptr) << j["findings"].dump(1);
-  EXPECT_EQ((*waits)["detail"]["roots"][0]["kind"], "disk") << waits->dump(1);
+  json disk = DiskRootOneHopFromMain(j, "mapped.dat", "child", "child", "child process");
+  ASSERT_FALSE(disk.is_null());
+  EXPECT_NE(disk["pid"], j["command_path"]["tid"]) << "the child's faults";
+  ExpectRequestsBy(disk);  // the child's page-ins, made by the child
 }
 
 }  // namespace

@@ -84,19 +84,6 @@ void Poison(const std::string& db) {
   ASSERT_EQ(ExecSql(db, sql), "");
 }
 
-// A profile database (schema applied by the real code) holding `fixture`,
-// as `name` in `dir`.
-std::string FixtureDb(const TempDir& dir, const std::string& fixture, const std::string& name = "fixture.db") {
-  std::string p = dir.File(name);
-  auto db = OpenProfileDb(p, DbMode::kCreateOrAppend);
-  EXPECT_TRUE(db.ok()) << db.error().message;
-  if (db.ok()) {
-    Status st = db->Exec(ReadAll(std::string(SYSPGO_TEST_DATA) + "/" + fixture));
-    EXPECT_TRUE(st.ok()) << st.error().message;
-  }
-  return p;
-}
-
 // Every analysis's text, on fixtures whose paths, task names and commands
 // end in terminal escapes: no escape reaches stdout or stderr, each is
 // shown as \x1b text, and the JSON still has the exact bytes.

@@ -25,23 +25,11 @@ namespace {
 constexpr int64_t kMiB = 1 << 20;
 constexpr int kLimitMb = 8, kLibMb = 32, kPasses = 2;
 
-std::string Data(const std::string& name) {
-  std::ifstream in(std::string(SYSPGO_TEST_DATA) + "/" + name);
-  EXPECT_TRUE(in.good()) << "missing tests/data/" << name;
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// The fixture loaded into a profile database made by the real code.
-std::string LoadFixture(const TempDir& dir) {
-  std::string path = dir.File("pagecache_fixture.db");
-  auto db = OpenProfileDb(path, DbMode::kCreateOrAppend);
-  EXPECT_TRUE(db.ok()) << db.error().message;
-  if (db.ok()) {
-    Status loaded = db->Exec(Data("pagecache_fixture.sql"));
-    EXPECT_TRUE(loaded.ok()) << loaded.error().message;
-  }
+// The fixture in a profile database, with the files and page-cache rows
+// of `more` (SQL) added to its run.
+std::string LoadFixture(const TempDir& dir, const std::string& more = "") {
+  std::string path = FixtureDb(dir, "pagecache_fixture.sql");
+  EXPECT_EQ(ExecSql(path, more), "");
   return path;
 }
 
@@ -61,7 +49,7 @@ TEST(AnalyzePagecache, TextMatchesExpected) {
   TempDir dir;
   CmdResult r = RunCmd({SyspgoBin(), "analyze", LoadFixture(dir), "pagecache"});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.out, Data("pagecache_expected.txt"));
+  EXPECT_EQ(r.out, TestData("pagecache_expected.txt"));
 }
 
 // The same facts field by field, so a wrong expected file cannot hide them.
@@ -107,23 +95,15 @@ TEST(AnalyzePagecache, FixtureChurnIsMemcgReclaimNotDropCaches) {
 // or a memcg filter, and no limit is suggested even in a limited cgroup.
 // The advice depends on the scheme the run recorded (settings_json "damon").
 std::vector<FindingFields> DamonFindings(const TempDir& dir, const std::string& schemes, std::string* raw) {
-  std::string db = LoadFixture(dir);
-  auto d = OpenProfileDb(db, DbMode::kCreateOrAppend);
-  EXPECT_TRUE(d.ok()) << d.error().message;
-  if (!d.ok()) return {};
-  Status s = d->Exec(R"sql(
+  std::string db = LoadFixture(dir, R"sql(
 INSERT INTO file (run_id, dev, ino, path) VALUES (1, 2049, 24, '/srv/model.bin');
 INSERT INTO page_cache (run_id, ts, op, pid, tid, comm, dev, ino, idx, pages, task_cgroup, page_cgroup, why, stack_id) VALUES
-  (1, 1900000000, 1, 200, 200, 'service', 2049, 24, 0, 16, 500, 500, 5, 0),
-  (1, 1900000100, 1, 200, 200, 'service', 2049, 24, 16, 16, 500, 500, 5, 0),
-  (1, 2000000000, 2, 78, 78, 'kdamond.0', 2049, 24, 0, 16, 1, 500, 6, 5),
-  (1, 2000000100, 2, 78, 78, 'kdamond.0', 2049, 24, 16, 16, 1, 500, 6, 5),
-  (1, 2100000000, 1, 200, 200, 'service', 2049, 24, 0, 16, 500, 500, 5, 0),
-  (1, 2100000100, 1, 200, 200, 'service', 2049, 24, 16, 16, 500, 500, 5, 0);
+  (1, 1900000000, 1, 200, 200, 'service', 2049, 24, 0, 32, 500, 500, 5, 0),
+  (1, 2000000000, 2, 78, 78, 'kdamond.0', 2049, 24, 0, 32, 1, 500, 6, 5),
+  (1, 2100000000, 1, 200, 200, 'service', 2049, 24, 0, 32, 500, 500, 5, 0);
 )sql");
-  EXPECT_TRUE(s.ok()) << s.error().message;
   if (!schemes.empty()) {
-    EXPECT_TRUE(d->Exec("UPDATE run SET settings_json = '{\"damon\": " + schemes + "}'").ok());
+    EXPECT_EQ(ExecSql(db, "UPDATE run SET settings_json = '{\"damon\": " + schemes + "}'"), "");
   }
   return Findings(db, dir.File("pc.json"), raw);
 }
@@ -256,10 +236,7 @@ std::string Describe(const PagecacheReport& r) {
 // two more files whose reclaims and refaults interleave with the fixture's.
 TEST(AnalyzePagecache, FileByFileOrderFindsWhatTimeOrderFinds) {
   TempDir dir;
-  std::string path = LoadFixture(dir);
-  auto db = OpenProfileDb(path, DbMode::kCreateOrAppend);
-  ASSERT_TRUE(db.ok()) << db.error().message;
-  Status added = db->Exec(R"sql(
+  std::string path = LoadFixture(dir, R"sql(
 INSERT INTO file (run_id, dev, ino, path) VALUES (1, 2049, 31, '/srv/a.idx'), (1, 2049, 32, '/srv/b.idx');
 INSERT INTO page_cache (run_id, ts, op, pid, tid, comm, dev, ino, idx, pages, task_cgroup, page_cgroup, why, stack_id) VALUES
   (1, 1050000000, 1, 200, 200, 'service', 2049, 31, 0, 16, 500, 500, 5, 0),
@@ -272,7 +249,8 @@ INSERT INTO page_cache (run_id, ts, op, pid, tid, comm, dev, ino, idx, pages, ta
   (1, 2500000000, 1, 200, 200, 'service', 2049, 31, 0, 16, 500, 500, 5, 0),
   (1, 2600000000, 1, 200, 200, 'service', 2049, 31, 16, 16, 500, 500, 5, 0);
 )sql");
-  ASSERT_TRUE(added.ok()) << added.error().message;
+  auto db = OpenProfileDb(path, DbMode::kReadOnly);
+  ASSERT_TRUE(db.ok()) << db.error().message;
   auto by_time = AnalyzePagecache(*db, {1, 0});
   ASSERT_TRUE(by_time.ok()) << by_time.error().message;
   int64_t rows = 0, last_ts = -1;

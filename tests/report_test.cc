@@ -60,16 +60,6 @@ std::string HtmlText(const std::string& s) {
   return out;
 }
 
-std::string FixtureDb(const TempDir& dir, const std::string& name = "fixture.db") {
-  std::string p = dir.File(name);
-  auto db = OpenProfileDb(p, DbMode::kCreateOrAppend);
-  EXPECT_TRUE(db.ok()) << db.error().message;
-  if (!db.ok()) return p;
-  Status st = db->Exec(ReadAll(std::string(SYSPGO_TEST_DATA) + "/report_fixture.sql"));
-  EXPECT_TRUE(st.ok()) << st.error().message;
-  return p;
-}
-
 // ===--- Chromium ------------------------------------------------------=== //
 
 struct Page {
@@ -272,7 +262,7 @@ struct FixtureRun {
 };
 // A fixture database made in `dir` and opened read-only, with its run 1.
 Result<FixtureRun> OpenFixtureRun(const TempDir& dir) {
-  auto db = OpenProfileDb(FixtureDb(dir), DbMode::kReadOnly);
+  auto db = OpenProfileDb(FixtureDb(dir, "report_fixture.sql"), DbMode::kReadOnly);
   if (!db) return db.error();
   auto run = ResolveRun(*db, 1);
   if (!run) return run.error();
@@ -292,7 +282,7 @@ Result<std::string> FixtureReport(const std::string& db_path, int64_t run_id, co
 
 TEST(ReportPage, FixtureDrawsEveryPanelWithTheFindingsMarked) {
   TempDir dir;
-  std::string db = FixtureDb(dir);
+  std::string db = FixtureDb(dir, "report_fixture.sql");
   auto html = FixtureReport(db, 1, FixtureFindings());
   ASSERT_TRUE(html.ok()) << html.error().message;
   // Self-contained: nothing is loaded from anywhere.
@@ -419,7 +409,7 @@ TEST(ReportPage, CapsKeepTheLongestIntervalsAndSaySo) {
 
 TEST(ReportPage, EmptyRunAndADatabaseWithoutPageCacheTables) {
   TempDir dir;
-  std::string db = FixtureDb(dir);
+  std::string db = FixtureDb(dir, "report_fixture.sql");
   // Run 2 (the newest) has no events at all: every panel says so.
   auto r = RunCmd({SyspgoBin(), "report", db, "-o", dir.File("empty.html")});
   ASSERT_EQ(r.status, 0) << r.err;
@@ -491,7 +481,7 @@ constexpr char kInteractions[] = R"js(
 
 TEST(ReportPage, HoverZoomAndFindingButtonsWork) {
   TempDir dir;
-  std::string db = FixtureDb(dir);
+  std::string db = FixtureDb(dir, "report_fixture.sql");
   auto html = FixtureReport(db, 1, FixtureFindings());
   ASSERT_TRUE(html.ok()) << html.error().message;
   std::string path = dir.File("interact.html");
@@ -535,7 +525,7 @@ FROM n;
 
 TEST(ReportPage, LargeRunIsCappedAndStillDraws) {
   TempDir dir;
-  std::string db = FixtureDb(dir);
+  std::string db = FixtureDb(dir, "report_fixture.sql");
   {
     auto w = OpenProfileDb(db, DbMode::kReadWrite);
     ASSERT_TRUE(w.ok()) << w.error().message;
@@ -586,7 +576,7 @@ TEST(ReportPage, AScriptErrorIsReportedByThePage) {
 
 TEST(ReportCli, RefusesBadArguments) {
   TempDir dir;
-  std::string db = FixtureDb(dir);
+  std::string db = FixtureDb(dir, "report_fixture.sql");
   auto r = RunCmd({SyspgoBin(), "report", db});
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("-o FILE.html"), std::string::npos) << r.err;

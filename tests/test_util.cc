@@ -20,6 +20,8 @@
 #include <iterator>
 #include <thread>
 
+#include "common/profile_db.h"
+
 extern char** environ;
 
 namespace syspgo::test {
@@ -172,6 +174,23 @@ nlohmann::ordered_json ReadOrderedJson(const std::string& file) { return ParseJs
 std::string ReadAll(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+std::string TestData(const std::string& name) {
+  std::string text = ReadAll(std::string(SYSPGO_TEST_DATA) + "/" + name);
+  EXPECT_FALSE(text.empty()) << "missing or empty: tests/data/" << name;
+  return text;
+}
+
+std::string FixtureDb(const TempDir& dir, const std::string& fixture, const std::string& name) {
+  std::string path = dir.File(name);
+  auto db = OpenProfileDb(path, DbMode::kCreateOrAppend);
+  EXPECT_TRUE(db.ok()) << db.error().message;
+  if (db.ok()) {
+    Status loaded = db->Exec(TestData(fixture));
+    EXPECT_TRUE(loaded.ok()) << fixture << ": " << loaded.error().message;
+  }
+  return path;
 }
 
 Db OpenDb(const std::string& path) {

@@ -70,6 +70,8 @@ int RestartDamonsOfDeadTests(const std::string& mark_dir = kDamonMarkDir);
 
 // The whole contents of a file ("" if it cannot be read).
 std::string ReadAll(const std::string& path);
+// The contents of tests/data/`name`; a file missing or empty fails the test.
+std::string TestData(const std::string& name);
 
 // The JSON document in `file`, read by nlohmann's strict parser; a file
 // that is missing or not JSON fails the test and gives null.
@@ -78,6 +80,10 @@ nlohmann::json ReadJson(const std::string& file);
 // sorts them), for checks of that order: pgo's stages, a compact dump.
 nlohmann::ordered_json ReadOrderedJson(const std::string& file);
 
+// A profile database `name` in `dir` (its schema applied by the real code)
+// holding the rows of tests/data/`fixture`; its path. A fixture that does
+// not load fails the test.
+std::string FixtureDb(const TempDir& dir, const std::string& fixture, const std::string& name = "fixture.db");
 // Opens a profile database read-only (asserts on failure).
 Db OpenDb(const std::string& path);
 // Runs SQL on a database opened for writing (adds what a test needs to a
