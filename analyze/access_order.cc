@@ -68,17 +68,13 @@ bool IsBlockDeviceCache(uint64_t dev, uint64_t ino) {
   return stat(sys.c_str(), &sb) == 0;
 }
 
-// Where the command starts: its start time, its root process, and that
-// process's exec. The root runs syspgo's own code between its release and
-// its exec (it is the collector's fork): what it touches then (pages of
-// the syspgo binary) is not the command's. The exec itself also comes
-// before its event, which fires once the program is loaded: those touches
-// are kept for the files it loads (see FileAccessOrder).
-constexpr char kStartSql[] = R"sql(
-SELECT COALESCE(command_start_ts, 0), target_pid,
-       COALESCE((SELECT MIN(ts) FROM exec WHERE run_id = ?1 AND pid = run.target_pid), 0)
-FROM run WHERE id = ?1
-)sql";
+// The exec of the command's root process ?2 (0 if none). The root runs
+// syspgo's own code between its release and its exec (it is the
+// collector's fork): what it touches then (pages of the syspgo binary) is
+// not the command's. The exec itself also comes before its event, which
+// fires once the program is loaded: those touches are kept for the files
+// it loads (see FileAccessOrder).
+constexpr char kRootExecSql[] = "SELECT COALESCE(MIN(ts), 0) FROM exec WHERE run_id = ?1 AND pid = ?2";
 
 // Paths: opens (file) first, then the mappings the cpu group saw.
 constexpr char kPathsSql[] = R"sql(
@@ -120,10 +116,9 @@ constexpr char kSources[] = "rfap";  // FileTouch::source of each arm of kTouche
 // missing (ENOENT), non-directory (ENOTDIR) or forbidden (EACCES) name, or
 // (readlink) on a name that is there but no symbolic link (EINVAL); and
 // every exec, whose ELF interpreter the kernel looks up too (no syscall
-// shows that one).
+// shows that one); since the command's start (?2).
 const std::string kLookupsSql = R"sql(
-WITH start AS (SELECT COALESCE(command_start_ts, 0) AS t0 FROM run WHERE id = ?1)
-SELECT MAX(l.ts - s.t0, 0), l.path, l.is_exec FROM (
+SELECT MAX(l.ts - ?2, 0), l.path, l.is_exec FROM (
   SELECT ts, path, 0 AS is_exec FROM (
     SELECT ts, path, nr, ret FROM file_open WHERE run_id = ?1
     UNION ALL
@@ -131,8 +126,8 @@ SELECT MAX(l.ts - s.t0, 0), l.path, l.is_exec FROM (
   ) WHERE ret >= 0 OR ret IN (-2, -13, -20) OR (nr IN ()sql" + SqlList(kReadlinkCalls) + R"sql() AND ret = -22)
   UNION ALL
   SELECT ts, filename, 1 FROM exec WHERE run_id = ?1
-) l CROSS JOIN start s
-WHERE l.ts >= s.t0 AND l.path != ''
+) l
+WHERE l.ts >= ?2 AND l.path != ''
 ORDER BY l.ts, l.path
 )sql";
 
@@ -140,15 +135,16 @@ ORDER BY l.ts, l.path
 
 Result<AccessOrder> FileAccessOrder(Db& db, int64_t run_id) {
   AccessOrder out;
-  auto start = db.Prepare(kStartSql);
-  if (!start) return start.error();
-  start->Bind(1, run_id);
+  auto window = ReadRunWindow(db, run_id);
+  if (!window) return window.error();
+  const int64_t t0 = window->command_start_ns, root = window->target_pid;
+  auto exec = db.Prepare(kRootExecSql);
+  if (!exec) return exec.error();
+  exec->Bind(1, run_id).Bind(2, root);
   Status err;
-  if (!start->Step(&err)) {
-    if (!err.ok()) return err.error();
-    return out;  // no such run: nothing touched
-  }
-  const int64_t t0 = start->Int(0), root = start->Int(1), root_exec = start->Int(2);
+  int64_t root_exec = 0;
+  if (exec->Step(&err)) root_exec = exec->Int(0);
+  if (!err.ok()) return err.error();
   std::map<std::pair<uint64_t, uint64_t>, std::string> paths;
   {
     auto st = db.Prepare(kPathsSql);
@@ -250,7 +246,7 @@ Result<AccessOrder> FileAccessOrder(Db& db, int64_t run_id) {
   out.unnamed = std::move(unnamed);
   auto lk = db.Prepare(kLookupsSql);
   if (!lk) return lk.error();
-  lk->Bind(1, run_id);
+  lk->Bind(1, run_id).Bind(2, t0);
   while (lk->Step(&err)) {
     PathLookup l{lk->Text(1), static_cast<uint64_t>(lk->Int(0))};
     if (auto e = execs.find(l.path); lk->Int(2) && e != execs.end() && !e->second.empty())

@@ -16,14 +16,13 @@ namespace {
 // Reads, writes and syncs (file_calls.h); kind is the file's i_mode type
 // bits: regular files and block devices unless ?3.
 const std::string kSlowSql = R"sql(
-SELECT io.ts, io.ts - COALESCE(r.command_start_ts, 0), io.pid, io.tid, io.nr, COALESCE(n.name, 'syscall ' || io.nr),
+SELECT io.ts, io.pid, io.tid, io.nr, COALESCE(n.name, 'syscall ' || io.nr),
        io.dev, io.ino, io.kind, io.pos, io.ret, io.dur,
        COALESCE((SELECT t.comm FROM thread AS t WHERE t.run_id = io.run_id AND t.tid = io.tid AND t.start_ts <= io.ts
                  ORDER BY t.start_ts DESC LIMIT 1),
                 (SELECT p.comm FROM process AS p WHERE p.run_id = io.run_id AND p.pid = io.pid
                  ORDER BY p.start_ts DESC LIMIT 1), '')
 FROM file_io AS io
-JOIN run AS r ON r.id = io.run_id
 LEFT JOIN syscall_name AS n ON n.nr = io.nr
 WHERE io.run_id = ?1 AND io.dur >= ?2
   AND io.nr IN ()sql" + SqlList(kReadCalls) + ", " + SqlList(kWriteCalls) + ", " + SqlList(kSyncCalls) + R"sql()
@@ -46,6 +45,8 @@ std::string KindLabel(int64_t kind, uint64_t ino) {
 }  // namespace
 
 Result<std::vector<SlowOp>> SlowOps(Db& db, const IoQuery& q) {
+  auto window = ReadRunWindow(db, q.run_id);
+  if (!window) return window.error();
   auto paths = FilePaths::Load(db, q.run_id);
   if (!paths) return paths.error();
   auto st = db.Prepare(kSlowSql);
@@ -56,18 +57,18 @@ Result<std::vector<SlowOp>> SlowOps(Db& db, const IoQuery& q) {
   while (st->Step(&err)) {
     SlowOp op;
     op.ts = st->Int(0);
-    op.since_start = st->Int(1);
-    op.pid = st->Int(2);
-    op.tid = st->Int(3);
-    op.dir = Direction(st->Int(4));
-    op.syscall = st->Text(5);
-    uint64_t dev = st->Int(6), ino = st->Int(7);
+    op.since_start = op.ts - window->command_start_ns;
+    op.pid = st->Int(1);
+    op.tid = st->Int(2);
+    op.dir = Direction(st->Int(3));
+    op.syscall = st->Text(4);
+    uint64_t dev = st->Int(5), ino = st->Int(6);
     op.file = dev ? paths->At(dev, ino, op.ts) : "";
-    if (op.file.empty()) op.file = dev ? KindLabel(st->Int(8), ino) : "(fd not open)";
-    op.offset = st->Int(9);
-    op.bytes = st->Int(10);
-    op.latency_ns = st->Int(11);
-    op.comm = st->Text(12);
+    if (op.file.empty()) op.file = dev ? KindLabel(st->Int(7), ino) : "(fd not open)";
+    op.offset = st->Int(8);
+    op.bytes = st->Int(9);
+    op.latency_ns = st->Int(10);
+    op.comm = st->Text(11);
     out.push_back(std::move(op));
     if (q.limit && out.size() >= q.limit) break;
   }

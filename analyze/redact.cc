@@ -18,6 +18,7 @@
 #include <cstring>
 #include <set>
 
+#include "analyze/run.h"
 #include "common/profile_db.h"
 #include "common/sqlite.h"
 
@@ -149,14 +150,13 @@ Status CreateEmpty(const std::string& path, mode_t mode) {
 }
 
 Status RefuseLiveRuns(Db& db) {
-  auto st = db.Prepare("SELECT id, collector_pid, boot_id FROM run WHERE status = 'running' ORDER BY id");
-  if (!st) return st.error();
-  while (st->Step())
-    if (!CollectorGone(st->Int(1), st->Text(2)))
-      return MakeError("run " + std::to_string(st->Int(0)) + " of '" + db.path() + "' is still being recorded (by pid " +
-                           std::to_string(st->Int(1)) + "); redact it when the collection has finished.",
-                       EBUSY);
-  return {};
+  auto live = LiveRuns(db);
+  if (!live) return live.error();
+  if (live->empty()) return {};
+  const LiveRun& r = live->front();
+  return MakeError("run " + std::to_string(r.id) + " of '" + db.path() + "' is still being recorded (by pid " +
+                       std::to_string(r.collector_pid) + "); redact it when the collection has finished.",
+                   EBUSY);
 }
 
 // Rewrites every redacted column of `db` (the scratch copy) in one transaction.

@@ -36,13 +36,6 @@ Json Number(double v) { return std::isfinite(v) ? v : 0.0; }
 
 // ===--- Queries -----------------------------------------------------=== //
 
-constexpr char kRunSql[] = R"sql(
-SELECT command, host, kernel_release, syspgo_version, start_realtime_ns, COALESCE(command_start_ts, 0),
-       COALESCE(end_ts, -1), events_recorded, events_dropped, settings_json
-FROM run
-WHERE id = ?1
-)sql";
-
 constexpr char kProbesSql[] = R"sql(
 SELECT probe_group, attached, detail, events
 FROM run_probe
@@ -225,17 +218,24 @@ class ReportBuilder {
 };
 
 Status ReportBuilder::RunHeader(const DrawnSummaries& drawn) {
-  std::string settings;
-  bool found = false;
-  SYSPGO_TRY(ForEachRow(db_, What("run"), kRunSql, {run_.id}, [&](Stmt& s) {
-    found = true;
-    data_["run"] = {{"id", run_.id},          {"command", s.Text(0)},         {"status", run_.status},
-                    {"host", s.Text(1)},      {"kernel", s.Text(2)},          {"version", s.Text(3)},
-                    {"start_realtime_ns", s.Int(4)}, {"command_start_ts", s.Int(5)}, {"end_ts", s.Int(6)},
-                    {"events_recorded", s.Int(7)},   {"events_dropped", s.Int(8)}};
-    settings = s.Text(9);
-  }));
-  if (!found) return MakeError("profile database '" + db_.path() + "' has no run " + std::to_string(run_.id) + ".");
+  auto origin = ReadRunOrigin(db_, run_.id);
+  if (!origin) return origin.error();
+  auto window = ReadRunWindow(db_, run_.id);
+  if (!window) return window.error();
+  auto settings = ReadRunSettings(db_, run_.id);
+  if (!settings) return settings.error();
+  // The page takes end_ts -1 for an end the run does not know (RunWindow's 0).
+  data_["run"] = {{"id", run_.id},
+                  {"command", run_.command},
+                  {"status", run_.status},
+                  {"host", origin->host},
+                  {"kernel", origin->kernel_release},
+                  {"version", origin->syspgo_version},
+                  {"start_realtime_ns", origin->start_realtime_ns},
+                  {"command_start_ts", window->command_start_ns},
+                  {"end_ts", window->end_ns ? window->end_ns : -1},
+                  {"events_recorded", origin->events_recorded},
+                  {"events_dropped", run_.events_dropped}};
   // The findings' page-cache pass read the axis already, if it drew the
   // chart on these buckets (reading it scans the run's event tables).
   if (drawn.pagecache_chart && drawn.pagecache_chart->axis().buckets == o_.time_buckets) {
@@ -249,7 +249,7 @@ Status ReportBuilder::RunHeader(const DrawnSummaries& drawn) {
   r["span_ns"] = axis_.span;
   r["bucket_origin_ns"] = axis_.origin;
   r["bucket_ns"] = Number(static_cast<double>(axis_.span - axis_.origin) / o_.time_buckets);
-  r["offcpu_min_ns"] = ParseSettings(settings).offcpu_min_ns;
+  r["offcpu_min_ns"] = settings->offcpu_min_ns;
   Json& probes = r["probes"] = Json::array();
   return ForEachRow(db_, What("run_probe"), kProbesSql, {run_.id}, [&](Stmt& s) {
     probes.push_back(Json::array({s.Text(0), s.Int(1), s.Text(2), s.Int(3)}));

@@ -6,30 +6,47 @@
 
 namespace syspgo {
 
-Result<RunInfo> ResolveRun(Db& db, int64_t requested) {
-  constexpr char kNewest[] =
-      "SELECT id, command, status, COALESCE(end_ts, 0), events_dropped, collector_pid, boot_id FROM run "
-      "ORDER BY id DESC LIMIT 1";
-  constexpr char kById[] =
-      "SELECT id, command, status, COALESCE(end_ts, 0), events_dropped, collector_pid, boot_id FROM run "
-      "WHERE id = ?";
-  auto st = db.Prepare(requested ? kById : kNewest);
+namespace {
+Error NoRun(Db& db, int64_t run_id) {
+  return MakeError("profile database '" + db.path() + "' has no run " + std::to_string(run_id) + ".", ENOENT);
+}
+
+// NoRun for a run the user asked for: which runs there are to pick from.
+Error NoRunToPick(Db& db, int64_t run_id) {
+  auto n = db.QueryInt("SELECT COUNT(*) FROM run");
+  auto mx = db.QueryInt("SELECT COALESCE(MAX(id), 0) FROM run");
+  return MakeError("profile database '" + db.path() + "' has no run " + std::to_string(run_id) + " (it has " +
+                   std::to_string(n.ok() ? *n : 0) + " runs, newest " + std::to_string(mx.ok() ? *mx : 0) +
+                   "). Pick one with --run N.");
+}
+
+// `columns` of run `run_id`, stepped to its row; `missing` says there is
+// no such run. Every reader of one run's row comes through here.
+Result<Stmt> RunRow(Db& db, int64_t run_id, const std::string& columns, Error (*missing)(Db&, int64_t) = NoRun) {
+  auto st = db.Prepare("SELECT " + columns + " FROM run WHERE id = ?1");
   if (!st) return st.error();
-  if (requested) st->Bind(1, requested);
+  st->Bind(1, run_id);
   Status err;
-  if (!st->Step(&err)) {
-    if (!err.ok()) return err.error();
-    if (!requested)
+  if (!st->Step(&err)) return err.ok() ? missing(db, run_id) : err.error();
+  return st;
+}
+}  // namespace
+
+Result<RunInfo> ResolveRun(Db& db, int64_t requested) {
+  int64_t id = requested;
+  if (!id) {
+    auto newest = db.QueryInt("SELECT COALESCE(MAX(id), 0) FROM run");
+    if (!newest) return newest.error();
+    if (!*newest)
       return MakeError("profile database '" + db.path() + "' holds no runs yet. Record one with: syspgo collect -o " +
                        db.path() + " -- COMMAND");
-    auto n = db.QueryInt("SELECT COUNT(*) FROM run");
-    auto mx = db.QueryInt("SELECT COALESCE(MAX(id), 0) FROM run");
-    return MakeError("profile database '" + db.path() + "' has no run " + std::to_string(requested) + " (it has " +
-                     std::to_string(n.ok() ? *n : 0) + " runs, newest " + std::to_string(mx.ok() ? *mx : 0) +
-                     "). Pick one with --run N.");
+    id = *newest;
   }
-  RunInfo info{st->Int(0), st->Text(1), st->Text(2), st->Int(3), st->Int(4)};
-  if (info.status == "running" && CollectorGone(st->Int(5), st->Text(6))) info.status = "incomplete";
+  auto row =
+      RunRow(db, id, "command, status, COALESCE(end_ts, 0), events_dropped, collector_pid, boot_id", NoRunToPick);
+  if (!row) return row.error();
+  RunInfo info{id, row->Text(0), row->Text(1), row->Int(2), row->Int(3)};
+  if (info.status == "running" && CollectorGone(row->Int(4), row->Text(5))) info.status = "incomplete";
   return info;
 }
 
@@ -61,23 +78,6 @@ std::string WithRunTables(Db& db, std::string sql) {
   return sql;
 }
 
-namespace {
-Error NoRun(Db& db, int64_t run_id) {
-  return MakeError("profile database '" + db.path() + "' has no run " + std::to_string(run_id) + ".", ENOENT);
-}
-
-// `columns` of run `run_id`, stepped to its row; the run-not-found error
-// every reader of the run table gives.
-Result<Stmt> RunRow(Db& db, int64_t run_id, const std::string& columns) {
-  auto st = db.Prepare("SELECT " + columns + " FROM run WHERE id = ?1");
-  if (!st) return st.error();
-  st->Bind(1, run_id);
-  Status err;
-  if (!st->Step(&err)) return err.ok() ? NoRun(db, run_id) : err.error();
-  return st;
-}
-}  // namespace
-
 Result<ProbeStatus> ReadProbeStatus(Db& db, int64_t run_id, const std::string& group) {
   auto st = db.Prepare("SELECT attached, detail FROM run_probe WHERE run_id = ?1 AND probe_group = ?2");
   if (!st) return st.error();
@@ -101,9 +101,26 @@ Status RequireProbeGroup(Db& db, int64_t run_id, const std::string& group, const
 }
 
 Result<RunWindow> ReadRunWindow(Db& db, int64_t run_id) {
-  auto row = RunRow(db, run_id, "COALESCE(command_start_ts, 0), COALESCE(end_ts, 0)");
+  auto row = RunRow(db, run_id, "COALESCE(command_start_ts, 0), COALESCE(end_ts, 0), target_pid");
   if (!row) return row.error();
-  return RunWindow{row->Int(0), row->Int(1)};
+  return RunWindow{row->Int(0), row->Int(1), row->Int(2)};
+}
+
+Result<RunOrigin> ReadRunOrigin(Db& db, int64_t run_id) {
+  auto row = RunRow(db, run_id, "host, kernel_release, syspgo_version, start_realtime_ns, events_recorded");
+  if (!row) return row.error();
+  return RunOrigin{row->Text(0), row->Text(1), row->Text(2), row->Int(3), row->Int(4)};
+}
+
+Result<std::vector<LiveRun>> LiveRuns(Db& db) {
+  auto st = db.Prepare("SELECT id, collector_pid, boot_id FROM run WHERE status = 'running' ORDER BY id");
+  if (!st) return st.error();
+  std::vector<LiveRun> out;
+  Status err;
+  while (st->Step(&err))
+    if (!CollectorGone(st->Int(1), st->Text(2))) out.push_back({st->Int(0), st->Int(1)});
+  if (!err.ok()) return err.error();
+  return out;
 }
 
 Result<RunSettings> ReadRunSettings(Db& db, int64_t run_id) {

@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/result.h"
 #include "common/run_settings.h"
@@ -50,12 +51,34 @@ Status RequireProbeGroup(Db& db, int64_t run_id, const std::string& group, const
                          const std::string& probes);
 
 // When the command ran, in the run's clock (ns since the collector's
-// start): from its release to the end of the recording (0 while unknown).
+// start): from its release to the end of the recording (0 while unknown);
+// and its root process, the traced tree's.
 struct RunWindow {
   int64_t command_start_ns = 0;
   int64_t end_ns = 0;
+  int64_t target_pid = 0;
 };
 Result<RunWindow> ReadRunWindow(Db& db, int64_t run_id);
+
+// Where, by what and from when a run was recorded, as the pages that
+// describe a run (report, trace export) name it.
+struct RunOrigin {
+  std::string host;               // uname nodename
+  std::string kernel_release;     // uname release
+  std::string syspgo_version;     // the collector's
+  int64_t start_realtime_ns = 0;  // the collector's start, ns since the Unix epoch
+  int64_t events_recorded = 0;    // events written to the database
+};
+Result<RunOrigin> ReadRunOrigin(Db& db, int64_t run_id);
+
+// The runs still being recorded: marked running, and their collector alive
+// on this boot (ResolveRun reports one whose collector is gone as
+// incomplete).
+struct LiveRun {
+  int64_t id = 0;
+  int64_t collector_pid = 0;
+};
+Result<std::vector<LiveRun>> LiveRuns(Db& db);
 
 // Which of collect's two tiers recorded a probe group's part of a run:
 // kLean, what analyses only count in the aggregate tables, if the group

@@ -49,10 +49,11 @@
 namespace syspgo {
 namespace {
 
+// The columns of an Interval, in its order.
 constexpr char kOffcpuSql[] =
-    "SELECT ts, dur, pid, tid, state, kernel_stack_id, user_stack_id, wake_ts IS NOT NULL, COALESCE(waker_pid, 0), "
-    "COALESCE(waker_tid, 0), COALESCE(waker_comm, ''), COALESCE(waker_kernel_stack_id, 0), cpu, "
-    "COALESCE(wake_ts, 0), COALESCE(waker_user_stack_id, 0) "
+    "SELECT ts, dur, pid, tid, cpu, state, kernel_stack_id, user_stack_id, wake_ts IS NOT NULL, COALESCE(wake_ts, 0), "
+    "COALESCE(waker_pid, 0), COALESCE(waker_tid, 0), COALESCE(waker_kernel_stack_id, 0), "
+    "COALESCE(waker_user_stack_id, 0), COALESCE(waker_comm, '') "
     "FROM offcpu WHERE run_id = ?1 ORDER BY tid, ts";
 // Who ran on a CPU in [?2, ?3) besides thread ?5: the traced threads the
 // cpu group sampled there, most samples first.
@@ -66,9 +67,8 @@ constexpr char kDiskRequestsSql[] =
     "SELECT tid, pid, comm, COUNT(*) AS n, SUM(bytes) AS b FROM block_rq WHERE run_id = ?1 "
     "AND ts BETWEEN ?2 - 30000000000 AND ?3 AND ts + dur BETWEEN ?2 AND ?3 AND tid != 0 "
     "GROUP BY tid, pid, comm ORDER BY b DESC, n DESC, tid LIMIT 3";
-constexpr char kCommandSql[] =
-    "SELECT r.target_pid, COALESCE(MIN(t.exit_ts), r.end_ts, 0) FROM run AS r "
-    "LEFT JOIN thread AS t ON t.run_id = r.id AND t.tid = r.target_pid WHERE r.id = ?1";
+// When the command's root thread ?2 exited, else ?3 (the recording's end).
+constexpr char kRootExitSql[] = "SELECT COALESCE(MIN(exit_ts), ?3) FROM thread WHERE run_id = ?1 AND tid = ?2";
 constexpr char kThreadsSql[] = "SELECT tid, pid, comm, start_ts FROM thread WHERE run_id = ?1 ORDER BY tid, start_ts";
 constexpr char kProcessesSql[] = "SELECT pid, comm FROM process WHERE run_id = ?1 ORDER BY pid, start_ts";
 constexpr char kSyscallNamesSql[] = "SELECT nr, name FROM syscall_name ORDER BY nr";
@@ -273,7 +273,7 @@ class Analysis {
   Db& db_;
   StallsQuery q_;
   StallsReport report_;
-  int64_t command_start_ = 0;
+  RunWindow window_;
   int64_t sample_period_ns_ = 0;                // 0: the cpu group did not sample this run
   std::map<int64_t, Intervals> threads_;       // tid -> its intervals
   std::map<int64_t, std::vector<ThreadName>> thread_names_;
@@ -290,8 +290,8 @@ class Analysis {
 Status Analysis::LoadRun() {
   auto window = ReadRunWindow(db_, q_.run_id);
   if (!window) return window.error();
-  command_start_ = window->command_start_ns;
-  report_.wall_ns = std::max<int64_t>(0, window->end_ns - command_start_);
+  window_ = *window;
+  report_.wall_ns = std::max<int64_t>(0, window_.end_ns - window_.command_start_ns);
 
   auto cpu = ReadProbeStatus(db_, q_.run_id, "cpu");
   if (!cpu) return cpu.error();
@@ -309,22 +309,10 @@ Status Analysis::LoadIntervals() {
   st->Bind(1, q_.run_id);
   Status err;
   while (st->Step(&err)) {
-    Interval iv;
-    iv.ts = st->Int(0);
-    iv.dur = st->Int(1);
-    iv.pid = st->Int(2);
-    iv.tid = st->Int(3);
-    iv.state = st->Int(4);
-    iv.kstack = st->Int(5);
-    iv.ustack = st->Int(6);
-    iv.woken = st->Int(7) != 0;
-    iv.waker_pid = st->Int(8);
-    iv.waker_tid = st->Int(9);
-    iv.waker_comm = st->Text(10);
-    iv.waker_kstack = st->Int(11);
-    iv.cpu = st->Int(12);
-    iv.wake_ts = st->Int(13);
-    iv.waker_ustack = st->Int(14);
+    Interval iv{.ts = st->Int(0), .dur = st->Int(1), .pid = st->Int(2), .tid = st->Int(3), .cpu = st->Int(4),
+                .state = st->Int(5), .kstack = st->Int(6), .ustack = st->Int(7), .woken = st->Int(8) != 0,
+                .wake_ts = st->Int(9), .waker_pid = st->Int(10), .waker_tid = st->Int(11),
+                .waker_kstack = st->Int(12), .waker_ustack = st->Int(13), .waker_comm = st->Text(14)};
     ++report_.intervals;
     report_.longest_ns = std::max(report_.longest_ns, iv.dur);
     threads_[iv.tid].push_back(std::move(iv));
@@ -733,14 +721,15 @@ CriticalPath& Analysis::Path() {
 }
 
 Status Analysis::CommandPath() {
-  auto st = db_.Prepare(kCommandSql);
+  const int64_t pid = window_.target_pid, start = window_.command_start_ns;
+  auto st = db_.Prepare(kRootExitSql);
   if (!st) return st.error();
-  st->Bind(1, q_.run_id);
+  st->Bind(1, q_.run_id).Bind(2, pid).Bind(3, window_.end_ns);
   if (!st->Step()) return {};
-  int64_t pid = st->Int(0), end = st->Int(1);
-  if (pid <= 0 || end <= command_start_) return {};
+  int64_t end = st->Int(0);
+  if (pid <= 0 || end <= start) return {};
   report_.command_tid = pid;
-  report_.command_path = CriticalPath::ByRoot(Path().Explain(pid, pid, command_start_, end));
+  report_.command_path = CriticalPath::ByRoot(Path().Explain(pid, pid, start, end));
   return {};
 }
 
@@ -1108,7 +1097,7 @@ Finding Analysis::MakeFinding(const std::vector<const Stall*>& occ, StallDetail*
   // Evidence, for -v and the report.
   f.evidence.push_back("occurrences (seconds since the command started):");
   for (const Stall* s : occ) {
-    f.evidence.push_back("  at " + Seconds(s->start - command_start_) + ": " +
+    f.evidence.push_back("  at " + Seconds(s->start - window_.command_start_ns) + ": " +
                          FormatNs(static_cast<uint64_t>(s->end - s->start)) + ", off-CPU " +
                          FormatNs(static_cast<uint64_t>(s->blocked + s->runnable)) + ", tid " +
                          std::to_string(s->tid) + (s->path.empty() ? "" : ", " + s->path));
@@ -1119,7 +1108,7 @@ Finding Analysis::MakeFinding(const std::vector<const Stall*>& occ, StallDetail*
     for (const std::string& b : bars) f.evidence.push_back("  " + b);
   }
   f.evidence.push_back("kernel stack of the longest wait (" + FormatNs(static_cast<uint64_t>(rep.rep->dur)) +
-                       " at " + Seconds(rep.rep->ts - command_start_) + "):");
+                       " at " + Seconds(rep.rep->ts - window_.command_start_ns) + "):");
   for (const std::string& k : Kernel(rep.rep->kstack)) f.evidence.push_back("  " + k);
   if (!user.empty()) {
     f.evidence.push_back("user stack:");

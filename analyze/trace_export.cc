@@ -14,6 +14,7 @@
 #include "analyze/blockhist.h"
 #include "analyze/file_calls.h"
 #include "analyze/report_common.h"
+#include "analyze/run.h"
 #include "common/files.h"
 #include "common/util.h"
 
@@ -25,24 +26,13 @@ using Json = nlohmann::ordered_json;
 // ===--- Queries: every stream is ordered by ts, longer first at equal ts
 // (a parent before what nests in it); columns 0 and 1 are ts and dur.
 
-constexpr char kRunSql[] = R"sql(
-SELECT command, host, kernel_release, syspgo_version, start_realtime_ns, COALESCE(command_start_ts, 0)
-FROM run
-WHERE id = ?1
-)sql";
-
-constexpr char kProcessesSql[] = R"sql(
-SELECT pid, comm, argv, start_ts
-FROM process
-WHERE run_id = ?1
-ORDER BY start_ts, pid
-)sql";
-
-constexpr char kThreadsSql[] = R"sql(
-SELECT tid, pid, comm, start_ts
-FROM thread
-WHERE run_id = ?1
-ORDER BY start_ts, tid
+// The traced tree's tasks, each kind in start order: processes (tid 0)
+// and threads. A pid or tid reused within the run has a row per life.
+constexpr char kTasksSql[] = R"sql(
+SELECT pid, 0 AS tid, comm, start_ts, pid AS id FROM process WHERE run_id = ?1
+UNION ALL
+SELECT pid, tid, comm, start_ts, tid FROM thread WHERE run_id = ?1
+ORDER BY start_ts, id
 )sql";
 
 // Tasks with events but no thread row: threads the proc group missed, and
@@ -183,8 +173,8 @@ class Exporter {
   TraceStats stats_;
   bool first_ = true;
   bool has_page_cache_ = false;
-  std::string command_, host_, kernel_, version_;
-  int64_t start_realtime_ns_ = 0, command_start_ = 0;
+  RunOrigin origin_;
+  int64_t command_start_ = 0;
   struct Proc {
     std::string name;
     int64_t order = 0;  // place in Perfetto's list: traced processes in start order
@@ -207,23 +197,23 @@ Result<Stmt> Exporter::Query(const char* table, const char* sql) {
 }
 
 Status Exporter::Names() {
-  SYSPGO_TRY(ForEachRow(db_, What("run"), kRunSql, {run_.id}, [&](Stmt& s) {
-    command_ = s.Text(0);
-    host_ = s.Text(1);
-    kernel_ = s.Text(2);
-    version_ = s.Text(3);
-    start_realtime_ns_ = s.Int(4);
-    command_start_ = s.Int(5);
-  }));
+  auto origin = ReadRunOrigin(db_, run_.id);
+  if (!origin) return origin.error();
+  origin_ = *origin;
+  auto window = ReadRunWindow(db_, run_.id);
+  if (!window) return window.error();
+  command_start_ = window->command_start_ns;
   int64_t order = 0;
-  SYSPGO_TRY(ForEachRow(db_, What("process"), kProcessesSql, {run_.id}, [&](Stmt& s) {
+  SYSPGO_TRY(ForEachRow(db_, What("process and thread"), kTasksSql, {run_.id}, [&](Stmt& s) {
+    int64_t pid = s.Int(0), tid = s.Int(1);
+    if (tid) {
+      threads_[tid] = {pid, s.Text(2)};
+      return;
+    }
     // A pid reused within the run keeps its first place and its last name.
-    auto [it, added] = procs_.try_emplace(s.Int(0), Proc{"", order});
+    auto [it, added] = procs_.try_emplace(pid, Proc{"", order});
     if (added) ++order;
-    it->second.name = s.Text(1);
-  }));
-  SYSPGO_TRY(ForEachRow(db_, What("thread"), kThreadsSql, {run_.id}, [&](Stmt& s) {
-    threads_[s.Int(0)] = {s.Int(1), s.Text(2)};
+    it->second.name = s.Text(2);
   }));
   auto add_task = [&](Stmt& s) {
     int64_t pid = s.Int(0), tid = s.Int(1);
@@ -272,13 +262,13 @@ Status Exporter::Write(FILE* out) {
   // the events stream into it, one at a time.
   Json head = {{"displayTimeUnit", "ns"},
                {"otherData",
-                {{"producer", "syspgo " + version_},
+                {{"producer", "syspgo " + origin_.syspgo_version},
                  {"run", run_.id},
-                 {"command", command_},
-                 {"host", host_},
-                 {"kernel", kernel_},
+                 {"command", run_.command},
+                 {"host", origin_.host},
+                 {"kernel", origin_.kernel_release},
                  {"status", run_.status},
-                 {"start_realtime_ns", start_realtime_ns_},
+                 {"start_realtime_ns", origin_.start_realtime_ns},
                  {"command_start_us", MicrosText(command_start_)}}},
                {"traceEvents", Json::array()}};
   std::string h = JsonText(head);
