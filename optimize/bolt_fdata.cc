@@ -19,12 +19,11 @@ namespace {
 class BoltFdataEmitter : public ProfileEmitter {
  public:
   Status Write(const Profile& p, uint32_t binary, const std::string& path) const override {
-    SYSPGO_TRY(CheckBinary(p, binary, "a BOLT profile"));
+    SYSPGO_TRY(CheckBinary(p, binary, "a BOLT profile", &ProfileBinary::has_symtab,
+                           " has no symbol table (.symtab): BOLT matches profiles to functions by the symbol names "
+                           "of the binary it rewrites, and rewrites only unstripped binaries. Pass the unstripped "
+                           "binary (linked with -Wl,--emit-relocs) as --binary."));
     const ProfileBinary& b = p.binaries[binary];
-    if (!b.has_symtab)
-      return MakeError(b.ref.path + " has no symbol table (.symtab): BOLT matches profiles to functions by the "
-                       "symbol names of the binary it rewrites, and rewrites only unstripped binaries. Pass the "
-                       "unstripped binary (linked with -Wl,--emit-relocs) as --binary.");
     std::map<std::pair<std::string, uint64_t>, uint64_t> counts;
     for (const ProfileSample& s : p.samples) {
       std::set<uint32_t> seen;

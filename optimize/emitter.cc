@@ -30,10 +30,12 @@ Result<std::unique_ptr<ProfileEmitter>> ProfileEmitter::Create(std::string_view 
   return MakeError("unknown profile artifact '" + std::string(kind) + "'; choose one of: " + names);
 }
 
-Status CheckBinary(const Profile& p, uint32_t binary, const char* what) {
+Status CheckBinary(const Profile& p, uint32_t binary, const char* what, bool ProfileBinary::*needs,
+                   const char* lacks) {
   if (binary >= p.binaries.size()) return MakeError(std::string(what) + " is made for one binary: pass --binary PATH.");
   const ProfileBinary& b = p.binaries[binary];
   if (!b.problem.empty()) return MakeError("cannot symbolize " + b.ref.path + ": " + b.problem + ".");
+  if (needs && !(b.*needs)) return MakeError(b.ref.path + lacks);
   return {};
 }
 

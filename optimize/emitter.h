@@ -51,8 +51,11 @@ std::unique_ptr<ProfileEmitter> MakeFoldedEmitter();
 
 
 // The checks every per-binary emitter starts with: a binary was chosen
-// (`what` names the artifact in the message) and it could be read.
-Status CheckBinary(const Profile& p, uint32_t binary, const char* what);
+// (`what` names the artifact in the message) and it could be read; and, if
+// `needs` is given, that the binary has what the artifact is made from, else
+// the error is its path followed by `lacks` (what it lacks, how to get it).
+Status CheckBinary(const Profile& p, uint32_t binary, const char* what, bool ProfileBinary::*needs = nullptr,
+                   const char* lacks = "");
 
 // True if some user frame of `s` is in `binary` (always, for kNoBinary).
 bool SampleTouches(const Profile& p, const ProfileSample& s, uint32_t binary);

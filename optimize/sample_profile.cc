@@ -70,13 +70,11 @@ class SampleProfileEmitter : public ProfileEmitter {
   SampleProfileEmitter(bool extbinary, SampleCounts counts) : extbinary_(extbinary), counts_(counts) {}
 
   Status Write(const Profile& p, uint32_t binary, const std::string& path) const override {
-    SYSPGO_TRY(CheckBinary(p, binary, "a sample profile"));
-    const ProfileBinary& b = p.binaries[binary];
-    if (!b.has_lines)
-      return MakeError(b.ref.path + " has no DWARF line information (not in the file, and no debug file found "
-                       "through .gnu_debuglink or .build-id): a sample profile maps samples to source lines. "
-                       "Build with -g or -gline-tables-only (add -fdebug-info-for-profiling for discriminators), "
-                       "or install its debug file and pass --debug-dir.");
+    SYSPGO_TRY(CheckBinary(p, binary, "a sample profile", &ProfileBinary::has_lines,
+                           " has no DWARF line information (not in the file, and no debug file found through "
+                           ".gnu_debuglink or .build-id): a sample profile maps samples to source lines. Build with "
+                           "-g or -gline-tables-only (add -fdebug-info-for-profiling for discriminators), or install "
+                           "its debug file and pass --debug-dir."));
     auto fn = LoadModule();
     if (!fn) return fn.error();
     LlvmSampleProfileRequest req;
