@@ -537,7 +537,8 @@ void Analysis::MakeStalls() {
 // The file of a stall, and the key that groups stalls with the same cause.
 void Analysis::Describe(Stall& s) {
   std::string comm = Comm(s.tid, s.pid, s.start);
-  std::string who = comm + "|" + (s.tid == s.pid ? "main" : "thread") + "|" + WaitClassName(s.wait.cls);
+  std::string thread = comm + "|" + (s.tid == s.pid ? "main" : "thread");
+  std::string who = thread + "|" + WaitClassName(s.wait.cls);
   if (s.wait.cls == WaitClass::kCpu) {
     s.key = who;  // preemption is one cause, whatever the thread was doing
     return;
@@ -551,14 +552,17 @@ void Analysis::Describe(Stall& s) {
     } else {
       s.path = KindName(s.ep->kind) + ":[" + std::to_string(s.ino) + "]";
     }
-    // The calls that name the operation, without its close: whether the
-    // close falls inside the burst depends on when the thread got its CPU
-    // back (under load, one checkpoint's close fell outside its burst and
-    // that checkpoint made a finding of its own).
+    // The thread, the calls that name the operation and its file; not its
+    // close, nor what it waited for most. Whether the close falls inside
+    // the burst depends on when the thread got its CPU back, and which wait
+    // dominates one occurrence (writeback, a journal lock, a discard) on
+    // what the disk and the other tasks did meanwhile: under load, either
+    // made one checkpoint of three a finding of its own. The finding takes
+    // the class of its longest wait (MakeFinding).
     std::vector<std::string> calls;
     for (const std::string& c : s.ep->order)
       if (c != "close") calls.push_back(c);
-    s.key = who + "|" + Join(calls, "+") + "|" +
+    s.key = thread + "|" + Join(calls, "+") + "|" +
             (s.ep->regular || !s.ep->lookup.empty() ? PathShape(s.path) : KindName(s.ep->kind));
     return;
   }
@@ -853,7 +857,8 @@ std::string RootFix(const PathRoot& r) {
 
 Finding Analysis::MakeFinding(const std::vector<const Stall*>& occ, StallDetail* d) {
   const Stall& first = *occ.front();
-  // The stall whose wait is longest speaks for all.
+  // The stall whose wait is longest speaks for all: its class names the
+  // finding (the occurrences of one file operation may differ; Describe).
   const Stall& rep = **std::max_element(occ.begin(), occ.end(),
                                         [](const Stall* a, const Stall* b) { return a->rep->dur < b->rep->dur; });
   Finding f;
@@ -902,7 +907,7 @@ Finding Analysis::MakeFinding(const std::vector<const Stall*>& occ, StallDetail*
   f.count = n;
   f.share = report_.wall_ns > 0 ? static_cast<double>(f.total_ns) / static_cast<double>(report_.wall_ns) : 0;
   d->offcpu_ns = d->blocked_ns + d->runnable_ns;
-  d->cause = WaitClassName(first.wait.cls);
+  d->cause = WaitClassName(rep.wait.cls);
   d->comm = Comm(first.tid, first.pid, first.start);
   d->main_thread = first.tid == first.pid;
   d->pids.assign(pids.begin(), pids.end());
@@ -949,7 +954,7 @@ Finding Analysis::MakeFinding(const std::vector<const Stall*>& occ, StallDetail*
       parts.push_back("then " + c + " (off-CPU " + FormatNs(static_cast<uint64_t>(inferred_ns[c] / n)) +
                       "; named from the kernel stack, fileio does not record it)");
     f.facts.emplace_back("syscalls", Join(parts, ", ") + (n > 1 ? ", per occurrence" : ""));
-  } else if (first.wait.cls == WaitClass::kCpu) {
+  } else if (rep.wait.cls == WaitClass::kCpu) {
     if (!first.syscall.empty()) f.facts.emplace_back("syscall", "in " + first.syscall + " when preempted (first one)");
   } else {
     f.facts.emplace_back("syscall", first.syscall.empty() ? "none (in user code)" : first.syscall);
@@ -980,7 +985,7 @@ Finding Analysis::MakeFinding(const std::vector<const Stall*>& occ, StallDetail*
                                       FormatNs(static_cast<uint64_t>(d->blocked_ns)) + " waiting, " +
                                       FormatNs(static_cast<uint64_t>(d->runnable_ns)) +
                                       " runnable without a CPU");
-  if (first.wait.cls != WaitClass::kCpu) {
+  if (rep.wait.cls != WaitClass::kCpu) {
     std::vector<std::pair<std::string, int64_t>> w(waits.begin(), waits.end());
     std::sort(w.begin(), w.end(), [](auto& a, auto& b) { return a.second > b.second || (a.second == b.second && a.first < b.first); });
     std::vector<std::string> parts;
@@ -1002,14 +1007,14 @@ Finding Analysis::MakeFinding(const std::vector<const Stall*>& occ, StallDetail*
       b += "; latency median " + FormatNs(static_cast<uint64_t>(Median(lat))) + ", worst " +
            FormatNs(static_cast<uint64_t>(*std::max_element(lat.begin(), lat.end())));
     f.facts.emplace_back("block I/O", b);
-  } else if (RuleOf(first.wait.cls).disk) {
+  } else if (RuleOf(rep.wait.cls).disk) {
     f.facts.emplace_back("block I/O", "none recorded for this thread or file in the window (was the block group on?)");
   }
   f.facts.emplace_back("woken by", d->waker);
   std::vector<std::string> user = names_->User(rep.rep->ustack, rep.pid, rep.rep->ts);
   if (!user.empty()) f.facts.emplace_back("user stack", Join(user, " < ", 6));
 
-  Period p = first.wait.cls == WaitClass::kCpu ? Period{} : FindPeriod(occ);
+  Period p = rep.wait.cls == WaitClass::kCpu ? Period{} : FindPeriod(occ);
   f.period = p.text;
   d->period_ns = p.ns;
   d->period_steps = p.steps;
@@ -1035,7 +1040,7 @@ Finding Analysis::MakeFinding(const std::vector<const Stall*>& occ, StallDetail*
   if (rep.ep && rep.ep->regular)
     use = rep.ep->written > 0 || rep.ep->synced >= 0 ? FixWhen::kWritesFile : FixWhen::kReadsFile;
   f.fix = StallFix(rep.wait.cls, use, words);
-  f.title = StallTitle(first.wait.cls, first.ep != nullptr, words);
+  f.title = StallTitle(rep.wait.cls, first.ep != nullptr, words);
 
   // Where the waits came down to: each interval followed through its
   // wakers (critical_path.h). When the main root lies in another thread,
@@ -1058,7 +1063,7 @@ Finding Analysis::MakeFinding(const std::vector<const Stall*>& occ, StallDetail*
   // CPUs its threads had to queue for on the way (a busy machine adds that
   // to every wait): the largest root that is no wait for a CPU goes first,
   // unless the stall is one (preemption).
-  if (first.wait.cls != WaitClass::kCpu) {
+  if (rep.wait.cls != WaitClass::kCpu) {
     auto main = std::find_if(d->roots.begin(), d->roots.end(),
                              [](const RootShare& r) { return r.root.kind != PathRoot::Kind::kCpu; });
     if (main != d->roots.end()) std::rotate(d->roots.begin(), main, main + 1);
