@@ -149,8 +149,12 @@ Status LoadTogether(const std::vector<ProbeGroup*>& unit, GroupContext& ctx, std
     g->lean_ = ctx.opts->detail == Detail::kLean;
     Status st = SetRingbufSize(*g, skel->obj, ctx.opts->ringbuf_bytes);
     if (st.ok()) st = g->Configure(skel, ctx);
-    if (st.ok()) in.push_back(g);
-    else (*results)[g] = st;
+    if (st.ok()) {
+      in.push_back(g);
+    } else {
+      (*results)[g] = st;
+      g->skel_ = nullptr;  // this object does not outlive the load without it
+    }
   }
   if (in.empty()) return {};
   bpf_program* p;
@@ -171,8 +175,12 @@ Status LoadTogether(const std::vector<ProbeGroup*>& unit, GroupContext& ctx, std
   }
   for (ProbeGroup* g : in) {
     Status st = g->Attach(ctx);
-    if (st.ok()) g->object_ = obj;
-    else g->Detach();
+    if (st.ok()) {
+      g->object_ = obj;
+    } else {
+      g->Detach();
+      g->skel_ = nullptr;
+    }
     (*results)[g] = st;
   }
   return {};
