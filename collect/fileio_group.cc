@@ -198,7 +198,6 @@ class FileioGroup : public ProbeGroup {
  protected:
   Status Configure(syspgo_bpf* skel, const GroupContext& ctx) override {
     instance_min_ns_ = ctx.opts->offcpu_min_ns;
-    skel->rodata->lean = lean_;
     skel->rodata->instance_min_ns = instance_min_ns_;
     skel->rodata->burst_gap_ns = 10 * instance_min_ns_;
     if (!lean_) {  // the maps stay empty: make them the smallest the kernel takes

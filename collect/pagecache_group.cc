@@ -201,7 +201,6 @@ class PagecacheGroup : public ProbeGroup {
     skel->rodata->memcg_hierarchy = hierarchy;
     skel->rodata->memcg_root_id = root_id_;
     skel->rodata->self_tgid = getpid();
-    skel->rodata->lean = lean_;
     skel->rodata->run_start_ns = start_ns_;
     if (!lean_) {  // the maps stay empty: make them the smallest the kernel takes
       for (bpf_map* m : {skel->maps.pagecache_chunks, skel->maps.pagecache_chunks_spare, skel->maps.pagecache_totals, skel->maps.pagecache_series,
