@@ -62,8 +62,7 @@ bool ProbeGroup::Owns(const char* bpf_name) const {
 }
 
 int ProbeGroup::ringbuf_fd() const {
-  std::string map = std::string(name()) + "_events";  // GROUP_EVENTS, bpf/common.bpf.h
-  return bpf_map__fd(bpf_object__find_map_by_name(skel_->obj, map.c_str()));
+  return bpf_map__fd(bpf_object__find_map_by_name(skel_->obj, events_map().c_str()));
 }
 
 Status ProbeGroup::Attach(const GroupContext&) {
@@ -92,14 +91,12 @@ std::vector<std::string> ProbeGroup::DisableMissingTracepoints() {
   return missing;
 }
 
-namespace {
-
-// What every group shares: `targets` and `drops` (bpf/common.bpf.h) and the
-// object's rodata and bss.
-bool Shared(const bpf_map* m) {
+bool SharedBpfMap(const bpf_map* m) {
   const char* n = bpf_map__name(m);
   return bpf_map__is_internal(m) || !strcmp(n, "targets") || !strcmp(n, "drops");
 }
+
+namespace {
 
 bool OwnedByAny(const std::vector<ProbeGroup*>& groups, const char* bpf_name) {
   for (const ProbeGroup* g : groups)
@@ -119,7 +116,7 @@ Status ReuseSharedMaps(bpf_object* obj, const GroupContext& ctx, const char* gro
 }
 
 Status SetRingbufSize(const ProbeGroup& g, bpf_object* obj, uint64_t bytes) {
-  std::string map = std::string(g.name()) + "_events";
+  std::string map = g.events_map();
   bpf_map* m = bpf_object__find_map_by_name(obj, map.c_str());
   if (!m) return MakeError(std::string("probe group '") + g.name() + "' has no '" + map + "' ring buffer");
   if (int err = bpf_map__set_max_entries(m, static_cast<uint32_t>(bytes)))
@@ -163,7 +160,7 @@ Status LoadTogether(const std::vector<ProbeGroup*>& unit, GroupContext& ctx, std
   }
   bpf_map* m;
   bpf_object__for_each_map(m, skel->obj) {
-    if (!Shared(m) && !OwnedByAny(in, bpf_map__name(m))) bpf_map__set_autocreate(m, false);
+    if (!SharedBpfMap(m) && !OwnedByAny(in, bpf_map__name(m))) bpf_map__set_autocreate(m, false);
   }
   if (int err = syspgo_bpf__load(skel)) {
     for (ProbeGroup* g : in) g->skel_ = nullptr;

@@ -66,6 +66,8 @@ class ProbeGroup {
   virtual void DeclareTables(Writer& w) = 0;
   // The group's ring buffer map fd (once loaded).
   int ringbuf_fd() const;
+  // The name of the group's ring buffer map (GROUP_EVENTS, bpf/common.bpf.h).
+  std::string events_map() const { return std::string(name()) + "_events"; }
   // Whether a BPF program or map of the linked object is this group's: its
   // name starts with the group's name and '_'.
   bool Owns(const char* bpf_name) const;
@@ -119,6 +121,10 @@ class ProbeGroup {
                              std::map<ProbeGroup*, Status>* results);
   std::shared_ptr<LoadedObject> object_;  // keeps the object loaded while the group lives
 };
+
+// Whether a map of the linked object is one every group shares: `targets`
+// and `drops` (bpf/common.bpf.h), and the object's rodata and bss.
+bool SharedBpfMap(const bpf_map* m);
 
 // Loads `groups` (proc first) into one object and attaches each; one status
 // per group, in order. If the object as a whole does not load (the verifier

@@ -45,12 +45,10 @@ TEST(ProbeLoad, EveryProgramAndMapBelongsToOneGroupOrIsShared) {
   bpf_map* m;
   bpf_object__for_each_map(m, skel->obj) {
     const char* n = bpf_map__name(m);
-    bool shared = bpf_map__is_internal(m) || !strcmp(n, "targets") || !strcmp(n, "drops");
-    EXPECT_EQ(owners(n), shared ? 0 : 1) << "map " << n;
+    EXPECT_EQ(owners(n), SharedBpfMap(m) ? 0 : 1) << "map " << n;
   }
   for (auto& g : groups) {  // each group's own ring buffer (GROUP_EVENTS)
-    std::string events = std::string(g->name()) + "_events";
-    EXPECT_NE(bpf_object__find_map_by_name(skel->obj, events.c_str()), nullptr) << events;
+    EXPECT_NE(bpf_object__find_map_by_name(skel->obj, g->events_map().c_str()), nullptr) << g->events_map();
   }
 }
 
