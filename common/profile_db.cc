@@ -215,8 +215,13 @@ std::string NormalizedSql(std::string_view sql) {
   return out;
 }
 
+// The last column: whether SQLite could have written the row. Its type,
+// names and statement are text (or the statement NULL); a row with a blob
+// there was made by hand, and reading it as text would pass a check SQLite
+// itself does not apply the same way (it loads an object from its `sql`).
 constexpr char kSchemaObjectsSql[] =
-    "SELECT type, name, tbl_name, COALESCE(sql, '') FROM sqlite_master ORDER BY type, name";
+    "SELECT type, name, tbl_name, COALESCE(sql, ''), typeof(type) = 'text' AND typeof(name) = 'text' AND "
+    "typeof(tbl_name) = 'text' AND typeof(sql) IN ('text', 'null') FROM sqlite_master ORDER BY type, name";
 
 // Every object, by name (a list: triggers have names of their own, which
 // may repeat a table's).
@@ -225,7 +230,14 @@ Result<std::vector<std::pair<std::string, SchemaObject>>> ReadSchemaObjects(Db& 
   if (!st) return st.error();
   std::vector<std::pair<std::string, SchemaObject>> out;
   Status err;
-  while (st->Step(&err)) out.push_back({st->Text(1), {st->Text(0), st->Text(2), NormalizedSql(st->Text(3))}});
+  while (st->Step(&err)) {
+    if (st->Int(4) == 0)
+      return MakeError("'" + db.path() + "' is not a database syspgo wrote: its schema table (sqlite_master) has a "
+                           "type, name or statement that is not text, which SQLite never writes. It was left "
+                           "untouched; analyze a database recorded with 'syspgo collect'.",
+                       EINVAL);
+    out.push_back({st->Text(1), {st->Text(0), st->Text(2), NormalizedSql(st->Text(3))}});
+  }
   if (!err.ok()) return err.error();
   return out;
 }
