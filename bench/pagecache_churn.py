@@ -78,6 +78,7 @@ def record(work, name, i, args, lib):
     con = sqlite3.connect(db)
     lost = con.execute("SELECT COALESCE(SUM(dropped), 0) FROM run_drop").fetchone()[0]
     lost_pc = con.execute("SELECT COALESCE(SUM(dropped), 0) FROM run_drop WHERE probe_group = 'pagecache'").fetchone()[0]
+    lost_by = dict(con.execute("SELECT probe_group, SUM(dropped) FROM run_drop GROUP BY probe_group HAVING SUM(dropped) > 0"))
     overflow = con.execute("SELECT COALESCE(SUM(overflow), 0) FROM run_aggregate "
                            "WHERE probe_group = 'pagecache' AND map != 'pc_chunks.refaults'").fetchone()[0]
     kept = con.execute("SELECT SUM(events) FROM run_probe").fetchone()[0]
@@ -86,7 +87,7 @@ def record(work, name, i, args, lib):
     findings = json.loads(out.stdout)["findings"]
     top = findings[0]["detail"] if findings else {}
     return {
-        "lost": lost, "lost_pc": lost_pc, "overflow": overflow, "kept": kept,
+        "lost": lost, "lost_pc": lost_pc, "lost_by": lost_by, "overflow": overflow, "kept": kept,
         # wait4's usage covers the collector and the children it waited
         # for (the command): the same command in every variant.
         "cpu": ru.ru_utime + ru.ru_stime, "rss": ru.ru_maxrss / 1024.0,
@@ -116,7 +117,7 @@ def main():
         for name in variants:
             r = record(work, name, i, args, lib)
             res[name].append(r)
-            print(f"run {i + 1}/{args.runs} {name:8} lost {r['lost']:>9} (pagecache {r['lost_pc']}) kept {r['kept']:>9} overflow {r['overflow']} "
+            print(f"run {i + 1}/{args.runs} {name:8} lost {r['lost']:>9} {r['lost_by'] or ''} kept {r['kept']:>9} overflow {r['overflow']} "
                   f"cpu {r['cpu']:.2f} s rss {r['rss']:.1f} MiB db {r['db']:.1f} MiB top {r['top']}", flush=True)
     rows = ["| variant | events lost (all groups) | of them pagecache | kept (ring buffers) | lean map overflow | tree CPU s | collector peak RSS MiB "
             "| DB MiB | top finding as full-64's |", "|---|---|---|---|---|---|---|---|---|"]
