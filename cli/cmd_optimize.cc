@@ -16,6 +16,7 @@
 #include "analyze/run.h"
 #include "analyze/sample_pprof.h"
 #include "optimize/deploy_lists.h"
+#include "optimize/erofs_image.h"
 #include "optimize/plan_from_run.h"
 #include "optimize/profile_artifacts.h"
 #include "optimize/readahead_plan.h"
@@ -27,7 +28,7 @@ struct OptimizeArgs {
   std::string db, binary, emit, output, format = "text";
   std::string json;  // --json FILE: the summary of a CPU-sample artifact
   std::vector<std::string> pprof;  // --pprof FILE: pprof profiles in place of (or beside) DB
-  std::string source_dir = "/";  // squashfs-sort: the directory mksquashfs packs
+  std::string source_dir = "/";  // squashfs-sort, erofs: the directory the image is made of
   std::string image_root = "/";  // prefetch-list: where the image is mounted when the trace was taken
   std::string relocate;           // plan: FROM=TO, the recorded directory and where its image is mounted
   std::string pages = "auto";     // plan: which pages (PlanPages)
@@ -148,6 +149,20 @@ int EmitFromPlan(const OptimizeArgs& a) {
     if (po.pages == PlanPages::kAuto && p->pages == PlanPages::kMapped) NoteReadaheadCost(*db, run->id, po, recorded_bytes);
     return 0;
   }
+  if (a.emit == "erofs") {
+    if (a.source_dir == "/")
+      return UsageError("--emit erofs makes an image of one directory: give it with --source-dir DIR (the "
+                        "directory the recorded run read its files from, e.g. through chroot DIR)");
+    fprintf(stderr, "syspgo: making %s from %s (mkfs.erofs --chunksize=4096, then the plan's %llu pages first)\n",
+            a.output.c_str(), a.source_dir.c_str(), static_cast<unsigned long long>(bytes / kPlanPageSize));
+    auto laid = BuildErofsImage(a.source_dir, a.output, p->plan);
+    if (!laid) return Fail(laid.error().message);
+    for (const std::string& w : laid->left_out) fprintf(stderr, "syspgo: left out: %s\n", TerminalSafe(w).c_str());
+    fprintf(stderr, "syspgo: wrote %s: %zu files, %llu of its %llu data blocks first, in replay order\n",
+            a.output.c_str(), laid->files_placed, static_cast<unsigned long long>(laid->blocks_placed),
+            static_cast<unsigned long long>(laid->data_blocks));
+    return 0;
+  }
   auto list = a.emit == "squashfs-sort" ? SquashfsSortList(p->plan, a.source_dir)
                                         : PrefetchPathList(p->plan, a.image_root);
   if (!list) return Fail(list.error().message);
@@ -202,6 +217,8 @@ const EmitKind kEmitKinds[] = {
     {"folded", "folded stacks for flame graphs; --binary optional", EmitProfile},
     {"plan", "prefetch plan for syspgo prefetch, from a cold start (collect --cold)", EmitFromPlan},
     {"squashfs-sort", "mksquashfs -sort file, first-touched first (--source-dir DIR, default /)", EmitFromPlan},
+    {"erofs", "EROFS image of --source-dir DIR, the plan's pages first in replay order (runs mkfs.erofs)",
+     EmitFromPlan},
     {"prefetch-list", "ordered absolute paths, as Nydus/eStargz prefetch lists take (--image-root DIR)",
      EmitFromPlan},
     {"readahead", "readahead plan for syspgo prefetch --readahead: per-file advice, per-device read_ahead_kb",
@@ -237,6 +254,7 @@ const char kExamples[] =
     "  syspgo collect --cold --no-readahead -o cold.db -- ./app  # drops the page cache first\n"
     "  syspgo optimize cold.db --emit plan -o app.plan && syspgo prefetch app.plan -- ./app\n"
     "  syspgo optimize cold.db --emit readahead -o app.ra && syspgo prefetch --readahead app.ra -- ./app\n"
+    "  syspgo optimize cold.db --emit erofs --source-dir /srv/root -o app.erofs  # mount -t erofs -o loop,ro\n"
     "  syspgo optimize cold.db --emit squashfs-sort --source-dir /srv/root -o sort.txt\n"
     "  mksquashfs /srv/root app.img -sort sort.txt && mount -o loop,ro app.img /mnt/app\n"
     "  syspgo optimize cold.db --emit plan --relocate /srv/root=/mnt/app -o app.plan  # docs/coldstart.md\n";
@@ -284,7 +302,7 @@ int Optimize(const std::vector<std::string>& args) {
       ->type_name("ip|ip-only|stacks")
       ->check(Accepts([](const std::string& v) { return ParseSampleCounts(v).has_value(); }, kSampleCountsChoices))
       ->capture_default_str();
-  app->add_option("--source-dir", a.source_dir, "squashfs-sort: paths relative to the directory mksquashfs packs")
+  app->add_option("--source-dir", a.source_dir, "squashfs-sort, erofs: the directory the image is made of")
       ->type_name("DIR")
       ->capture_default_str();
   app->add_option("--image-root", a.image_root, "prefetch-list: where the image was mounted in the traced run")

@@ -20,18 +20,6 @@ constexpr int kTopPriority = 32767;
 // Listed files stay above the unlisted ones (priority 0) however many there are.
 constexpr int kLowestListedPriority = 1;
 
-// The path of `path` inside `root` ("" when it is not inside), with no
-// leading slash. Both are absolute.
-std::string Inside(const std::string& root, const std::string& path) {
-  namespace fs = std::filesystem;
-  std::string r = fs::path(root).lexically_normal().string();
-  std::string p = fs::path(path).lexically_normal().string();
-  if (r.size() > 1 && r.back() == '/') r.pop_back();
-  if (r == "/") return p.size() > 1 ? p.substr(1) : "";
-  if (p.size() <= r.size() + 1 || p.compare(0, r.size(), r) != 0 || p[r.size()] != '/') return "";
-  return p.substr(r.size() + 1);
-}
-
 std::string EscapeSortName(const std::string& name) {
   std::string out;
   for (char c : name) {
@@ -51,7 +39,7 @@ template <typename LineFn>
 DeployList Emit(const Plan& plan, const std::string& root, LineFn line) {
   DeployList out;
   for (const PlanFile& f : plan.files) {
-    std::string rel = Inside(root, f.path);
+    std::string rel = PathInside(root, f.path);
     if (rel.empty()) out.left_out.push_back(f.path + ": not under " + root);
     else if (rel.find('\n') != std::string::npos) out.left_out.push_back(f.path + ": the name contains a newline");
     else out.text += line(rel, out.listed++) + "\n";
@@ -60,6 +48,16 @@ DeployList Emit(const Plan& plan, const std::string& root, LineFn line) {
 }
 
 }  // namespace
+
+std::string PathInside(const std::string& root, const std::string& path) {
+  namespace fs = std::filesystem;
+  std::string r = fs::path(root).lexically_normal().string();
+  std::string p = fs::path(path).lexically_normal().string();
+  if (r.size() > 1 && r.back() == '/') r.pop_back();
+  if (r == "/") return p.size() > 1 ? p.substr(1) : "";
+  if (p.size() <= r.size() + 1 || p.compare(0, r.size(), r) != 0 || p[r.size()] != '/') return "";
+  return p.substr(r.size() + 1);
+}
 
 Result<DeployList> SquashfsSortList(const Plan& plan, const std::string& source_dir) {
   SYSPGO_TRY(CheckRoot(source_dir, "the mksquashfs source directory"));
@@ -80,7 +78,7 @@ Result<RelocatedPlan> RelocatePlan(const Plan& plan, const std::string& from, co
   std::string dest = std::filesystem::path(to).lexically_normal().string();
   if (dest.size() > 1 && dest.back() == '/') dest.pop_back();
   auto moved_path = [&](const std::string& path) {
-    std::string rel = Inside(from, path);
+    std::string rel = PathInside(from, path);
     return rel.empty() ? std::string() : (dest == "/" ? "" : dest) + "/" + rel;
   };
   RelocatedPlan out;

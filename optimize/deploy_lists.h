@@ -15,6 +15,10 @@
 
 namespace syspgo {
 
+// The path of `path` inside `root` ("" when it is not inside), with no
+// leading slash. Both are absolute; neither is resolved on disk.
+std::string PathInside(const std::string& root, const std::string& path);
+
 struct DeployList {
   std::string text;                 // the file's contents
   size_t listed = 0;                // lines in `text`

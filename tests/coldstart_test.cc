@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "analyze/report_findings.h"
+#include "optimize/erofs_image.h"
 #include "optimize/plan.h"
 #include "tests/test_util.h"
 
@@ -68,6 +69,12 @@ std::vector<std::string> Toucher(const std::string& path) {
           "print(sum(m[p * 4096] for p in (" + pages + ")))\n",
           path};
 }
+
+// Unmounts `at` when it goes, so a failed assertion leaves no mount behind.
+struct Unmount {
+  std::string at;
+  ~Unmount() { Sh("umount " + at); }
+};
 
 CmdResult Collect(const std::string& db, const std::vector<std::string>& extra, const std::vector<std::string>& cmd) {
   std::vector<std::string> argv = {SyspgoBin(), "collect", "--cold", "--probes", "proc,fileio,faults,pagecache",
@@ -512,10 +519,7 @@ TEST(ColdStartImage, SortedImageHoldsTheFilesInFirstTouchOrderAndTheMovedPlanNam
 
   CmdResult m = Sh("mount -t squashfs -o loop,ro " + img + " " + mnt);
   ASSERT_EQ(m.status, 0) << m.err;
-  struct Unmount {
-    std::string at;
-    ~Unmount() { Sh("umount " + at); }
-  } unmount{mnt};
+  Unmount unmount{mnt};
   std::string plan = dir.File("image.plan");
   o = RunCmd({SyspgoBin(), "optimize", db, "--emit", "plan", "--relocate", root + "=" + mnt, "-o", plan});
   ASSERT_EQ(o.status, 0) << o.err;
@@ -531,6 +535,97 @@ TEST(ColdStartImage, SortedImageHoldsTheFilesInFirstTouchOrderAndTheMovedPlanNam
     EXPECT_TRUE(SameContents(f.fingerprint, *fp)) << f.path << ": a replay would skip it";
   }
   EXPECT_EQ(in_image, read_order);
+}
+
+// Issue 25: an EROFS image whose data blocks lie in the order a cold run
+// first touched its pages, pages inside one file included (mksquashfs
+// -sort orders whole files only). A program reads two scattered pages of a
+// large file, a whole small file, then a page before the first two; the
+// image made from the run holds those pages, in that order, as one run of
+// blocks at the start of its data, and mounted by the kernel it reads back
+// every file of the directory unchanged.
+TEST(ColdStartImage, ErofsImageHoldsThePagesInReplayOrderAndMountsUnchanged) {
+  TempDir dir;
+  std::string root = dir.File("root"), mnt = dir.File("mnt");
+  ASSERT_EQ(mkdir(root.c_str(), 0755), 0);
+  ASSERT_EQ(mkdir(mnt.c_str(), 0755), 0);
+  ASSERT_EQ(Sh("mkdir -p " + root + "/lib/deep && head -c 1048576 /dev/urandom > " + root + "/lib/big.bin && "
+               "head -c 20000 /dev/urandom > " + root + "/lib/deep/small.bin && head -c 300000 /dev/urandom > " +
+               root + "/unread.bin && head -c 16384 " + root + "/lib/big.bin > " + root + "/dup.bin && "
+               "printf hello > " + root + "/tiny.txt && sync")
+                .status,
+            0);
+  std::string big = root + "/lib/big.bin", small = root + "/lib/deep/small.bin";
+  std::vector<std::string> reader = {
+      "sh", "-c",
+      "dd if=" + big + " bs=4096 skip=200 count=2 status=none; dd if=" + big + " bs=4096 skip=90 count=1 status=none; "
+      "cat " + small + "; dd if=" + big + " bs=4096 skip=7 count=1 status=none; true > /dev/null"};
+  std::string db = dir.File("cold.db"), img = dir.File("app.erofs");
+  CmdResult c = Collect(db, {"--no-readahead"}, reader);
+  ASSERT_EQ(c.status, 0) << c.err;
+  CmdResult o = RunCmd({SyspgoBin(), "optimize", db, "--emit", "erofs", "--source-dir", root, "-o", img});
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.err.find("wrote " + img + ": 2 files"), std::string::npos) << o.err;
+
+  auto big_blocks = ErofsFileBlocks(img, "lib/big.bin");
+  auto small_blocks = ErofsFileBlocks(img, "lib/deep/small.bin");
+  ASSERT_TRUE(big_blocks.ok()) << big_blocks.error().message;
+  ASSERT_TRUE(small_blocks.ok()) << small_blocks.error().message;
+  ASSERT_EQ(big_blocks->size(), 256u);
+  ASSERT_EQ(small_blocks->size(), 5u);
+  // Replay order: big 200-201, big 90, small 0-4, big 7; one block after another.
+  std::vector<uint32_t> read;
+  for (uint64_t p : {200, 201, 90}) read.push_back((*big_blocks)[p]);
+  for (uint32_t b : *small_blocks) read.push_back(b);
+  read.push_back((*big_blocks)[7]);
+  for (size_t i = 1; i < read.size(); ++i) EXPECT_EQ(read[i], read[0] + i) << "page " << i << " of the replay";
+  // ... and before every other data block of the image.
+  for (const char* f : {"lib/big.bin", "unread.bin", "dup.bin"}) {
+    auto blocks = ErofsFileBlocks(img, f);
+    ASSERT_TRUE(blocks.ok()) << blocks.error().message;
+    for (uint32_t b : *blocks) EXPECT_GE(b, read[0]) << f;
+  }
+
+  CmdResult m = Sh("mount -t erofs -o loop,ro " + img + " " + mnt);
+  ASSERT_EQ(m.status, 0) << m.err;
+  Unmount unmount{mnt};
+  CmdResult same = Sh("diff -r " + root + " " + mnt);
+  EXPECT_EQ(same.status, 0) << same.out << same.err;
+}
+
+// The layout reads images it did not make as hostile input: a file that is
+// not EROFS, or an image cut short, is an error naming it, and no output
+// is left behind.
+TEST(ColdStartImage, ErofsLayoutRefusesWhatIsNotAWholeChunkedImage) {
+  TempDir dir;
+  std::string root = dir.File("root");
+  ASSERT_EQ(Sh("mkdir -p " + root + " && head -c 100000 /dev/urandom > " + root + "/f && mkfs.erofs --quiet "
+               "--chunksize=4096 " + dir.File("good.erofs") + " " + root + " && mkfs.erofs --quiet " +
+               dir.File("flat.erofs") + " " + root + " && head -c 3000 " + dir.File("good.erofs") + " > " +
+               dir.File("cut.erofs") + " && head -c 100000 /dev/zero > " + dir.File("zeros"))
+                .status,
+            0);
+  Plan plan;
+  std::string out = dir.File("out.erofs");
+  auto not_erofs = LayOutErofsImage(dir.File("zeros"), out, plan, root);
+  ASSERT_FALSE(not_erofs.ok());
+  EXPECT_NE(not_erofs.error().message.find("'" + dir.File("zeros") + "' is not an EROFS image"), std::string::npos)
+      << not_erofs.error().message;
+  auto cut = LayOutErofsImage(dir.File("cut.erofs"), out, plan, root);
+  ASSERT_FALSE(cut.ok());
+  EXPECT_NE(cut.error().message.find("damaged"), std::string::npos) << cut.error().message;
+  EXPECT_NE(access(out.c_str(), F_OK), 0) << "a refused image left an output";
+  // Without --chunksize the data is not in chunks: laid out as it is, with
+  // the file named as not placed.
+  plan.files.push_back({root + "/f", {}, {{0, 4096, 0}}});
+  auto flat = LayOutErofsImage(dir.File("flat.erofs"), out, plan, root);
+  ASSERT_TRUE(flat.ok()) << flat.error().message;
+  EXPECT_EQ(flat->files_placed, 0u);
+  ASSERT_EQ(flat->left_out.size(), 1u);
+  auto good = LayOutErofsImage(dir.File("good.erofs"), out, plan, root);
+  ASSERT_TRUE(good.ok()) << good.error().message;
+  EXPECT_EQ(good->files_placed, 1u);
+  EXPECT_EQ(good->blocks_placed, 1u);
 }
 
 }  // namespace
