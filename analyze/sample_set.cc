@@ -139,6 +139,44 @@ Result<std::string> ReadBuildId(const std::string& path) {
   });
 }
 
+Result<std::vector<ElfFunction>> ReadElfFunctions(const std::string& path) {
+  return WithElf<std::vector<ElfFunction>>(path, [](Elf* elf) {
+    std::vector<ElfFunction> out;
+    std::vector<GElf_Phdr> loads;
+    size_t n = 0;
+    if (elf_getphdrnum(elf, &n) != 0) return out;
+    for (size_t i = 0; i < n; ++i) {
+      GElf_Phdr ph;
+      if (gelf_getphdr(elf, static_cast<int>(i), &ph) && ph.p_type == PT_LOAD) loads.push_back(ph);
+    }
+    Elf_Scn* table = nullptr;
+    for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf, scn));) {
+      GElf_Shdr sh;
+      if (!gelf_getshdr(scn, &sh)) continue;
+      if (sh.sh_type == SHT_SYMTAB || (sh.sh_type == SHT_DYNSYM && !table)) table = scn;
+    }
+    GElf_Shdr sh;
+    Elf_Data* data = table && gelf_getshdr(table, &sh) ? elf_getdata(table, nullptr) : nullptr;
+    if (!data || !sh.sh_entsize) return out;
+    for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; ++i) {
+      GElf_Sym s;
+      if (!gelf_getsym(data, static_cast<int>(i), &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC || !s.st_size ||
+          s.st_shndx == SHN_UNDEF)
+        continue;
+      const char* name = elf_strptr(elf, sh.sh_link, s.st_name);
+      for (const GElf_Phdr& ph : loads)
+        if (name && *name && s.st_value >= ph.p_vaddr && s.st_value - ph.p_vaddr < ph.p_filesz) {
+          out.push_back({name, s.st_value - ph.p_vaddr + ph.p_offset, s.st_size});
+          break;
+        }
+    }
+    std::sort(out.begin(), out.end(), [](const ElfFunction& a, const ElfFunction& b) {
+      return a.offset != b.offset ? a.offset < b.offset : a.name < b.name;
+    });
+    return out;
+  });
+}
+
 Result<uint32_t> FindBinary(const SampleSet& set, const std::string& path) {
   auto id = ReadBuildId(path);
   if (!id) return id.error();

@@ -84,6 +84,16 @@ Result<std::string> ReadBuildId(const std::string& path);
 // /lib64/ld-linux-x86-64.so.2); "" if it names none.
 Result<std::string> ReadElfInterpreter(const std::string& path);
 
+// A function of an ELF file's symbol table, where its code lies in the file.
+struct ElfFunction {
+  std::string name;     // as the symbol table has it (mangled): what a linker's ordering file names
+  uint64_t offset = 0;  // file offset of its first byte (through the PT_LOAD that maps it)
+  uint64_t size = 0;    // bytes (st_size)
+};
+// The sized STT_FUNC symbols of `path`'s .symtab (its .dynsym when it was
+// stripped), by file offset; a symbol no PT_LOAD maps is left out.
+Result<std::vector<ElfFunction>> ReadElfFunctions(const std::string& path);
+
 // ===--- After symbolization -------------------------------------------=== //
 
 inline constexpr uint32_t kKernelBinary = 0xfffffffeu;  // Location::binary of kernel addresses

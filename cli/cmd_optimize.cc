@@ -20,6 +20,7 @@
 #include "optimize/plan_from_run.h"
 #include "optimize/profile_artifacts.h"
 #include "optimize/readahead_plan.h"
+#include "optimize/startup_order.h"
 
 namespace syspgo::cli {
 namespace {
@@ -126,6 +127,8 @@ int EmitFromPlan(const OptimizeArgs& a) {
   PlanFromRunOptions po;
   po.pages = *ParsePlanPages(a.pages);
   po.merge_gap = static_cast<uint64_t>(a.gap_kib) << 10;
+  // The startup order wants each page at its own first touch, and no gap.
+  po.keep_pieces = a.emit == "startup-order";
   auto p = PlanFromRun(*db, run->id, po);
   if (!p) return Fail(p.error().message);
   for (const std::string& w : p->warnings) Warn(w);
@@ -147,6 +150,17 @@ int EmitFromPlan(const OptimizeArgs& a) {
             a.output.c_str(), p->plan.files.size(), static_cast<unsigned long long>(extents), bytes / 1048576.0,
             PlanPagesName(p->pages), static_cast<unsigned long long>(p->touches), static_cast<long long>(run->id));
     if (po.pages == PlanPages::kAuto && p->pages == PlanPages::kMapped) NoteReadaheadCost(*db, run->id, po, recorded_bytes);
+    return 0;
+  }
+  if (a.emit == "startup-order") {
+    if (a.binary.empty())
+      return UsageError("--emit startup-order orders one program's functions: give it with --binary PATH");
+    auto order = StartupOrderFromPlan(p->plan, a.binary);
+    if (!order) return Fail(order.error().message);
+    if (Status s = WriteFileAtomically(a.output, StartupOrderText(*order)); !s.ok()) return Fail(s.error().message);
+    fprintf(stderr, "syspgo: wrote %s: %zu functions on the %zu text pages of %zu the start touched in %s, in "
+            "first-touch order (ld.lld --symbol-ordering-file, code built with -ffunction-sections)\n",
+            a.output.c_str(), order->symbols.size(), order->text_pages, order->pages, a.binary.c_str());
     return 0;
   }
   if (a.emit == "erofs") {
@@ -217,6 +231,8 @@ const EmitKind kEmitKinds[] = {
     {"folded", "folded stacks for flame graphs; --binary optional", EmitProfile},
     {"plan", "prefetch plan for syspgo prefetch, from a cold start (collect --cold)", EmitFromPlan},
     {"squashfs-sort", "mksquashfs -sort file, first-touched first (--source-dir DIR, default /)", EmitFromPlan},
+    {"startup-order", "symbol ordering file from a cold start's text pages (--binary): ld.lld "
+     "--symbol-ordering-file=FILE", EmitFromPlan},
     {"erofs", "EROFS image of --source-dir DIR, the plan's pages first in replay order (runs mkfs.erofs)",
      EmitFromPlan},
     {"prefetch-list", "ordered absolute paths, as Nydus/eStargz prefetch lists take (--image-root DIR)",

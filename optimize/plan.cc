@@ -393,7 +393,8 @@ PlanBuilder::Output PlanBuilder::Build() const {
                              std::to_string(fp->size) + " bytes)");
       continue;
     }
-    out.plan.files.push_back({path, fp.value(), Coalesce(std::move(pieces), merge_gap_)});
+    if (keep_pieces_) std::sort(pieces.begin(), pieces.end(), TouchOrder);
+    out.plan.files.push_back({path, fp.value(), keep_pieces_ ? std::move(pieces) : Coalesce(std::move(pieces), merge_gap_)});
   }
   SortFiles(out.plan.files);
   for (const auto& [path, ts] : lookups_) out.plan.lookups.push_back({path, ts});

@@ -123,6 +123,10 @@ class PlanBuilder {
   void Reserve(size_t n) { records_.reserve(records_.size() + n); }
   // Bytes, rounded down to whole pages; 0 merges only touching ranges.
   void SetMergeGap(uint64_t bytes) { merge_gap_ = bytes / kPlanPageSize * kPlanPageSize; }
+  // Keeps every range at its own first touch, merging none (not even
+  // touching ranges, whose pages a replay could read in one go): for orders
+  // made from the plan (optimize/startup_order.h), not for replays.
+  void KeepPieces() { keep_pieces_ = true; }
   void SetCreation(PlanCreation c) { creation_ = std::move(c); }
   struct Output {
     Plan plan;
@@ -152,6 +156,7 @@ class PlanBuilder {
   std::map<std::string, uint64_t> lookups_;  // path -> first lookup
   PlanCreation creation_;
   uint64_t merge_gap_ = kPlanDefaultMergeGap;
+  bool keep_pieces_ = false;
 };
 
 // Merges plans from several cold runs: per path the union of the ranges,

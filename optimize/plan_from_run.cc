@@ -58,6 +58,7 @@ Result<PlanFromRunResult> PlanFromRun(Db& db, int64_t run_id, const PlanFromRunO
     is_shared[i] = shared.count({order->files[i].dev, order->files[i].ino}) != 0;
   PlanBuilder b;
   b.SetMergeGap(o.merge_gap);
+  if (o.keep_pieces) b.KeepPieces();
   PlanFromRunResult r;
   std::set<uint32_t> fallback;
   b.Reserve(order->touches.size());

@@ -47,6 +47,7 @@ struct PlanFromRunResult {
 struct PlanFromRunOptions {
   PlanPages pages = PlanPages::kAuto;
   uint64_t merge_gap = kPlanDefaultMergeGap;  // see PlanBuilder::SetMergeGap
+  bool keep_pieces = false;                   // see PlanBuilder::KeepPieces
 };
 Result<PlanFromRunResult> PlanFromRun(Db& db, int64_t run_id, const PlanFromRunOptions& o = {});
 

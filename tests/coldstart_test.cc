@@ -628,5 +628,75 @@ TEST(ColdStartImage, ErofsLayoutRefusesWhatIsNotAWholeChunkedImage) {
   EXPECT_EQ(good->blocks_placed, 1u);
 }
 
+// Issue 25: the startup's functions linked together. A program of 200
+// functions, 2 KiB each, calls five far apart; from its cold run, the
+// startup order lists those five in the order they ran (with their page
+// mates) and none of the functions the start never reached. Relinked with
+// it, the start's text lies together: a cold run of the new binary touches
+// it in fewer extents of a replay (the plan's default merge gap) than the
+// old one, whose start touched pages across the whole text.
+TEST(ColdStartOrder, StartupOrderLinksTheStartsTextTogether) {
+  TempDir dir;
+  std::string src = dir.File("app.c");
+  {
+    std::ofstream c(src);
+    c << "#define F(n) __attribute__((noinline)) int f##n(int x) { __asm__ volatile(\".fill 2040, 1, 0x90\"); "
+         "return x + n; }\n";
+    for (int i = 0; i < 200; ++i) c << "F(" << i << ")\n";
+    c << "int main(int argc, char** argv) { int s = f150(argc); s += f20(s); s += f90(s); s += f5(s); "
+         "s += f190(s); return s == 12345; }\n";
+  }
+  auto build = [&](const std::string& out, const std::string& order) {
+    std::vector<std::string> argv = {"clang-19", "-O1", "-ffunction-sections", "-fuse-ld=lld", src, "-o", out};
+    if (!order.empty()) argv.push_back("-Wl,--symbol-ordering-file=" + order);
+    CmdResult r = RunCmd(argv);
+    EXPECT_EQ(r.status, 0) << r.err;
+  };
+  // The extents of `bin` in the plan of its cold run, and that run's database.
+  auto cold_extents = [&](const std::string& bin, const std::string& db) -> size_t {
+    CmdResult c = Collect(db, {"--no-readahead"}, {bin});
+    EXPECT_EQ(c.status, 0) << c.err;
+    std::string plan = db + ".plan";
+    CmdResult o = RunCmd({SyspgoBin(), "optimize", db, "--emit", "plan", "-o", plan});
+    EXPECT_EQ(o.status, 0) << o.err;
+    auto p = ReadPlan(plan);
+    if (!p.ok()) {
+      ADD_FAILURE() << p.error().message;
+      return 0;
+    }
+    for (const PlanFile& f : p->files)
+      if (f.path == bin) return f.extents.size();
+    ADD_FAILURE() << "the plan holds no page of " << bin;
+    return 0;
+  };
+  std::string app = dir.File("app"), db = dir.File("app.db"), order = dir.File("app.order");
+  build(app, "");
+  size_t before = cold_extents(app, db);
+  CmdResult o = RunCmd({SyspgoBin(), "optimize", db, "--emit", "startup-order", "--binary", app, "-o", order});
+  ASSERT_EQ(o.status, 0) << o.err;
+  std::vector<std::string> names;
+  {
+    std::ifstream in(order);
+    for (std::string line; std::getline(in, line);) names.push_back(line);
+  }
+  auto at = [&](const std::string& name) { return std::find(names.begin(), names.end(), name) - names.begin(); };
+  EXPECT_LT(at("f150"), at("f20")) << ReadAll(order);
+  EXPECT_LT(at("f20"), at("f90")) << ReadAll(order);
+  EXPECT_LT(at("f90"), at("f5")) << ReadAll(order);
+  EXPECT_LT(at("f5"), at("f190")) << ReadAll(order);
+  EXPECT_LT(at("f190"), static_cast<long>(names.size())) << ReadAll(order);
+  for (const char* unreached : {"f60", "f120", "f170"})
+    EXPECT_EQ(at(unreached), static_cast<long>(names.size())) << unreached << " was not run\n" << ReadAll(order);
+
+  std::string relinked = dir.File("app.ordered");
+  build(relinked, order);
+  size_t after = cold_extents(relinked, dir.File("ordered.db"));
+  EXPECT_LT(after, before) << "the relinked start's text should lie in fewer runs of pages";
+
+  CmdResult no_binary = RunCmd({SyspgoBin(), "optimize", db, "--emit", "startup-order", "-o", order});
+  EXPECT_EQ(no_binary.status, 2);
+  EXPECT_NE(no_binary.err.find("--binary"), std::string::npos) << no_binary.err;
+}
+
 }  // namespace
 }  // namespace syspgo::test
