@@ -26,9 +26,16 @@ namespace syspgo {
 namespace {
 
 // Columns that hold only syspgo's own vocabulary or numbers as text; kept.
-// Every other text or blob value in every table is redacted.
+// Every other text or blob value in every table is redacted. The run's
+// settings (schemas/profile.sql: detail to damon_read and the three lists)
+// are kept whole, as settings_json was before schema version 5: group
+// names, the tier, build-ids, and the DAMON schemes' sysfs paths and
+// operations sets; its numbers (the collector's files among them) are
+// kept like every number.
 const std::set<std::string> kKeptColumns = {
-    "run.kernel_release",  "run.syspgo_version", "run.status",      "run.exit_reason", "run.settings_json",
+    "run.kernel_release",  "run.syspgo_version", "run.status",      "run.exit_reason", "run.detail",
+    "run.kernel_build_id", "run.vdso_build_id",  "run_setting_probe.probe_group", "run_damon_scheme.path",
+    "run_damon_scheme.ops",
     "run_probe.probe_group", "run_drop.probe_group", "syscall_name.name", "block_op.name", "irq_hist.kind",
     "irq_hist.name",       "irq_run.kind",       "irq_run.name",    "mapping.build_id", "stack.frames",
     "kallsyms.hash",       "run_kallsyms.hash",  "kallsyms.text",   // kallsyms.text: see keep_kallsyms

@@ -123,10 +123,50 @@ Result<std::vector<LiveRun>> LiveRuns(Db& db) {
   return out;
 }
 
+// Databases come from others: a value out of its range reads as the
+// setting's default, `lo` for every setting (as ParseSettings reads a
+// member of a version 4 database).
+namespace {
+int64_t Within(int64_t v, int64_t lo, int64_t hi = INT64_MAX) { return v >= lo && v <= hi ? v : lo; }
+}  // namespace
+
 Result<RunSettings> ReadRunSettings(Db& db, int64_t run_id) {
-  auto row = RunRow(db, run_id, "settings_json");
+  auto row = RunRow(db, run_id,
+                    "detail, ringbuf_bytes, memory_budget_bytes, cpu_freq_hz, offcpu_min_ns, irq_min_ns, cold, "
+                    "no_readahead, kernel_build_id, vdso_build_id, damon_read");
   if (!row) return row.error();
-  return ParseSettings(row->Text(0));
+  RunSettings s;
+  s.detail = row->Text(0);
+  s.ringbuf_bytes = static_cast<uint64_t>(Within(row->Int(1), 0));
+  s.memory_budget_bytes = static_cast<uint64_t>(Within(row->Int(2), 0));
+  s.freq_hz = static_cast<uint32_t>(Within(row->Int(3), 0, UINT32_MAX));
+  s.offcpu_min_ns = Within(row->Int(4), 0);
+  s.irq_min_ns = Within(row->Int(5), 0);
+  s.cold = row->Int(6) != 0;
+  s.no_readahead = row->Int(7) != 0;
+  s.kernel_build_id = row->Text(8);
+  s.vdso_build_id = row->Text(9);
+  if (row->Int(10)) s.damon.emplace();
+  // The lists, in their order.
+  SYSPGO_TRY(ForEachRow(db, "the probe groups of run " + std::to_string(run_id),
+                        "SELECT probe_group FROM run_setting_probe WHERE run_id = ?1 ORDER BY position", {run_id},
+                        [&](Stmt& r) { s.probes.push_back(r.Text(0)); }));
+  // dev and ino are stored as stat(2) gives them, in SQLite's signed integers.
+  SYSPGO_TRY(ForEachRow(db, "the collector's files of run " + std::to_string(run_id),
+                        "SELECT dev, ino FROM run_collector_file WHERE run_id = ?1 ORDER BY position", {run_id},
+                        [&](Stmt& r) {
+                          s.collector_files.emplace_back(static_cast<uint64_t>(r.Int(0)),
+                                                         static_cast<uint64_t>(r.Int(1)));
+                        }));
+  if (!s.damon) return s;
+  SYSPGO_TRY(ForEachRow(db, "the DAMON schemes of run " + std::to_string(run_id),
+                        "SELECT path, ops, min_age, aggr_us, min_age_us FROM run_damon_scheme WHERE run_id = ?1 "
+                        "ORDER BY position",
+                        {run_id}, [&](Stmt& r) {
+                          s.damon->push_back({r.Text(0), r.Text(1), Within(r.Int(2), -1), Within(r.Int(3), -1),
+                                              Within(r.Int(4), -1)});
+                        }));
+  return s;
 }
 
 }  // namespace syspgo

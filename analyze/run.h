@@ -87,8 +87,9 @@ Result<std::vector<LiveRun>> LiveRuns(Db& db);
 // full`, every run before schema version 3, and the fileio group's before
 // version 4). Analyses read the tier's tables and say which they read.
 enum class Tier { kFull, kLean };
-// What run `run_id` was recorded with (run.settings_json); an error if the
-// run does not exist.
+// What run `run_id` was recorded with (its settings columns of run, and
+// run_setting_probe, run_collector_file, run_damon_scheme); an error if
+// the run does not exist.
 Result<RunSettings> ReadRunSettings(Db& db, int64_t run_id);
 
 Result<Tier> RecordingTier(Db& db, int64_t run_id, const std::string& group);

@@ -71,7 +71,7 @@ int OnEvent(void* ctx, void* data, size_t size) {
 }
 
 // The files the collector itself maps (its executable and shared
-// libraries), as [[dev, ino], ...] in st_dev encoding. Their mapped pages
+// libraries), as (dev, ino) pairs in st_dev encoding. Their mapped pages
 // stay in the cache through --cold's drop, so the command finds the pages
 // it shares with the collector (libc, libstdc++, libm...) already there:
 // fault-around maps them without a fault, and a plan of the touched pages
@@ -140,7 +140,7 @@ std::string VdsoBuildId() {
   return "";
 }
 
-std::string Settings(const CollectRequest& req, const CollectOptions& o, uint64_t memory_budget,
+RunSettings Settings(const CollectRequest& req, const CollectOptions& o, uint64_t memory_budget,
                      const std::vector<std::string>& groups) {
   RunSettings s;
   s.probes = groups;
@@ -156,7 +156,7 @@ std::string Settings(const CollectRequest& req, const CollectOptions& o, uint64_
   s.kernel_build_id = KernelBuildId();
   s.vdso_build_id = VdsoBuildId();
   if (std::find(groups.begin(), groups.end(), "pagecache") != groups.end()) s.damon = ReadDamonPageouts().schemes;
-  return SettingsJson(s);
+  return s;
 }
 
 
@@ -209,8 +209,10 @@ void FavourCollectorThreads() {
             "may be lost\n", strerror(errno));
 }
 
+// The run's row and its settings, in one transaction: no reader sees the
+// run without them.
 Result<int64_t> InsertRun(Db& db, const CollectRequest& req, pid_t pid, uint64_t start_real, uint64_t start_mono,
-                          const std::string& settings) {
+                          const RunSettings& settings) {
   utsname u{};
   uname(&u);
   // Arguments are bytes: one that is not UTF-8 is stored with U+FFFD (the
@@ -218,17 +220,23 @@ Result<int64_t> InsertRun(Db& db, const CollectRequest& req, pid_t pid, uint64_t
   std::string argv_json = JsonText(nlohmann::ordered_json(req.argv));
   auto st = db.Prepare(
       "INSERT INTO run (command, argv_json, target_pid, attached, host, kernel_release, syspgo_version, "
-      "start_realtime_ns, start_monotonic_ns, settings_json, collector_pid, boot_id) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      "start_realtime_ns, start_monotonic_ns, collector_pid, boot_id) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   if (!st) return st.error();
   st->Bind(1, JoinShell(req.argv)).Bind(2, argv_json).Bind(3, int64_t{pid}).Bind(4, int64_t{req.attach_pid != 0});
   st->Bind(5, std::string(u.nodename)).Bind(6, std::string(u.release)).Bind(7, std::string(SYSPGO_VERSION));
-  st->Bind(8, static_cast<int64_t>(start_real)).Bind(9, static_cast<int64_t>(start_mono)).Bind(10, settings);
-  st->Bind(11, int64_t{getpid()}).Bind(12, CurrentBootId());
-  Status rs = st->Run();
-  if (!rs.ok())
+  st->Bind(8, static_cast<int64_t>(start_real)).Bind(9, static_cast<int64_t>(start_mono));
+  st->Bind(10, int64_t{getpid()}).Bind(11, CurrentBootId());
+  Status rs = db.Exec("BEGIN IMMEDIATE");
+  if (rs.ok()) rs = st->Run();
+  int64_t id = db.LastInsertId();
+  if (rs.ok()) rs = WriteRunSettings(db, id, settings);
+  if (rs.ok()) rs = db.Exec("COMMIT");
+  if (!rs.ok()) {
+    (void)db.Exec("ROLLBACK");
     return MakeError("cannot record the run in '" + db.path() + "': " + rs.error().message, rs.error().code);
-  return db.LastInsertId();
+  }
+  return id;
 }
 
 // Runs left 'running' by a collector that died (SIGKILL, reboot) are

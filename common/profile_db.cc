@@ -66,8 +66,51 @@ std::string TablesOf(const char* const* head, const char* const* end) {
   return sql;
 }
 
-// The migration from version v - 1 to v, or "" if there is none.
-std::string Migration(int v) {
+// Version 5: the run's settings, one JSON object in run.settings_json
+// before, are columns of run and rows of these tables.
+constexpr const char* kTablesAddedInV5[] = {
+    "CREATE TABLE run_setting_probe (",
+    "CREATE TABLE run_collector_file (",
+    "CREATE TABLE run_damon_scheme (",
+};
+
+// The columns run kept from version 4 to 5: all but settings_json.
+constexpr char kRunColumnsKeptInV5[] =
+    "id, command, argv_json, target_pid, attached, host, kernel_release, syspgo_version, start_realtime_ns, "
+    "start_monotonic_ns, command_start_ts, end_ts, status, collector_pid, boot_id, exit_reason, exit_code, "
+    "events_recorded, events_dropped";
+
+// The migration to version 5, inside Migrate's transaction. SQL cannot do
+// it: settings_json comes from others and may hold anything, so each row is
+// read by the tolerant ParseSettings (a member it cannot read keeps its
+// default) and stored by WriteRunSettings, as collect stores a new run's.
+// run is rebuilt, not altered: ALTER TABLE ... DROP COLUMN would rewrite
+// its stored statement, and a migrated database must have the statement a
+// new one has (tests/migration_test.cc compares them). The old table is
+// renamed aside with legacy_alter_table on and foreign keys off (Migrate),
+// so the other tables' REFERENCES run(id) keep naming run; no index or
+// trigger is on run to carry over.
+Status SettingsToColumns(Db& db) {
+  std::string run = SchemaStatement("CREATE TABLE run ("),
+              lists = TablesOf(std::begin(kTablesAddedInV5), std::end(kTablesAddedInV5));
+  if (run.empty() || lists.empty()) return MakeError("schemas/profile.sql has no run table or settings lists");
+  SYSPGO_TRY(db.Exec("PRAGMA legacy_alter_table = ON"));
+  Status st = db.Exec("ALTER TABLE run RENAME TO run_v4;\n" + run + "\n" + lists + "INSERT INTO run (" +
+                      kRunColumnsKeptInV5 + ") SELECT " + kRunColumnsKeptInV5 + " FROM run_v4");
+  (void)db.Exec("PRAGMA legacy_alter_table = OFF");
+  SYSPGO_TRY(st);
+  {
+    auto rows = db.Prepare("SELECT id, settings_json FROM run_v4 ORDER BY id");
+    if (!rows) return rows.error();
+    Status err;
+    while (rows->Step(&err)) SYSPGO_TRY(WriteRunSettings(db, rows->Int(0), ParseSettings(rows->Text(1))));
+    SYSPGO_TRY(err);
+  }
+  return db.Exec("DROP TABLE run_v4");
+}
+
+// The SQL of the migration from version v - 1 to v, or "" if there is none.
+std::string MigrationSql(int v) {
   switch (v) {
     case 4: return TablesOf(std::begin(kTablesAddedInV4), std::end(kTablesAddedInV4));
     case 3: return TablesOf(std::begin(kTablesAddedInV3), std::end(kTablesAddedInV3));
@@ -78,6 +121,13 @@ std::string Migration(int v) {
     }
   }
   return "";
+}
+
+// Migrates from version v - 1 to v, inside Migrate's transaction.
+Status Migration(Db& db, int v) {
+  if (v == 5) return SettingsToColumns(db);
+  std::string sql = MigrationSql(v);
+  return !sql.empty() ? db.Exec(sql) : MakeError("no migration to schema version " + std::to_string(v));
 }
 
 Status CreateSchema(Db& db) {
@@ -111,10 +161,13 @@ Status RetryWhileBusy(F&& step) {
 }
 
 Status Migrate(Db& db, int from) {
+  // Off outside the transaction (inside, the pragma does nothing): the
+  // migration to version 5 renames run aside, and with foreign keys on
+  // SQLite would make every REFERENCES run(id) follow it.
+  SYSPGO_TRY(db.Exec("PRAGMA foreign_keys = OFF"));
   SYSPGO_TRY(db.Exec("BEGIN IMMEDIATE"));
   for (int v = from + 1; v <= kProfileSchemaVersion; ++v) {
-    std::string sql = Migration(v);
-    Status st = !sql.empty() ? db.Exec(sql) : MakeError("no migration to schema version " + std::to_string(v));
+    Status st = Migration(db, v);
     if (st.ok()) st = db.Exec("PRAGMA user_version = " + std::to_string(v));
     if (!st.ok()) {
       (void)db.Exec("ROLLBACK");
@@ -162,12 +215,13 @@ Status CheckNotTruncated(const std::string& path, uint64_t size) {
 // SQL stored in a database runs when it is read: a view named file_io over
 // an endless recursive query kept `syspgo analyze DB files` running, its
 // memory growing, until it was killed. So an existing database may hold
-// only the objects schemas/profile.sql creates, each as it creates them
-// (compared without comments and spacing, so that the schema's comments
-// may change), or fewer of them (a database from before a table existed),
-// and of SQLite's own only what ANALYZE adds. Anything else (a trigger, a
-// view or virtual table in a table's place, a table, index or view the
-// schema does not have) is refused before any query reads the data.
+// only the objects the schema of its version creates, each as it creates
+// them (compared without comments and spacing, so that the schema's
+// comments may change), or fewer of them (a database from before a table
+// existed), and of SQLite's own only what ANALYZE adds. Anything else (a
+// trigger, a view or virtual table in a table's place, a table, index or
+// view the schema does not have) is refused before any query reads the
+// data.
 
 struct SchemaObject {
   std::string type, table, sql;  // sqlite_master's type, tbl_name, sql (normalized)
@@ -242,28 +296,35 @@ Result<std::vector<std::pair<std::string, SchemaObject>>> ReadSchemaObjects(Db& 
   return out;
 }
 
-// The objects schemas/profile.sql creates, as SQLite records them: read
-// from an in-memory database made from the schema text, once.
-const std::map<std::string, SchemaObject>& DocumentedObjects() {
-  static const std::map<std::string, SchemaObject> objects = [] {
-    std::map<std::string, SchemaObject> out;
-    auto db = Db::Open(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-    if (db && db->Exec(kProfileSchemaSql).ok()) {
-      auto read = ReadSchemaObjects(*db);
-      if (read) out.insert(read->begin(), read->end());
-    }
-    // What ANALYZE adds (the planner's statistics): a user may have run it.
-    out["sqlite_stat1"] = {"table", "sqlite_stat1", "CREATE TABLE sqlite_stat1(tbl,idx,stat)"};
-    out["sqlite_stat4"] = {"table", "sqlite_stat4", "CREATE TABLE sqlite_stat4(tbl,idx,neq,nlt,ndlt,sample)"};
-    return out;
-  }();
-  return objects;
+// The objects `schema` creates, as SQLite records them: read from an
+// in-memory database made from the schema text.
+std::map<std::string, SchemaObject> ObjectsOf(const char* schema) {
+  std::map<std::string, SchemaObject> out;
+  auto db = Db::Open(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  if (db && db->Exec(schema).ok()) {
+    auto read = ReadSchemaObjects(*db);
+    if (read) out.insert(read->begin(), read->end());
+  }
+  // What ANALYZE adds (the planner's statistics): a user may have run it.
+  out["sqlite_stat1"] = {"table", "sqlite_stat1", "CREATE TABLE sqlite_stat1(tbl,idx,stat)"};
+  out["sqlite_stat4"] = {"table", "sqlite_stat4", "CREATE TABLE sqlite_stat4(tbl,idx,neq,nlt,ndlt,sample)"};
+  return out;
 }
 
-// Why the object `name` (as the file has it) is not one syspgo's schema
-// has, or "" if it is.
-std::string UndocumentedObject(const std::string& name, const SchemaObject& got) {
-  const auto& documented = DocumentedObjects();
+// The objects a database of schema version `version` may hold, read once
+// per schema: schemas/profile.sql's, or, before version 5, the frozen
+// version 4's (versions 1 to 4 only added tables, so an older database
+// holds some of version 4's).
+const std::map<std::string, SchemaObject>& DocumentedObjects(int64_t version) {
+  static const std::map<std::string, SchemaObject> current = ObjectsOf(kProfileSchemaSql);
+  static const std::map<std::string, SchemaObject> v4 = ObjectsOf(kProfileSchemaV4Sql);
+  return version < 5 ? v4 : current;
+}
+
+// Why the object `name` (as the file of schema version `version` has it)
+// is not one syspgo's schema has, or "" if it is.
+std::string UndocumentedObject(const std::string& name, const SchemaObject& got, int64_t version) {
+  const auto& documented = DocumentedObjects(version);
   auto it = documented.find(name);
   std::string what = got.type + " '" + name + "'";
   if (got.type == "trigger")
@@ -280,11 +341,11 @@ std::string UndocumentedObject(const std::string& name, const SchemaObject& got)
   return "";
 }
 
-Status CheckSchemaObjects(Db& db) {
+Status CheckSchemaObjects(Db& db, int64_t version) {
   auto objects = ReadSchemaObjects(db);
   if (!objects) return objects.error();
   for (const auto& [name, got] : *objects) {
-    std::string why = UndocumentedObject(name, got);
+    std::string why = UndocumentedObject(name, got, version);
     if (why.empty()) continue;
     std::string kind = got.type == "table" && got.sql.rfind("CREATE VIRTUAL TABLE", 0) == 0 ? "TABLE" : got.type;
     for (char& c : kind) c = static_cast<char>(toupper(static_cast<unsigned char>(c)));
@@ -321,6 +382,44 @@ bool CollectorGone(int64_t pid, const std::string& boot_id) {
   std::ifstream f("/proc/" + std::to_string(pid) + "/comm");
   std::string comm;
   return !std::getline(f, comm) || comm != "syspgo";
+}
+
+Status WriteRunSettings(Db& db, int64_t run_id, const RunSettings& s) {
+  auto run = db.Prepare(
+      "UPDATE run SET detail = ?2, ringbuf_bytes = ?3, memory_budget_bytes = ?4, cpu_freq_hz = ?5, offcpu_min_ns = ?6, "
+      "irq_min_ns = ?7, cold = ?8, no_readahead = ?9, kernel_build_id = ?10, vdso_build_id = ?11, damon_read = ?12 "
+      "WHERE id = ?1");
+  if (!run) return run.error();
+  run->Bind(1, run_id).Bind(2, s.detail).Bind(3, static_cast<int64_t>(s.ringbuf_bytes));
+  run->Bind(4, static_cast<int64_t>(s.memory_budget_bytes)).Bind(5, int64_t{s.freq_hz}).Bind(6, s.offcpu_min_ns);
+  run->Bind(7, s.irq_min_ns).Bind(8, int64_t{s.cold}).Bind(9, int64_t{s.no_readahead});
+  run->Bind(10, s.kernel_build_id).Bind(11, s.vdso_build_id).Bind(12, int64_t{s.damon.has_value()});
+  SYSPGO_TRY(run->Run());
+  // The lists, a row per entry at its place in the list (from 0).
+  auto probe = db.Prepare("INSERT INTO run_setting_probe (run_id, position, probe_group) VALUES (?1, ?2, ?3)");
+  if (!probe) return probe.error();
+  for (size_t i = 0; i < s.probes.size(); ++i)
+    SYSPGO_TRY(probe->Bind(1, run_id).Bind(2, static_cast<int64_t>(i)).Bind(3, s.probes[i]).Run());
+  // dev and ino as stat(2) gives them, stored like every other table's.
+  auto file = db.Prepare("INSERT INTO run_collector_file (run_id, position, dev, ino) VALUES (?1, ?2, ?3, ?4)");
+  if (!file) return file.error();
+  for (size_t i = 0; i < s.collector_files.size(); ++i) {
+    const auto& [dev, ino] = s.collector_files[i];
+    file->Bind(1, run_id).Bind(2, static_cast<int64_t>(i));
+    SYSPGO_TRY(file->Bind(3, static_cast<int64_t>(dev)).Bind(4, static_cast<int64_t>(ino)).Run());
+  }
+  auto scheme = db.Prepare(
+      "INSERT INTO run_damon_scheme (run_id, position, path, ops, min_age, aggr_us, min_age_us) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+  if (!scheme) return scheme.error();
+  const std::vector<DamonScheme> none;
+  const std::vector<DamonScheme>& schemes = s.damon ? *s.damon : none;
+  for (size_t i = 0; i < schemes.size(); ++i) {
+    const DamonScheme& d = schemes[i];
+    scheme->Bind(1, run_id).Bind(2, static_cast<int64_t>(i)).Bind(3, d.path).Bind(4, d.ops);
+    SYSPGO_TRY(scheme->Bind(5, d.min_age).Bind(6, d.aggr_us).Bind(7, d.min_age_us).Run());
+  }
+  return {};
 }
 
 Result<Db> OpenProfileDb(const std::string& path, DbMode mode) {
@@ -392,7 +491,7 @@ Result<Db> OpenProfileDb(const std::string& path, DbMode mode) {
     if (*ver < 1)
       return MakeError("'" + path + "' has no schema version; it is damaged. Record a new profile.", EINVAL);
     // Before anything reads (or a migration writes) the data.
-    SYSPGO_TRY(CheckSchemaObjects(*db));
+    SYSPGO_TRY(CheckSchemaObjects(*db, *ver));
     if (*ver < kProfileSchemaVersion) {
       if (mode == DbMode::kReadOnly) {
         // Migrate through a writable handle, then reopen read-only.

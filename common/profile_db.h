@@ -8,12 +8,13 @@
 #include <string>
 
 #include "common/result.h"
+#include "common/run_settings.h"
 #include "common/sqlite.h"
 
 namespace syspgo {
 
 inline constexpr int kProfileApplicationId = 0x5350474F;  // "SPGO"
-inline constexpr int kProfileSchemaVersion = 4;
+inline constexpr int kProfileSchemaVersion = 5;
 
 enum class DbMode {
   kReadOnly,       // analyze/optimize: the file must exist and be a profile database
@@ -29,7 +30,16 @@ Result<Db> OpenProfileDb(const std::string& path, DbMode mode);
 bool CollectorGone(int64_t pid, const std::string& boot_id);
 std::string CurrentBootId();
 
-// The schema text (schemas/profile.sql), embedded at build time.
+// Stores what run `run_id` (a row of run) was recorded with: its columns of
+// run and its rows of the lists (run_setting_probe, run_collector_file,
+// run_damon_scheme). The one writer: collect for a new run, and the
+// migration to schema version 5 for the settings_json of older ones.
+Status WriteRunSettings(Db& db, int64_t run_id, const RunSettings& s);
+
+// The schema text (schemas/profile.sql), embedded at build time, and the
+// frozen version 4 (schemas/frozen/profile_v4.sql), the last whose run
+// table kept its settings as JSON.
 extern const char kProfileSchemaSql[];
+extern const char kProfileSchemaV4Sql[];
 
 }  // namespace syspgo

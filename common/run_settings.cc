@@ -1,11 +1,9 @@
-//===- run_settings.cc - what a run was recorded with (run.settings_json) --===//
+//===- run_settings.cc - what a run was recorded with ---------------------===//
 #include "common/run_settings.h"
 
 #include <limits>
 
 #include <nlohmann/json.hpp>
-
-#include "common/util.h"
 
 namespace syspgo {
 namespace {
@@ -48,26 +46,6 @@ Json DamonSchemesJson(const std::vector<DamonScheme>& schemes) {
     a.push_back(std::move(o));
   }
   return a;
-}
-
-std::string SettingsJson(const RunSettings& s) {
-  Json files = Json::array();
-  for (const auto& [dev, ino] : s.collector_files) files.push_back({dev, ino});
-  Json j = {{"probes", s.probes},
-            {"ringbuf_bytes", s.ringbuf_bytes},
-            {"memory_budget_bytes", s.memory_budget_bytes},
-            {"freq_hz", s.freq_hz},
-            {"offcpu_min_ns", s.offcpu_min_ns},
-            {"irq_min_ns", s.irq_min_ns},
-            {"detail", s.detail},
-            {"cold", s.cold},
-            {"no_readahead", s.no_readahead},
-            {"collector_files", std::move(files)},
-            {"kernel_build_id", s.kernel_build_id},
-            {"vdso_build_id", s.vdso_build_id}};
-  if (s.damon) j["damon"] = DamonSchemesJson(*s.damon);
-  // Replace, not throw, on invalid UTF-8: ops and paths come from sysfs.
-  return JsonText(j);
 }
 
 RunSettings ParseSettings(std::string_view text) {

@@ -1,10 +1,11 @@
-//===- run_settings.h - what a run was recorded with (run.settings_json) ---===//
+//===- run_settings.h - what a run was recorded with ----------------------===//
 // The probe groups and knobs `collect` had in force, the build-ids it read
-// and the DAMON schemes that could evict page cache meanwhile, kept as one
-// JSON object in run.settings_json. This is the one place that writes and
-// reads it: collect fills RunSettings, analyses ask ReadRunSettings
-// (analyze/run.h), and nobody searches the text for a key. Pure JSON, no
-// database: the static syspgo-prefetch shows the DAMON schemes too.
+// and the DAMON schemes that could evict page cache meanwhile: columns of
+// run and rows of run_setting_probe, run_collector_file and
+// run_damon_scheme (schemas/profile.sql). collect fills RunSettings and
+// stores it with WriteRunSettings (common/profile_db.h); analyses ask
+// ReadRunSettings (analyze/run.h). No database here: the static
+// syspgo-prefetch shows the DAMON schemes too, as JSON.
 #pragma once
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
@@ -41,14 +42,14 @@ struct RunSettings {
   std::optional<std::vector<DamonScheme>> damon;               // recorded with the pagecache group
 };
 
-// The JSON object stored in run.settings_json.
-std::string SettingsJson(const RunSettings& s);
-// The "damon" member alone, a JSON array (prefetch's summary shows it too).
+// The schemes as a JSON array of objects (prefetch's summary shows them).
 nlohmann::ordered_json DamonSchemesJson(const std::vector<DamonScheme>& schemes);
 
-// Reads a stored object. Databases come from others: a member that is
-// absent, of another type or out of range keeps its default, and text that
-// is not JSON gives the defaults, so an analysis can still say what it can.
+// Reads run.settings_json, the JSON object databases before schema version
+// 5 kept the settings in; the migration to version 5 is its one caller.
+// Databases come from others: a member that is absent, of another type or
+// out of range keeps its default, and text that is not JSON gives the
+// defaults, so an analysis can still say what it can.
 RunSettings ParseSettings(std::string_view json);
 
 }  // namespace syspgo

@@ -113,13 +113,25 @@ def plan_replay_seeds():
 
 # ---- profile databases -------------------------------------------------------
 
+# The run columns tests/data/files_fixture.sql gives values.
+FIXTURE_RUN_COLUMNS = ("id, command, argv_json, target_pid, attached, host, kernel_release, syspgo_version, "
+                       "start_realtime_ns, start_monotonic_ns, status, end_ts")
+
+
 def make_db(path, journal_mode, extra_sql=""):
     if os.path.exists(path):
         os.unlink(path)
     db = sqlite3.connect(path)
     db.execute("PRAGMA page_size = 512")
     db.executescript(open(os.path.join(ROOT, "schemas", "frozen", "profile_v1.sql")).read())
+    # The fixture is the current schema's, whose run has no settings_json
+    # (NOT NULL without a default before version 5): its runs go into a
+    # temporary table in run's place, then into run with '{}', the
+    # defaults, as the fixture leaves the settings at theirs.
+    db.executescript("CREATE TEMP TABLE run AS SELECT * FROM main.run WHERE 0;")
     db.executescript(open(os.path.join(ROOT, "tests", "data", "files_fixture.sql")).read())
+    db.executescript(f"INSERT INTO main.run ({FIXTURE_RUN_COLUMNS}, settings_json) "
+                     f"SELECT {FIXTURE_RUN_COLUMNS}, '{{}}' FROM temp.run; DROP TABLE temp.run;")
     db.executescript(extra_sql)
     db.commit()
     db.execute("VACUUM")

@@ -1,4 +1,4 @@
--- ===- profile.sql - the syspgo profile database, schema version 4 -------=== --
+-- ===- profile.sql - the syspgo profile database, schema version 5 -------=== --
 -- One SQLite file holds many runs; every event table carries run_id (-> run.id).
 -- Units: ts = nanoseconds since the run's start (run.start_monotonic_ns) on
 -- CLOCK_MONOTONIC, the clock bpf_ktime_get_ns() reads; dur = nanoseconds;
@@ -12,17 +12,19 @@
 -- settings, which probe groups attached) and its own queries, so its
 -- answers always match the rows. profile_db.cc applies this file to a new
 -- database in one transaction and sets PRAGMA application_id / user_version;
--- it migrates older databases (versions 1 to 3 are in schemas/frozen/).
+-- it migrates older databases (versions 1 to 4 are in schemas/frozen/).
 
--- One collection: what ran, where, and how the collection went. settings_json
--- holds the probe groups and knobs in force, and "kernel_build_id" and
--- "vdso_build_id", the GNU build-ids of the kernel that ran and of its vDSO
--- (lowercase hex, from /sys/kernel/notes and the collector's own vDSO; ""
--- if unreadable; absent in runs of earlier versions); with the pagecache
--- group also "damon", the DAMON pageout schemes in force (collect/damon.h);
--- "detail", the recording tier: "full" (every event a row, and every run
--- before version 3) or "lean" (what analyses only count is in the aggregate
--- tables; see run_aggregate).
+-- One collection: what ran, where, and how the collection went, and what
+-- it was recorded with: the knobs in force, the build-ids of the kernel
+-- that ran and of its vDSO, and the recording tier, "detail": 'full' (every
+-- event a row, and every run before version 3) or 'lean' (what analyses
+-- only count is in the aggregate tables; see run_aggregate). The lists
+-- that go with them are tables of their own: run_setting_probe,
+-- run_collector_file, run_damon_scheme. collect/ writes them and analyses
+-- read them as one RunSettings (common/run_settings.h) through
+-- analyze/run.h's ReadRunSettings. Before version 5 they were one JSON
+-- object, settings_json; the migration made these columns and rows of it,
+-- with a column's default for a member it could not read.
 CREATE TABLE run (
   id INTEGER PRIMARY KEY,            -- run id, referenced as run_id everywhere
   command TEXT NOT NULL,             -- the command line as one shell-quoted string ('' for -p)
@@ -41,9 +43,55 @@ CREATE TABLE run (
   boot_id TEXT NOT NULL DEFAULT '',  -- /proc/sys/kernel/random/boot_id at collection (pids repeat across boots)
   exit_reason TEXT,                  -- why collection ended: exited, signaled, duration, interrupted, ...
   exit_code INTEGER,                 -- the command's exit status as a shell reports it (128+N for signal N)
-  settings_json TEXT NOT NULL,       -- probe groups and tuning knobs in force, JSON
+  detail TEXT NOT NULL DEFAULT '',   -- recording tier: lean | full ('' before tiers, schema version 3)
+  ringbuf_bytes INTEGER NOT NULL DEFAULT 0,        -- each probe group's ring buffer, bytes (0 unknown)
+  memory_budget_bytes INTEGER NOT NULL DEFAULT 0,  -- the collector's memory budget, bytes (0 unknown)
+  cpu_freq_hz INTEGER NOT NULL DEFAULT 0,  -- cpu group's sampling frequency, Hz per CPU (0 unknown)
+  offcpu_min_ns INTEGER NOT NULL DEFAULT 0,  -- shortest off-CPU interval (and, lean, file call) kept one by one, ns
+  irq_min_ns INTEGER NOT NULL DEFAULT 0,     -- shortest interrupt handler run kept one by one, ns
+  cold INTEGER NOT NULL DEFAULT 0,           -- 1 if the page cache was dropped before the command (--cold)
+  no_readahead INTEGER NOT NULL DEFAULT 0,   -- 1 if block readahead was off while it ran (--no-readahead)
+  kernel_build_id TEXT NOT NULL DEFAULT '',  -- GNU build-id of the kernel that ran (/sys/kernel/notes), lowercase
+                                             -- hex; '' unreadable, and in runs before build-ids were recorded
+  vdso_build_id TEXT NOT NULL DEFAULT '',    -- GNU build-id of its vDSO, lowercase hex ('' as above)
+  damon_read INTEGER NOT NULL DEFAULT 0,     -- 1 if the DAMON pageout schemes in force were read (with the
+                                             -- pagecache group): run_damon_scheme has them, maybe none
   events_recorded INTEGER NOT NULL DEFAULT 0,  -- events written to this database
   events_dropped INTEGER NOT NULL DEFAULT 0    -- events lost in the kernel (sum of run_drop)
+);
+
+-- The probe groups collect was asked for and tried, in its order. run_probe
+-- says how each went, written at the run's end: a run whose collector died
+-- has these rows and none in run_probe.
+CREATE TABLE run_setting_probe (
+  run_id INTEGER NOT NULL REFERENCES run(id),
+  position INTEGER NOT NULL,         -- place in the list, from 0
+  probe_group TEXT NOT NULL,         -- group name (as in run_probe)
+  PRIMARY KEY (run_id, position)
+);
+
+-- The files the collector itself had mapped (its binary, its libraries):
+-- their pages stay cached through --cold's drop, so a plan made from the
+-- run adds them back (optimize/plan_from_run.cc).
+CREATE TABLE run_collector_file (
+  run_id INTEGER NOT NULL REFERENCES run(id),
+  position INTEGER NOT NULL,         -- place in the list, from 0
+  dev INTEGER NOT NULL,
+  ino INTEGER NOT NULL,
+  PRIMARY KEY (run_id, position)
+);
+
+-- The DAMON schemes that could page memory out without pressure while the
+-- run recorded the page cache (common/damon.h), when run.damon_read is 1.
+CREATE TABLE run_damon_scheme (
+  run_id INTEGER NOT NULL REFERENCES run(id),
+  position INTEGER NOT NULL,         -- place in the list, from 0
+  path TEXT NOT NULL,                -- "kdamonds/K/contexts/C/schemes/S", or "damon_reclaim"
+  ops TEXT NOT NULL,                 -- a kdamond's operations set (paddr, vaddr); '' for damon_reclaim
+  min_age INTEGER NOT NULL,          -- kdamond: idle aggregation intervals before pageout (-1 unknown)
+  aggr_us INTEGER NOT NULL,          -- kdamond: the aggregation interval, µs (-1 unknown)
+  min_age_us INTEGER NOT NULL,       -- damon_reclaim: idle time before pageout, µs (-1 unknown)
+  PRIMARY KEY (run_id, position)
 );
 
 -- Per probe group: whether it attached, and if not, why.
@@ -538,7 +586,7 @@ CREATE TABLE irq_hist (
   PRIMARY KEY (run_id, cpu, kind, vec, slot)
 );
 
--- Single handler runs at or above the threshold (settings_json irq_min_ns).
+-- Single handler runs at or above the threshold (run.irq_min_ns).
 CREATE TABLE irq_run (
   run_id INTEGER NOT NULL REFERENCES run(id),
   ts INTEGER NOT NULL,               -- ns since run start at handler entry
@@ -555,7 +603,7 @@ CREATE TABLE irq_run (
 
 -- @sched tables
 -- Off-CPU intervals of traced threads at least offcpu_min_ns long
--- (settings_json), from sched_switch out to sched_switch back in.
+-- (run.offcpu_min_ns), from sched_switch out to sched_switch back in.
 CREATE TABLE offcpu (
   run_id INTEGER NOT NULL REFERENCES run(id),
   ts INTEGER NOT NULL,               -- ns since run start when the thread left the CPU
@@ -580,7 +628,7 @@ CREATE INDEX offcpu_by_thread ON offcpu (run_id, tid, ts);
 
 -- @cpu tables
 -- Samples of traced threads on the software cpu-clock event at freq_hz
--- (settings_json) per CPU.
+-- (run.cpu_freq_hz) per CPU.
 CREATE TABLE cpu_sample (
   run_id INTEGER NOT NULL REFERENCES run(id),
   ts INTEGER NOT NULL,               -- ns since run start

@@ -106,7 +106,7 @@ TEST(ColdStart, NoReadaheadRecordsExactlyTheTouchedPagesAndRestoresTheSetting) {
   EXPECT_EQ(ReadaheadSettings(), before) << "readahead settings were not restored";
   {
     Db d = OpenDb(db);
-    EXPECT_EQ(QueryInt(d, "SELECT json_extract(settings_json, '$.no_readahead') FROM run"), 1);
+    EXPECT_EQ(QueryInt(d, "SELECT no_readahead FROM run"), 1);
     EXPECT_EQ(PagesAdded(d, data), static_cast<int64_t>(kTouched.size()))
         << "with readahead off only the touched pages should have been read";
   }
@@ -150,7 +150,7 @@ TEST(ColdStart, WithReadaheadOnTheSameTouchesReadFarMore) {
   EXPECT_NE(c.err.find("--cold without --no-readahead"), std::string::npos)
       << "collect should say what readahead costs a plan: " << c.err;
   Db d = OpenDb(db);
-  EXPECT_EQ(QueryInt(d, "SELECT json_extract(settings_json, '$.no_readahead') FROM run"), 0);
+  EXPECT_EQ(QueryInt(d, "SELECT no_readahead FROM run"), 0);
   // Each fault reads the device's readahead window around it.
   EXPECT_GE(PagesAdded(d, data), 8 * static_cast<int64_t>(kTouched.size()));
   // A plan still names the touched pages (faults), now with their
@@ -216,9 +216,8 @@ TEST(ColdStartExample, AfterThePlanTheProgramReadsNothingItTouches) {
   DevIno cxx = StatFile(real);
   {
     Db d = OpenDb(cold);
-    EXPECT_EQ(QueryInt(d, "SELECT COUNT(*) FROM run, json_each(run.settings_json, '$.collector_files') AS j "
-                          "WHERE json_extract(j.value, '$[0]') = " + std::to_string(cxx.dev) +
-                          " AND json_extract(j.value, '$[1]') = " + std::to_string(cxx.ino)),
+    EXPECT_EQ(QueryInt(d, "SELECT COUNT(*) FROM run_collector_file WHERE dev = " + std::to_string(cxx.dev) +
+                          " AND ino = " + std::to_string(cxx.ino)),
               1);
     std::set<uint64_t> planned;
     for (const auto& f : p->files)

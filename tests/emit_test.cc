@@ -133,8 +133,8 @@ void MakeFixture(const std::string& db_path, const Workload& w, const std::strin
   std::string lib_id = *ReadBuildId(w.lib);
   std::string sql =
       "INSERT INTO run (id, command, argv_json, target_pid, attached, host, kernel_release, syspgo_version, "
-      "start_realtime_ns, start_monotonic_ns, end_ts, status, settings_json) VALUES (1, 'pgo_app', '[]', 100, 0, "
-      "'h', 'k', 't', 0, 0, 1000, 'complete', '{\"freq_hz\": 1000}');"
+      "start_realtime_ns, start_monotonic_ns, end_ts, status, cpu_freq_hz) VALUES (1, 'pgo_app', '[]', 100, 0, "
+      "'h', 'k', 't', 0, 0, 1000, 'complete', 1000);"
       "INSERT INTO process (run_id, pid, ppid, comm, start_ts) VALUES (1, 100, 1, 'pgo_app', 0);"
       "INSERT INTO run_probe (run_id, probe_group, attached, detail) VALUES (1, 'cpu', 1, '');";
   if (with_samples) {

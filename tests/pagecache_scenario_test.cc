@@ -93,7 +93,9 @@ TEST(AnalyzePagecache, FixtureChurnIsMemcgReclaimNotDropCaches) {
 // evicts a file the service reads every 200 ms as idle. It is reclaim, so it
 // is churn, but no memory limit was hit: the fix is the scheme's minimum age
 // or a memcg filter, and no limit is suggested even in a limited cgroup.
-// The advice depends on the scheme the run recorded (settings_json "damon").
+// The advice depends on the scheme the run recorded (run_damon_scheme;
+// `schemes` are its rows, (position, path, ops, min_age, aggr_us,
+// min_age_us), or "" if none was found).
 std::vector<FindingFields> DamonFindings(const TempDir& dir, const std::string& schemes, std::string* raw) {
   std::string db = LoadFixture(dir, R"sql(
 INSERT INTO file (run_id, dev, ino, path) VALUES (1, 2049, 24, '/srv/model.bin');
@@ -103,7 +105,9 @@ INSERT INTO page_cache (run_id, ts, op, pid, tid, comm, dev, ino, idx, pages, ta
   (1, 2100000000, 1, 200, 200, 'service', 2049, 24, 0, 32, 500, 500, 5, 0);
 )sql");
   if (!schemes.empty()) {
-    EXPECT_EQ(ExecSql(db, "UPDATE run SET settings_json = '{\"damon\": " + schemes + "}'"), "");
+    EXPECT_EQ(ExecSql(db, "UPDATE run SET damon_read = 1; INSERT INTO run_damon_scheme (run_id, position, path, ops, "
+                          "min_age, aggr_us, min_age_us) SELECT 1, * FROM (VALUES " + schemes + ")"),
+              "");
   }
   return Findings(db, dir.File("pc.json"), raw);
 }
@@ -150,8 +154,7 @@ std::string ModelFix(const std::string& schemes) {
 // A scheme whose minimum age (6 x 10 ms) is below the 200 ms reuse: raise it,
 // to 21 intervals, on that scheme's own path.
 TEST(AnalyzePagecache, DamonSchemeWithAShortMinimumAgeIsToldTheAgeThatKeepsTheFile) {
-  std::string fix = ModelFix(R"([{"path": "kdamonds/0/contexts/0/schemes/1", "ops": "paddr", "min_age": 6, )"
-                             R"("aggr_us": 10000}])");
+  std::string fix = ModelFix("(0, 'kdamonds/0/contexts/0/schemes/1', 'paddr', 6, 10000, -1)");
   EXPECT_NE(fix.find("pageout scheme kdamonds/0/contexts/0/schemes/1 (minimum age 60.00 ms)"), std::string::npos) << fix;
   EXPECT_NE(fix.find("Raise the scheme's minimum age above 21 aggregation intervals of 10.00 ms "
                      "(/sys/kernel/mm/damon/admin/kdamonds/0/contexts/0/schemes/1/access_pattern/age/min"),
@@ -164,8 +167,7 @@ TEST(AnalyzePagecache, DamonSchemeWithAShortMinimumAgeIsToldTheAgeThatKeepsTheFi
 // A scheme whose minimum age (6 x 5 s) is already above the reuse: a longer
 // age is not the fix (DAMON samples a page per region); the filter is.
 TEST(AnalyzePagecache, DamonSchemeAlreadyOlderThanTheReuseIsToldToFilterTheCgroup) {
-  std::string fix = ModelFix(R"([{"path": "kdamonds/0/contexts/0/schemes/0", "ops": "paddr", "min_age": 6, )"
-                             R"("aggr_us": 5000000}])");
+  std::string fix = ModelFix("(0, 'kdamonds/0/contexts/0/schemes/0', 'paddr', 6, 5000000, -1)");
   EXPECT_NE(fix.find("Its minimum age is already above that"), std::string::npos) << fix;
   EXPECT_EQ(fix.find("Raise the scheme's minimum age"), std::string::npos) << fix;
   EXPECT_NE(fix.find("Instead, exclude the program's cgroup from the scheme with a memcg filter: raise "
@@ -181,7 +183,7 @@ TEST(AnalyzePagecache, DamonSchemeAlreadyOlderThanTheReuseIsToldToFilterTheCgrou
 // damon_reclaim with a 10 s minimum age: a longer age is not the fix, and
 // the module has no cgroup filter.
 TEST(AnalyzePagecache, DamonReclaimModuleIsNamedWithItsOwnKnobs) {
-  std::string fix = ModelFix(R"([{"path": "damon_reclaim", "min_age_us": 10000000}])");
+  std::string fix = ModelFix("(0, 'damon_reclaim', '', -1, -1, 10000000)");
   EXPECT_NE(fix.find("pageout scheme damon_reclaim (minimum age 10.000 s)"), std::string::npos) << fix;
   EXPECT_NE(fix.find("Its minimum age is already above that"), std::string::npos) << fix;
   EXPECT_NE(fix.find("echo N > /sys/module/damon_reclaim/parameters/enabled"), std::string::npos) << fix;

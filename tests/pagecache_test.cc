@@ -305,7 +305,8 @@ TEST(PagecacheGroup, TruncateBurstSharesItsFirstStack) {
       "done; done; [ \"$(cat /sys/module/damon_reclaim/parameters/enabled 2>/dev/null)\" = Y ] && n=$((n+1)); "
       "echo $n");
   ASSERT_EQ(schemes.status, 0) << schemes.err;
-  EXPECT_EQ(QueryInt(db, "SELECT json_array_length(settings_json, '$.damon') FROM run"), std::stoll(schemes.out));
+  EXPECT_EQ(QueryInt(db, "SELECT damon_read FROM run"), 1);
+  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM run_damon_scheme"), std::stoll(schemes.out));
   // The run kept the kernel's symbols although the cpu group did not run,
   // so the analysis names the truncation from the stored stacks.
   EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM run_kallsyms JOIN kallsyms USING (hash) WHERE size > 0"), 1);

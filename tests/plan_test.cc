@@ -174,8 +174,8 @@ TEST(AccessOrder, TouchesAreInTimeOrderWhateverOrderTheTablesHold) {
   ASSERT_TRUE(db.ok()) << db.error().message;
   Status st = db->Exec(R"sql(
 INSERT INTO run (id, command, argv_json, target_pid, attached, host, kernel_release, syspgo_version,
-                 start_realtime_ns, start_monotonic_ns, command_start_ts, status, settings_json)
-  VALUES (1, 'x', '["x"]', 100, 0, 'h', 'k', 'v', 0, 0, 1000, 'complete', '{}');
+                 start_realtime_ns, start_monotonic_ns, command_start_ts, status)
+  VALUES (1, 'x', '["x"]', 100, 0, 'h', 'k', 'v', 0, 0, 1000, 'complete');
 INSERT INTO exec (run_id, ts, pid, tid, filename, argv) VALUES (1, 2000, 100, 100, '/nonexistent/x', 'x');
 INSERT INTO file (run_id, dev, ino, path) VALUES (1, 1, 10, '/a'), (1, 1, 20, '/b');
 INSERT INTO page_cache (run_id, ts, op, pid, tid, comm, dev, ino, idx, pages, task_cgroup, page_cgroup, why, stack_id)
@@ -222,8 +222,8 @@ TEST(RunTables, ScanTheTableWhenTheDatabaseHoldsOneRun) {
   ASSERT_TRUE(db.ok()) << db.error().message;
   auto add_run = [&](int id) {
     return db->Exec("INSERT INTO run (id, command, argv_json, target_pid, attached, host, kernel_release, "
-                    "syspgo_version, start_realtime_ns, start_monotonic_ns, status, settings_json) VALUES (" +
-                    std::to_string(id) + ", 'x', '[\"x\"]', 1, 0, 'h', 'k', 'v', 0, 0, 'complete', '{}')");
+                    "syspgo_version, start_realtime_ns, start_monotonic_ns, status) VALUES (" +
+                    std::to_string(id) + ", 'x', '[\"x\"]', 1, 0, 'h', 'k', 'v', 0, 0, 'complete')");
   };
   auto plan = [&](const std::string& sql) {
     auto st = db->Prepare("EXPLAIN QUERY PLAN " + sql);

@@ -1,15 +1,21 @@
-//===- run_settings_test.cc - run.settings_json written and read in one place -===//
-// What collect stores must read back whole, and a database from someone
-// else (hand-edited, another tool's, truncated) must read as far as it is
-// sound and never stop an analysis.
+//===- run_settings_test.cc - a run's settings written and read in one place -===//
+// What collect stores (WriteRunSettings) must read back whole
+// (ReadRunSettings); a database from someone else (hand-edited, another
+// tool's) must read as far as it is sound and never stop an analysis; and
+// the settings_json of a database before schema version 5, which the
+// migration reads with ParseSettings, likewise.
 #include "common/run_settings.h"
 
 #include <gtest/gtest.h>
 
+#include "analyze/run.h"
+#include "common/profile_db.h"
+#include "tests/test_util.h"
+
 namespace syspgo {
 namespace {
 
-TEST(RunSettings, WhatCollectStoresReadsBackWhole) {
+RunSettings Everything() {
   RunSettings s;
   s.probes = {"proc", "fileio", "pagecache"};
   s.ringbuf_bytes = 2 << 20;
@@ -20,33 +26,116 @@ TEST(RunSettings, WhatCollectStoresReadsBackWhole) {
   s.detail = "lean";
   s.cold = true;
   s.no_readahead = true;
-  s.collector_files = {{2049, 1234}, {2049, 99}};
+  s.collector_files = {{2049, 1234}, {2049, 99}, {UINT64_MAX, 1}};
   s.kernel_build_id = "ab12";
   s.vdso_build_id = "cd34";
   s.damon = std::vector<DamonScheme>{{"kdamonds/0/contexts/0/schemes/1", "paddr", 6, 5000000, -1},
                                      {"damon_reclaim", "", -1, -1, 120000000}};
-  RunSettings r = ParseSettings(SettingsJson(s));
+  return s;
+}
+
+void ExpectSame(const RunSettings& r, const RunSettings& s) {
   EXPECT_EQ(r.probes, s.probes);
   EXPECT_EQ(r.ringbuf_bytes, s.ringbuf_bytes);
   EXPECT_EQ(r.memory_budget_bytes, s.memory_budget_bytes);
-  EXPECT_EQ(r.freq_hz, 999u);
-  EXPECT_EQ(r.offcpu_min_ns, 1000000);
-  EXPECT_EQ(r.irq_min_ns, 100000);
-  EXPECT_EQ(r.detail, "lean");
-  EXPECT_TRUE(r.cold);
-  EXPECT_TRUE(r.no_readahead);
+  EXPECT_EQ(r.freq_hz, s.freq_hz);
+  EXPECT_EQ(r.offcpu_min_ns, s.offcpu_min_ns);
+  EXPECT_EQ(r.irq_min_ns, s.irq_min_ns);
+  EXPECT_EQ(r.detail, s.detail);
+  EXPECT_EQ(r.cold, s.cold);
+  EXPECT_EQ(r.no_readahead, s.no_readahead);
   EXPECT_EQ(r.collector_files, s.collector_files);
-  EXPECT_EQ(r.kernel_build_id, "ab12");
-  EXPECT_EQ(r.vdso_build_id, "cd34");
-  ASSERT_TRUE(r.damon.has_value());
-  EXPECT_EQ(*r.damon, *s.damon);
+  EXPECT_EQ(r.kernel_build_id, s.kernel_build_id);
+  EXPECT_EQ(r.vdso_build_id, s.vdso_build_id);
+  EXPECT_EQ(r.damon, s.damon);
 }
 
-TEST(RunSettings, NoDamonMemberIsNotAnEmptyList) {
-  RunSettings s;
-  EXPECT_FALSE(ParseSettings(SettingsJson(s)).damon.has_value()) << "recorded without the pagecache group";
-  s.damon.emplace();
-  EXPECT_TRUE(ParseSettings(SettingsJson(s)).damon.has_value()) << "recorded, and no scheme was in force";
+// A new database with runs 1..n, their settings the columns' defaults.
+Db WithRuns(const test::TempDir& dir, int n) {
+  auto db = OpenProfileDb(dir.File("s.db"), DbMode::kCreateOrAppend);
+  EXPECT_TRUE(db.ok()) << db.error().message;
+  if (!db.ok()) return Db();
+  for (int i = 0; i < n; ++i) {
+    Status st = db->Exec(
+        "INSERT INTO run (command, argv_json, target_pid, attached, host, kernel_release, syspgo_version, "
+        "start_realtime_ns, start_monotonic_ns) VALUES ('true', '[\"true\"]', 1, 0, 'h', 'k', 'v', 0, 0)");
+    EXPECT_TRUE(st.ok()) << st.error().message;
+  }
+  return std::move(db.value());
+}
+
+TEST(RunSettings, WhatCollectStoresReadsBackWhole) {
+  test::TempDir dir;
+  Db db = WithRuns(dir, 2);
+  RunSettings s = Everything(), other;
+  other.probes = {"cpu"};
+  other.collector_files = {{1, 2}};
+  ASSERT_TRUE(WriteRunSettings(db, 1, s).ok());
+  ASSERT_TRUE(WriteRunSettings(db, 2, other).ok());
+  auto r = ReadRunSettings(db, 1);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ExpectSame(*r, s);
+  auto r2 = ReadRunSettings(db, 2);
+  ASSERT_TRUE(r2.ok()) << r2.error().message;
+  SCOPED_TRACE("one run's lists are not another's");
+  ExpectSame(*r2, other);
+  EXPECT_FALSE(ReadRunSettings(db, 3).ok()) << "no run 3";
+}
+
+// Absent (recorded without the pagecache group) is not empty (recorded,
+// and no scheme was in force).
+TEST(RunSettings, NoDamonSchemesReadIsNotAnEmptyList) {
+  test::TempDir dir;
+  Db db = WithRuns(dir, 2);
+  RunSettings none, empty;
+  empty.damon.emplace();
+  ASSERT_TRUE(WriteRunSettings(db, 1, none).ok());
+  ASSERT_TRUE(WriteRunSettings(db, 2, empty).ok());
+  EXPECT_FALSE(ReadRunSettings(db, 1)->damon.has_value()) << "recorded without the pagecache group";
+  EXPECT_TRUE(ReadRunSettings(db, 2)->damon.has_value()) << "recorded, and no scheme was in force";
+}
+
+// A run inserted without its settings (the test fixtures' runs) reads as
+// the defaults; values out of range in a hand-edited database read as the
+// setting's default, as ParseSettings reads them in JSON.
+TEST(RunSettings, DefaultsAndValuesOutOfRange) {
+  test::TempDir dir;
+  Db db = WithRuns(dir, 1);
+  auto r = ReadRunSettings(db, 1);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ExpectSame(*r, RunSettings{});
+  ASSERT_TRUE(db.Exec("UPDATE run SET ringbuf_bytes = -1, memory_budget_bytes = 'lots', cpu_freq_hz = 4294967296, "
+                      "offcpu_min_ns = -5, irq_min_ns = -1, cold = 7, detail = 42, damon_read = 1; "
+                      "INSERT INTO run_damon_scheme (run_id, position, path, ops, min_age, aggr_us, min_age_us) "
+                      "VALUES (1, 0, 'p', 'o', -9, -2, -100)")
+                  .ok());
+  r = ReadRunSettings(db, 1);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->ringbuf_bytes, 0u);
+  EXPECT_EQ(r->memory_budget_bytes, 0u) << "text is not a number";
+  EXPECT_EQ(r->freq_hz, 0u) << "beyond 32 bits: out of range";
+  EXPECT_EQ(r->offcpu_min_ns, 0);
+  EXPECT_EQ(r->irq_min_ns, 0);
+  EXPECT_TRUE(r->cold);
+  EXPECT_EQ(r->detail, "42");
+  ASSERT_TRUE(r->damon.has_value());
+  EXPECT_EQ(*r->damon, (std::vector<DamonScheme>{{"p", "o", -1, -1, -1}}));
+}
+
+// ---- settings_json, before schema version 5 ---------------------------------
+
+// As the version 4 collector wrote it for Everything().
+constexpr char kVersion4Json[] =
+    R"({"probes":["proc","fileio","pagecache"],"ringbuf_bytes":2097152,"memory_budget_bytes":100663296,)"
+    R"("freq_hz":999,"offcpu_min_ns":1000000,"irq_min_ns":100000,"detail":"lean","cold":true,"no_readahead":true,)"
+    R"("collector_files":[[2049,1234],[2049,99],[18446744073709551615,1]],"kernel_build_id":"ab12",)"
+    R"("vdso_build_id":"cd34","damon":[{"path":"kdamonds/0/contexts/0/schemes/1","ops":"paddr","min_age":6,)"
+    R"("aggr_us":5000000},{"path":"damon_reclaim","min_age_us":120000000}]})";
+
+TEST(RunSettings, Version4JsonReadsWhole) {
+  ExpectSame(ParseSettings(kVersion4Json), Everything());
+  EXPECT_FALSE(ParseSettings(R"({"probes": []})").damon.has_value()) << "recorded without the pagecache group";
+  EXPECT_TRUE(ParseSettings(R"({"damon": []})").damon.has_value()) << "recorded, and no scheme was in force";
 }
 
 // Settings of runs recorded before a member existed, or written by hand.

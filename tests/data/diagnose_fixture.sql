@@ -21,8 +21,8 @@
 --    is under the threshold.
 --  * waiter (tid 103) waits 50 ms on a futex at 7.2 s, woken by train.
 INSERT INTO run (id, command, argv_json, target_pid, attached, host, kernel_release, syspgo_version,
-                 start_realtime_ns, start_monotonic_ns, settings_json, status, command_start_ts, end_ts)
-VALUES (1, 'train --ckpt /data/ckpt', '["train", "--ckpt", "/data/ckpt"]', 100, 0, 'h', 'k', 'v', 0, 0, '{}',
+                 start_realtime_ns, start_monotonic_ns, status, command_start_ts, end_ts)
+VALUES (1, 'train --ckpt /data/ckpt', '["train", "--ckpt", "/data/ckpt"]', 100, 0, 'h', 'k', 'v', 0, 0,
         'complete', 1000000000, 11000000000);
 INSERT INTO run_probe (run_id, probe_group, attached, detail, events) VALUES
   (1, 'fileio', 1, '', 0), (1, 'sched', 1, '', 0), (1, 'block', 1, '', 0);

@@ -2,9 +2,9 @@
 -- writes of 1 MiB, one slow fsync, 2 reads), a log (small writes), a pipe,
 -- and a file whose open was never seen (no path).
 INSERT INTO run (id, command, argv_json, target_pid, attached, host, kernel_release, syspgo_version,
-                 start_realtime_ns, start_monotonic_ns, settings_json, status, end_ts)
-VALUES (1, 'train', '["train"]', 100, 0, 'h', 'k', 'v', 0, 0, '{}', 'complete', 2000000000),
-       (2, 'other', '["other"]', 200, 0, 'h', 'k', 'v', 0, 0, '{}', 'complete', 1000);
+                 start_realtime_ns, start_monotonic_ns, status, end_ts)
+VALUES (1, 'train', '["train"]', 100, 0, 'h', 'k', 'v', 0, 0, 'complete', 2000000000),
+       (2, 'other', '["other"]', 200, 0, 'h', 'k', 'v', 0, 0, 'complete', 1000);
 INSERT INTO file (run_id, dev, ino, path) VALUES
   (1, 2049, 11, '/data/ckpt.bin'), (1, 2049, 12, '/data/train.log');
 WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 9)

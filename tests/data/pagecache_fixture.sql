@@ -19,9 +19,9 @@
 --    deleted by kswapd0 at 1.7 s and read again at 1.8 s: reclaim, but
 --    below the 16 pages the pass needs for a finding.
 INSERT INTO run (id, command, argv_json, target_pid, attached, host, kernel_release, syspgo_version,
-                 start_realtime_ns, start_monotonic_ns, settings_json, status, command_start_ts, end_ts)
+                 start_realtime_ns, start_monotonic_ns, status, command_start_ts, end_ts)
 VALUES (1, 'service --lib /opt/svc/lib/libbig.so', '["service", "--lib", "/opt/svc/lib/libbig.so"]', 200, 0, 'h', 'k',
-        'v', 0, 0, '{}', 'complete', 1000000000, 3000000000);
+        'v', 0, 0, 'complete', 1000000000, 3000000000);
 INSERT INTO run_probe (run_id, probe_group, attached, detail, events) VALUES
   (1, 'pagecache', 1, '', 0), (1, 'faults', 1, '', 0), (1, 'block', 1, '', 0);
 INSERT INTO file (run_id, dev, ino, path) VALUES

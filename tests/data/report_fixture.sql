@@ -11,13 +11,13 @@
 -- Devices: 2048 = makedev(8, 0) the disk, 2049 = makedev(8, 1) its partition.
 INSERT INTO run (id, command, argv_json, target_pid, attached, host, kernel_release, syspgo_version,
                  start_realtime_ns, start_monotonic_ns, command_start_ts, end_ts, status, collector_pid,
-                 boot_id, exit_reason, exit_code, settings_json, events_recorded, events_dropped) VALUES
+                 boot_id, exit_reason, exit_code, offcpu_min_ns, events_recorded, events_dropped) VALUES
   (1, 'fixture_app --steps 3', '["fixture_app", "--steps", "3"]', 100, 0, 'fixture', '6.1.0-test', '0.1.0',
-   1700000000000000000, 5000000000, 100000000, 2100000000, 'complete', 0, '', 'exited', 0,
-   '{"probes": ["proc", "fileio", "pagecache", "block", "sched"], "offcpu_min_ns": 1000000}', 71, 0),
+   1700000000000000000, 5000000000, 100000000, 2100000000, 'complete', 0, '', 'exited', 0, 1000000, 71, 0),
   (2, 'true', '["true"]', 300, 0, 'fixture', '6.1.0-test', '0.1.0',
-   1700000100000000000, 9000000000, 50000000, 60000000, 'complete', 0, '', 'exited', 0,
-   '{"probes": ["proc"], "offcpu_min_ns": 1000000}', 2, 0);
+   1700000100000000000, 9000000000, 50000000, 60000000, 'complete', 0, '', 'exited', 0, 1000000, 2, 0);
+INSERT INTO run_setting_probe (run_id, position, probe_group) VALUES
+  (1, 0, 'proc'), (1, 1, 'fileio'), (1, 2, 'pagecache'), (1, 3, 'block'), (1, 4, 'sched'), (2, 0, 'proc');
 
 INSERT INTO run_probe (run_id, probe_group, attached, detail, events) VALUES
   (1, 'proc', 1, '', 6), (1, 'fileio', 1, '', 24), (1, 'pagecache', 1, '', 27), (1, 'block', 1, '', 10),
