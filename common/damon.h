@@ -2,8 +2,9 @@
 // DAMON's proactive reclaim pages out memory its monitor sees idle, with no
 // limit hit and no memory pressure: a `pageout` scheme of a kdamond under
 // /sys/kernel/mm/damon/admin, or the damon_reclaim module. A run that
-// records the page cache keeps what was in force (settings_json "damon"),
-// so the analysis can name the scheme that evicted a file and its knobs.
+// records the page cache keeps what was in force (run.damon_read and
+// run_damon_scheme), so the analysis can name the scheme that evicted a
+// file and its knobs.
 #pragma once
 #include <string>
 #include <vector>
@@ -17,8 +18,8 @@ namespace syspgo {
 //   {"path": "kdamonds/0/contexts/0/schemes/0", "ops": "paddr",
 //    "min_age": 6, "aggr_us": 5000000}          (min_age in aggregation intervals)
 //   {"path": "damon_reclaim", "min_age_us": 120000000}
-// "[]" when DAMON is absent or runs no such scheme (common/run_settings.h
-// writes it).
+// "[]" when DAMON is absent or runs no such scheme (DamonSchemesJson in
+// common/run_settings.h writes it).
 std::string DamonPageoutJson(const std::string& sysfs = "/sys");
 
 // The same schemes read once, and one line each for people:

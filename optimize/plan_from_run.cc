@@ -41,7 +41,7 @@ Result<PlanFromRunResult> PlanFromRun(Db& db, int64_t run_id, const PlanFromRunO
                      "' touched no file the plan could name (" + std::to_string(order->unnamed.size()) +
                      " unnamed). Record a cold start with the file groups on: syspgo collect --cold --probes "
                      "fileio,faults,pagecache -o " + db.path() + " -- COMMAND");
-  // Files the collector itself mapped (settings_json "collector_files"):
+  // Files the collector itself mapped (RunSettings::collector_files):
   // the pages it had mapped stayed cached through --cold's drop, and
   // fault-around mapped them into the command, used without a fault. A
   // replay maps none of them, so their fault-around windows count as
