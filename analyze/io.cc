@@ -1,6 +1,6 @@
 //===- io.cc - synchronous file operations slower than a threshold -------===//
 // The slow calls are selected in SQL (few rows); the thread's name is the
-// one it had at the call (threads rename themselves), else its process's.
+// one it had at the call, else its process's (analyze/tasks.h).
 #include "analyze/io.h"
 
 #include <cstdio>
@@ -8,6 +8,7 @@
 #include "analyze/file_calls.h"
 #include "analyze/file_paths.h"
 #include "analyze/run.h"
+#include "analyze/tasks.h"
 #include "common/util.h"
 
 namespace syspgo {
@@ -17,11 +18,7 @@ namespace {
 // bits: regular files and block devices unless ?3.
 const std::string kSlowSql = R"sql(
 SELECT io.ts, io.pid, io.tid, io.nr, COALESCE(n.name, 'syscall ' || io.nr),
-       io.dev, io.ino, io.kind, io.pos, io.ret, io.dur,
-       COALESCE((SELECT t.comm FROM thread AS t WHERE t.run_id = io.run_id AND t.tid = io.tid AND t.start_ts <= io.ts
-                 ORDER BY t.start_ts DESC LIMIT 1),
-                (SELECT p.comm FROM process AS p WHERE p.run_id = io.run_id AND p.pid = io.pid
-                 ORDER BY p.start_ts DESC LIMIT 1), '')
+       io.dev, io.ino, io.kind, io.pos, io.ret, io.dur
 FROM file_io AS io
 LEFT JOIN syscall_name AS n ON n.nr = io.nr
 WHERE io.run_id = ?1 AND io.dur >= ?2
@@ -49,6 +46,8 @@ Result<std::vector<SlowOp>> SlowOps(Db& db, const IoQuery& q) {
   if (!window) return window.error();
   auto paths = FilePaths::Load(db, q.run_id);
   if (!paths) return paths.error();
+  auto tasks = Tasks::Load(db, q.run_id);
+  if (!tasks) return tasks.error();
   auto st = db.Prepare(kSlowSql);
   if (!st) return st.error();
   st->Bind(1, q.run_id).Bind(2, q.slower_ns).Bind(3, int64_t{q.all_kinds});
@@ -68,7 +67,7 @@ Result<std::vector<SlowOp>> SlowOps(Db& db, const IoQuery& q) {
     op.offset = st->Int(8);
     op.bytes = st->Int(9);
     op.latency_ns = st->Int(10);
-    op.comm = st->Text(11);
+    op.comm = tasks->Name(op.tid, op.pid, op.ts);
     out.push_back(std::move(op));
     if (q.limit && out.size() >= q.limit) break;
   }

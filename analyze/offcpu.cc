@@ -1,7 +1,8 @@
 //===- offcpu.cc - off-CPU time as folded stacks for flame graphs --------===//
 // Intervals are summed per (thread, stack ids) in SQL; naming then works
 // per distinct stack, and lines that name alike (two threads of one name)
-// are added together.
+// are added together. A line starts with the thread's name at its last
+// interval of the stack (analyze/tasks.h).
 #include "analyze/offcpu.h"
 
 #include <algorithm>
@@ -9,15 +10,14 @@
 
 #include "analyze/run.h"
 #include "analyze/stack_names.h"
+#include "analyze/tasks.h"
 #include "common/util.h"
 
 namespace syspgo {
 namespace {
 
 constexpr char kFoldSql[] = R"sql(
-SELECT o.tid, o.pid, o.user_stack_id, o.kernel_stack_id, o.state = 0, SUM(o.dur), MAX(o.ts),
-       COALESCE((SELECT t.comm FROM thread AS t WHERE t.run_id = o.run_id AND t.tid = o.tid
-                 ORDER BY t.start_ts DESC LIMIT 1), '')
+SELECT o.tid, o.pid, o.user_stack_id, o.kernel_stack_id, o.state = 0, SUM(o.dur), MAX(o.ts)
 FROM offcpu AS o
 WHERE o.run_id = ?1
 GROUP BY o.tid, o.pid, o.user_stack_id, o.kernel_stack_id, o.state = 0
@@ -38,6 +38,8 @@ Result<std::vector<FoldedStack>> FoldedOffCpu(Db& db, int64_t run_id) {
   SYSPGO_TRY(RequireProbeGroup(db, run_id, "sched", "off-CPU data", "sched,cpu"));
   auto names = StackNames::Load(db, run_id);
   if (!names) return names.error();
+  auto tasks = Tasks::Load(db, run_id);
+  if (!tasks) return tasks.error();
   auto st = db.Prepare(kFoldSql);
   if (!st) return st.error();
   st->Bind(1, run_id);
@@ -45,7 +47,7 @@ Result<std::vector<FoldedStack>> FoldedOffCpu(Db& db, int64_t run_id) {
   Status err;
   while (st->Step(&err)) {
     int64_t tid = st->Int(0), pid = st->Int(1);
-    std::string comm = st->Text(7);
+    std::string comm = tasks->Name(tid, pid, st->Int(6));
     std::string line = Clean(comm.empty() ? "tid " + std::to_string(tid) : comm);
     std::vector<std::string> user = (*names)->User(st->Int(2), pid, st->Int(6));
     for (auto it = user.rbegin(); it != user.rend(); ++it) line += ";" + Clean(*it);

@@ -4,18 +4,19 @@
 #include <algorithm>
 
 #include "analyze/run.h"
+#include "analyze/tasks.h"
 
 namespace syspgo {
 namespace {
 
-// The last event of the run, for runs whose end_ts was never written.
+// The last event of the run, for runs whose end_ts was never written (with
+// the threads' starts and exits: Tasks::LastChange).
 constexpr char kLastEventSql[] = R"sql(
 SELECT MAX(e) FROM (
   SELECT MAX(ts + dur) AS e FROM file_io WHERE run_id = ?1
   UNION ALL SELECT MAX(ts + dur) FROM file_open WHERE run_id = ?1
   UNION ALL SELECT MAX(ts + dur) FROM offcpu WHERE run_id = ?1
   UNION ALL SELECT MAX(ts + dur) FROM block_rq WHERE run_id = ?1
-  UNION ALL SELECT MAX(COALESCE(exit_ts, start_ts)) FROM thread WHERE run_id = ?1
 )
 )sql";
 
@@ -66,8 +67,10 @@ Result<TimeAxis> ReadTimeAxis(Db& db, int64_t run_id, int buckets) {
   last->Bind(1, run_id);
   int64_t last_ts = last->Step(&err) ? last->Int(0) : 0;
   if (!err.ok()) return err.error();
+  auto tasks = Tasks::Load(db, run_id);
+  if (!tasks) return tasks.error();
   TimeAxis axis;
-  axis.span = std::max<int64_t>({end_ts, last_ts, 1});
+  axis.span = std::max<int64_t>({end_ts, last_ts, tasks->LastChange(), 1});
   axis.origin = std::clamp<int64_t>(command_start, 0, axis.span - 1);
   axis.buckets = buckets;
   return axis;

@@ -24,6 +24,7 @@
 #include "analyze/run.h"
 #include "analyze/sample_db.h"
 #include "analyze/symbolize.h"
+#include "analyze/tasks.h"
 
 namespace syspgo {
 namespace {
@@ -41,17 +42,6 @@ SELECT probe_group, attached, detail, events
 FROM run_probe
 WHERE run_id = ?1
 ORDER BY probe_group
-)sql";
-
-// Threads with their process; a tid reused within the run has several rows.
-constexpr char kThreadsSql[] = R"sql(
-SELECT t.tid, t.pid, t.comm, t.start_ts, COALESCE(t.exit_ts, -1),
-       COALESCE((SELECT p.comm FROM process p WHERE p.run_id = t.run_id AND p.pid = t.pid
-                 ORDER BY p.start_ts DESC LIMIT 1), ''),
-       COALESCE((SELECT MIN(p.start_ts) FROM process p WHERE p.run_id = t.run_id AND p.pid = t.pid), t.start_ts)
-FROM thread t
-WHERE t.run_id = ?1
-ORDER BY t.tid, t.start_ts
 )sql";
 
 // Threads seen in events but not in the thread table (attached to late, or
@@ -124,7 +114,8 @@ constexpr char kFilePathsSql[] = "SELECT dev, ino, path FROM file WHERE run_id =
 
 // ===--- Pieces -------------------------------------------------------=== //
 
-struct ThreadRow {
+// A thread as the page shows it: all lives of its tid in one lane.
+struct PageThread {
   int64_t tid = 0, pid = 0;
   std::string comm, process;
   int64_t start = 0, end = -1;  // -1: still alive at the end
@@ -205,7 +196,7 @@ class ReportBuilder {
   StringTable strings_;
   std::map<std::pair<int64_t, int64_t>, std::string> paths_;  // the run's file table, read once
   TimeAxis axis_;  // span: ns from run start to the last event; origin: the command's release
-  std::map<int64_t, ThreadRow> threads_;
+  std::map<int64_t, PageThread> threads_;
   // Per thread, filled before the thread rows are written.
   std::map<int64_t, std::vector<Interval>> sys_, off_;
   std::map<int64_t, std::pair<int64_t, int64_t>> sys_totals_, off_totals_;  // count, ns
@@ -257,21 +248,24 @@ Status ReportBuilder::RunHeader(const DrawnSummaries& drawn) {
 }
 
 Status ReportBuilder::Threads() {
-  SYSPGO_TRY(ForEachRow(db_, What("thread"), kThreadsSql, {run_.id}, [&](Stmt& s) {
-    ThreadRow& t = threads_[s.Int(0)];
+  auto tasks = Tasks::Load(db_, run_.id);
+  if (!tasks) return tasks.error();
+  for (const ThreadRow& life : tasks->threads()) {  // a tid's lives in start order
+    PageThread& t = threads_[life.tid];
     bool first = t.tid == 0;
-    t.tid = s.Int(0);
-    t.pid = s.Int(1);
-    t.comm = s.Text(2);  // the latest row names it
-    int64_t end = s.Int(4);  // -1: alive at the end
-    t.start = first ? s.Int(3) : std::min(t.start, s.Int(3));
+    t.tid = life.tid;
+    t.pid = life.pid;
+    t.comm = life.comm;  // the latest life names it
+    int64_t end = life.exit_ts.value_or(-1);
+    t.start = first ? life.start_ts : std::min(t.start, life.start_ts);
     t.end = first ? end : (t.end < 0 || end < 0) ? -1 : std::max(t.end, end);
-    t.process = s.Text(5);
-    t.process_start = s.Int(6);
-  }));
+    const ProcessRow* latest = tasks->LatestProcess(life.pid);
+    t.process = latest ? latest->comm : "";
+    t.process_start = latest ? tasks->FirstProcess(life.pid)->start_ts : life.start_ts;
+  }
   return ForEachRow(db_, What("events"), kEventThreadsSql, {run_.id}, [&](Stmt& s) {
     if (threads_.count(s.Int(0))) return;
-    ThreadRow& t = threads_[s.Int(0)];
+    PageThread& t = threads_[s.Int(0)];
     t.tid = s.Int(0);
     t.pid = s.Int(1);
     t.comm = "tid " + std::to_string(t.tid);
@@ -669,16 +663,16 @@ Result<std::string> ReportBuilder::Build(const FindingSet& findings, const Drawn
   SYSPGO_TRY(Syscalls());
   SYSPGO_TRY(OffCpu());
   // Thread rows in process order (by process start), main thread first.
-  std::vector<const ThreadRow*> order;
+  std::vector<const PageThread*> order;
   for (auto& [tid, t] : threads_) order.push_back(&t);
-  std::stable_sort(order.begin(), order.end(), [](const ThreadRow* x, const ThreadRow* y) {
+  std::stable_sort(order.begin(), order.end(), [](const PageThread* x, const PageThread* y) {
     if (x->process_start != y->process_start) return x->process_start < y->process_start;
     if (x->pid != y->pid) return x->pid < y->pid;
     if ((x->tid == x->pid) != (y->tid == y->pid)) return x->tid == x->pid;
     return x->tid < y->tid;
   });
   Json& threads = data_["threads"] = Json::array();
-  for (const ThreadRow* t : order) {
+  for (const PageThread* t : order) {
     auto totals = [&](auto& m) {
       auto it = m.find(t->tid);
       return it != m.end() ? Json::array({it->second.first, it->second.second}) : Json::array({0, 0});

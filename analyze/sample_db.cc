@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "analyze/run.h"
+#include "analyze/tasks.h"
 
 namespace syspgo {
 namespace {
@@ -37,7 +38,6 @@ constexpr char kOffCpuStacksSql[] =
 constexpr char kMappingsSql[] =
     "SELECT pid, ts, vm_start, vm_end, file_off, path, IFNULL(build_id, '') FROM mapping WHERE run_id = ?1 "
     "ORDER BY pid, vm_start, ts";
-constexpr char kCommSql[] = "SELECT pid, comm FROM process WHERE run_id = ?1 ORDER BY start_ts";
 constexpr char kCpuRunsSql[] = "SELECT DISTINCT run_id FROM cpu_sample ORDER BY run_id";
 constexpr char kKallsymsSql[] =
     "SELECT k.text FROM run_kallsyms r JOIN kallsyms k ON k.hash = r.hash WHERE r.run_id = ?1";
@@ -196,10 +196,9 @@ Result<SampleSet> LoadCpuSamples(Db& db, int64_t run_id, bool offcpu) {
     }
   }
 
-  if (auto st = db.Prepare(kCommSql)) {
-    st->Bind(1, run_id);
-    while (st->Step()) set.comm[static_cast<uint32_t>(st->Int(0))] = st->Text(1);
-  }
+  auto tasks = Tasks::Load(db, run_id);
+  if (!tasks) return tasks.error();
+  for (const ProcessRow& p : tasks->processes()) set.comm[static_cast<uint32_t>(p.pid)] = p.comm;  // the latest
   if (auto st = db.Prepare(kKallsymsSql)) {
     st->Bind(1, run_id);
     if (st->Step()) set.kallsyms = st->Text(0);

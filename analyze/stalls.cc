@@ -43,6 +43,7 @@
 #include "analyze/run.h"
 #include "analyze/stack_names.h"
 #include "analyze/stall_rules.h"
+#include "analyze/tasks.h"
 #include "analyze/wait_interval.h"
 #include "common/util.h"
 
@@ -68,9 +69,6 @@ constexpr char kDiskRequestsSql[] =
     "AND ts BETWEEN ?2 - 30000000000 AND ?3 AND ts + dur BETWEEN ?2 AND ?3 AND tid != 0 "
     "GROUP BY tid, pid, comm ORDER BY b DESC, n DESC, tid LIMIT 3";
 // When the command's root thread ?2 exited, else ?3 (the recording's end).
-constexpr char kRootExitSql[] = "SELECT COALESCE(MIN(exit_ts), ?3) FROM thread WHERE run_id = ?1 AND tid = ?2";
-constexpr char kThreadsSql[] = "SELECT tid, pid, comm, start_ts FROM thread WHERE run_id = ?1 ORDER BY tid, start_ts";
-constexpr char kProcessesSql[] = "SELECT pid, comm FROM process WHERE run_id = ?1 ORDER BY pid, start_ts";
 constexpr char kSyscallNamesSql[] = "SELECT nr, name FROM syscall_name ORDER BY nr";
 // Every recorded file syscall (file_calls.h), in the order they began; a
 // path lookup (stat...) has its path.
@@ -185,12 +183,6 @@ void AddCall(Episode& ep, const CallRow& r, const std::string& name, int64_t dir
   if (dirty_before >= 0) ep.synced = std::max(ep.synced, dirty_before);
 }
 
-struct ThreadName {
-  int64_t start_ts;
-  int64_t pid;
-  std::string comm;
-};
-
 // One stall: an episode that waited long enough, or one long interval.
 struct Stall {
   int64_t tid = 0, pid = 0, start = 0, end = 0;
@@ -251,7 +243,6 @@ class Analysis {
   Status AddBlock(Stall& s);
   Period FindPeriod(const std::vector<const Stall*>& occ);
   Finding MakeFinding(const std::vector<const Stall*>& occ, StallDetail* d);
-  const ThreadName* Thread(int64_t tid, int64_t ts) const;
   std::string Comm(int64_t tid, int64_t pid, int64_t ts) const;
   // What an interval waited for; `syscall` gets the syscall it was in.
   Wait Classify(const Interval& iv, std::string* syscall = nullptr);
@@ -276,8 +267,7 @@ class Analysis {
   RunWindow window_;
   int64_t sample_period_ns_ = 0;                // 0: the cpu group did not sample this run
   std::map<int64_t, Intervals> threads_;       // tid -> its intervals
-  std::map<int64_t, std::vector<ThreadName>> thread_names_;
-  std::map<int64_t, std::string> process_names_;
+  Tasks tasks_;
   std::map<int64_t, std::string> syscall_names_;
   std::vector<Episode> episodes_;
   std::vector<Stall> stalls_;
@@ -321,17 +311,10 @@ Status Analysis::LoadIntervals() {
 }
 
 Status Analysis::LoadNames() {
+  auto tasks = Tasks::Load(db_, q_.run_id);
+  if (!tasks) return tasks.error();
+  tasks_ = std::move(*tasks);
   Status err;
-  auto th = db_.Prepare(kThreadsSql);
-  if (!th) return th.error();
-  th->Bind(1, q_.run_id);
-  while (th->Step(&err)) thread_names_[th->Int(0)].push_back({th->Int(3), th->Int(1), th->Text(2)});
-  if (!err.ok()) return err;
-  auto pr = db_.Prepare(kProcessesSql);
-  if (!pr) return pr.error();
-  pr->Bind(1, q_.run_id);
-  while (pr->Step(&err)) process_names_[pr->Int(0)] = pr->Text(1);
-  if (!err.ok()) return err;
   auto sc = db_.Prepare(kSyscallNamesSql);
   if (!sc) return sc.error();
   while (sc->Step(&err)) syscall_names_[sc->Int(0)] = sc->Text(1);
@@ -350,19 +333,9 @@ std::string Analysis::CallName(int64_t nr) const {
   return it == syscall_names_.end() ? "syscall " + std::to_string(nr) : it->second;
 }
 
-const ThreadName* Analysis::Thread(int64_t tid, int64_t ts) const {
-  auto it = thread_names_.find(tid);
-  if (it == thread_names_.end() || it->second.empty()) return nullptr;
-  const ThreadName* best = &it->second.front();
-  for (const ThreadName& t : it->second)
-    if (t.start_ts <= ts) best = &t;
-  return best;
-}
-
 std::string Analysis::Comm(int64_t tid, int64_t pid, int64_t ts) const {
-  if (const ThreadName* t = Thread(tid, ts)) return t->comm;
-  auto p = process_names_.find(pid);
-  return p == process_names_.end() ? "tid " + std::to_string(tid) : p->second;
+  std::string name = tasks_.Name(tid, pid, ts);
+  return name.empty() ? "tid " + std::to_string(tid) : name;
 }
 
 Status Analysis::ScanCalls() {
@@ -703,7 +676,7 @@ CriticalPath& Analysis::Path() {
     CriticalPath::Hooks h;
     h.comm = [this](int64_t tid, int64_t pid, int64_t ts) { return Comm(tid, pid, ts); };
     h.kernel = [this](int64_t stack) -> const std::vector<std::string>& { return Kernel(stack); };
-    h.traced = [this](int64_t tid) { return thread_names_.count(tid) > 0; };
+    h.traced = [this](int64_t tid) { return tasks_.HasThread(tid); };
     h.doing = [this](const Interval& iv) { return Doing(iv); };
     h.disk = [this](const Interval& iv) { return RuleOf(Classify(iv).cls).disk; };
     h.busy = [this](const Interval& iv) { return Busy(iv); };
@@ -726,11 +699,7 @@ CriticalPath& Analysis::Path() {
 
 Status Analysis::CommandPath() {
   const int64_t pid = window_.target_pid, start = window_.command_start_ns;
-  auto st = db_.Prepare(kRootExitSql);
-  if (!st) return st.error();
-  st->Bind(1, q_.run_id).Bind(2, pid).Bind(3, window_.end_ns);
-  if (!st->Step()) return {};
-  int64_t end = st->Int(0);
+  int64_t end = tasks_.FirstExit(pid).value_or(window_.end_ns);
   if (pid <= 0 || end <= start) return {};
   report_.command_tid = pid;
   report_.command_path = CriticalPath::ByRoot(Path().Explain(pid, pid, start, end));

@@ -15,6 +15,7 @@
 #include "analyze/file_calls.h"
 #include "analyze/report_common.h"
 #include "analyze/run.h"
+#include "analyze/tasks.h"
 #include "common/files.h"
 #include "common/util.h"
 
@@ -25,15 +26,6 @@ using Json = nlohmann::ordered_json;
 
 // ===--- Queries: every stream is ordered by ts, longer first at equal ts
 // (a parent before what nests in it); columns 0 and 1 are ts and dur.
-
-// The traced tree's tasks, each kind in start order: processes (tid 0)
-// and threads. A pid or tid reused within the run has a row per life.
-constexpr char kTasksSql[] = R"sql(
-SELECT pid, 0 AS tid, comm, start_ts, pid AS id FROM process WHERE run_id = ?1
-UNION ALL
-SELECT pid, tid, comm, start_ts, tid FROM thread WHERE run_id = ?1
-ORDER BY start_ts, id
-)sql";
 
 // Tasks with events but no thread row: threads the proc group missed, and
 // (page_cache) tasks outside the traced tree such as kswapd.
@@ -203,18 +195,18 @@ Status Exporter::Names() {
   auto window = ReadRunWindow(db_, run_.id);
   if (!window) return window.error();
   command_start_ = window->command_start_ns;
+  // The traced tree's tasks in start order (a pid or tid reused within the
+  // run has a row per life): a task keeps its latest name, and a pid its
+  // first place.
+  auto tasks = Tasks::Load(db_, run_.id);
+  if (!tasks) return tasks.error();
+  for (const ThreadRow& t : tasks->threads()) threads_[t.tid] = {t.pid, t.comm};
   int64_t order = 0;
-  SYSPGO_TRY(ForEachRow(db_, What("process and thread"), kTasksSql, {run_.id}, [&](Stmt& s) {
-    int64_t pid = s.Int(0), tid = s.Int(1);
-    if (tid) {
-      threads_[tid] = {pid, s.Text(2)};
-      return;
-    }
-    // A pid reused within the run keeps its first place and its last name.
-    auto [it, added] = procs_.try_emplace(pid, Proc{"", order});
+  for (const ProcessRow& p : tasks->processes()) {
+    auto [it, added] = procs_.try_emplace(p.pid, Proc{"", order});
     if (added) ++order;
-    it->second.name = s.Text(2);
-  }));
+    it->second.name = p.comm;
+  }
   auto add_task = [&](Stmt& s) {
     int64_t pid = s.Int(0), tid = s.Int(1);
     std::string comm = s.Text(2);
