@@ -74,14 +74,6 @@ std::string ReadBuildId(int fd) {
   return hex;
 }
 
-// A BPF-side stack of n frames (at most max), stored once; trailing 0
-// frames (a frame-pointer walk into zeroed memory) are cut.
-int64_t Stack(Writer& w, const __u64* ips, uint32_t n, uint32_t max) {
-  n = std::min(n, max);
-  while (n && !ips[n - 1]) --n;
-  return w.StackId(reinterpret_cast<const uint64_t*>(ips), n);
-}
-
 class CpuGroup : public ProbeGroup {
  public:
   ~CpuGroup() override {
@@ -115,8 +107,8 @@ class CpuGroup : public ProbeGroup {
       if (maps_read_.insert(h->pid).second) ReadProcMaps(w, h->pid, ts);
       w.Row(sample_)
           .I(ts).I(h->pid).I(h->tid).I(e->cpu).I(e->kernel).I(static_cast<int64_t>(e->ip))
-          .I(Stack(w, e->ustack, e->ustack_len, CPU_UFRAMES))
-          .I(Stack(w, e->kstack, e->kstack_len, CPU_KFRAMES));
+          .I(StoreStack(w, e->ustack, e->ustack_len, CPU_UFRAMES))
+          .I(StoreStack(w, e->kstack, e->kstack_len, CPU_KFRAMES));
       return;
     }
     if (h->type == CPU_MAPPING) {

@@ -4,6 +4,7 @@
 #include <bpf/bpf.h>
 #include <sys/sysmacros.h>
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -27,6 +28,12 @@ std::string JoinNulSeparated(const char* p, size_t n) {
     if (c == '\0') c = ' ';
   while (!s.empty() && s.back() == ' ') s.pop_back();
   return s;
+}
+
+int64_t StoreStack(Writer& w, const __u64* ips, size_t n, size_t max) {
+  n = std::min(n, max);
+  while (n && !ips[n - 1]) --n;
+  return w.StackId(reinterpret_cast<const uint64_t*>(ips), n);
 }
 
 Error LibbpfError(const char* group, const std::string& what, int err) {

@@ -146,6 +146,10 @@ uint64_t KernelDevToUser(uint64_t kdev);
 int ExitStatusFromWait(uint32_t code);
 // Replaces NULs in the first n bytes with spaces (argv blobs), trimming the end.
 std::string JoinNulSeparated(const char* p, size_t n);
+// The first n (at most max) frames of a BPF-side stack, stored once
+// (Writer::StackId). A frame-pointer walk that strays into zeroed memory
+// ends in 0 frames: cut.
+int64_t StoreStack(Writer& w, const __u64* ips, size_t n, size_t max);
 
 // libbpf's error for `what` as a sentence that names the group.
 Error LibbpfError(const char* group, const std::string& what, int err);

@@ -14,14 +14,6 @@
 namespace syspgo {
 namespace {
 
-// The first n (at most max) frames of a BPF-side stack, stored once. A
-// frame-pointer walk that strays into zeroed memory ends in 0 frames: cut.
-int64_t Stack(Writer& w, const __u64* ips, size_t n, size_t max) {
-  n = std::min(n, max);
-  while (n && !ips[n - 1]) --n;
-  return w.StackId(reinterpret_cast<const uint64_t*>(ips), n);
-}
-
 class SchedGroup : public ProbeGroup {
  public:
   const char* name() const override { return "sched"; }
@@ -41,16 +33,16 @@ class SchedGroup : public ProbeGroup {
     size_t ufit = (size - offsetof(sched_offcpu_event, ustack)) / sizeof(uint64_t);  // the event is cut after them
     auto r = w.Row(offcpu_);
     r.I(static_cast<int64_t>(h->ts - start_ns_)).I(e->dur).I(h->pid).I(h->tid).I(e->cpu).I(e->state)
-        .I(Stack(w, e->kstack, e->kstack_len, SCHED_KFRAMES))
-        .I(Stack(w, e->ustack, e->ustack_len, std::min<size_t>(ufit, SCHED_UFRAMES)));
+        .I(StoreStack(w, e->kstack, e->kstack_len, SCHED_KFRAMES))
+        .I(StoreStack(w, e->ustack, e->ustack_len, std::min<size_t>(ufit, SCHED_UFRAMES)));
     if (!e->wake_ts) {
       r.Null().Null().Null().Null().Null().Null();
       return;
     }
     r.I(static_cast<int64_t>(e->wake_ts - start_ns_)).I(e->waker_pid).I(e->waker_tid)
         .T(std::string(e->waker_comm, strnlen(e->waker_comm, sizeof e->waker_comm)))
-        .I(Stack(w, e->waker_kstack, e->waker_kstack_len, SCHED_KFRAMES))
-        .I(Stack(w, e->waker_ustack, e->waker_ustack_len, SCHED_UFRAMES));
+        .I(StoreStack(w, e->waker_kstack, e->waker_kstack_len, SCHED_KFRAMES))
+        .I(StoreStack(w, e->waker_ustack, e->waker_ustack_len, SCHED_UFRAMES));
   }
 
  protected:
