@@ -35,6 +35,19 @@ struct Load {
   uint64_t offset, vaddr, filesz;
 };
 
+// `x`, an address in one of a file's two spaces (`from`: a Load's vaddr or
+// offset), in the other (`to`), through the PT_LOAD segment that holds it;
+// false if none does.
+bool Translate(const std::vector<Load>& loads, uint64_t x, uint64_t Load::*from, uint64_t Load::*to, uint64_t* out) {
+  for (const Load& l : loads) {
+    if (x >= l.*from && x < l.*from + l.filesz) {
+      *out = x - l.*from + l.*to;
+      return true;
+    }
+  }
+  return false;
+}
+
 std::string AttrString(Dwarf_Die* die, unsigned name) {
   Dwarf_Attribute a;
   if (!dwarf_attr_integrate(die, name, &a)) return "";
@@ -401,25 +414,11 @@ Symbolizer::Module* Symbolizer::Get(const BinaryRef& b) {
 const BinaryStatus& Symbolizer::Open(const BinaryRef& b) { return Get(b)->status; }
 
 bool Symbolizer::ToOffset(const BinaryRef& b, uint64_t vaddr, uint64_t* off) {
-  Module* m = Get(b);
-  for (const Load& l : m->loads) {
-    if (vaddr >= l.vaddr && vaddr < l.vaddr + l.filesz) {
-      *off = vaddr - l.vaddr + l.offset;
-      return true;
-    }
-  }
-  return false;
+  return Translate(Get(b)->loads, vaddr, &Load::vaddr, &Load::offset, off);
 }
 
 bool Symbolizer::ToVaddr(const BinaryRef& b, uint64_t off, uint64_t* vaddr) {
-  Module* m = Get(b);
-  for (const Load& l : m->loads) {
-    if (off >= l.offset && off < l.offset + l.filesz) {
-      *vaddr = off - l.offset + l.vaddr;
-      return true;
-    }
-  }
-  return false;
+  return Translate(Get(b)->loads, off, &Load::offset, &Load::vaddr, vaddr);
 }
 
 std::vector<ProfileBinary::Segment> Symbolizer::Segments(const BinaryRef& b) {
