@@ -21,7 +21,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
-#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -29,8 +28,12 @@
 #include <string_view>
 #include <vector>
 
+#include "example_cli.h"
+
 namespace {
 
+using example::Die;
+using example::ParseCount;
 using Clock = std::chrono::steady_clock;
 
 struct Options {
@@ -60,26 +63,6 @@ void Usage(FILE* out) {
           "example: checkpoint_stall --steps 10 --period 5 --mb 50 --step-ms 100 /var/tmp\n");
 }
 
-// Bad usage exits 2 with the reason, distinct from a failed checkpoint (1).
-[[noreturn]] __attribute__((format(printf, 1, 2))) void Die(const char* fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(stderr, "checkpoint_stall: ");
-  vfprintf(stderr, fmt, ap);
-  fprintf(stderr, "\nrun `checkpoint_stall --help` for the options\n");
-  va_end(ap);
-  exit(2);
-}
-
-long ParseCount(const char* name, const char* text, long max) {
-  char* end = nullptr;
-  errno = 0;
-  long v = strtol(text, &end, 10);
-  if (errno != 0 || end == text || *end != '\0' || v < 1 || v > max)
-    Die("%s wants a whole number from 1 to %ld, not '%s'", name, max, text);
-  return v;
-}
-
 Options ParseOptions(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
@@ -102,10 +85,10 @@ Options ParseOptions(int argc, char** argv) {
       if (i + 1 >= argc) Die("%s needs a value", argv[i]);
       value = argv[++i];
     }
-    if (name == "--steps") o.steps = ParseCount("--steps", value.c_str(), 100000);
-    else if (name == "--period") o.period = ParseCount("--period", value.c_str(), 100000);
-    else if (name == "--mb") o.mb = ParseCount("--mb", value.c_str(), 16384);
-    else if (name == "--step-ms") o.step_ms = ParseCount("--step-ms", value.c_str(), 600000);
+    if (name == "--steps") o.steps = ParseCount("--steps", value.c_str(), 1, 100000);
+    else if (name == "--period") o.period = ParseCount("--period", value.c_str(), 1, 100000);
+    else if (name == "--mb") o.mb = ParseCount("--mb", value.c_str(), 1, 16384);
+    else if (name == "--step-ms") o.step_ms = ParseCount("--step-ms", value.c_str(), 1, 600000);
     else if (name == "--dir") o.dir = value;
     else Die("unknown option '%s'", name.c_str());
   }

@@ -35,7 +35,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <cstdarg>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -45,8 +44,13 @@
 #include <utility>
 #include <vector>
 
+#include "example_cli.h"
+
 namespace {
 
+using example::Die;
+using example::Fail;
+using example::ParseCount;
 using Clock = std::chrono::steady_clock;
 
 struct Options {
@@ -78,37 +82,6 @@ void Usage(FILE* out) {
           "\n"
           "run_in_memcg.sh beside this program's source does all of that for you:\n"
           "  run_in_memcg.sh --bin PATH/TO/pagecache_thrash --limit-mb 16 --mb 64\n");
-}
-
-// Bad usage exits 2 with a pointer to --help; a failure of the scenario
-// itself (no file, no mapping) exits 1. Neither returns, so the va_list
-// is never ended.
-[[noreturn]] void VExit(int status, const char* fmt, va_list ap) {
-  fprintf(stderr, "pagecache_thrash: ");
-  vfprintf(stderr, fmt, ap);
-  fputs(status == 2 ? "\nrun `pagecache_thrash --help` for the options\n" : "\n", stderr);
-  exit(status);
-}
-
-[[noreturn]] __attribute__((format(printf, 1, 2))) void Die(const char* fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  VExit(2, fmt, ap);
-}
-
-[[noreturn]] __attribute__((format(printf, 1, 2))) void Fail(const char* fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  VExit(1, fmt, ap);
-}
-
-long ParseCount(const char* name, const char* text, long min, long max) {
-  char* end = nullptr;
-  errno = 0;
-  long v = strtol(text, &end, 10);
-  if (errno != 0 || end == text || *end != '\0' || v < min || v > max)
-    Die("%s wants a whole number from %ld to %ld, not '%s'", name, min, max, text);
-  return v;
 }
 
 Options ParseOptions(int argc, char** argv) {
