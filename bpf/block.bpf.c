@@ -53,16 +53,7 @@ struct {
 	__type(value, struct rq_info);
 } block_rqs SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, BLOCK_HIST_MAX_KEYS);
-	/* Allocated as used (since Linux 6.1, bpf_mem_alloc lets any context
-	 * insert): preallocated, the per-CPU values of this map and its twin in
-	 * the other group took ~10 ms of every collect's start. */
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct block_hist_key);
-	__type(value, struct block_hist_val);
-} block_hist SEC(".maps");
+HIST_MAP(block_hist, BLOCK_HIST_MAX_KEYS, struct block_hist_key, struct block_hist_val);
 
 /* Requests we could not follow because `block_rqs` was full; read by the loader. */
 __u64 untracked = 0;

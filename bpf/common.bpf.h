@@ -91,6 +91,16 @@ static __always_inline __u64 submit_flags(__u32 size)
 	return wake_flags(after - size - 8 /* record header */, after);
 }
 
+/* Fills an event's header but its size, which an event built in a map's
+ * value or a scratch buffer (sent with output_event) knows only at the end. */
+static __always_inline void fill_hdr(struct syspgo_hdr *h, __u32 type, __u64 ts, __u32 pid, __u32 tid)
+{
+	h->type = type;
+	h->ts = ts;
+	h->pid = pid;
+	h->tid = tid;
+}
+
 /* Reserves a fixed-size event and fills its header; counts a drop on failure. */
 static __always_inline void *reserve_event(__u32 type, __u32 size, __u64 ts, __u32 pid, __u32 tid)
 {
@@ -99,11 +109,8 @@ static __always_inline void *reserve_event(__u32 type, __u32 size, __u64 ts, __u
 		count_drop();
 		return 0;
 	}
-	h->type = type;
 	h->size = size;
-	h->ts = ts;
-	h->pid = pid;
-	h->tid = tid;
+	fill_hdr(h, type, ts, pid, tid);
 	return h;
 }
 

@@ -155,11 +155,8 @@ __noinline int report_vma(struct vma_info *v, __u32 pid, __u32 tid, __u64 ts)
 	struct cpu_mapping_event *e = bpf_map_lookup_elem(&cpu_mapping_scratch, &zero);
 	if (!e)
 		return 0;
-	e->hdr.type = CPU_MAPPING;
 	e->hdr.size = __builtin_offsetof(struct cpu_mapping_event, path) + CPU_PATH_MAX;
-	e->hdr.ts = ts;
-	e->hdr.pid = pid;
-	e->hdr.tid = tid;
+	fill_hdr(&e->hdr, CPU_MAPPING, ts, pid, tid);
 	e->start = v->start;
 	e->end = v->end;
 	e->off = v->pgoff << PAGE_SHIFT;

@@ -462,10 +462,7 @@ int BPF_PROG(fileio_exit, struct pt_regs *regs, long ret)
 		struct fileio_open_event *e = bpf_map_lookup_elem(&fileio_open_scratch, &zero);
 		if (!e)
 			return 0;
-		e->hdr.type = FILEIO_OPEN;
-		e->hdr.ts = ts;
-		e->hdr.pid = pid;
-		e->hdr.tid = tid;
+		fill_hdr(&e->hdr, FILEIO_OPEN, ts, pid, tid);
 		e->dur = now - ts;
 		e->nr = nr;
 		if (nr == NR_open) {

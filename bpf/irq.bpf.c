@@ -36,16 +36,7 @@ struct {
 	__type(value, struct cpu_state);
 } irq_state SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, IRQ_HIST_MAX_KEYS);
-	/* Allocated as used (since Linux 6.1, bpf_mem_alloc lets any context
-	 * insert): preallocated, the per-CPU values of this map and its twin in
-	 * the other group took ~10 ms of every collect's start. */
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct irq_hist_key);
-	__type(value, struct irq_hist_val);
-} irq_hist SEC(".maps");
+HIST_MAP(irq_hist, IRQ_HIST_MAX_KEYS, struct irq_hist_key, struct irq_hist_val);
 
 /* irq number -> name of the first irqaction seen on it. */
 struct {

@@ -384,10 +384,7 @@ static __always_inline __u64 deleter_of(void *ctx, struct pagecache_lean_scratch
 		return d;
 	if (err)
 		overflow(PC_OVERFLOW_STACKS); /* sent again later: the loader keeps the first */
-	s->e.hdr.type = PAGECACHE_STACK;
-	s->e.hdr.ts = now;
-	s->e.hdr.pid = pid;
-	s->e.hdr.tid = tid;
+	fill_hdr(&s->e.hdr, PAGECACHE_STACK, now, pid, tid);
 	s->e.deleter = d;
 	s->e.stack_len = len;
 	s->e.pad = 0;
@@ -654,10 +651,7 @@ static __always_inline int page_event(void *ctx, struct folio *folio, __u32 type
 	int reclaim = type == PAGECACHE_DELETE && (bpf_get_current_task_btf()->flags & PF_MEMALLOC);
 	int shared = type == PAGECACHE_DELETE && !reclaim && e->hdr.type == PAGECACHE_DELETE && e->stack_len &&
 		     e->hdr.tid == tid && e->dev == k.dev && e->ino == k.ino && now - e->hdr.ts < BURST_NS;
-	e->hdr.type = type;
-	e->hdr.ts = now;
-	e->hdr.pid = pid;
-	e->hdr.tid = tid;
+	fill_hdr(&e->hdr, type, now, pid, tid);
 	e->dev = k.dev;
 	e->ino = k.ino;
 	e->index = folio->index;

@@ -92,10 +92,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	e = bpf_map_lookup_elem(&sched_sleeping, &tid);
 	if (!e)
 		return 0;
-	e->hdr.type = SCHED_OFFCPU;
-	e->hdr.ts = now;
-	e->hdr.pid = pid;
-	e->hdr.tid = tid;
+	fill_hdr(&e->hdr, SCHED_OFFCPU, now, pid, tid);
 	e->state = state;
 	e->cpu = bpf_get_smp_processor_id();
 	/* sched_switch runs in prev's context: current's stacks are prev's. */
