@@ -34,15 +34,8 @@ struct Range {
 // Defined functions of a binary with their sizes, from `nm -S`.
 std::map<std::string, Range> NmFunctions(const std::string& bin) {
   std::map<std::string, Range> out;
-  std::istringstream in(Sh("nm -S --defined-only " + bin).out);
-  std::string line;
-  while (std::getline(in, line)) {
-    unsigned long long addr, size;
-    char type;
-    char name[512];
-    if (sscanf(line.c_str(), "%llx %llx %c %511s", &addr, &size, &type, name) == 4 && (type == 't' || type == 'T'))
-      out[name] = Range{addr, addr + size};
-  }
+  for (const auto& [name, sym] : NmSymbols(bin))
+    if (sym.type == 't' || sym.type == 'T') out[name] = Range{sym.start, sym.start + sym.size};
   return out;
 }
 

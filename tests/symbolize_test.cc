@@ -69,22 +69,6 @@ std::vector<std::vector<OracleFrame>> Oracle(const std::string& bin, const std::
   return out;
 }
 
-struct Range {
-  uint64_t start = 0, size = 0;
-};
-
-std::map<std::string, Range> Nm(const std::string& bin) {
-  std::map<std::string, Range> out;
-  std::istringstream in(Sh("nm -S --defined-only " + bin).out);
-  std::string line;
-  while (std::getline(in, line)) {
-    unsigned long long a, s;
-    char type, name[256];
-    if (sscanf(line.c_str(), "%llx %llx %c %255s", &a, &s, &type, name) == 4) out[name] = {a, s};
-  }
-  return out;
-}
-
 BinaryRef Ref(const std::string& path) {
   auto id = ReadBuildId(path);
   EXPECT_TRUE(id.ok()) << path;
@@ -95,7 +79,7 @@ BinaryRef Ref(const std::string& path) {
 // how many addresses had an inlined frame and a non-zero discriminator.
 void CompareWithOracle(Symbolizer& sym, const BinaryRef& ref, const std::string& oracle_bin,
                        const std::vector<std::string>& fns, size_t* inlined, size_t* discriminated) {
-  auto nm = Nm(oracle_bin);
+  auto nm = NmSymbols(oracle_bin);
   std::vector<uint64_t> addrs;
   for (const std::string& f : fns) {
     ASSERT_TRUE(nm.count(f)) << f << " in " << oracle_bin;
@@ -135,7 +119,7 @@ TEST(Symbolize, MatchesLlvmSymbolizerInPieAndSharedLibrary) {
   EXPECT_GT(inlined, 0u) << "no address with an inlined frame (rotate_mix into hot_kernel)";
   EXPECT_GT(disc, 0u) << "no address with a discriminator";
   // The inlined helper: its frame is inside hot_kernel, called from line 25.
-  auto nm = Nm(app.path);
+  auto nm = NmSymbols(app.path);
   bool seen_rotate = false;
   for (uint64_t a = nm["hot_kernel"].start; a < nm["hot_kernel"].start + nm["hot_kernel"].size; ++a) {
     const AddressInfo* ai = sym.Lookup(app, a);
@@ -167,7 +151,7 @@ TEST(Symbolize, FileOffsetsBecomeElfAddresses) {
     uint64_t text_addr = 0, text_off = 0;
     TextSection(ref.path, &text_addr, &text_off);
     std::string fn = std::string(name) == "pgo_app" ? "hot_kernel" : "lib_mix";
-    uint64_t want = Nm(ref.path)[fn].start + 5;
+    uint64_t want = NmSymbols(ref.path)[fn].start + 5;
     uint64_t vaddr = 0;
     ASSERT_TRUE(sym.ToVaddr(ref, want - text_addr + text_off, &vaddr)) << name;
     EXPECT_EQ(vaddr, want) << name;
@@ -224,7 +208,7 @@ TEST(Symbolize, RebuiltBinaryIsReportedNotMisread) {
   const BinaryStatus& st = sym.Open(stale);
   EXPECT_NE(st.problem.find("rebuilt or replaced"), std::string::npos) << st.problem;
   EXPECT_NE(st.problem.find(recorded.build_id), std::string::npos) << st.problem;
-  EXPECT_EQ(sym.Lookup(stale, Nm(Pgo("pgo_app"))["hot_kernel"].start), nullptr);
+  EXPECT_EQ(sym.Lookup(stale, NmSymbols(Pgo("pgo_app"))["hot_kernel"].start), nullptr);
 
   // With the recorded build's debug file under .build-id, it symbolizes from that.
   TempDir dir;
@@ -255,7 +239,7 @@ TEST(Symbolize, SymbolsAreLibdwflsAtEveryAddressInAnyOrder) {
                         "int main(int c, char** v) { (void)v; return helper(c); }\n";
   CmdResult cc = RunCmd({"clang-19", "-O1", "-o", bin, src});
   ASSERT_EQ(cc.status, 0) << cc.err;
-  auto nm = Nm(bin);
+  auto nm = NmSymbols(bin);
   for (const char* f : {"helper", "helper_alias", "outer", "nested", "main"})
     ASSERT_TRUE(nm.count(f)) << f << " in " << bin;
   ASSERT_NE(Sh("nm " + bin).out.find(" T inner_label\n"), std::string::npos) << "the label without a size";
@@ -323,7 +307,7 @@ TEST(Symbolize, BinaryWithoutDebugInfoStillHasSymbols) {
   const BinaryStatus& st = sym.Open(ref);
   EXPECT_EQ(st.problem, "");
   EXPECT_FALSE(st.has_lines);
-  auto nm = Nm(ref.path);
+  auto nm = NmSymbols(ref.path);
   const AddressInfo* ai = sym.Lookup(ref, nm["warm_local"].start + 4);
   ASSERT_NE(ai, nullptr);
   EXPECT_EQ(ai->symbol, "warm_local");
@@ -362,7 +346,7 @@ TEST(Symbolize, BaseDiscriminatorDecoding) {
 // in its text (what a sample set stores).
 struct App {
   BinaryRef ref = Ref(Pgo("pgo_app"));
-  std::map<std::string, Range> nm = Nm(ref.path);
+  std::map<std::string, NmSymbol> nm = NmSymbols(ref.path);
   uint64_t text_addr = 0, text_off = 0;
   App() { TextSection(ref.path, &text_addr, &text_off); }
   uint64_t Off(uint64_t vaddr) const { return vaddr - text_addr + text_off; }
@@ -417,7 +401,7 @@ TEST(Symbolize, HowAKernelModeSampleEnteredDecidesItsUserAddress) {
     return ai && !ai->frames.empty() ? ai->frames[0].line : 0u;
   };
   uint64_t at = 0;
-  const Range& fn = a.nm["run_rounds"];
+  const NmSymbol& fn = a.nm["run_rounds"];
   for (uint64_t x = fn.start + 1; x < fn.start + fn.size && !at; ++x)
     if (line_at(x) && line_at(x - 1) && line_at(x) != line_at(x - 1)) at = x;
   ASSERT_NE(at, 0u) << "no line change in run_rounds";

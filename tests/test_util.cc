@@ -268,6 +268,18 @@ std::string Kallsyms::Name(uint64_t addr) const {
   return it == syms_.begin() ? "" : std::prev(it)->second;
 }
 
+std::map<std::string, NmSymbol> NmSymbols(const std::string& bin) {
+  std::map<std::string, NmSymbol> out;
+  std::istringstream in(Sh("nm -S --defined-only " + bin).out);
+  std::string line;
+  while (std::getline(in, line)) {
+    unsigned long long start, size;
+    char type, name[512];
+    if (sscanf(line.c_str(), "%llx %llx %c %511s", &start, &size, &type, name) == 4) out[name] = {start, size, type};
+  }
+  return out;
+}
+
 std::string RunKallsymsText(Db& db) {
   auto text = QueryRows(db, "SELECT k.text FROM kallsyms k JOIN run_kallsyms r ON r.hash = k.hash "
                             "ORDER BY r.run_id DESC LIMIT 1");

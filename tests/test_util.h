@@ -3,6 +3,7 @@
 // and check what lands in the profile database.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -105,6 +106,14 @@ class Kallsyms {
  private:
   std::vector<std::pair<uint64_t, std::string>> syms_;
 };
+// A binary's defined symbols, from `nm -S --defined-only`: name -> address,
+// size and nm's type letter ('t' or 'T' for code).
+struct NmSymbol {
+  uint64_t start = 0, size = 0;
+  char type = 0;
+};
+std::map<std::string, NmSymbol> NmSymbols(const std::string& bin);
+
 // The kallsyms text the newest run of the database keeps ("" if none).
 std::string RunKallsymsText(Db& db);
 
