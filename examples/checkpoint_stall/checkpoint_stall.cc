@@ -33,6 +33,7 @@
 namespace {
 
 using example::Die;
+using example::HelpIfAsked;
 using example::ParseCount;
 using Clock = std::chrono::steady_clock;
 
@@ -67,10 +68,7 @@ Options ParseOptions(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      Usage(stdout);
-      exit(0);
-    }
+    HelpIfAsked(arg, Usage);
     if (!arg.starts_with("--")) {
       if (!o.dir.empty()) Die("one directory only, got '%s' and '%s'", o.dir.c_str(), argv[i]);
       o.dir = argv[i];

@@ -10,6 +10,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
 
 namespace example {
 
@@ -34,6 +35,13 @@ namespace example {
   va_list ap;
   va_start(ap, fmt);
   VExit(1, fmt, ap);
+}
+
+// -h and --help print the usage to stdout and exit 0 wherever they stand.
+inline void HelpIfAsked(std::string_view arg, void (*usage)(FILE*)) {
+  if (arg != "-h" && arg != "--help") return;
+  usage(stdout);
+  exit(0);
 }
 
 // The value of option `name`, a whole number from min to max; bad usage if not.

@@ -50,6 +50,7 @@ namespace {
 
 using example::Die;
 using example::Fail;
+using example::HelpIfAsked;
 using example::ParseCount;
 using Clock = std::chrono::steady_clock;
 
@@ -88,10 +89,7 @@ Options ParseOptions(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      Usage(stdout);
-      exit(0);
-    }
+    HelpIfAsked(arg, Usage);
     if (arg == "--generate") {
       o.generate = true;
       continue;
