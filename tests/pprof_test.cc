@@ -219,11 +219,13 @@ TEST_F(PprofRun, ArtifactsFromThePprofFileAreThoseOfTheRun) {
 }
 
 // Two BOLT no-LBR profiles ("1 func offset count" lines) with the same
-// addresses, each count equal within 1 and at most two of them off. On a
-// loaded machine one sample in thousands lands on the neighbouring address
-// of the same source line on one of the two paths (a user frame under
-// kernel frames is read as a return address by pprof's convention); the
-// sample profile, by source line, stays equal (see session 17's note).
+// addresses, each count equal within 1 or 0.5 % of it, and at most two of
+// them off. On a loaded machine one sample in thousands lands on the
+// neighbouring address of the same source line on one of the two paths (a
+// user frame under kernel frames is read as a return address by pprof's
+// convention), so an address of merged runs with a few thousand samples
+// can be 2 off (a fresh clone's suite at -j2 beside a busy loop); the
+// sample profile, by source line, stays equal.
 void ExpectSameFdata(const std::string& a, const std::string& b) {
   std::vector<std::string> la = Split(a, '\n'), lb = Split(b, '\n');
   ASSERT_EQ(la.size(), lb.size()) << a << "\n---\n" << b;
@@ -234,8 +236,8 @@ void ExpectSameFdata(const std::string& a, const std::string& b) {
       EXPECT_EQ(la[i], lb[i]) << "line " << i + 1;
       continue;
     }
-    long long d = std::stoll(la[i].substr(sa + 1)) - std::stoll(lb[i].substr(sb + 1));
-    EXPECT_LE(std::llabs(d), 1) << la[i] << " vs " << lb[i];
+    long long ca = std::stoll(la[i].substr(sa + 1)), d = ca - std::stoll(lb[i].substr(sb + 1));
+    EXPECT_LE(std::llabs(d), std::max(1LL, ca / 200)) << la[i] << " vs " << lb[i];
     off += d != 0;
   }
   EXPECT_LE(off, 2) << a << "\n---\n" << b;
