@@ -165,7 +165,9 @@ Result<std::vector<ElfFunction>> ReadElfFunctions(const std::string& path) {
         continue;
       const char* name = elf_strptr(elf, sh.sh_link, s.st_name);
       for (const GElf_Phdr& ph : loads)
-        if (name && *name && s.st_value >= ph.p_vaddr && s.st_value - ph.p_vaddr < ph.p_filesz) {
+        // Within what the segment maps from the file: a symbol table may claim any size.
+        if (name && *name && s.st_value >= ph.p_vaddr && s.st_value - ph.p_vaddr < ph.p_filesz &&
+            s.st_size <= ph.p_filesz - (s.st_value - ph.p_vaddr)) {
           out.push_back({name, s.st_value - ph.p_vaddr + ph.p_offset, s.st_size});
           break;
         }

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include "common/files.h"
@@ -190,10 +191,13 @@ Result<std::string> DirectoryBytes(const ImageFile& img, const Inode& in) {
   return data;
 }
 
-// path below the root -> nid, of every regular file; depth-first.
+// path below the root -> nid, of every regular file; depth-first. A
+// directory is walked once: an image that names one twice (a loop, or two
+// parents) is refused, where walking it again could go on for ever.
 Status WalkFiles(const ImageFile& img, const Super& sb, uint64_t nid, const std::string& prefix, int depth,
-                 std::unordered_map<std::string, uint64_t>& files) {
+                 std::set<uint64_t>& dirs, std::unordered_map<std::string, uint64_t>& files) {
   if (depth > 256) return img.Damaged("directories nest deeper than 256");
+  if (!dirs.insert(nid).second) return img.Damaged("a directory is reached twice");
   auto dir = ReadInode(img, sb, nid);
   if (!dir) return dir.error();
   auto data = DirectoryBytes(img, *dir);
@@ -214,7 +218,7 @@ Status WalkFiles(const ImageFile& img, const Super& sb, uint64_t nid, const std:
       std::string path = prefix + std::string(name);
       unsigned type = d[10];
       if (type == 2) {  // EROFS_FT_DIR
-        SYSPGO_TRY(WalkFiles(img, sb, child, path + "/", depth + 1, files));
+        SYSPGO_TRY(WalkFiles(img, sb, child, path + "/", depth + 1, dirs, files));
       } else if (type == 1) {  // EROFS_FT_REG_FILE
         files.emplace(path, child);
       }
@@ -235,7 +239,8 @@ Result<ImageMaps> ReadMaps(const ImageFile& img) {
   auto sb = ReadSuper(img);
   if (!sb) return sb.error();
   m.sb = *sb;
-  SYSPGO_TRY(WalkFiles(img, m.sb, m.sb.root_nid, "", 0, m.files));
+  std::set<uint64_t> dirs;
+  SYSPGO_TRY(WalkFiles(img, m.sb, m.sb.root_nid, "", 0, dirs, m.files));
   for (const auto& [path, nid] : m.files) {
     if (m.maps.count(nid)) continue;  // a hard link
     auto in = ReadInode(img, m.sb, nid);
@@ -346,8 +351,11 @@ Result<ErofsLayout> LayOutErofsImage(const std::string& image, const std::string
     auto patch = patches.begin();
     for (uint64_t b = 0; b < blocks; ++b) {
       SYSPGO_TRY(img->Read(uint64_t{source[b]} * kBlock, buf.data(), kBlock));
-      for (; patch != patches.end() && patch->first < (b + 1) * kBlock; ++patch)
+      for (; patch != patches.end() && patch->first < (b + 1) * kBlock; ++patch) {
+        // Entries are 4-byte aligned (ChunkMapOf), so none straddles two blocks.
+        if (patch->first + 4 > (b + 1) * kBlock) return img->Damaged("a chunk-map entry straddles two blocks");
         for (int i = 0; i < 4; ++i) buf[patch->first - b * kBlock + i] = static_cast<unsigned char>(patch->second >> (8 * i));
+      }
       if (b == 0 && m->sb.checksum) {  // chunk maps may share the superblock's block
         memset(&buf[kSuperOffset + kSbChecksum], 0, 4);
         uint32_t crc = Crc32c(~0u, &buf[kSuperOffset], kBlock - kSuperOffset);
