@@ -20,6 +20,7 @@ PACKAGES=(
   libsqlite3-dev sqlite3 libprotobuf-dev protobuf-compiler
   googletest libgtest-dev
   util-linux python3 python3-numpy rsync squashfs-tools chromium time valgrind
+  erofs-utils  # mkfs.erofs: syspgo optimize --emit erofs (tests/coldstart_test.cc, bench/coldstart.py --images)
   sudo passwd nlohmann-json3-dev libcli11-dev
   golang-go google-perftools libgoogle-perftools-dev  # go tool pprof and gperftools (tests/pprof_test.cc, bench/pgo.py)
 )
