@@ -5,7 +5,8 @@
 // flood's first second, as a reader starved on a busy machine would be, so
 // the ring buffers fill whatever the machine's speed (a collector that keeps
 // up on its own, as it may at its raised priority, would lose nothing). The
-// promises (README, "Limits"): the loss is counted and reported, never silent; the
+// promises
+// (README, "Limits"): the loss is counted and reported, never silent; the
 // lean tier (the default) loses nothing, counting every call in the kernel;
 // and the collector's peak RSS stays within the budget it prints at the
 // start, however long the flood. All are behaviour, not speed: they hold on
