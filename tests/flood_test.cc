@@ -1,11 +1,10 @@
 //===- flood_test.cc - more events than can be recorded --------------------===//
 // Several processes doing 1-byte reads and writes, recorded with every
 // probe group at the default memory budget. With --detail full they produce
-// a row per call, and the command stops the collector (its parent) for the
-// flood's first second, as a reader starved on a busy machine would be, so
-// the ring buffers fill whatever the machine's speed (a collector that keeps
-// up on its own, as it may at its raised priority, would lose nothing). The
-// promises
+// a row per call; the collector is stopped for a second meanwhile (SIGSTOP),
+// as a reader starved on a busy machine would be, so its ring buffers fill
+// whatever the machine's speed (a collector that keeps up on its own, as it
+// does here at a raised priority, would otherwise lose nothing). The promises
 // (README, "Limits"): the loss is counted and reported, never silent; the
 // lean tier (the default) loses nothing, counting every call in the kernel;
 // and the collector's peak RSS stays within the budget it prints at the
@@ -16,6 +15,7 @@
 #include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -43,7 +43,10 @@ struct Outcome {
 };
 
 // Runs argv with stderr to a file and returns its rusage-reported peak RSS.
-Outcome RunMeasured(const std::vector<std::string>& argv, const std::string& err_file) {
+// With `stall_db`, once the run in that database has released its command,
+// the process is stopped for a second and continued.
+Outcome RunMeasured(const std::vector<std::string>& argv, const std::string& err_file,
+                    const std::string& stall_db = "") {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 2, err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -56,6 +59,12 @@ Outcome RunMeasured(const std::vector<std::string>& argv, const std::string& err
   int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0) return o;
+  if (!stall_db.empty()) {
+    EXPECT_TRUE(WaitAttached(stall_db)) << "the run never released its command";
+    kill(pid, SIGSTOP);
+    sleep(1);
+    kill(pid, SIGCONT);
+  }
   int st = 0;
   rusage ru{};
   wait4(pid, &st, 0, &ru);
@@ -69,12 +78,9 @@ Outcome RunMeasured(const std::vector<std::string>& argv, const std::string& err
 }
 
 // Four dd's copying `bytes` bytes one byte at a time (two syscalls a byte).
-// With `stall`, the command stops its parent, the collector, as the dd's
-// start and continues it a second later.
-std::vector<std::string> Flood(long bytes, bool stall) {
+std::vector<std::string> Flood(long bytes) {
   std::string dd = "dd if=/dev/zero of=/dev/null bs=1 count=" + std::to_string(bytes) + " 2>/dev/null & ";
-  if (!stall) return {"sh", "-c", dd + dd + dd + dd + "wait"};
-  return {"sh", "-c", "kill -STOP $PPID; " + dd + dd + dd + dd + "sleep 1; kill -CONT $PPID; wait"};
+  return {"sh", "-c", dd + dd + dd + dd + "wait"};
 }
 
 // The budget the collector printed at the start, in KiB; 0 if none.
@@ -87,8 +93,8 @@ long PrintedBudgetKiB(const std::string& err) {
 // `stall`: stop the collector for a second while the flood runs.
 Outcome Collect(const TempDir& dir, const std::string& db, long bytes, const std::string& detail, bool stall) {
   std::vector<std::string> argv = {SyspgoBin(), "collect", "--detail", detail, "-o", db, "--"};
-  for (auto& a : Flood(bytes, stall)) argv.push_back(a);
-  return RunMeasured(argv, dir.File("collect.err"));
+  for (auto& a : Flood(bytes)) argv.push_back(a);
+  return RunMeasured(argv, dir.File("collect.err"), stall ? db : "");
 }
 
 constexpr long kBytes = 400000;  // 3.2 M syscalls
