@@ -120,6 +120,12 @@ int EmitFromPlan(const OptimizeArgs& a) {
   if (!a.json.empty())
     return UsageError("--json summarizes an artifact made from CPU samples (sample-profile, fdata, order, pprof, "
                       "folded), not --emit " + a.emit);
+  // What each artifact needs besides the run, checked before the plan is built (it reads every file).
+  if (a.emit == "startup-order" && a.binary.empty())
+    return UsageError("--emit startup-order orders one program's functions: give it with --binary PATH");
+  if (a.emit == "erofs" && a.source_dir == "/")
+    return UsageError("--emit erofs makes an image of one directory: give it with --source-dir DIR (the "
+                      "directory the recorded run read its files from, e.g. through chroot DIR)");
   auto db = OpenProfileDb(a.db, DbMode::kReadOnly);
   if (!db) return Fail(db.error().message);
   auto run = ResolveRun(*db, a.run);
@@ -153,8 +159,6 @@ int EmitFromPlan(const OptimizeArgs& a) {
     return 0;
   }
   if (a.emit == "startup-order") {
-    if (a.binary.empty())
-      return UsageError("--emit startup-order orders one program's functions: give it with --binary PATH");
     auto order = StartupOrderFromPlan(p->plan, a.binary);
     if (!order) return Fail(order.error().message);
     if (Status s = WriteFileAtomically(a.output, StartupOrderText(*order)); !s.ok()) return Fail(s.error().message);
@@ -164,9 +168,6 @@ int EmitFromPlan(const OptimizeArgs& a) {
     return 0;
   }
   if (a.emit == "erofs") {
-    if (a.source_dir == "/")
-      return UsageError("--emit erofs makes an image of one directory: give it with --source-dir DIR (the "
-                        "directory the recorded run read its files from, e.g. through chroot DIR)");
     fprintf(stderr, "syspgo: making %s from %s (mkfs.erofs --chunksize=4096, then the plan's %llu pages first)\n",
             a.output.c_str(), a.source_dir.c_str(), static_cast<unsigned long long>(bytes / kPlanPageSize));
     auto laid = BuildErofsImage(a.source_dir, a.output, p->plan);

@@ -19,7 +19,10 @@ Result<StartupOrder> StartupOrderFromPlan(const Plan& plan, const std::string& b
   std::string real = std::filesystem::weakly_canonical(binary, ec).string();
   const PlanFile* file = nullptr;
   for (const PlanFile& f : plan.files)
-    if ((f.fingerprint.device == st.st_dev && f.fingerprint.inode == st.st_ino) || f.path == real) file = &f;
+    if ((f.fingerprint.device == st.st_dev && f.fingerprint.inode == st.st_ino) || f.path == real) {
+      file = &f;
+      break;
+    }
   if (!file)
     return MakeError("the run read no page of '" + binary + "': record its cold start (syspgo collect --cold "
                      "--no-readahead -- " + binary + " ...) and pass the binary that ran");
