@@ -90,6 +90,24 @@ def build_baseline(rev, work):
     return os.path.join(build, "cli", "syspgo")
 
 
+class BusyLoops:
+    """`n` busy loops at the default priority while the block runs: the
+    stand-in for a busy machine (a build beside the work), the same from
+    one run to the next."""
+
+    def __init__(self, n):
+        self.n, self.procs = n, []
+
+    def __enter__(self):
+        self.procs = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(self.n)]
+        return self
+
+    def __exit__(self, *exc):
+        for p in self.procs:
+            p.kill()
+            p.wait()
+
+
 def med(xs):
     return statistics.median(xs)
 

@@ -13,7 +13,9 @@ the page cache:
 Each is recorded three ways, interleaved, --runs times each:
   - lean: the defaults (`--detail lean`: counted in the kernel);
   - full: `--detail full` with the default ring buffers (every event a row);
-  - full-64: `--detail full --ringbuf-mb 64`, the reference that loses least.
+  - full-64: `--detail full --ringbuf-mb 64`, the reference that loses least;
+and with --baseline REV, lean as built at REV too. --load N runs N busy
+loops beside the whole bench, as a build beside the work would be.
 For each: page-cache events lost in the kernel (run_drop), the lean maps'
 overflow (run_aggregate), the CPU of the collector's process tree (wait4:
 the command's own work is in it, the same in every variant), the
@@ -23,7 +25,7 @@ same reclaim as full-64's run of the same round. Writes its section of
 bench/RESULTS.md.
 
 usage: sudo bench/pagecache_churn.py [--runs 5] [--mb 128] [--limit-mb 16] [--passes 3]
-       sudo bench/pagecache_churn.py --scenario mmap-clang [--runs 5] [--variants lean]
+       sudo bench/pagecache_churn.py --scenario mmap-clang [--runs 5] [--variants lean] [--load 2] [--baseline REV]
 """
 import argparse
 import json
@@ -66,10 +68,10 @@ def command(work, args, lib):
     return [], [os.path.join(B.ROOT, "bench", "workloads", "in_memcg.sh"), "32"] + inner
 
 
-def record(work, name, i, args, lib):
-    db = os.path.join(work, f"{name}-{i}.db")
+def record(work, name, i, args, lib, syspgo=B.SYSPGO):
+    db = os.path.join(work, f"{name.replace(' ', '-')}-{i}.db")
     probes, cmd = command(work, args, lib)
-    argv = [B.SYSPGO, "collect", "-o", db] + probes + VARIANTS[name] + ["--"] + cmd
+    argv = [syspgo, "collect", "-o", db] + probes + VARIANTS[name.split(" ")[0]] + ["--"] + cmd
     p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     _, status, ru = os.wait4(p.pid, 0)
     err = p.stderr.read()
@@ -106,19 +108,27 @@ def main():
     ap.add_argument("--variants", default=",".join(VARIANTS),
                     help="comma-separated, of " + ", ".join(VARIANTS) + " (default: all); the last column "
                     "needs full-64")
+    ap.add_argument("--load", type=int, default=0, help="busy loops beside the bench (default: none)")
+    ap.add_argument("--baseline", help="git revision whose build is recorded as 'lean at REV' too")
     args = ap.parse_args()
     variants = args.variants.split(",")
     if not variants or any(v not in VARIANTS for v in variants):
         ap.error(f"--variants takes names from {', '.join(VARIANTS)}, got '{args.variants}'")
     work = B.work_dir("pagecache-churn", args.runs)
     lib = os.path.join(work, "libthrash.so")
-    res = {n: [] for n in variants}
-    for i in range(args.runs):
-        for name in variants:
-            r = record(work, name, i, args, lib)
-            res[name].append(r)
-            print(f"run {i + 1}/{args.runs} {name:8} lost {r['lost']:>9} {r['lost_by'] or ''} kept {r['kept']:>9} overflow {r['overflow']} "
-                  f"cpu {r['cpu']:.2f} s rss {r['rss']:.1f} MiB db {r['db']:.1f} MiB top {r['top']}", flush=True)
+    binaries = {n: B.SYSPGO for n in variants}
+    if args.baseline:
+        rev = subprocess.run(["git", "-C", B.ROOT, "rev-parse", "--short", args.baseline], capture_output=True,
+                             text=True, check=True).stdout.strip()
+        binaries[f"lean at {rev}"] = B.build_baseline(rev, work)
+    res = {n: [] for n in binaries}
+    with B.BusyLoops(args.load):
+        for i in range(args.runs):
+            for name, syspgo in binaries.items():
+                r = record(work, name, i, args, lib, syspgo)
+                res[name].append(r)
+                print(f"run {i + 1}/{args.runs} {name:8} lost {r['lost']:>9} {r['lost_by'] or ''} kept {r['kept']:>9} overflow {r['overflow']} "
+                      f"cpu {r['cpu']:.2f} s rss {r['rss']:.1f} MiB db {r['db']:.1f} MiB top {r['top']}", flush=True)
     rows = ["| variant | events lost (all groups) | of them pagecache | kept (ring buffers) | lean map overflow | tree CPU s | collector peak RSS MiB "
             "| DB MiB | top finding as full-64's |", "|---|---|---|---|---|---|---|---|---|"]
     for name, rs in res.items():
@@ -134,19 +144,22 @@ def main():
             f"{args.limit_mb} MiB; `--probes fileio,pagecache,faults,block`" if args.scenario == "thrash" else
             "A 512 MiB file read 4 times through a mapping, then `clang-19 -O2 -c` three times, in a memory cgroup "
             "limited to 32 MiB; every default group")
+    if args.load:
+        what += f"; {args.load} busy loops ran beside the whole bench, as a build beside the work would"
     body = (what + f"; medians of {args.runs} interleaved rounds "
             "(min–max). CPU is the collector's process tree (the command's own work included), from wait4.\n\n"
             + "\n".join(rows) + "\n\n"
             + "Median churn pages of the top finding: "
             + ", ".join(f"{n} {c:.0f}" for n, c in churn.items()) + ".\n")
+    extra = ("" if args.variants == ",".join(VARIANTS) else f" --variants {args.variants}") + \
+        (f" --load {args.load}" if args.load else "") + (f" --baseline {args.baseline}" if args.baseline else "")
     if args.scenario == "thrash":
         cmd = (f"sudo bench/pagecache_churn.py --runs {args.runs} --mb {args.mb} --limit-mb {args.limit_mb} "
                f"--passes {args.passes}")
-        B.write_section("pagecache_churn", cmd, body)
+        B.write_section("pagecache_churn" + (" (busy machine)" if args.load else ""), cmd + extra, body)
     else:
-        B.write_section("pagecache_churn (mmap and clang)",
-                        f"sudo bench/pagecache_churn.py --scenario mmap-clang --runs {args.runs}" +
-                        ("" if args.variants == ",".join(VARIANTS) else f" --variants {args.variants}"), body)
+        B.write_section("pagecache_churn (mmap and clang" + (", busy machine)" if args.load else ")"),
+                        f"sudo bench/pagecache_churn.py --scenario mmap-clang --runs {args.runs}" + extra, body)
     print(body)
 
 
