@@ -33,7 +33,6 @@
 namespace {
 
 using example::Die;
-using example::HelpIfAsked;
 using example::ParseCount;
 using Clock = std::chrono::steady_clock;
 
@@ -66,30 +65,25 @@ void Usage(FILE* out) {
 
 Options ParseOptions(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string_view arg = argv[i];
-    HelpIfAsked(arg, Usage);
-    if (!arg.starts_with("--")) {
-      if (!o.dir.empty()) Die("one directory only, got '%s' and '%s'", o.dir.c_str(), argv[i]);
-      o.dir = argv[i];
-      continue;
-    }
-    // Accept both `--name value` and `--name=value`.
-    std::string name(arg), value;
-    if (auto eq = arg.find('='); eq != std::string_view::npos) {
-      name = std::string(arg.substr(0, eq));
-      value = std::string(arg.substr(eq + 1));
+  example::ForEachArg(argc, argv, Usage, {}, [&](std::string_view name, std::string_view value) {
+    if (name.empty()) {
+      if (!o.dir.empty()) Die("one directory only, got '%s' and '%.*s'", o.dir.c_str(), static_cast<int>(value.size()),
+                              value.data());
+      o.dir = value;
+    } else if (name == "--steps") {
+      o.steps = ParseCount(name, value, 1, 100000);
+    } else if (name == "--period") {
+      o.period = ParseCount(name, value, 1, 100000);
+    } else if (name == "--mb") {
+      o.mb = ParseCount(name, value, 1, 16384);
+    } else if (name == "--step-ms") {
+      o.step_ms = ParseCount(name, value, 1, 600000);
+    } else if (name == "--dir") {
+      o.dir = value;
     } else {
-      if (i + 1 >= argc) Die("%s needs a value", argv[i]);
-      value = argv[++i];
+      Die("unknown option '%.*s'", static_cast<int>(name.size()), name.data());
     }
-    if (name == "--steps") o.steps = ParseCount("--steps", value.c_str(), 1, 100000);
-    else if (name == "--period") o.period = ParseCount("--period", value.c_str(), 1, 100000);
-    else if (name == "--mb") o.mb = ParseCount("--mb", value.c_str(), 1, 16384);
-    else if (name == "--step-ms") o.step_ms = ParseCount("--step-ms", value.c_str(), 1, 600000);
-    else if (name == "--dir") o.dir = value;
-    else Die("unknown option '%s'", name.c_str());
-  }
+  });
   if (o.dir.empty()) Die("no checkpoint directory given");
   // Fail before the first step, not at the first checkpoint minutes later.
   struct stat sb {};

@@ -50,7 +50,6 @@ namespace {
 
 using example::Die;
 using example::Fail;
-using example::HelpIfAsked;
 using example::ParseCount;
 using Clock = std::chrono::steady_clock;
 
@@ -87,30 +86,24 @@ void Usage(FILE* out) {
 
 Options ParseOptions(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string_view arg = argv[i];
-    HelpIfAsked(arg, Usage);
-    if (arg == "--generate") {
+  example::ForEachArg(argc, argv, Usage, {"--generate"}, [&](std::string_view name, std::string_view value) {
+    if (name.empty()) {
+      Die("unexpected argument '%.*s'", static_cast<int>(value.size()), value.data());
+    } else if (name == "--generate") {
       o.generate = true;
-      continue;
-    }
-    // Accept both `--name value` and `--name=value`.
-    std::string name(arg), value;
-    if (auto eq = arg.find('='); eq != std::string_view::npos) {
-      name = std::string(arg.substr(0, eq));
-      value = std::string(arg.substr(eq + 1));
-    } else if (arg.starts_with("--")) {
-      if (i + 1 >= argc) Die("%s needs a value", argv[i]);
-      value = argv[++i];
+    } else if (name == "--file") {
+      o.file = value;
+    } else if (name == "--mb") {
+      o.mb = ParseCount(name, value, 1, 65536);
+      o.mb_given = true;
+    } else if (name == "--passes") {
+      o.passes = ParseCount(name, value, 1, 10000);
+    } else if (name == "--segment-kb") {
+      o.segment_kb = ParseCount(name, value, 0, 1 << 20);
     } else {
-      Die("unexpected argument '%s'", argv[i]);
+      Die("unknown option '%.*s'", static_cast<int>(name.size()), name.data());
     }
-    if (name == "--file") o.file = value;
-    else if (name == "--mb") o.mb = ParseCount("--mb", value.c_str(), 1, 65536), o.mb_given = true;
-    else if (name == "--passes") o.passes = ParseCount("--passes", value.c_str(), 1, 10000);
-    else if (name == "--segment-kb") o.segment_kb = ParseCount("--segment-kb", value.c_str(), 0, 1 << 20);
-    else Die("unknown option '%s'", name.c_str());
-  }
+  });
   if (o.file.empty()) Die("no --file given");
   if (o.mb_given && !o.generate) Die("--mb sizes a --generate; a run maps the whole file as it is");
   return o;
