@@ -40,6 +40,7 @@ struct RunSettings {
   std::vector<std::pair<uint64_t, uint64_t>> collector_files;  // (st_dev, ino) the collector mapped
   std::string kernel_build_id, vdso_build_id;                  // lowercase hex, "" unknown
   std::optional<std::vector<DamonScheme>> damon;               // recorded with the pagecache group
+  bool operator==(const RunSettings&) const = default;
 };
 
 // The schemes as a JSON array of objects (prefetch's summary shows them).

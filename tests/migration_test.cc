@@ -98,8 +98,7 @@ TEST(Migration, FrozenVersion1DatabaseOpensAndIsUsable) {
                          "AND l.path = '/etc/ld.so.preload'"),
             std::vector<std::string>{"access"});
   TempDir fresh_dir;
-  ASSERT_TRUE(OpenProfileDb(fresh_dir.File("fresh.db"), DbMode::kCreateOrAppend).ok());
-  Db fresh = OpenDb(fresh_dir.File("fresh.db"));
+  Db fresh = OpenDb(NewProfileDb(fresh_dir, "fresh.db"));
   EXPECT_EQ(QueryRows(d, "SELECT nr, name FROM syscall_name ORDER BY nr"),
             QueryRows(fresh, "SELECT nr, name FROM syscall_name ORDER BY nr"));
 }
@@ -133,11 +132,7 @@ TEST(Migration, ReadOnlyOlderDatabaseSaysItNeedsWriteAccessAndStaysUntouched) {
 // a new version and migration is missing from every older database.
 TEST(Migration, EveryFrozenVersionMigratesToTheSchemaOfAFreshDatabase) {
   TempDir dir;
-  std::string fresh = dir.File("fresh.db");
-  {
-    auto b = OpenProfileDb(fresh, DbMode::kCreateOrAppend);
-    ASSERT_TRUE(b.ok()) << b.error().message;
-  }
+  std::string fresh = NewProfileDb(dir, "fresh.db");
   auto want = SchemaObjects(fresh);
   for (int version = 1; version < kProfileSchemaVersion; ++version) {
     std::string old_db = FrozenDb(dir, version, false);

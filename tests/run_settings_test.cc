@@ -34,22 +34,6 @@ RunSettings Everything() {
   return s;
 }
 
-void ExpectSame(const RunSettings& r, const RunSettings& s) {
-  EXPECT_EQ(r.probes, s.probes);
-  EXPECT_EQ(r.ringbuf_bytes, s.ringbuf_bytes);
-  EXPECT_EQ(r.memory_budget_bytes, s.memory_budget_bytes);
-  EXPECT_EQ(r.freq_hz, s.freq_hz);
-  EXPECT_EQ(r.offcpu_min_ns, s.offcpu_min_ns);
-  EXPECT_EQ(r.irq_min_ns, s.irq_min_ns);
-  EXPECT_EQ(r.detail, s.detail);
-  EXPECT_EQ(r.cold, s.cold);
-  EXPECT_EQ(r.no_readahead, s.no_readahead);
-  EXPECT_EQ(r.collector_files, s.collector_files);
-  EXPECT_EQ(r.kernel_build_id, s.kernel_build_id);
-  EXPECT_EQ(r.vdso_build_id, s.vdso_build_id);
-  EXPECT_EQ(r.damon, s.damon);
-}
-
 // A new database with runs 1..n, their settings the columns' defaults.
 Db WithRuns(const test::TempDir& dir, int n) {
   auto db = OpenProfileDb(dir.File("s.db"), DbMode::kCreateOrAppend);
@@ -74,11 +58,11 @@ TEST(RunSettings, WhatCollectStoresReadsBackWhole) {
   ASSERT_TRUE(WriteRunSettings(db, 2, other).ok());
   auto r = ReadRunSettings(db, 1);
   ASSERT_TRUE(r.ok()) << r.error().message;
-  ExpectSame(*r, s);
+  EXPECT_EQ(*r, s);
   auto r2 = ReadRunSettings(db, 2);
   ASSERT_TRUE(r2.ok()) << r2.error().message;
   SCOPED_TRACE("one run's lists are not another's");
-  ExpectSame(*r2, other);
+  EXPECT_EQ(*r2, other);
   EXPECT_FALSE(ReadRunSettings(db, 3).ok()) << "no run 3";
 }
 
@@ -103,7 +87,7 @@ TEST(RunSettings, DefaultsAndValuesOutOfRange) {
   Db db = WithRuns(dir, 1);
   auto r = ReadRunSettings(db, 1);
   ASSERT_TRUE(r.ok()) << r.error().message;
-  ExpectSame(*r, RunSettings{});
+  EXPECT_EQ(*r, RunSettings{});
   ASSERT_TRUE(db.Exec("UPDATE run SET ringbuf_bytes = -1, memory_budget_bytes = 'lots', cpu_freq_hz = 4294967296, "
                       "offcpu_min_ns = -5, irq_min_ns = -1, cold = 7, detail = 42, damon_read = 1; "
                       "INSERT INTO run_damon_scheme (run_id, position, path, ops, min_age, aggr_us, min_age_us) "
@@ -133,7 +117,7 @@ constexpr char kVersion4Json[] =
     R"("aggr_us":5000000},{"path":"damon_reclaim","min_age_us":120000000}]})";
 
 TEST(RunSettings, Version4JsonReadsWhole) {
-  ExpectSame(ParseSettings(kVersion4Json), Everything());
+  EXPECT_EQ(ParseSettings(kVersion4Json), Everything());
   EXPECT_FALSE(ParseSettings(R"({"probes": []})").damon.has_value()) << "recorded without the pagecache group";
   EXPECT_TRUE(ParseSettings(R"({"damon": []})").damon.has_value()) << "recorded, and no scheme was in force";
 }

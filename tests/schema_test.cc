@@ -15,11 +15,7 @@ namespace {
 
 TEST(Schema, NewDatabaseHasIdentityVersionAndTables) {
   TempDir dir;
-  std::string p = dir.File("new.db");
-  {
-    auto db = OpenProfileDb(p, DbMode::kCreateOrAppend);
-    ASSERT_TRUE(db.ok()) << db.error().message;
-  }
+  std::string p = NewProfileDb(dir);
   Db d = OpenDb(p);
   EXPECT_EQ(QueryInt(d, "PRAGMA application_id"), kProfileApplicationId);
   EXPECT_EQ(QueryInt(d, "PRAGMA user_version"), kProfileSchemaVersion);

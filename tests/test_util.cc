@@ -182,6 +182,13 @@ std::string TestData(const std::string& name) {
   return text;
 }
 
+std::string NewProfileDb(const TempDir& dir, const std::string& name) {
+  std::string path = dir.File(name);
+  auto db = OpenProfileDb(path, DbMode::kCreateOrAppend);
+  EXPECT_TRUE(db.ok()) << path << ": " << db.error().message;
+  return path;
+}
+
 std::string FixtureDb(const TempDir& dir, const std::string& fixture, const std::string& name) {
   std::string path = dir.File(name);
   auto db = OpenProfileDb(path, DbMode::kCreateOrAppend);

@@ -81,6 +81,9 @@ nlohmann::json ReadJson(const std::string& file);
 // sorts them), for checks of that order: pgo's stages, a compact dump.
 nlohmann::ordered_json ReadOrderedJson(const std::string& file);
 
+// A new, empty profile database `name` in `dir`, made by the real code (a
+// failure fails the test); its path.
+std::string NewProfileDb(const TempDir& dir, const std::string& name = "new.db");
 // A profile database `name` in `dir` (its schema applied by the real code)
 // holding the rows of tests/data/`fixture`; its path. A fixture that does
 // not load fails the test.
