@@ -20,11 +20,9 @@
 namespace syspgo {
 namespace {
 
-
 class BlockGroup : public ProbeGroup {
  public:
-  const char* name() const override { return "block"; }
-  syspgo_group id() const override { return SYSPGO_GROUP_BLOCK; }
+  BlockGroup() : ProbeGroup(SYSPGO_GROUP_BLOCK) {}
 
   void DeclareTables(Writer& w) override {
     rq_ = w.Table("block_rq", {"ts", "dur", "queue_dur", "dev", "part_dev", "sector", "bytes", "op", "flags",

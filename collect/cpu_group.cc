@@ -76,12 +76,11 @@ std::string ReadBuildId(int fd) {
 
 class CpuGroup : public ProbeGroup {
  public:
+  CpuGroup() : ProbeGroup(SYSPGO_GROUP_CPU) {}
   ~CpuGroup() override {
     Detach();  // the links before the perf events they hang on
     for (int fd : perf_fds_) close(fd);
   }
-  const char* name() const override { return "cpu"; }
-  syspgo_group id() const override { return SYSPGO_GROUP_CPU; }
 
   void DeclareTables(Writer& w) override {
     sample_ = w.Table("cpu_sample", {"ts", "pid", "tid", "cpu", "kernel", "ip", "user_stack_id", "kernel_stack_id"});
@@ -93,8 +92,6 @@ class CpuGroup : public ProbeGroup {
   void OnTarget(Writer& w, uint32_t pid, bool attached) override {
     if (attached && maps_read_.insert(pid).second) ReadProcMaps(w, pid, 0);
   }
-
-  bool kernel_stacks() const override { return true; }
 
   void Handle(const void* data, size_t size, Writer& w) override {
     auto* h = static_cast<const syspgo_hdr*>(data);

@@ -42,8 +42,7 @@ struct PendingFault {
 
 class FaultsGroup : public ProbeGroup {
  public:
-  const char* name() const override { return "faults"; }
-  syspgo_group id() const override { return SYSPGO_GROUP_FAULTS; }
+  FaultsGroup() : ProbeGroup(SYSPGO_GROUP_FAULTS) {}
 
   void DeclareTables(Writer& w) override {
     fault_ = w.Table("page_fault", {"ts", "pid", "tid", "addr", "ip", "error_code", "dev", "ino", "pgoff",
@@ -111,7 +110,7 @@ class FaultsGroup : public ProbeGroup {
   }
 
  protected:
-  Status Configure(syspgo_bpf* skel, const GroupContext&) override {
+  Status Configure(syspgo_bpf*, const GroupContext&) override {
     std::vector<std::string> missing = DisableMissingTracepoints();
     if (std::find(missing.begin(), missing.end(), "page_fault_user") != missing.end())
       return MakeError("probe group 'faults': this kernel has no exceptions:page_fault_user tracepoint (x86 only).");

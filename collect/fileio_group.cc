@@ -68,8 +68,7 @@ fileio_total_val Sum(const fileio_total_val* per_cpu, size_t cpus) {
 
 class FileioGroup : public ProbeGroup {
  public:
-  const char* name() const override { return "fileio"; }
-  syspgo_group id() const override { return SYSPGO_GROUP_FILEIO; }
+  FileioGroup() : ProbeGroup(SYSPGO_GROUP_FILEIO) {}
 
   void DeclareTables(Writer& w) override {
     io_ = w.Table("file_io", {"ts", "dur", "pid", "tid", "nr", "fd", "dev", "ino", "kind", "pos", "req", "ret"});

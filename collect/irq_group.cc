@@ -29,8 +29,7 @@ const char* KindName(uint32_t kind) { return kind == IRQ_SOFT ? "soft" : "hard";
 
 class IrqGroup : public ProbeGroup {
  public:
-  const char* name() const override { return "irq"; }
-  syspgo_group id() const override { return SYSPGO_GROUP_IRQ; }
+  IrqGroup() : ProbeGroup(SYSPGO_GROUP_IRQ) {}
 
   void DeclareTables(Writer& w) override {
     run_ = w.Table("irq_run", {"ts", "dur", "cpu", "kind", "vec", "name", "ret", "pid", "tid", "target"});

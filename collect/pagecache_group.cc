@@ -101,9 +101,7 @@ int WalkOne(const char* path, const struct stat* sb, int type, FTW*) {
 
 class PagecacheGroup : public ProbeGroup {
  public:
-  const char* name() const override { return "pagecache"; }
-  syspgo_group id() const override { return SYSPGO_GROUP_PAGECACHE; }
-  bool kernel_stacks() const override { return true; }
+  PagecacheGroup() : ProbeGroup(SYSPGO_GROUP_PAGECACHE) {}
 
   void DeclareTables(Writer& w) override {
     page_ = w.Table("page_cache", {"ts", "op", "pid", "tid", "comm", "dev", "ino", "idx", "pages", "task_cgroup",

@@ -56,6 +56,8 @@ struct LoadedObject {
   ~LoadedObject() { syspgo_bpf__destroy(skel); }
 };
 
+ProbeGroup::ProbeGroup(syspgo_group id) : spec_(&GroupSpecOf(id)) {}
+
 ProbeGroup::~ProbeGroup() { Detach(); }
 
 void ProbeGroup::Detach() {

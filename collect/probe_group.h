@@ -57,11 +57,26 @@ struct GroupContext {
 
 struct LoadedObject;  // probe_group.cc: the loaded object, shared by the groups in it
 
+class ProbeGroup;
+
+// A probe group as the table of groups lists it (groups.cc): its name (in
+// --probes and the tables), its id in the BPF programs, whether it stores
+// kernel stacks (the collector then keeps the run's kernel symbols, once for
+// every such group), and its factory.
+struct GroupSpec {
+  const char* name;
+  syspgo_group id;
+  bool kernel_stacks;
+  std::unique_ptr<ProbeGroup> (*make)();
+};
+
 class ProbeGroup {
  public:
-  virtual ~ProbeGroup();  // detaches the group's programs
-  virtual const char* name() const = 0;
-  virtual syspgo_group id() const = 0;
+  explicit ProbeGroup(syspgo_group id);  // the group's row of the table of groups
+  virtual ~ProbeGroup();                 // detaches the group's programs
+  const char* name() const { return spec_->name; }
+  syspgo_group id() const { return spec_->id; }
+  bool kernel_stacks() const { return spec_->kernel_stacks; }
   // Declare tables on the writer (before Writer::Start()).
   virtual void DeclareTables(Writer& w) = 0;
   // The group's ring buffer map fd (once loaded).
@@ -86,9 +101,6 @@ class ProbeGroup {
   virtual void Drain(Writer&) {}
   // After the last event was drained: write in-kernel aggregates.
   virtual void Finish(Writer&) {}
-  // Whether the group stores kernel stacks: the collector then keeps the
-  // run's kernel symbols (kallsyms) once, for every such group.
-  virtual bool kernel_stacks() const { return false; }
   // Non-fatal warnings worth storing with the run (e.g. one probe missing).
   std::string note;
 
@@ -120,6 +132,7 @@ class ProbeGroup {
   friend Status LoadTogether(const std::vector<ProbeGroup*>& unit, GroupContext& ctx,
                              std::map<ProbeGroup*, Status>* results);
   std::shared_ptr<LoadedObject> object_;  // keeps the object loaded while the group lives
+  const GroupSpec* spec_;                 // its row of the table of groups
 };
 
 // Whether a map of the linked object is one every group shares: `targets`
@@ -135,6 +148,8 @@ std::vector<Status> LoadProbeGroups(const std::vector<ProbeGroup*>& groups, Grou
 
 inline constexpr uint64_t kDrainIntervalNs = 1000000000;
 
+// The row of the table of groups for `id` (groups.cc).
+const GroupSpec& GroupSpecOf(syspgo_group id);
 // All groups in the order they load (proc first). Defined in groups.cc.
 std::vector<std::unique_ptr<ProbeGroup>> MakeProbeGroups(const CollectOptions& opts);
 // Names of all groups, for --probes and --help.

@@ -21,8 +21,7 @@ namespace {
 
 class ProcGroup : public ProbeGroup {
  public:
-  const char* name() const override { return "proc"; }
-  syspgo_group id() const override { return SYSPGO_GROUP_PROC; }
+  ProcGroup() : ProbeGroup(SYSPGO_GROUP_PROC) {}
 
   void DeclareTables(Writer& w) override {
     process_ = w.Table("process", {"pid", "ppid", "comm", "exe", "argv", "start_ts", "exit_ts", "exit_code"},

@@ -16,9 +16,7 @@ namespace {
 
 class SchedGroup : public ProbeGroup {
  public:
-  const char* name() const override { return "sched"; }
-  syspgo_group id() const override { return SYSPGO_GROUP_SCHED; }
-  bool kernel_stacks() const override { return true; }
+  SchedGroup() : ProbeGroup(SYSPGO_GROUP_SCHED) {}
 
   void DeclareTables(Writer& w) override {
     offcpu_ = w.Table("offcpu", {"ts", "dur", "pid", "tid", "cpu", "state", "kernel_stack_id", "user_stack_id",

@@ -56,8 +56,7 @@ TEST(ProbeLoad, EveryProgramAndMapBelongsToOneGroupOrIsShared) {
 // object as a whole cannot load.
 class BrokenIrq : public ProbeGroup {
  public:
-  const char* name() const override { return "irq"; }
-  syspgo_group id() const override { return SYSPGO_GROUP_IRQ; }
+  BrokenIrq() : ProbeGroup(SYSPGO_GROUP_IRQ) {}
   void DeclareTables(Writer&) override {}
   void Handle(const void*, size_t, Writer&) override {}
 
