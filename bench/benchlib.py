@@ -71,7 +71,12 @@ def timed(timeit, cmd, workdir, prefix=None, env=None):
 
 
 def build_baseline(rev, work):
-    """syspgo at git revision rev, built like this tree's build; returns its binary."""
+    """syspgo at git revision rev, built like this tree's build; returns its binary.
+    SYSPGO_BASELINE_BUILD names a build of rev made before, to reuse."""
+    kept = os.environ.get("SYSPGO_BASELINE_BUILD")  # a build of rev from an earlier bench, reused
+    if kept:
+        print(f"bench: syspgo at {rev} from {kept} (SYSPGO_BASELINE_BUILD)", file=sys.stderr)
+        return os.path.join(kept, "cli", "syspgo")
     src = os.path.join(work, f"baseline-src-{rev}")
     os.makedirs(src)
     archive = subprocess.run(["git", "-C", ROOT, "archive", rev], capture_output=True, check=True).stdout
