@@ -184,6 +184,18 @@ class PagecacheGroup : public ProbeGroup {
         return MakeError(std::string("probe group 'pagecache': this kernel has no filemap:") + must +
                          " tracepoint (Linux 5.16+ with folios).");
     if (!missing.empty()) note = "missing tracepoints " + JoinNames(missing) + "; ";
+    // The ends of reclaim batches (bpf/pagecache.bpf.c): the lean tier
+    // reuses a batch's kernel stack only if it sees every one of them.
+    const std::vector<bpf_program*> batch_ends = {
+        skel->progs.pagecache_mm_vmscan_lru_isolate,        skel->progs.pagecache_mm_shrink_slab_start,
+        skel->progs.pagecache_mm_shrink_slab_end,           skel->progs.pagecache_mm_vmscan_reclaim_pages,
+        skel->progs.pagecache_mm_vmscan_direct_reclaim_end, skel->progs.pagecache_mm_vmscan_memcg_reclaim_end};
+    bool all_ends = true;
+    for (bpf_program* p : batch_ends) {
+      all_ends = all_ends && bpf_program__autoload(p);
+      if (!lean_) bpf_program__set_autoload(p, false);  // --detail full takes a stack per deletion
+    }
+    skel->rodata->reclaim_batches = lean_ && all_ends;
 
     uint32_t hierarchy = MemoryHierarchyId();
     mount_ = hierarchy ? MemoryMount() : "";
