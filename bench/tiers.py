@@ -81,8 +81,13 @@ def story2(work, tier):
     syspgo("optimize", db, "--emit", "plan", "-o", plan)
     reads = re.search(r"reads\s+\S+ \S+ \((\d+) bytes\) in (\d+) extents of (\d+) files", syspgo("plan-show", plan))
     return {
-        "access: files in first-touch order, KiB used":
-            tuple((os.path.basename(f["path"]), int(f["used_bytes"]) // 1024) for f in access["files"]),
+        "access: files in first-touch order":
+            tuple(os.path.basename(f["path"]) for f in access["files"]),
+        # The dynamic loader's and libc's pages used differ by a page from
+        # one cold run to the next, in either tier (the table's last
+        # columns say how often).
+        "access: KiB used per file, same order":
+            tuple(int(f["used_bytes"]) // 1024 for f in access["files"]),
         # Neighbouring touches merge or not by a page from run to run, in
         # either tier: the extents to the nearest ten.
         "plan: files, extents (nearest 10)": (int(reads.group(3)), round(int(reads.group(2)), -1)) if reads else None,
@@ -123,11 +128,17 @@ def main():
     for (name, what), by in answers.items():
         lean, full = by["lean"], by["full"]
         agree = sum(l == f for l, f in zip(lean, full))
+        # How often one tier agrees with itself from a round to the next:
+        # what the run-to-run variation alone gives.
+        steady = lambda xs: f"{sum(x == y for x, y in zip(xs, xs[1:]))} of {len(xs) - 1}"
         show = lambda xs: str(max(set(map(str, xs)), key=list(map(str, xs)).count)).replace("|", "/")
-        rows.append(f"| {name} | {what} | {show(lean)} | {show(full)} | {agree} of {len(lean)} |")
+        rows.append(f"| {name} | {what} | {show(lean)} | {show(full)} | {agree} of {len(lean)} | {steady(lean)} "
+                    f"| {steady(full)} |")
     body = (f"Each story recorded in both tiers, interleaved, {a.runs} rounds; the answers compared round by round "
-            "(the most frequent shown).\n\n| story | answer | lean (default) | --detail full | rounds equal |\n"
-            "|---|---|---|---|---|\n" + "\n".join(rows) + "\n")
+            "(the most frequent shown). *Lean, round to round* and *full, round to round*: how often a tier's answer "
+            "equals its own in the round before, the variation from one run to the next that the comparison "
+            "between tiers also carries.\n\n| story | answer | lean (default) | --detail full | rounds equal "
+            "| lean, round to round | full, round to round |\n|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n")
     B.write_section("tiers: the same answers from the lean and the full tier", f"sudo bench/tiers.py --runs {a.runs}",
                     body)
     print(body)
