@@ -60,7 +60,11 @@ class ImageFile {
     auto fd = OpenRegularAsUser(path, "EROFS image");
     if (!fd) return fd.error();
     struct stat st{};
-    fstat(*fd, &st);
+    if (fstat(*fd, &st) != 0) {
+      int e = errno;
+      close(*fd);
+      return MakeError("cannot stat the EROFS image '" + path + "': " + strerror(e));
+    }
     return ImageFile(path, *fd, static_cast<uint64_t>(st.st_size));
   }
   ImageFile(ImageFile&& o) noexcept : path_(std::move(o.path_)), fd_(o.fd_), size_(o.size_) { o.fd_ = -1; }
