@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <sstream>
 #include <unordered_map>
 
@@ -18,6 +19,26 @@
 
 namespace syspgo {
 namespace {
+
+// The kernel reports the file an exec ran by the name it was given, which
+// is relative for `collect -- ./app`; analyses name the executable's pages
+// by that path (its mapping, read at exec without an open), and a relative
+// one names nothing. Made absolute here, while the process may still be
+// there: by its /proc/PID/exe when that is still the same program (same
+// last component), else against its working directory, else against the
+// collector's, which is where the command started.
+std::string AbsoluteExec(uint32_t pid, const std::string& given) {
+  if (given.empty() || given[0] == '/') return given;
+  std::string base = "/proc/" + std::to_string(pid);
+  char buf[4096];
+  ssize_t n = readlink((base + "/exe").c_str(), buf, sizeof buf - 1);
+  std::filesystem::path rel(given);
+  if (n > 0 && std::filesystem::path(std::string(buf, n)).filename() == rel.filename()) return std::string(buf, n);
+  n = readlink((base + "/cwd").c_str(), buf, sizeof buf - 1);
+  std::error_code ec;
+  std::filesystem::path dir = n > 0 ? std::filesystem::path(std::string(buf, n)) : std::filesystem::current_path(ec);
+  return ec ? given : (dir / rel).lexically_normal().string();
+}
 
 class ProcGroup : public ProbeGroup {
  public:
@@ -107,7 +128,7 @@ class ProcGroup : public ProbeGroup {
         auto* e = static_cast<const proc_exec_event*>(data);
         Proc& p = procs_[h->pid];
         p.comm.assign(e->comm, strnlen(e->comm, sizeof e->comm));
-        p.exe.assign(e->filename, strnlen(e->filename, sizeof e->filename));
+        p.exe = AbsoluteExec(h->pid, std::string(e->filename, strnlen(e->filename, sizeof e->filename)));
         p.argv = JoinNulSeparated(e->args, std::min<size_t>(e->args_len, sizeof e->args));
         WriteProc(w, h->pid);
         // exec leaves one thread, renamed to the new comm, with tid = pid.

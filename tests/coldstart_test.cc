@@ -142,6 +142,36 @@ TEST(ColdStart, NoReadaheadRecordsExactlyTheTouchedPagesAndRestoresTheSetting) {
   EXPECT_EQ(listed.count(interp), 1u) << "the plan leaves out the ELF interpreter " << interp << "\n" << o.err;
 }
 
+// `collect -- ./app`: the kernel reports the exec by the name it was given,
+// and a plan names the executable's pages (mapped at exec, never opened)
+// by the exec's path, so the collector makes it absolute. The command is a
+// copy of cat of its own (its own inode), run by a relative path from the
+// directory collect was started in.
+TEST(ColdStart, PlanListsAnExecutableRunByARelativePath) {
+  TempDir dir;
+  std::string data = MakeColdFile(dir), db = dir.File("cold.db"), plan = dir.File("app.plan");
+  ASSERT_EQ(Sh("cp /usr/bin/cat " + dir.File("mycat")).status, 0);
+  CmdResult c = RunCmd({"sh", "-c", "cd \"$1\" && shift && exec \"$@\"", "sh", dir.path(), SyspgoBin(), "collect",
+                        "--cold", "--no-readahead", "--probes", "proc,fileio,faults,pagecache", "-o", db, "--",
+                        "./mycat", data});
+  ASSERT_EQ(c.status, 0) << c.err;
+  char exe[PATH_MAX];
+  ASSERT_NE(realpath(dir.File("mycat").c_str(), exe), nullptr);
+  {
+    Db d = OpenDb(db);
+    auto rows = QueryRows(d, "SELECT filename FROM exec ORDER BY ts DESC LIMIT 1");
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows[0], exe) << "the exec's file should be recorded by its absolute path";
+  }
+  CmdResult o = RunCmd({SyspgoBin(), "optimize", db, "--emit", "plan", "-o", plan});
+  ASSERT_EQ(o.status, 0) << o.err;
+  auto p = ReadPlan(plan);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  std::set<std::string> listed;
+  for (const auto& pf : p->files) listed.insert(pf.path);
+  EXPECT_EQ(listed.count(exe), 1u) << "the plan leaves out the executable run as ./mycat\n" << o.err;
+}
+
 TEST(ColdStart, WithReadaheadOnTheSameTouchesReadFarMore) {
   TempDir dir;
   std::string data = MakeColdFile(dir), db = dir.File("cold.db");
