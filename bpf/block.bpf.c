@@ -202,26 +202,14 @@ int BPF_PROG(block_rq_merge, struct request *rq)
 	return 0;
 }
 
+/* BLOCK_F_<flag> if cmd_flags `f` has the kernel's __REQ_<flag> bit. A macro:
+ * bpf_core_enum_value takes the enumerator's name, relocated per use. */
+#define REQ_FLAG(f, flag) (((f) & (1U << bpf_core_enum_value(enum req_flag_bits, __REQ_##flag))) ? BLOCK_F_##flag : 0)
+
 static __always_inline __u32 decode_flags(__u32 f)
 {
-	__u32 out = 0;
-	if (f & (1U << bpf_core_enum_value(enum req_flag_bits, __REQ_SYNC)))
-		out |= BLOCK_F_SYNC;
-	if (f & (1U << bpf_core_enum_value(enum req_flag_bits, __REQ_META)))
-		out |= BLOCK_F_META;
-	if (f & (1U << bpf_core_enum_value(enum req_flag_bits, __REQ_FUA)))
-		out |= BLOCK_F_FUA;
-	if (f & (1U << bpf_core_enum_value(enum req_flag_bits, __REQ_PREFLUSH)))
-		out |= BLOCK_F_PREFLUSH;
-	if (f & (1U << bpf_core_enum_value(enum req_flag_bits, __REQ_RAHEAD)))
-		out |= BLOCK_F_RAHEAD;
-	if (f & (1U << bpf_core_enum_value(enum req_flag_bits, __REQ_BACKGROUND)))
-		out |= BLOCK_F_BACKGROUND;
-	if (f & (1U << bpf_core_enum_value(enum req_flag_bits, __REQ_PRIO)))
-		out |= BLOCK_F_PRIO;
-	if (f & (1U << bpf_core_enum_value(enum req_flag_bits, __REQ_NOWAIT)))
-		out |= BLOCK_F_NOWAIT;
-	return out;
+	return REQ_FLAG(f, SYNC) | REQ_FLAG(f, META) | REQ_FLAG(f, FUA) | REQ_FLAG(f, PREFLUSH) |
+	       REQ_FLAG(f, RAHEAD) | REQ_FLAG(f, BACKGROUND) | REQ_FLAG(f, PRIO) | REQ_FLAG(f, NOWAIT);
 }
 
 SEC("tp_btf/block_rq_complete")
