@@ -10,6 +10,16 @@
 #include "proc.h"
 
 
+/* An event of `type` from task `p`, reserved now with its header filled, if
+ * p's process is traced; NULL if it is not, or if the ring buffer is full. */
+static __always_inline void *reserve_task_event(struct task_struct *p, __u32 type, __u32 size)
+{
+	__u32 tgid = p->tgid;
+	if (!is_target(tgid))
+		return 0;
+	return reserve_event(type, size, bpf_ktime_get_ns(), tgid, p->pid);
+}
+
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
 {
@@ -36,10 +46,7 @@ int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-	__u32 tgid = p->tgid;
-	if (!is_target(tgid))
-		return 0;
-	struct proc_exec_event *e = reserve_event(PROC_EXEC, sizeof(*e), bpf_ktime_get_ns(), tgid, p->pid);
+	struct proc_exec_event *e = reserve_task_event(p, PROC_EXEC, sizeof(*e));
 	if (!e)
 		return 0;
 	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), p->comm);
@@ -80,10 +87,7 @@ int BPF_PROG(proc_exit, struct task_struct *p)
 SEC("tp_btf/task_rename")
 int BPF_PROG(proc_rename, struct task_struct *task, const char *comm)
 {
-	__u32 tgid = task->tgid;
-	if (!is_target(tgid))
-		return 0;
-	struct proc_task_event *e = reserve_event(PROC_RENAME, sizeof(*e), bpf_ktime_get_ns(), tgid, task->pid);
+	struct proc_task_event *e = reserve_task_event(task, PROC_RENAME, sizeof(*e));
 	if (!e)
 		return 0;
 	e->ppid = 0;
