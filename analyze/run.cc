@@ -1,6 +1,8 @@
 //===- run.cc - choosing the run an analysis reads -----------------------===//
 #include "analyze/run.h"
 
+#include <string_view>
+
 #include "common/profile_db.h"
 #include "common/util.h"
 
@@ -20,14 +22,33 @@ Error NoRunToPick(Db& db, int64_t run_id) {
                    "). Pick one with --run N.");
 }
 
+// `sql` with ?1 the run and, if given, ?2 the probe group, stepped to its
+// first row; *found says whether there is one.
+Result<Stmt> FirstRow(Db& db, std::string_view sql, int64_t run_id, const std::string* group, bool* found) {
+  auto st = db.Prepare(sql);
+  if (!st) return st.error();
+  st->Bind(1, run_id);
+  if (group) st->Bind(2, *group);
+  Status err;
+  *found = st->Step(&err);
+  if (!err.ok()) return err.error();
+  return st;
+}
+
+// `columns` of `table`'s row for run `run_id` and probe group `group`,
+// stepped to; *found says whether there is one.
+Result<Stmt> GroupRow(Db& db, const char* table, const char* columns, int64_t run_id, const std::string& group,
+                      bool* found) {
+  return FirstRow(db, std::string("SELECT ") + columns + " FROM " + table + " WHERE run_id = ?1 AND probe_group = ?2",
+                  run_id, &group, found);
+}
+
 // `columns` of run `run_id`, stepped to its row; `missing` says there is
 // no such run. Every reader of one run's row comes through here.
 Result<Stmt> RunRow(Db& db, int64_t run_id, const std::string& columns, Error (*missing)(Db&, int64_t) = NoRun) {
-  auto st = db.Prepare("SELECT " + columns + " FROM run WHERE id = ?1");
-  if (!st) return st.error();
-  st->Bind(1, run_id);
-  Status err;
-  if (!st->Step(&err)) return err.ok() ? missing(db, run_id) : err.error();
+  bool found = false;
+  auto st = FirstRow(db, "SELECT " + columns + " FROM run WHERE id = ?1", run_id, nullptr, &found);
+  if (st && !found) return missing(db, run_id);
   return st;
 }
 }  // namespace
@@ -51,12 +72,10 @@ Result<RunInfo> ResolveRun(Db& db, int64_t requested) {
 }
 
 Result<Tier> RecordingTier(Db& db, int64_t run_id, const std::string& group) {
-  auto st = db.Prepare("SELECT EXISTS (SELECT 1 FROM run_aggregate WHERE run_id = ?1 AND probe_group = ?2)");
+  bool aggregated = false;
+  auto st = GroupRow(db, "run_aggregate", "1", run_id, group, &aggregated);
   if (!st) return st.error();
-  st->Bind(1, run_id).Bind(2, group);
-  Status err;
-  if (!st->Step(&err)) return err.ok() ? Result<Tier>(Tier::kFull) : Result<Tier>(err.error());
-  return st->Int(0) ? Tier::kLean : Tier::kFull;
+  return aggregated ? Tier::kLean : Tier::kFull;
 }
 
 const char* TierName(Tier t) { return t == Tier::kLean ? "lean" : "full"; }
@@ -79,14 +98,11 @@ std::string WithRunTables(Db& db, std::string sql) {
 }
 
 Result<ProbeStatus> ReadProbeStatus(Db& db, int64_t run_id, const std::string& group) {
-  auto st = db.Prepare("SELECT attached, detail FROM run_probe WHERE run_id = ?1 AND probe_group = ?2");
+  bool found = false;
+  auto st = GroupRow(db, "run_probe", "attached, detail", run_id, group, &found);
   if (!st) return st.error();
-  st->Bind(1, run_id).Bind(2, group);
-  Status err;
-  ProbeStatus p;
-  if (st->Step(&err)) p = {true, st->Int(0) != 0, st->Text(1)};
-  if (!err.ok()) return err.error();
-  return p;
+  if (!found) return ProbeStatus{};
+  return ProbeStatus{true, st->Int(0) != 0, st->Text(1)};
 }
 
 Status RequireProbeGroup(Db& db, int64_t run_id, const std::string& group, const std::string& what,
