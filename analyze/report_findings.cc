@@ -6,7 +6,6 @@
 #include "analyze/pagecache_chart.h"
 #include "analyze/report_common.h"
 #include "analyze/stalls.h"
-#include "common/profile_db.h"
 
 namespace syspgo {
 namespace {
@@ -76,11 +75,9 @@ FindingSet CollectFindings(Db& db, const RunInfo& run, DrawnSummaries* drawn) {
 }
 
 Result<RunWithFindings> OpenRunWithFindings(const std::string& db_path, int64_t run_id, int chart_buckets) {
-  auto db = OpenProfileDb(db_path, DbMode::kReadOnly);
-  if (!db) return db.error();
-  auto run = ResolveRun(*db, run_id);
-  if (!run) return run.error();
-  RunWithFindings out{std::move(*db), std::move(*run), {}, {}};
+  auto opened = OpenRun(db_path, run_id);
+  if (!opened) return opened.error();
+  RunWithFindings out{std::move(opened->db), std::move(opened->run), {}, {}};
   out.drawn.chart_buckets = chart_buckets;
   out.findings = CollectFindings(out.db, out.run, chart_buckets > 0 ? &out.drawn : nullptr);
   return out;

@@ -78,6 +78,14 @@ Result<Tier> RecordingTier(Db& db, int64_t run_id, const std::string& group) {
   return aggregated ? Tier::kLean : Tier::kFull;
 }
 
+Result<OpenedRun> OpenRun(const std::string& path, int64_t requested) {
+  auto db = OpenProfileDb(path, DbMode::kReadOnly);
+  if (!db) return db.error();
+  auto run = ResolveRun(*db, requested);
+  if (!run) return run.error();
+  return OpenedRun{std::move(*db), std::move(*run)};
+}
+
 const char* TierName(Tier t) { return t == Tier::kLean ? "lean" : "full"; }
 
 std::string RunHeadline(const RunInfo& run) {

@@ -23,6 +23,15 @@ struct RunInfo {
 // reported as incomplete.
 Result<RunInfo> ResolveRun(Db& db, int64_t requested);
 
+// The profile database at `path`, opened read-only, and the run `requested`
+// picks in it (ResolveRun): what every command that reads one run starts
+// with. Errors are those of OpenProfileDb and ResolveRun.
+struct OpenedRun {
+  Db db;
+  RunInfo run;
+};
+Result<OpenedRun> OpenRun(const std::string& path, int64_t requested);
+
 // "run N: COMMAND" and a newline, the first line of every text report; the
 // command is recorded outside input, shown through TerminalSafe.
 std::string RunHeadline(const RunInfo& run);

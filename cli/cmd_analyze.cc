@@ -15,7 +15,6 @@
 #include "analyze/stalls.h"
 #include "cli/command.h"
 #include "cli/options.h"
-#include "common/profile_db.h"
 #include "common/util.h"
 
 namespace syspgo::cli {
@@ -177,19 +176,18 @@ int Analyze(const std::vector<std::string>& args) {
     for (auto& [n, f] : Analyses()) names += (names.empty() ? "" : ", ") + n;
     return UsageError("unknown analysis '" + a.what + "'; choose one of: " + names);
   }
-  auto db = OpenProfileDb(a.db, DbMode::kReadOnly);
-  if (!db) return Fail(db.error().message);
-  auto run = ResolveRun(*db, a.run);
-  if (!run) return Fail(run.error().message);
+  auto opened = OpenRun(a.db, a.run);
+  if (!opened) return Fail(opened.error().message);
+  auto& [db, run] = *opened;
   // To stderr: stdout carries the analysis itself (folded stacks piped to
   // flamegraph.pl, JSON read by machines), which a note would corrupt.
-  if (run->status != "complete")
+  if (run.status != "complete")
     fprintf(stderr, "syspgo: note: run %lld is %s (the collector did not finish it); figures cover what was recorded.\n",
-            static_cast<long long>(run->id), TerminalSafe(run->status).c_str());
-  if (run->events_dropped)
+            static_cast<long long>(run.id), TerminalSafe(run.status).c_str());
+  if (run.events_dropped)
     fprintf(stderr, "syspgo: WARNING: run %lld lost %lld events; figures are lower bounds.\n",
-            static_cast<long long>(run->id), static_cast<long long>(run->events_dropped));
-  return it->second(*db, *run, a);
+            static_cast<long long>(run.id), static_cast<long long>(run.events_dropped));
+  return it->second(db, run, a);
 }
 
 const Command kAnalyze("analyze", "report on a recorded run (files, ...)", &Analyze);

@@ -11,7 +11,6 @@
 #include "cli/command.h"
 #include "cli/options.h"
 #include "common/files.h"
-#include "common/profile_db.h"
 #include "common/util.h"
 #include "analyze/run.h"
 #include "analyze/sample_pprof.h"
@@ -126,16 +125,15 @@ int EmitFromPlan(const OptimizeArgs& a) {
   if (a.emit == "erofs" && a.source_dir == "/")
     return UsageError("--emit erofs makes an image of one directory: give it with --source-dir DIR (the "
                       "directory the recorded run read its files from, e.g. through chroot DIR)");
-  auto db = OpenProfileDb(a.db, DbMode::kReadOnly);
-  if (!db) return Fail(db.error().message);
-  auto run = ResolveRun(*db, a.run);
-  if (!run) return Fail(run.error().message);
+  auto opened = OpenRun(a.db, a.run);
+  if (!opened) return Fail(opened.error().message);
+  auto& [db, run] = *opened;
   PlanFromRunOptions po;
   po.pages = *ParsePlanPages(a.pages);
   po.merge_gap = static_cast<uint64_t>(a.gap_kib) << 10;
   // The startup order wants each page at its own first touch, and no gap.
   po.keep_pieces = a.emit == "startup-order";
-  auto p = PlanFromRun(*db, run->id, po);
+  auto p = PlanFromRun(db, run.id, po);
   if (!p) return Fail(p.error().message);
   for (const std::string& w : p->warnings) Warn(w);
   auto [bytes, extents] = PlanSize(p->plan);
@@ -154,8 +152,8 @@ int EmitFromPlan(const OptimizeArgs& a) {
     if (Status s = WritePlan(p->plan, a.output); !s.ok()) return Fail(s.error().message);
     fprintf(stderr, "syspgo: wrote %s: %zu files, %llu extents, %.1f MiB (%s pages), from %llu touches of run %lld\n",
             a.output.c_str(), p->plan.files.size(), static_cast<unsigned long long>(extents), bytes / 1048576.0,
-            PlanPagesName(p->pages), static_cast<unsigned long long>(p->touches), static_cast<long long>(run->id));
-    if (po.pages == PlanPages::kAuto && p->pages == PlanPages::kMapped) NoteReadaheadCost(*db, run->id, po, recorded_bytes);
+            PlanPagesName(p->pages), static_cast<unsigned long long>(p->touches), static_cast<long long>(run.id));
+    if (po.pages == PlanPages::kAuto && p->pages == PlanPages::kMapped) NoteReadaheadCost(db, run.id, po, recorded_bytes);
     return 0;
   }
   if (a.emit == "startup-order") {
@@ -192,11 +190,10 @@ int EmitReadahead(const OptimizeArgs& a) {
   if (!a.pprof.empty() || a.db.empty() || IsPprofFile(a.db))
     return UsageError("--emit readahead is made from a run recorded in a profile database with the fileio and "
                       "faults groups (syspgo collect --cold); a pprof profile holds CPU samples only");
-  auto db = OpenProfileDb(a.db, DbMode::kReadOnly);
-  if (!db) return Fail(db.error().message);
-  auto run = ResolveRun(*db, a.run);
-  if (!run) return Fail(run.error().message);
-  auto p = ReadaheadPlanFromRun(*db, run->id);
+  auto opened = OpenRun(a.db, a.run);
+  if (!opened) return Fail(opened.error().message);
+  auto& [db, run] = *opened;
+  auto p = ReadaheadPlanFromRun(db, run.id);
   if (!p) return Fail(p.error().message);
   for (const std::string& w : p->warnings) fprintf(stderr, "syspgo: left out: %s\n", TerminalSafe(w).c_str());
   if (Status s = WriteFileAtomically(a.output, ReadaheadPlanText(*p)); !s.ok()) return Fail(s.error().message);
@@ -205,7 +202,7 @@ int EmitReadahead(const OptimizeArgs& a) {
   fprintf(stderr, "syspgo: wrote %s: %zu files random, %zu sequential, %zu left to the kernel, from run %lld\n",
           a.output.c_str(), by_advice[static_cast<int>(ReadaheadAdvice::kRandom)],
           by_advice[static_cast<int>(ReadaheadAdvice::kSequential)],
-          by_advice[static_cast<int>(ReadaheadAdvice::kDefault)], static_cast<long long>(run->id));
+          by_advice[static_cast<int>(ReadaheadAdvice::kDefault)], static_cast<long long>(run.id));
   for (const ReadaheadDevice& d : p->devices)
     if (d.advised_kb >= 0 && d.advised_kb != d.read_ahead_kb)
       fprintf(stderr, "syspgo: device %s: read_ahead_kb %lld, advised %lld (by hand: echo %lld > %s): %s\n",
