@@ -91,6 +91,12 @@ std::pair<uint64_t, uint64_t> PlanSize(const Plan& plan) {
   return {bytes, extents};
 }
 
+// What an artifact left out, a line each (paths from the plan, shown
+// through TerminalSafe).
+void PrintLeftOut(const std::vector<std::string>& left_out) {
+  for (const std::string& w : left_out) fprintf(stderr, "syspgo: left out: %s\n", TerminalSafe(w).c_str());
+}
+
 // A cold start recorded with readahead on gives a plan of mapped pages: each
 // fault's fault-around window, since readahead and fault-around hide which
 // pages were used. What a user does first (`collect --cold`) so makes a
@@ -143,7 +149,7 @@ int EmitFromPlan(const OptimizeArgs& a) {
       size_t eq = a.relocate.find('=');
       auto r = RelocatePlan(p->plan, a.relocate.substr(0, eq), a.relocate.substr(eq + 1));
       if (!r) return UsageError("--relocate: " + r.error().message);
-      for (const std::string& w : r->left_out) fprintf(stderr, "syspgo: left out: %s\n", TerminalSafe(w).c_str());
+      PrintLeftOut(r->left_out);
       fprintf(stderr, "syspgo: %zu of %zu files moved to %s\n", r->moved, p->plan.files.size(),
               a.relocate.substr(eq + 1).c_str());
       p->plan = std::move(r->plan);
@@ -170,7 +176,7 @@ int EmitFromPlan(const OptimizeArgs& a) {
             a.output.c_str(), a.source_dir.c_str(), static_cast<unsigned long long>(bytes / kPlanPageSize));
     auto laid = BuildErofsImage(a.source_dir, a.output, p->plan);
     if (!laid) return Fail(laid.error().message);
-    for (const std::string& w : laid->left_out) fprintf(stderr, "syspgo: left out: %s\n", TerminalSafe(w).c_str());
+    PrintLeftOut(laid->left_out);
     fprintf(stderr, "syspgo: wrote %s: %zu files, %llu of its %llu data blocks first, in replay order\n",
             a.output.c_str(), laid->files_placed, static_cast<unsigned long long>(laid->blocks_placed),
             static_cast<unsigned long long>(laid->data_blocks));
@@ -179,7 +185,7 @@ int EmitFromPlan(const OptimizeArgs& a) {
   auto list = a.emit == "squashfs-sort" ? SquashfsSortList(p->plan, a.source_dir)
                                         : PrefetchPathList(p->plan, a.image_root);
   if (!list) return Fail(list.error().message);
-  for (const std::string& w : list->left_out) fprintf(stderr, "syspgo: left out: %s\n", TerminalSafe(w).c_str());
+  PrintLeftOut(list->left_out);
   if (Status s = WriteFileAtomically(a.output, list->text); !s.ok()) return Fail(s.error().message);
   fprintf(stderr, "syspgo: wrote %s: %zu paths in first-touch order\n", a.output.c_str(), list->listed);
   return 0;
@@ -195,7 +201,7 @@ int EmitReadahead(const OptimizeArgs& a) {
   auto& [db, run] = *opened;
   auto p = ReadaheadPlanFromRun(db, run.id);
   if (!p) return Fail(p.error().message);
-  for (const std::string& w : p->warnings) fprintf(stderr, "syspgo: left out: %s\n", TerminalSafe(w).c_str());
+  PrintLeftOut(p->warnings);
   if (Status s = WriteFileAtomically(a.output, ReadaheadPlanText(*p)); !s.ok()) return Fail(s.error().message);
   size_t by_advice[3] = {};
   for (const ReadaheadFile& f : p->files) by_advice[static_cast<int>(f.advice)]++;
