@@ -149,13 +149,11 @@ int Analyze(const std::vector<std::string>& args) {
       ->type_name("DIR");
 
   app->option_defaults()->group("Thresholds");
-  app->add_option("--threshold", threshold_ms, "stalls: shortest off-CPU time that is a stall, ms")
-      ->type_name("MS")
-      ->check(Number(0.001, 3.6e6, "milliseconds"))
+  Decimal(app->add_option("--threshold", threshold_ms, "stalls: shortest off-CPU time that is a stall, ms"), "MS",
+          0.001, 3.6e6, "milliseconds")
       ->capture_default_str();
-  app->add_option("--slower", slower_ms, "io: shortest operation listed, ms")
-      ->type_name("MS")
-      ->check(Number(0.001, 3.6e6, "milliseconds"))
+  Decimal(app->add_option("--slower", slower_ms, "io: shortest operation listed, ms"), "MS", 0.001, 3.6e6,
+          "milliseconds")
       ->capture_default_str();
 
   app->option_defaults()->group("Output");

@@ -56,9 +56,9 @@ std::optional<int> ParseRequest(const std::vector<std::string>& args, CollectReq
   app->add_option("-p,--pid", req->attach_pid, "attach to a running process and its future children")
       ->type_name("PID")
       ->transform(Whole(1, 1 << 30, "a process id"));
-  app->add_option("--duration", req->duration_s, "stop recording after SECONDS (a spawned command keeps running)")
-      ->type_name("SECONDS")
-      ->check(Number(0.001, 1e7, "seconds"));
+  Decimal(app->add_option("--duration", req->duration_s,
+                          "stop recording after SECONDS (a spawned command keeps running)"),
+          "SECONDS", 0.001, 1e7, "seconds");
   app->add_flag("--cold", req->cold,
                 "drop the page cache just before COMMAND starts (a cold start, for prefetch plans; affects the "
                 "whole machine)");
@@ -98,14 +98,13 @@ std::optional<int> ParseRequest(const std::vector<std::string>& args, CollectReq
                           "rates)"),
           {"lean", "full"})
       ->capture_default_str();
-  app->add_option("--offcpu-min-us", offcpu_us,
-                  "shortest off-CPU interval recorded, us; lean: also the shortest file read/write kept one by one")
-      ->type_name("US")
-      ->check(Number(0, 1e9, "microseconds"))
+  Decimal(app->add_option("--offcpu-min-us", offcpu_us,
+                          "shortest off-CPU interval recorded, us; lean: also the shortest file read/write kept one "
+                          "by one"),
+          "US", 0, 1e9, "microseconds")
       ->capture_default_str();
-  app->add_option("--irq-min-us", irq_us, "interrupt handler runs recorded one by one, us")
-      ->type_name("US")
-      ->check(Number(0, 1e9, "microseconds"))
+  Decimal(app->add_option("--irq-min-us", irq_us, "interrupt handler runs recorded one by one, us"), "US", 0, 1e9,
+          "microseconds")
       ->capture_default_str();
 
   app->option_defaults()->group("Other");

@@ -218,6 +218,10 @@ CLI::Option* Choices(CLI::Option* option, const std::vector<std::string>& choice
   return option->type_name(name)->check(OneOf(choices));
 }
 
+CLI::Option* Decimal(CLI::Option* option, const std::string& value, double lo, double hi, const std::string& what) {
+  return option->type_name(value)->check(Number(lo, hi, what));
+}
+
 CLI::Validator Accepts(std::function<bool(const std::string&)> ok, const std::string& accepted) {
   return CLI::Validator(
       [=](std::string& s) -> std::string { return ok(s) ? "" : "is " + accepted + ", got '" + s + "'"; }, "");

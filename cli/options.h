@@ -60,6 +60,9 @@ CLI::Validator OneOf(std::vector<std::string> choices);
 // `option` takes one of `choices`, which its help names as its value
 // (--detail lean|full).
 CLI::Option* Choices(CLI::Option* option, const std::vector<std::string>& choices);
+// `option` takes a decimal number of `what` ("milliseconds") from lo to hi
+// (Number), which its help names as `value` (MS).
+CLI::Option* Decimal(CLI::Option* option, const std::string& value, double lo, double hi, const std::string& what);
 // What `ok` takes; `accepted` says what that is ("touched, mapped, cached
 // or auto"), for the failure "is ACCEPTED, got 'V'". For values a library
 // parses itself, so the choices stay written once, there.
