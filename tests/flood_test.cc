@@ -45,7 +45,7 @@ struct Outcome {
 // Four dd's copying `bytes` bytes one byte at a time (two syscalls a byte).
 // With `gate`, they start once the file `gate`.go exists, and `gate`.done
 // is made when they are over.
-std::vector<std::string> Flood(long bytes, const std::string& gate = "") {
+std::vector<std::string> FloodCommand(long bytes, const std::string& gate = "") {
   std::string dd = "dd if=/dev/zero of=/dev/null bs=1 count=" + std::to_string(bytes) + " 2>/dev/null & ";
   std::string script = dd + dd + dd + dd + "wait";
   if (!gate.empty())
@@ -114,7 +114,7 @@ long PrintedBudgetKiB(const std::string& err) {
 Outcome Collect(const TempDir& dir, const std::string& db, long bytes, const std::string& detail, bool stall) {
   std::vector<std::string> argv = {SyspgoBin(), "collect", "--detail", detail, "-o", db, "--"};
   std::string gate = stall ? db + ".flood" : "";
-  for (auto& a : Flood(bytes, gate)) argv.push_back(a);
+  for (auto& a : FloodCommand(bytes, gate)) argv.push_back(a);
   return RunMeasured(argv, dir.File("collect.err"), stall ? db : "", gate);
 }
 
@@ -136,24 +136,28 @@ void ExpectBoundedMemory(const Outcome& traced, const Outcome& small) {
       << " KiB with all of it";
 }
 
-// The flood into `db`, and one half its size (for the memory comparison).
-void CollectFloods(const TempDir& dir, const std::string& db, const std::string& detail, bool stall,
-                   Outcome* traced, Outcome* small) {
-  *small = Collect(dir, dir.File("small.db"), kBytes / 2, detail, stall);
-  ASSERT_EQ(small->status, 0) << small->err;
-  *traced = Collect(dir, db, kBytes, detail, stall);
-  ASSERT_EQ(traced->status, 0) << traced->err;
-}
+// Each test records the flood into run.db (`traced`, opened as `d`) and one
+// half its size (`small`, for the memory comparison).
+class Flood : public ::testing::Test {
+ protected:
+  void CollectFloods(const std::string& detail, bool stall) {
+    small = Collect(dir, dir.File("small.db"), kBytes / 2, detail, stall);
+    ASSERT_EQ(small.status, 0) << small.err;
+    traced = Collect(dir, dir.File("run.db"), kBytes, detail, stall);
+    ASSERT_EQ(traced.status, 0) << traced.err;
+    d = OpenDb(dir.File("run.db"));
+  }
 
-TEST(Flood, DropsAreCountedReportedAndPeakMemoryStaysWithinTheBudget) {
   TempDir dir;
-  std::string db = dir.File("run.db");
   Outcome traced, small;
-  ASSERT_NO_FATAL_FAILURE(CollectFloods(dir, db, "full", /*stall=*/true, &traced, &small));
+  Db d;
+};
+
+TEST_F(Flood, DropsAreCountedReportedAndPeakMemoryStaysWithinTheBudget) {
+  ASSERT_NO_FATAL_FAILURE(CollectFloods("full", /*stall=*/true));
 
   // Counted and reported.
   EXPECT_NE(traced.err.find("LOST"), std::string::npos) << traced.err;
-  Db d = OpenDb(db);
   int64_t dropped = QueryInt(d, "SELECT events_dropped FROM run WHERE id = 1");
   EXPECT_GT(dropped, 0) << "a writer held up for the whole flood, and nothing lost?";
   EXPECT_EQ(QueryInt(d, "SELECT SUM(dropped) FROM run_drop WHERE run_id = 1"), dropped);
@@ -178,13 +182,9 @@ TEST(Flood, DropsAreCountedReportedAndPeakMemoryStaysWithinTheBudget) {
 
 // The default tier counts the flood in the kernel: nothing is lost, every
 // call is counted once, and the rows are the few an analysis needs.
-TEST(Flood, TheLeanTierCountsEveryCallAndLosesNothing) {
-  TempDir dir;
-  std::string db = dir.File("run.db");
-  Outcome traced, small;
-  ASSERT_NO_FATAL_FAILURE(CollectFloods(dir, db, "lean", /*stall=*/false, &traced, &small));
+TEST_F(Flood, TheLeanTierCountsEveryCallAndLosesNothing) {
+  ASSERT_NO_FATAL_FAILURE(CollectFloods("lean", /*stall=*/false));
   EXPECT_EQ(traced.err.find("LOST"), std::string::npos) << traced.err;
-  Db d = OpenDb(db);
   EXPECT_EQ(QueryInt(d, "SELECT events_dropped FROM run WHERE id = 1"), 0);
   EXPECT_EQ(QueryInt(d, "SELECT SUM(overflow) FROM run_aggregate WHERE run_id = 1"), 0);
   // Each dd reads /dev/zero exactly kBytes times and writes /dev/null as
