@@ -6,6 +6,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "run_child.h"
+
 int main(int argc, char** argv) {
   if (argc < 4 || strcmp(argv[2], "--") != 0) {
     fprintf(stderr, "usage: floor_syscalls OBJECT -- COMMAND [ARG...]\n");
@@ -23,14 +25,7 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  pid_t pid = fork();
-  if (pid == 0) {
-    execvp(argv[3], argv + 3);
-    perror("floor_syscalls: exec");
-    _exit(127);
-  }
-  int st = 0;
-  waitpid(pid, &st, 0);
+  int st = run_child(argv + 3, "floor_syscalls", NULL);
   bpf_object__close(obj);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return shell_status(st);
 }

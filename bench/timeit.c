@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "run_child.h"
+
 static long long ns(struct timespec t) { return t.tv_sec * 1000000000LL + t.tv_nsec; }
 
 int main(int argc, char **argv)
@@ -21,15 +23,8 @@ int main(int argc, char **argv)
 	}
 	struct timespec a, b;
 	clock_gettime(CLOCK_MONOTONIC, &a);
-	pid_t pid = fork();
-	if (pid == 0) {
-		execvp(argv[1], argv + 1);
-		perror("timeit: exec");
-		_exit(127);
-	}
-	int st = 0;
 	struct rusage ru;
-	wait4(pid, &st, 0, &ru);
+	int st = run_child(argv + 1, "timeit", &ru);
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	const char *out = getenv("TIMEIT_OUT");
 	FILE *f = out ? fopen(out, "w") : stderr;
@@ -38,5 +33,5 @@ int main(int argc, char **argv)
 		ru.ru_stime.tv_sec * 1000000000LL + ru.ru_stime.tv_usec * 1000LL, st);
 	if (out)
 		fclose(f);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return shell_status(st);
 }
