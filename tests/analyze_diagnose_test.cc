@@ -102,12 +102,10 @@ TEST(AnalyzeStalls, ThresholdDropsShorterStalls) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("2 findings from 3 stalls"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("fsync"), std::string::npos) << r.out;
-  r = RunCmd({SyspgoBin(), "analyze", db, "stalls", "--threshold", "0"});
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("--threshold needs milliseconds"), std::string::npos) << r.err;
-  r = RunCmd({SyspgoBin(), "analyze", db, "io", "--slower", "soon"});
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("--slower needs milliseconds"), std::string::npos) << r.err;
+  EXPECT_TRUE(FailedWith(RunCmd({SyspgoBin(), "analyze", db, "stalls", "--threshold", "0"}), 2,
+                         "--threshold needs milliseconds"));
+  EXPECT_TRUE(
+      FailedWith(RunCmd({SyspgoBin(), "analyze", db, "io", "--slower", "soon"}), 2, "--slower needs milliseconds"));
 }
 
 // A run recorded without the groups a pass reads says so, and how to fix it.
@@ -115,16 +113,11 @@ TEST(AnalyzeDiagnose, RunWithoutTheGroupsSaysWhatToRecord) {
   TempDir dir;
   std::string db = FixtureDb(dir, "files_fixture.sql");  // fileio only
   CmdResult r = RunCmd({SyspgoBin(), "analyze", db, "stalls", "--run", "1"});
-  EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("has no off-CPU data: the sched probe group was not recorded"), std::string::npos) << r.err;
+  EXPECT_TRUE(FailedWith(r, 1, "has no off-CPU data: the sched probe group was not recorded"));
   EXPECT_NE(r.err.find("syspgo collect --probes sched"), std::string::npos) << r.err;
-  r = RunCmd({SyspgoBin(), "analyze", db, "block", "--run", "1"});
-  EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("has no block latency histogram: the block probe group was not recorded"), std::string::npos)
-      << r.err;
-  r = RunCmd({SyspgoBin(), "analyze", db, "offcpu", "--run", "1"});
-  EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("has no off-CPU data"), std::string::npos) << r.err;
+  EXPECT_TRUE(FailedWith(RunCmd({SyspgoBin(), "analyze", db, "block", "--run", "1"}), 1,
+                         "has no block latency histogram: the block probe group was not recorded"));
+  EXPECT_TRUE(FailedWith(RunCmd({SyspgoBin(), "analyze", db, "offcpu", "--run", "1"}), 1, "has no off-CPU data"));
   r = RunCmd({SyspgoBin(), "analyze", db, "io", "--run", "1"});  // fileio was recorded: a table
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("/data/ckpt.bin"), std::string::npos) << r.out;

@@ -31,12 +31,9 @@ TEST(AnalyzeFiles, PicksTheRunAndRefusesMissingOnes) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("run 2: other"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("no file I/O recorded"), std::string::npos) << r.out;
-  r = RunCmd({SyspgoBin(), "analyze", db, "files", "--run", "9"});
-  EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("has no run 9 (it has 2 runs, newest 2)"), std::string::npos) << r.err;
-  r = RunCmd({SyspgoBin(), "analyze", db, "nosuch"});
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("unknown analysis 'nosuch'"), std::string::npos) << r.err;
+  EXPECT_TRUE(FailedWith(RunCmd({SyspgoBin(), "analyze", db, "files", "--run", "9"}), 1,
+                         "has no run 9 (it has 2 runs, newest 2)"));
+  EXPECT_TRUE(FailedWith(RunCmd({SyspgoBin(), "analyze", db, "nosuch"}), 2, "unknown analysis 'nosuch'"));
 }
 
 }  // namespace

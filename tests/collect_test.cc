@@ -316,32 +316,28 @@ TEST(Collect, SigtermFinalizesTheRunAndStopsTheCommand) {
 TEST(CollectBadInput, CommandNotFound) {
   TempDir dir;
   std::string db = dir.File("run.db");
-  auto r = RunCmd({SyspgoBin(), "collect", "-o", db, "--", "no-such-command-xyz"});
-  EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("command 'no-such-command-xyz' not found in PATH"), std::string::npos) << r.err;
+  EXPECT_TRUE(FailedWith(RunCmd({SyspgoBin(), "collect", "-o", db, "--", "no-such-command-xyz"}), 1,
+                         "command 'no-such-command-xyz' not found in PATH"));
   EXPECT_NE(access(db.c_str(), F_OK), 0) << "nothing may be created before the inputs are checked";
 }
 
 TEST(CollectBadInput, OutputNotWritable) {
-  auto r = RunCmd({SyspgoBin(), "collect", "-o", "/nonexistent-dir/run.db", "--", "true"});
-  EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("cannot create profile database '/nonexistent-dir/run.db'"), std::string::npos) << r.err;
+  EXPECT_TRUE(FailedWith(RunCmd({SyspgoBin(), "collect", "-o", "/nonexistent-dir/run.db", "--", "true"}), 1,
+                         "cannot create profile database '/nonexistent-dir/run.db'"));
 }
 
 TEST(CollectBadInput, NoSuchPid) {
   TempDir dir;
-  auto r = RunCmd({SyspgoBin(), "collect", "-o", dir.File("run.db"), "-p", "999999"});
-  EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("no process with pid 999999"), std::string::npos) << r.err;
+  EXPECT_TRUE(FailedWith(RunCmd({SyspgoBin(), "collect", "-o", dir.File("run.db"), "-p", "999999"}), 1,
+                         "no process with pid 999999"));
 }
 
 TEST(CollectBadInput, NotADatabaseIsRefusedUntouched) {
   TempDir dir;
   std::string f = dir.File("notes.txt");
   std::ofstream(f) << "my precious notes\n";
-  auto r = RunCmd({SyspgoBin(), "collect", "-o", f, "--", "true"});
-  EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("'" + f + "' is not a syspgo profile database"), std::string::npos) << r.err;
+  EXPECT_TRUE(FailedWith(RunCmd({SyspgoBin(), "collect", "-o", f, "--", "true"}), 1,
+                         "'" + f + "' is not a syspgo profile database"));
   std::ifstream in(f);
   std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(content, "my precious notes\n");
@@ -350,19 +346,15 @@ TEST(CollectBadInput, NotADatabaseIsRefusedUntouched) {
 TEST(CollectBadInput, WithoutBpfCapabilitiesNamesThem) {
   TempDir dir;
   chmod(dir.path().c_str(), 0777);
-  auto r = RunCmd({"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", SyspgoBin(),
-                "collect", "-o", dir.File("run.db"), "--", "true"});
-  EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("needs CAP_BPF and CAP_PERFMON"), std::string::npos) << r.err;
+  EXPECT_TRUE(FailedWith(RunCmd({"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
+                                 SyspgoBin(), "collect", "-o", dir.File("run.db"), "--", "true"}),
+                         1, "needs CAP_BPF and CAP_PERFMON"));
 }
 
 TEST(CollectBadInput, UnknownProbeGroupAndOptions) {
-  auto r = RunCmd({SyspgoBin(), "collect", "--probes", "fileio,nosuch", "--", "true"});
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("unknown probe group 'nosuch'"), std::string::npos) << r.err;
-  r = RunCmd({SyspgoBin(), "collect", "-o", "x.db"});
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("no command to record"), std::string::npos) << r.err;
+  EXPECT_TRUE(FailedWith(RunCmd({SyspgoBin(), "collect", "--probes", "fileio,nosuch", "--", "true"}), 2,
+                         "unknown probe group 'nosuch'"));
+  EXPECT_TRUE(FailedWith(RunCmd({SyspgoBin(), "collect", "-o", "x.db"}), 2, "no command to record"));
 }
 
 }  // namespace

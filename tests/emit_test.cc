@@ -254,9 +254,9 @@ TEST_F(Emit, IpOnlySampleCountsLeaveCallersOut) {
   EXPECT_EQ(fns.count("main"), 0u) << text;
   EXPECT_EQ(text.find("lib_mix"), std::string::npos) << "no call targets\n" << text;
   EXPECT_NE(text.find(": rotate_mix:"), std::string::npos) << "inlined frames still nest\n" << text;
-  r = RunCmd({SyspgoBin(), "optimize", db_, "--emit", "sample-profile", "--sample-counts", "both", "-o", prof});
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("--sample-counts is ip, ip-only or stacks, got 'both'"), std::string::npos) << r.err;
+  EXPECT_TRUE(FailedWith(
+      RunCmd({SyspgoBin(), "optimize", db_, "--emit", "sample-profile", "--sample-counts", "both", "-o", prof}), 2,
+      "--sample-counts is ip, ip-only or stacks, got 'both'"));
 }
 
 // --sample-counts ip (the default): the line counts of ip-only, plus the
@@ -627,9 +627,8 @@ TEST_F(Emit, JsonSummaryHasTheCountsOfTheLineForPeople) {
   EXPECT_EQ(k["binary_samples"].get<uint64_t>(), 2 * j["binary_samples"].get<uint64_t>());
 
   // A cold-start artifact has no such summary: refused, not ignored.
-  r = RunCmd({SyspgoBin(), "optimize", db_, "--emit", "plan", "-o", dir_.File("x.plan"), "--json", "-"});
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("--json"), std::string::npos) << r.err;
+  EXPECT_TRUE(FailedWith(
+      RunCmd({SyspgoBin(), "optimize", db_, "--emit", "plan", "-o", dir_.File("x.plan"), "--json", "-"}), 2, "--json"));
 }
 
 TEST_F(Emit, AnalyzeHotListsFunctionsEdgesAndPaths) {
@@ -649,9 +648,8 @@ TEST_F(Emit, AnalyzeHotListsFunctionsEdgesAndPaths) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("100 samples"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("warm_local"), std::string::npos) << "samples not through the library\n" << r.out;
-  r = RunCmd({SyspgoBin(), "analyze", db_, "hot", "--pid", "999"});
-  EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("no CPU samples of process 999"), std::string::npos) << r.err;
+  EXPECT_TRUE(
+      FailedWith(RunCmd({SyspgoBin(), "analyze", db_, "hot", "--pid", "999"}), 1, "no CPU samples of process 999"));
 }
 
 TEST_F(Emit, BadInputsSayWhatIsMissing) {
@@ -659,30 +657,26 @@ TEST_F(Emit, BadInputsSayWhatIsMissing) {
   std::string empty = dir_.File("empty.db");
   MakeFixture(empty, w_, w_.app, app_id_, false);
   auto r = RunCmd({SyspgoBin(), "optimize", empty, "--binary", w_.app, "--emit", "sample-profile", "-o", dir_.File("x")});
-  EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("has no CPU samples"), std::string::npos) << r.err;
+  EXPECT_TRUE(FailedWith(r, 1, "has no CPU samples"));
   EXPECT_NE(r.err.find("--probes cpu"), std::string::npos) << r.err;
 
   // A binary the run never mapped.
   r = Optimize("fdata", dir_.File("x"), "/bin/true");
-  EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("never mapped"), std::string::npos) << r.err;
+  EXPECT_TRUE(FailedWith(r, 1, "never mapped"));
   EXPECT_NE(r.err.find(w_.app), std::string::npos) << "lists what was sampled: " << r.err;
 
   // A binary without debug info: symbols are enough for BOLT, not for a sample profile.
   std::string nodebug_db = dir_.File("nodebug.db");
   MakeFixture(nodebug_db, w_, Pgo("pgo_app_nodebug"), *ReadBuildId(Pgo("pgo_app_nodebug")));
-  r = RunCmd({SyspgoBin(), "optimize", nodebug_db, "--binary", Pgo("pgo_app_nodebug"), "--emit", "sample-profile",
-              "-o", dir_.File("x")});
-  EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("Build with -g or -gline-tables-only"), std::string::npos) << r.err;
+  EXPECT_TRUE(FailedWith(RunCmd({SyspgoBin(), "optimize", nodebug_db, "--binary", Pgo("pgo_app_nodebug"), "--emit",
+                                 "sample-profile", "-o", dir_.File("x")}),
+                         1, "Build with -g or -gline-tables-only"));
   // A stripped binary has nothing for BOLT to match names against.
   std::string stripped_db = dir_.File("stripped.db");
   MakeFixture(stripped_db, w_, Pgo("pgo_app.stripped"), app_id_);
-  r = RunCmd({SyspgoBin(), "optimize", stripped_db, "--binary", Pgo("pgo_app.stripped"), "--emit", "fdata", "-o",
-              dir_.File("x")});
-  EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("no symbol table"), std::string::npos) << r.err;
+  EXPECT_TRUE(FailedWith(RunCmd({SyspgoBin(), "optimize", stripped_db, "--binary", Pgo("pgo_app.stripped"), "--emit",
+                                 "fdata", "-o", dir_.File("x")}),
+                         1, "no symbol table"));
 
   // A profile for a different build-id: the path now holds another build.
   std::string moved = dir_.File("pgo_app");
@@ -691,17 +685,14 @@ TEST_F(Emit, BadInputsSayWhatIsMissing) {
   MakeFixture(stale_db, w_, moved, app_id_);
   ASSERT_EQ(Sh("cp " + Pgo("pgo_app_nodebug") + " " + moved).status, 0);
   r = RunCmd({SyspgoBin(), "optimize", stale_db, "--binary", moved, "--emit", "sample-profile", "-o", dir_.File("x")});
-  EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("rebuilt or replaced"), std::string::npos) << r.err;
+  EXPECT_TRUE(FailedWith(r, 1, "rebuilt or replaced"));
   EXPECT_NE(r.err.find(app_id_), std::string::npos) << r.err;
 
   // Missing options.
-  r = RunCmd({SyspgoBin(), "optimize", db_, "--emit", "order", "-o", dir_.File("x")});
-  EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("--binary PATH"), std::string::npos) << r.err;
-  r = RunCmd({SyspgoBin(), "optimize", db_, "--emit", "bogus", "-o", dir_.File("x")});
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("sample-profile"), std::string::npos) << r.err;
+  EXPECT_TRUE(
+      FailedWith(RunCmd({SyspgoBin(), "optimize", db_, "--emit", "order", "-o", dir_.File("x")}), 1, "--binary PATH"));
+  EXPECT_TRUE(
+      FailedWith(RunCmd({SyspgoBin(), "optimize", db_, "--emit", "bogus", "-o", dir_.File("x")}), 2, "sample-profile"));
 }
 
 // The whole path on the real kernel: sample the workload, then every consumer.

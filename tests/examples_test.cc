@@ -121,12 +121,9 @@ TEST(CheckpointStall, PythonVersionBehavesTheSame) {
 
 TEST(CheckpointStall, BadOptionsAreRefusedBeforeAnyStep) {
   for (const std::string& prog : {ExampleBin("checkpoint_stall"), PythonScript()}) {
-    CmdResult r = RunCmd({prog, "--steps", "0", "/var/tmp"});
-    EXPECT_EQ(r.status, 2) << prog;
-    EXPECT_NE(r.err.find("--steps wants a whole number"), std::string::npos) << prog << ": " << r.err;
-    r = RunCmd({prog, "--steps", "1", "/nonexistent/checkpoints"});
-    EXPECT_EQ(r.status, 2) << prog;
-    EXPECT_NE(r.err.find("not a writable directory"), std::string::npos) << prog << ": " << r.err;
+    EXPECT_TRUE(FailedWith(RunCmd({prog, "--steps", "0", "/var/tmp"}), 2, "--steps wants a whole number")) << prog;
+    CmdResult r = RunCmd({prog, "--steps", "1", "/nonexistent/checkpoints"});
+    EXPECT_TRUE(FailedWith(r, 2, "not a writable directory")) << prog;
     EXPECT_EQ(r.out.find("step 1/1"), std::string::npos) << prog << " trained before checking its directory";
   }
 }
@@ -188,12 +185,10 @@ TEST(PagecacheThrash, SmallLimitThrashesLargeLimitDoesNot) {
 
 TEST(PagecacheThrash, RunnerRefusesBadOptionsWithoutMakingACgroup) {
   CmdResult r = RunCmd({MemcgRunner(), "--bin", ExampleBin("pagecache_thrash"), "--limit-mb", "2"});
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("--limit-mb wants a whole number from 4"), std::string::npos) << r.err;
+  EXPECT_TRUE(FailedWith(r, 2, "--limit-mb wants a whole number from 4"));
   EXPECT_EQ(r.out.find("cgroup"), std::string::npos) << r.out;
-  r = RunCmd({MemcgRunner(), "--bin", "/nonexistent/pagecache_thrash"});
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("is not an executable file"), std::string::npos) << r.err;
+  EXPECT_TRUE(
+      FailedWith(RunCmd({MemcgRunner(), "--bin", "/nonexistent/pagecache_thrash"}), 2, "is not an executable file"));
 }
 
 }  // namespace

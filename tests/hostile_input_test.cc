@@ -284,9 +284,8 @@ TEST(HostilePlan, FifoDeviceDirectoryAndSocketAreRefusedWithoutBlocking) {
 
   // The plan itself, and a profile's paths (of files touched, of binaries
   // mapped), may be a FIFO as well.
-  r = RunCmd({"timeout", "60", SyspgoBin(), "plan-show", fifo});
-  EXPECT_EQ(r.status, 1) << r.err;
-  EXPECT_NE(r.err.find("plan " + fifo + " is a FIFO (named pipe), not a regular file"), std::string::npos) << r.err;
+  EXPECT_TRUE(FailedWith(RunCmd({"timeout", "60", SyspgoBin(), "plan-show", fifo}), 1,
+                         "plan " + fifo + " is a FIFO (named pipe), not a regular file"));
   PlanBuilder b;
   DevIno id = StatFile(fifo);
   b.Add({fifo, id.dev, id.ino, 0, 4096, 1});
@@ -318,11 +317,9 @@ TEST(HostileDb, AViewInPlaceOfATableIsRefusedBeforeAnyQueryRuns) {
               "dev, n AS ino, 32768 AS kind, 0 AS pos, 1 AS req, 1 AS ret FROM r;");
   std::string before = ReadAll(db);
   CmdResult r = RunCmd({"timeout", "60", SyspgoBin(), "analyze", db, "files", "--run", "1"});
-  EXPECT_EQ(r.status, 1) << "(124: it ran until the timeout) " << r.err;
-  EXPECT_NE(r.err.find("'" + db + "' is not a database syspgo wrote: 'file_io' is a view where syspgo's schema has "
-                       "a table"),
-            std::string::npos)
-      << r.err;
+  EXPECT_TRUE(FailedWith(
+      r, 1, "'" + db + "' is not a database syspgo wrote: 'file_io' is a view where syspgo's schema has a table"))
+      << "(124: it ran until the timeout)";
   EXPECT_NE(r.err.find("DROP VIEW \"file_io\""), std::string::npos) << r.err;
   EXPECT_EQ(ReadAll(db), before);
   // Nor does collect append to it.
@@ -457,9 +454,8 @@ TEST(HostileDb, ASymlinkedDatabasePathIsRefusedAndItsTargetIsNotCreated) {
   TempDir dir;
   std::string target = dir.File("elsewhere.db"), link = dir.File("run.db");
   ASSERT_EQ(symlink(target.c_str(), link.c_str()), 0);
-  CmdResult r = RunCmd({SyspgoBin(), "collect", "-o", link, "--", "true"});
-  EXPECT_EQ(r.status, 1) << r.err;
-  EXPECT_NE(r.err.find("'" + link + "' is a symbolic link (to '" + target + "')"), std::string::npos) << r.err;
+  EXPECT_TRUE(FailedWith(RunCmd({SyspgoBin(), "collect", "-o", link, "--", "true"}), 1,
+                         "'" + link + "' is a symbolic link (to '" + target + "')"));
   EXPECT_NE(access(target.c_str(), F_OK), 0) << "the link's target was created";
   auto opened = OpenProfileDb(link, DbMode::kCreateOrAppend);
   EXPECT_FALSE(opened.ok());
@@ -469,24 +465,20 @@ TEST(HostileDb, ASymlinkedDatabasePathIsRefusedAndItsTargetIsNotCreated) {
   std::string real = dir.File("real"), via = dir.File("via");
   ASSERT_EQ(mkdir(real.c_str(), 0755), 0);
   ASSERT_EQ(symlink(real.c_str(), via.c_str()), 0);
-  r = RunCmd({SyspgoBin(), "collect", "-o", via + "/run.db", "--", "true"});
-  EXPECT_EQ(r.status, 1) << r.err;
-  EXPECT_NE(r.err.find("goes through a symbolic link"), std::string::npos) << r.err;
+  CmdResult r = RunCmd({SyspgoBin(), "collect", "-o", via + "/run.db", "--", "true"});
+  EXPECT_TRUE(FailedWith(r, 1, "goes through a symbolic link"));
   EXPECT_NE(r.err.find("Give the path without links: " + real + "/run.db"), std::string::npos) << r.err;
   EXPECT_NE(access((real + "/run.db").c_str(), F_OK), 0) << "created through the link";
 
   // Reading through a link to a real database is refused as well.
   std::string db = FixtureDb(dir, "files_fixture.sql", "real.db"), to_db = dir.File("to.db");
   ASSERT_EQ(symlink(db.c_str(), to_db.c_str()), 0);
-  r = RunCmd({SyspgoBin(), "analyze", to_db, "files"});
-  EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("is a symbolic link"), std::string::npos) << r.err;
+  EXPECT_TRUE(FailedWith(RunCmd({SyspgoBin(), "analyze", to_db, "files"}), 1, "is a symbolic link"));
   // And a FIFO given as the database does not block.
   std::string fifo = dir.File("fifo.db");
   ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0);
-  r = RunCmd({"timeout", "60", SyspgoBin(), "analyze", fifo, "files"});
-  EXPECT_EQ(r.status, 1) << r.err;
-  EXPECT_NE(r.err.find("'" + fifo + "' is a FIFO (named pipe), not a profile database"), std::string::npos) << r.err;
+  EXPECT_TRUE(FailedWith(RunCmd({"timeout", "60", SyspgoBin(), "analyze", fifo, "files"}), 1,
+                         "'" + fifo + "' is a FIFO (named pipe), not a profile database"));
 }
 
 }  // namespace

@@ -111,13 +111,11 @@ TEST(Migration, ReadOnlyOlderDatabaseSaysItNeedsWriteAccessAndStaysUntouched) {
   std::string p = FrozenDb(dir, 1, true);
   chmod(p.c_str(), 0644);
   std::string before = ReadAll(p);
-  auto a = RunCmd({"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", SyspgoBin(),
-                   "analyze", p, "files"});
-  EXPECT_EQ(a.status, 1) << a.out;
-  EXPECT_NE(a.err.find("'" + p + "' has schema version 1 and is migrated to " +
-                       std::to_string(kProfileSchemaVersion) + " when first opened, which needs write access"),
-            std::string::npos)
-      << a.err;
+  EXPECT_TRUE(FailedWith(RunCmd({"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
+                                 SyspgoBin(), "analyze", p, "files"}),
+                         1,
+                         "'" + p + "' has schema version 1 and is migrated to " +
+                             std::to_string(kProfileSchemaVersion) + " when first opened, which needs write access"));
   EXPECT_EQ(ReadAll(p), before);
   // Its owner migrates it by opening it once; then anyone may read it.
   ASSERT_EQ(RunCmd({SyspgoBin(), "analyze", p, "files"}).status, 0);
@@ -279,9 +277,7 @@ TEST(Migration, VersionZeroIsRefusedByTheLadderAndLeftUntouched) {
     EXPECT_NE(db.error().message.find("'" + p + "' has no schema version"), std::string::npos) << db.error().message;
   }
   EXPECT_EQ(ReadAll(p), before);
-  auto a = RunCmd({SyspgoBin(), "analyze", p, "files"});
-  EXPECT_EQ(a.status, 1);
-  EXPECT_NE(a.err.find(p), std::string::npos) << a.err;
+  EXPECT_TRUE(FailedWith(RunCmd({SyspgoBin(), "analyze", p, "files"}), 1, p));
 }
 
 // A profile of a real collection, cut at points inside the SQLite header,
@@ -316,9 +312,7 @@ TEST(DbInput, TruncatedDatabaseIsRefusedNamingTheFile) {
     EXPECT_TRUE(error.find("malformed") != std::string::npos || error.find("truncated") != std::string::npos)
         << "cut at " << cut << ": the error does not say the file is damaged: " << error;
     EXPECT_EQ(ReadAll(p), bytes.substr(0, cut)) << "cut at " << cut << ": the damaged file was changed";
-    auto a = RunCmd({SyspgoBin(), "analyze", p, "files"});
-    EXPECT_EQ(a.status, 1) << "cut at " << cut << ": " << a.out;
-    EXPECT_NE(a.err.find(p), std::string::npos) << "cut at " << cut << ": " << a.err;
+    EXPECT_TRUE(FailedWith(RunCmd({SyspgoBin(), "analyze", p, "files"}), 1, p)) << "cut at " << cut;
   }
 }
 

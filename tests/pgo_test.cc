@@ -346,8 +346,7 @@ TEST(Pgo, FailingBuildIsNamedAndExitsNonZero) {
   TempDir t;
   std::string src = CopyDemo(t), dir = t.File("pgo");
   auto r = Pgo(src, {"--build", "echo half-built; exit 1", "--binary", "./demo", "--train", kTrain, "--dir", dir});
-  EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("stage 'build' failed"), std::string::npos) << r.err;
+  EXPECT_TRUE(FailedWith(r, 1, "stage 'build' failed"));
   EXPECT_NE(r.err.find("exited with status 1"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("half-built"), std::string::npos) << "the build's last lines are shown: " << r.err;
   nlohmann::ordered_json s = ReadOrderedJson(dir + "/summary.json");
@@ -360,9 +359,9 @@ TEST(Pgo, FailingBuildIsNamedAndExitsNonZero) {
 TEST(Pgo, FailingTrainingIsNamedAndStopsThePipeline) {
   TempDir t;
   std::string src = CopyDemo(t), dir = t.File("pgo");
-  auto r = Pgo(src, {"--build", kMakeBuild, "--binary", "./demo", "--train", "./demo nosuchmode 1", "--dir", dir});
-  EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("stage 'train' failed"), std::string::npos) << r.err;
+  EXPECT_TRUE(FailedWith(
+      Pgo(src, {"--build", kMakeBuild, "--binary", "./demo", "--train", "./demo nosuchmode 1", "--dir", dir}), 1,
+      "stage 'train' failed"));
   nlohmann::ordered_json s = ReadOrderedJson(dir + "/summary.json");
   EXPECT_EQ(s["failed_stage"], "train");
   EXPECT_EQ(Keys(s["stages"]), "build,train");
@@ -374,8 +373,7 @@ TEST(Pgo, BuildThatDoesNotRecompileIsCaught) {
   // A second plain `make` finds everything up to date: the profile would
   // silently not be used.
   auto r = Pgo(src, {"--build", "make", "--binary", "./demo", "--train", kTrain, "--stages", "sample", "--dir", dir});
-  EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("stage 'sample' failed"), std::string::npos) << r.err;
+  EXPECT_TRUE(FailedWith(r, 1, "stage 'sample' failed"));
   EXPECT_NE(r.err.find("ran no compiler"), std::string::npos) << r.err;
   // The same build with --clean works.
   auto ok = Pgo(src, {"--build", "make", "--clean", "make clean", "--binary", "./demo", "--train", kTrain, "--stages",
@@ -484,18 +482,15 @@ TEST(Pgo, TrainRunsCollectsEachRunAndMergesThem) {
 
 TEST(Pgo, MissingOptionsAreUsageErrors) {
   TempDir t;
-  auto r = Pgo(t.path(), {"--build", "make", "--binary", "./demo"});
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("--train"), std::string::npos) << r.err;
-  auto s = Pgo(t.path(), {"--build", "make", "--binary", "./demo", "--train", "x", "--stages", "sample,lto"});
-  EXPECT_EQ(s.status, 2);
-  EXPECT_NE(s.err.find("unknown stage 'lto'"), std::string::npos) << s.err;
-  s = Pgo(t.path(), {"--build", "make", "--binary", "./demo", "--train", "x", "--sample-counts", "lbr"});
-  EXPECT_EQ(s.status, 2);
-  EXPECT_NE(s.err.find("--sample-counts is ip, ip-only or stacks, got 'lbr'"), std::string::npos) << s.err;
-  s = Pgo(t.path(), {"--build", "make", "--binary", "./demo", "--train", "x", "--final", "best"});
-  EXPECT_EQ(s.status, 2);
-  EXPECT_NE(s.err.find("--final is fastest or last, got 'best'"), std::string::npos) << s.err;
+  EXPECT_TRUE(FailedWith(Pgo(t.path(), {"--build", "make", "--binary", "./demo"}), 2, "--train"));
+  EXPECT_TRUE(
+      FailedWith(Pgo(t.path(), {"--build", "make", "--binary", "./demo", "--train", "x", "--stages", "sample,lto"}), 2,
+                 "unknown stage 'lto'"));
+  EXPECT_TRUE(
+      FailedWith(Pgo(t.path(), {"--build", "make", "--binary", "./demo", "--train", "x", "--sample-counts", "lbr"}), 2,
+                 "--sample-counts is ip, ip-only or stacks, got 'lbr'"));
+  EXPECT_TRUE(FailedWith(Pgo(t.path(), {"--build", "make", "--binary", "./demo", "--train", "x", "--final", "best"}), 2,
+                         "--final is fastest or last, got 'best'"));
 }
 
 // cmake/SysPGO.cmake on a project that only includes it.

@@ -356,8 +356,7 @@ TEST(PprofBadInput, RefusedWithTheFileNamed) {
   };
   auto expect_refused = [&](const std::string& file, const std::string& why) {
     auto r = optimize(file);
-    EXPECT_EQ(r.status, 1) << file << ": " << r.err;
-    EXPECT_NE(r.err.find(file), std::string::npos) << "names the file: " << r.err;
+    EXPECT_TRUE(FailedWith(r, 1, file)) << "names the file";
     EXPECT_NE(r.err.find(why), std::string::npos) << r.err;
   };
 
@@ -434,12 +433,10 @@ TEST(PprofBadInput, RefusedWithTheFileNamed) {
   expect_refused(dir.File("missing.pb.gz"), "cannot open");
 
   // A pprof profile has no runs to pick.
-  auto r = RunCmd({SyspgoBin(), "merge", good + ":2", "--emit", "folded", "-o", dir.File("x")});
-  EXPECT_EQ(r.status, 2) << r.err;
-  EXPECT_NE(r.err.find("has no runs"), std::string::npos) << r.err;
-  r = RunCmd({SyspgoBin(), "optimize", good, "--run", "2", "--emit", "folded", "-o", dir.File("x")});
-  EXPECT_EQ(r.status, 2) << r.err;
-  EXPECT_NE(r.err.find("is a pprof profile"), std::string::npos) << r.err;
+  EXPECT_TRUE(FailedWith(RunCmd({SyspgoBin(), "merge", good + ":2", "--emit", "folded", "-o", dir.File("x")}), 2,
+                         "has no runs"));
+  EXPECT_TRUE(FailedWith(RunCmd({SyspgoBin(), "optimize", good, "--run", "2", "--emit", "folded", "-o", dir.File("x")}),
+                         2, "is a pprof profile"));
 }
 
 // Stale profiles: a binary rebuilt since the profile was taken is refused
@@ -473,14 +470,13 @@ TEST(PprofStale, ARebuiltBinaryIsRefusedAndAPathMatchIsSaidToBeOne) {
   // The binary at that path rebuilt: the profile with build-ids is refused.
   ASSERT_EQ(Sh("cp " + Pgo("pgo_app_nodebug") + " " + app).status, 0);
   r = RunCmd({SyspgoBin(), "optimize", "--pprof", pprof, "--binary", app, "--emit", "sample-profile", "-o", a});
-  EXPECT_EQ(r.status, 1) << r.err;
-  EXPECT_NE(r.err.find("rebuilt or replaced"), std::string::npos) << r.err;
+  EXPECT_TRUE(FailedWith(r, 1, "rebuilt or replaced"));
   EXPECT_NE(r.err.find(id), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("pprof profile"), std::string::npos) << r.err;
   // A binary the profile never saw.
-  r = RunCmd({SyspgoBin(), "optimize", "--pprof", pprof, "--binary", "/bin/true", "--emit", "fdata", "-o", a});
-  EXPECT_EQ(r.status, 1) << r.err;
-  EXPECT_NE(r.err.find("never mapped"), std::string::npos) << r.err;
+  EXPECT_TRUE(FailedWith(
+      RunCmd({SyspgoBin(), "optimize", "--pprof", pprof, "--binary", "/bin/true", "--emit", "fdata", "-o", a}), 1,
+      "never mapped"));
 }
 
 }  // namespace

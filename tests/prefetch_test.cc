@@ -690,12 +690,10 @@ TEST(PrefetchCommand, HoldKeepsTheReplayedPagesInMemoryThenLetsThemGo) {
   ASSERT_TRUE(gone(pid)) << "the holding process " << pid << " outlived --hold 1 by 60 s";
   ASSERT_NO_FATAL_FAILURE(w.EvictAll());
   // It is for a replay ahead of the program only.
-  r = test::RunCmd({test::SyspgoBin(), "prefetch", plan, "--hold", "5", "--", "true"});
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("--hold is for a replay ahead of the program"), std::string::npos) << r.err;
-  r = test::RunCmd({test::SyspgoBin(), "prefetch", plan, "--hold", "0"});
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("--hold needs seconds from 1 to 86400, got '0'"), std::string::npos) << r.err;
+  EXPECT_TRUE(test::FailedWith(test::RunCmd({test::SyspgoBin(), "prefetch", plan, "--hold", "5", "--", "true"}), 2,
+                               "--hold is for a replay ahead of the program"));
+  EXPECT_TRUE(test::FailedWith(test::RunCmd({test::SyspgoBin(), "prefetch", plan, "--hold", "0"}), 2,
+                               "--hold needs seconds from 1 to 86400, got '0'"));
   w.ExpectNothingCached();
 }
 
@@ -709,8 +707,7 @@ TEST(PrefetchCommand, HoldBeyondTheLockedMemoryLimitSaysWhichLimit) {
   // syspgo lacks it) under a 64 KiB limit.
   auto r = test::Sh("ulimit -l 64 && exec setpriv --bounding-set -ipc_lock " + test::SyspgoBin() + " prefetch " +
                     plan + " --hold 30 --json " + out);
-  EXPECT_EQ(r.status, 1) << r.err;
-  EXPECT_NE(r.err.find("the plan was replayed, but cannot lock the pages of "), std::string::npos) << r.err;
+  EXPECT_TRUE(test::FailedWith(r, 1, "the plan was replayed, but cannot lock the pages of "));
   EXPECT_NE(r.err.find("locked memory is limited to 64.0 KiB here (ulimit -l)"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("(the plan holds " + FormatBytes(w.plan.Bytes()) + ")"), std::string::npos) << r.err;
   nlohmann::json hold = test::ReadJson(out)["hold"];
@@ -772,10 +769,9 @@ TEST(PrefetchCommand, JsonSummaryHasEveryFileAndTheCommandsStatus) {
     }
   }
 
-  r = test::RunCmd({test::SyspgoBin(), "prefetch", plan, "--json", w.dir.File("no/such/dir/s.json")});
-  EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("cannot write the JSON summary to " + w.dir.File("no/such/dir/s.json")), std::string::npos)
-      << r.err;
+  EXPECT_TRUE(
+      test::FailedWith(test::RunCmd({test::SyspgoBin(), "prefetch", plan, "--json", w.dir.File("no/such/dir/s.json")}),
+                       1, "cannot write the JSON summary to " + w.dir.File("no/such/dir/s.json")));
 
   // An unreadable plan: the command still runs, and the JSON says why nothing was read.
   std::string garbage = w.dir.File("garbage.plan");
@@ -822,19 +818,14 @@ TEST(PrefetchCommand, TruncatedOrGarbagePlansAreRefusedAndReadNothing) {
   std::ofstream(junk, std::ios::binary) << std::string(4096, 'Z');
   ASSERT_NO_FATAL_FAILURE(w.EvictAll());
 
-  auto r = test::RunCmd({test::SyspgoBin(), "prefetch", cut});
-  EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("syspgo: " + cut + " is truncated: its header announces"), std::string::npos) << r.err;
-  r = test::RunCmd({test::SyspgoBin(), "prefetch", junk, "--dry-run"});
-  EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("syspgo: " + junk + " is not a syspgo prefetch plan"), std::string::npos) << r.err;
+  EXPECT_TRUE(test::FailedWith(test::RunCmd({test::SyspgoBin(), "prefetch", cut}), 1,
+                               "syspgo: " + cut + " is truncated: its header announces"));
+  EXPECT_TRUE(test::FailedWith(test::RunCmd({test::SyspgoBin(), "prefetch", junk, "--dry-run"}), 1,
+                               "syspgo: " + junk + " is not a syspgo prefetch plan"));
   // With a command the command still runs, without prefetching.
-  r = test::RunCmd({test::SyspgoBin(), "prefetch", junk, "--", "sh", "-c", "exit 7"});
-  EXPECT_EQ(r.status, 7);
-  EXPECT_NE(r.err.find("running sh -c 'exit 7' without prefetching"), std::string::npos) << r.err;
-  r = test::RunCmd({test::SyspgoBin(), "plan-show", cut});
-  EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("is truncated"), std::string::npos) << r.err;
+  EXPECT_TRUE(test::FailedWith(test::RunCmd({test::SyspgoBin(), "prefetch", junk, "--", "sh", "-c", "exit 7"}), 7,
+                               "running sh -c 'exit 7' without prefetching"));
+  EXPECT_TRUE(test::FailedWith(test::RunCmd({test::SyspgoBin(), "plan-show", cut}), 1, "is truncated"));
   w.ExpectNothingCached();
 }
 
@@ -843,9 +834,8 @@ TEST(PrefetchCommand, ExitStatusIsTheCommandsAndBeforeFinishesTheReplayFirst) {
   std::string plan = w.PlanPath();
   auto r = test::RunCmd({test::SyspgoBin(), "prefetch", plan, "--", "sh", "-c", "exit 3"});
   EXPECT_EQ(r.status, 3) << r.err;
-  r = test::RunCmd({test::SyspgoBin(), "prefetch", plan, "--", "/no/such/program"});
-  EXPECT_EQ(r.status, 127);
-  EXPECT_NE(r.err.find("cannot run /no/such/program"), std::string::npos) << r.err;
+  EXPECT_TRUE(test::FailedWith(test::RunCmd({test::SyspgoBin(), "prefetch", plan, "--", "/no/such/program"}), 127,
+                               "cannot run /no/such/program"));
 
   // With --before the command sees the replay complete: fincore(1) reports
   // exactly the planned pages of the file as resident.
@@ -887,9 +877,7 @@ TEST(PrefetchCommand, StaticReplayerBehavesLikeTheSubcommand) {
   ASSERT_NO_FATAL_FAILURE(w.EvictAll());
   r = test::RunCmd({bin, plan, "--lead", "1", "--", "sh", "-c", "exit 5"});
   EXPECT_EQ(r.status, 5) << r.err;
-  r = test::RunCmd({bin, plan, "--lead", "x"});
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("--lead needs MiB"), std::string::npos) << r.err;
+  EXPECT_TRUE(test::FailedWith(test::RunCmd({bin, plan, "--lead", "x"}), 2, "--lead needs MiB"));
   r = test::RunCmd({bin, "--version"});
   EXPECT_EQ(r.out, "syspgo-prefetch " SYSPGO_VERSION "\n");
 }

@@ -117,16 +117,13 @@ TEST(Redact, InPlaceReplacesTheFileAndRefusalsNameTheirInput) {
   // An existing output is never overwritten.
   std::string taken = rec.dir.File("taken.db");
   std::ofstream(taken) << "keep me";
-  r = RunCmd({SyspgoBin(), "redact", rec.db, "-o", taken});
-  EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("'" + taken + "' already exists"), std::string::npos) << r.err;
+  EXPECT_TRUE(FailedWith(RunCmd({SyspgoBin(), "redact", rec.db, "-o", taken}), 1, "'" + taken + "' already exists"));
   EXPECT_EQ(ReadAll(taken), "keep me");
   // Not a profile: refused, nothing written.
   std::string notes = rec.dir.File("notes.txt"), out = rec.dir.File("notes.redacted.db");
   std::ofstream(notes) << "just some notes, not a database at all..........................................";
-  r = RunCmd({SyspgoBin(), "redact", notes, "-o", out});
-  EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("'" + notes + "' is not a syspgo profile database"), std::string::npos) << r.err;
+  EXPECT_TRUE(FailedWith(RunCmd({SyspgoBin(), "redact", notes, "-o", out}), 1,
+                         "'" + notes + "' is not a syspgo profile database"));
   EXPECT_NE(access(out.c_str(), F_OK), 0);
 }
 

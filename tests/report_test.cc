@@ -577,28 +577,18 @@ TEST(ReportPage, AScriptErrorIsReportedByThePage) {
 TEST(ReportCli, RefusesBadArguments) {
   TempDir dir;
   std::string db = FixtureDb(dir, "report_fixture.sql");
-  auto r = RunCmd({SyspgoBin(), "report", db});
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("-o FILE.html"), std::string::npos) << r.err;
-  r = RunCmd({SyspgoBin(), "report", db, "-o", dir.File("x.html"), "--max-syscalls", "lots"});
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("--max-syscalls needs a number from 0 to 1000000, got 'lots'"), std::string::npos) << r.err;
-  r = RunCmd({SyspgoBin(), "report", dir.File("missing.db"), "-o", dir.File("x.html")});
-  EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("missing.db"), std::string::npos) << r.err;
-  r = RunCmd({SyspgoBin(), "report", db, "--run", "7", "-o", dir.File("x.html")});
-  EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("has no run 7"), std::string::npos) << r.err;
-  r = RunCmd({SyspgoBin(), "report", db, "-o", "/nonexistent-dir/x.html"});
-  EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("cannot write '/nonexistent-dir/x.html': cannot create a file in /nonexistent-dir"), std::string::npos)
-      << r.err;
-  r = RunCmd({SyspgoBin(), "export", db, "--format", "protobuf", "-o", dir.File("t.json")});
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("unknown format 'protobuf'; the formats are: perfetto"), std::string::npos) << r.err;
-  r = RunCmd({SyspgoBin(), "export", db});
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("-o FILE"), std::string::npos) << r.err;
+  EXPECT_TRUE(FailedWith(RunCmd({SyspgoBin(), "report", db}), 2, "-o FILE.html"));
+  EXPECT_TRUE(FailedWith(RunCmd({SyspgoBin(), "report", db, "-o", dir.File("x.html"), "--max-syscalls", "lots"}), 2,
+                         "--max-syscalls needs a number from 0 to 1000000, got 'lots'"));
+  EXPECT_TRUE(
+      FailedWith(RunCmd({SyspgoBin(), "report", dir.File("missing.db"), "-o", dir.File("x.html")}), 1, "missing.db"));
+  EXPECT_TRUE(
+      FailedWith(RunCmd({SyspgoBin(), "report", db, "--run", "7", "-o", dir.File("x.html")}), 1, "has no run 7"));
+  EXPECT_TRUE(FailedWith(RunCmd({SyspgoBin(), "report", db, "-o", "/nonexistent-dir/x.html"}), 1,
+                         "cannot write '/nonexistent-dir/x.html': cannot create a file in /nonexistent-dir"));
+  EXPECT_TRUE(FailedWith(RunCmd({SyspgoBin(), "export", db, "--format", "protobuf", "-o", dir.File("t.json")}), 2,
+                         "unknown format 'protobuf'; the formats are: perfetto"));
+  EXPECT_TRUE(FailedWith(RunCmd({SyspgoBin(), "export", db}), 2, "-o FILE"));
 }
 
 // ===--- The trace on the fixture --------------------------------------------=== //

@@ -82,8 +82,7 @@ TEST(Robustness, FullDiskStopsRecordingButNotTheCommand) {
   // Far more events than 1 MiB of database holds (each a row: the full tier).
   auto r = RunCmd({SyspgoBin(), "collect", "--detail", "full", "-o", db, "--", "sh", "-c",
                    "dd if=/dev/zero of=" + out + " bs=64 count=40000 2>/dev/null; exit 3"});
-  EXPECT_EQ(r.status, 3) << r.err;
-  EXPECT_NE(r.err.find("recording stopped"), std::string::npos) << r.err;
+  EXPECT_TRUE(FailedWith(r, 3, "recording stopped"));
   EXPECT_NE(r.err.find("full"), std::string::npos) << r.err;
   struct stat sb {};
   ASSERT_EQ(stat(out.c_str(), &sb), 0);

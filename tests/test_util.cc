@@ -76,6 +76,15 @@ CmdResult RunCmd(const std::vector<std::string>& argv) {
 
 CmdResult Sh(const std::string& script) { return RunCmd({"/bin/sh", "-c", script}); }
 
+testing::AssertionResult FailedWith(const CmdResult& r, int status, std::string_view message) {
+  bool said = r.err.find(message) != std::string::npos;
+  if (r.status == status && said) return testing::AssertionSuccess();
+  testing::AssertionResult failure = testing::AssertionFailure();
+  failure << "expected exit status " << status << " and stderr holding \"" << message << "\"; got status "
+          << r.status << (said ? "" : ", stderr without it");
+  return failure << "\n--- stdout:\n" << r.out << "\n--- stderr:\n" << r.err;
+}
+
 std::string SyspgoBin() { return SYSPGO_BIN; }
 std::string ExampleBin(const std::string& name) { return std::string(SYSPGO_EXAMPLES_BIN) + "/" + name; }
 

@@ -5,8 +5,10 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "common/sqlite.h"
@@ -24,6 +26,11 @@ struct CmdResult {
 CmdResult RunCmd(const std::vector<std::string>& argv);
 // Runs `sh -c script`.
 CmdResult Sh(const std::string& script);
+// Whether r exited with `status` and its stderr holds `message`: the check
+// of a command that must fail and say why, as
+//   EXPECT_TRUE(FailedWith(RunCmd({SyspgoBin(), ...}), 2, "--threshold needs milliseconds"));
+// A failure shows the status, stdout and stderr the command gave.
+testing::AssertionResult FailedWith(const CmdResult& r, int status, std::string_view message);
 // Path of the syspgo binary under test, and of a built example program.
 std::string SyspgoBin();
 std::string ExampleBin(const std::string& name);
