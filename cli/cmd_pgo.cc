@@ -41,9 +41,8 @@ const char kExamples[] = R"(Examples:
 )";
 
 std::string SelfPath() {
-  char buf[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "syspgo";
+  std::string self = ReadLinkOrEmpty("/proc/self/exe");
+  return self.empty() ? "syspgo" : self;
 }
 
 int Pgo(const std::vector<std::string>& args) {

@@ -169,10 +169,8 @@ void PrintStats(FILE* f, const Plan& plan, const PrefetchStats& s, int verbose) 
 // libsyspgo-readahead.so: in libexec/ beside this binary (the replayers in
 // cli/), or beside it (the full tool, itself in libexec/).
 std::string ReadaheadShimPath() {
-  char buf[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return "";
-  std::string dir(buf, static_cast<size_t>(n));
+  std::string dir = ReadLinkOrEmpty("/proc/self/exe");
+  if (dir.empty()) return "";
   dir.resize(dir.rfind('/') + 1);
   for (const char* sub : {"libexec/", ""}) {
     std::string path = dir + sub + "libsyspgo-readahead.so";

@@ -22,16 +22,15 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "common/util.h"
 
 namespace {
 
 #ifdef SYSPGO_LAUNCHER
 // The full tool's path: libexec/syspgo in the directory of this binary.
 std::string FullToolPath() {
-  char buf[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return "libexec/syspgo";
-  std::string self(buf, static_cast<size_t>(n));
+  std::string self = syspgo::ReadLinkOrEmpty("/proc/self/exe");
+  if (self.empty()) return "libexec/syspgo";
   return self.substr(0, self.rfind('/') + 1) + "libexec/syspgo";
 }
 

@@ -22,6 +22,7 @@
 #include "collect/bpf_maps.h"
 #include "bpf/fileio.h"
 #include "syspgo_bpf.skel.h"
+#include "common/util.h"
 
 namespace syspgo {
 namespace {
@@ -140,11 +141,10 @@ class FileioGroup : public ProbeGroup {
     while (dirent* e = readdir(d)) {
       if (e->d_name[0] == '.') continue;
       std::string fd = dir + "/" + e->d_name;
-      char buf[4096];
-      ssize_t n = readlink(fd.c_str(), buf, sizeof buf - 1);
+      std::string target = ReadLinkOrEmpty(fd);
       struct stat sb {};
-      if (n <= 0 || buf[0] != '/' || stat(fd.c_str(), &sb) != 0) continue;
-      if (seen_.insert({sb.st_dev, sb.st_ino}).second) w.Row(file_).I(sb.st_dev).I(sb.st_ino).T(std::string(buf, n));
+      if (target.empty() || target[0] != '/' || stat(fd.c_str(), &sb) != 0) continue;
+      if (seen_.insert({sb.st_dev, sb.st_ino}).second) w.Row(file_).I(sb.st_dev).I(sb.st_ino).T(target);
     }
     closedir(d);
   }

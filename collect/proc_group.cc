@@ -30,13 +30,10 @@ namespace {
 std::string AbsoluteExec(uint32_t pid, const std::string& given) {
   if (given.empty() || given[0] == '/') return given;
   std::string base = "/proc/" + std::to_string(pid);
-  char buf[4096];
-  ssize_t n = readlink((base + "/exe").c_str(), buf, sizeof buf - 1);
-  std::filesystem::path rel(given);
-  if (n > 0 && std::filesystem::path(std::string(buf, n)).filename() == rel.filename()) return std::string(buf, n);
-  n = readlink((base + "/cwd").c_str(), buf, sizeof buf - 1);
+  std::filesystem::path rel(given), exe = ReadLinkOrEmpty(base + "/exe"), cwd = ReadLinkOrEmpty(base + "/cwd");
+  if (!exe.empty() && exe.filename() == rel.filename()) return exe.string();
   std::error_code ec;
-  std::filesystem::path dir = n > 0 ? std::filesystem::path(std::string(buf, n)) : std::filesystem::current_path(ec);
+  std::filesystem::path dir = !cwd.empty() ? cwd : std::filesystem::current_path(ec);
   return ec ? given : (dir / rel).lexically_normal().string();
 }
 
@@ -65,9 +62,7 @@ class ProcGroup : public ProbeGroup {
     if (attached) {
       std::string cmd = ReadFileOrEmpty(base + "/cmdline");
       p.argv = JoinNulSeparated(cmd.data(), cmd.size());
-      char buf[4096];
-      ssize_t n = readlink((base + "/exe").c_str(), buf, sizeof buf - 1);
-      if (n > 0) p.exe.assign(buf, n);
+      p.exe = ReadLinkOrEmpty(base + "/exe");
       // Existing threads of an attached process.
       if (DIR* d = opendir((base + "/task").c_str())) {
         while (dirent* e = readdir(d)) {

@@ -1,5 +1,6 @@
 //===- readahead_off.cc - turn block-device readahead off during a run ---===//
 #include "collect/readahead_off.h"
+#include "common/util.h"
 
 #include <dirent.h>
 #include <unistd.h>
@@ -23,10 +24,8 @@ bool WriteValue(const std::string& path, const std::string& v) {
 std::string DeviceName(const std::string& file) {
   std::string dir = file.substr(0, file.rfind('/'));
   std::string bdi = dir.substr(dir.rfind('/') + 1);
-  char buf[4096];
-  ssize_t n = readlink(("/sys/dev/block/" + bdi).c_str(), buf, sizeof buf - 1);
-  if (n <= 0) return bdi;
-  std::string target(buf, static_cast<size_t>(n));
+  std::string target = ReadLinkOrEmpty("/sys/dev/block/" + bdi);
+  if (target.empty()) return bdi;
   return target.substr(target.rfind('/') + 1);
 }
 

@@ -1,6 +1,9 @@
 //===- util.cc - text helpers shared by every stage ----------------------===//
 #include "common/util.h"
 
+#include <limits.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <fstream>
 #include <cstdio>
@@ -15,6 +18,12 @@ std::string ReadFileOrEmpty(const std::string& path) {
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
+}
+
+std::string ReadLinkOrEmpty(const std::string& path) {
+  char buf[PATH_MAX];
+  ssize_t n = readlink(path.c_str(), buf, sizeof buf);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
 }
 
 std::string ContentHash(std::string_view s) {

@@ -44,6 +44,9 @@ std::string Trim(const std::string& s);
 std::vector<std::string> Split(const std::string& s, char sep);
 // The whole of a file (a /proc or sysfs file, a log); "" if it cannot be read.
 std::string ReadFileOrEmpty(const std::string& path);
+// Where the symbolic link at `path` points (/proc/PID/exe, a sysfs device
+// link); "" if it cannot be read.
+std::string ReadLinkOrEmpty(const std::string& path);
 // FNV-1a, 64 bits, as 16 hex digits: a key for content (kallsyms texts, a
 // cache's validity), not a defence against anyone who chooses the bytes.
 std::string ContentHash(std::string_view s);

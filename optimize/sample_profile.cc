@@ -17,15 +17,12 @@
 #include <vector>
 
 #include "optimize/llvm_module.h"
+#include "common/util.h"
 
 namespace syspgo {
 namespace {
 
-std::string SelfExe() {
-  char buf[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
-}
+std::string SelfExe() { return ReadLinkOrEmpty("/proc/self/exe"); }
 
 // Loads libsyspgo_llvm.so from the directory of the running executable
 // (where it is built and installed). Processes that are not the installed
