@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/files.h"
+#include "common/util.h"
 
 namespace syspgo {
 namespace {
@@ -429,9 +430,7 @@ Result<Db> OpenProfileDb(const std::string& path, DbMode mode) {
     // SQLite would refuse it too (Db::Open adds SQLITE_OPEN_NOFOLLOW); this
     // says where it points. A dangling link is the dangerous one: under
     // sudo, collect would have created its target as root.
-    std::string target(PATH_MAX, '\0');
-    ssize_t n = readlink(path.c_str(), target.data(), target.size());
-    target.resize(n > 0 ? static_cast<size_t>(n) : 0);
+    std::string target = ReadLinkOrEmpty(path);
     return MakeError("'" + path + "' is a symbolic link (to '" + target + "'), and syspgo opens profile databases "
                          "only by their own path: under sudo a link planted there would make it create or write "
                          "the file the link names, as root. Give the database's own path.",
