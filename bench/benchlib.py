@@ -113,6 +113,19 @@ class BusyLoops:
             p.wait()
 
 
+def status_kib(pid, field):
+    """A KiB field of /proc/PID/status (VmRSS, VmHWM), or None if the
+    process is gone or has no such field (a zombie)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
 def med(xs):
     return statistics.median(xs)
 

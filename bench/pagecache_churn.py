@@ -128,18 +128,13 @@ class HighWaterMark:
     VmHWM never falls, so the last read is the peak but for the last 20 ms."""
 
     def __init__(self, pid):
-        self.path, self.kib, self.done = f"/proc/{pid}/status", 0, threading.Event()
+        self.pid, self.kib, self.done = pid, 0, threading.Event()
         self.thread = threading.Thread(target=self.poll, daemon=True)
         self.thread.start()
 
     def poll(self):
         while not self.done.wait(0.02):
-            try:
-                with open(self.path) as f:
-                    kib = next((int(l.split()[1]) for l in f if l.startswith("VmHWM:")), 0)
-            except OSError:  # gone, or a zombie between reads
-                continue
-            self.kib = max(self.kib, kib)
+            self.kib = max(self.kib, B.status_kib(self.pid, "VmHWM") or 0)
 
     def stop(self):
         self.done.set()

@@ -193,6 +193,17 @@ class Sqlite(Program):
         return [binary, ":memory:", ".read " + self.instantiate(f"sql_{which}.sql", scale)]
 
 
+def fetch_sources(srcroot, packages):
+    """`apt-get source` into srcroot of each package {name: glob of its
+    unpacked tree} not unpacked there yet."""
+    missing = [p for p, tree in packages.items() if not glob.glob(os.path.join(srcroot, tree))]
+    if missing:
+        p = subprocess.run(["apt-get", "source", *missing], cwd=srcroot, capture_output=True, text=True)
+        if p.returncode != 0:
+            sys.exit(f"bench: apt-get source {' '.join(missing)} failed; enable deb-src with scripts/setup.sh:\n"
+                     + p.stderr[-2000:])
+
+
 def variant_build(prog, name, extra, costs):
     """A build outside `syspgo pgo`, with the same profiling flags."""
     d = os.path.join(prog.dir, name)
@@ -717,10 +728,7 @@ def main():
     timeit = B.build_timeit(work)
     srcroot = os.path.join(work, "src")
     os.makedirs(srcroot, exist_ok=True)
-    if not glob.glob(os.path.join(srcroot, "lua5.4-*")) or not glob.glob(os.path.join(srcroot, "sqlite3-3*")):
-        p = subprocess.run(["apt-get", "source", "lua5.4", "sqlite3"], cwd=srcroot, capture_output=True, text=True)
-        if p.returncode != 0:
-            sys.exit("bench: apt-get source lua5.4 sqlite3 failed; enable deb-src with scripts/setup.sh:\n" + p.stderr[-2000:])
+    fetch_sources(srcroot, {"lua5.4": "lua5.4-*", "sqlite3": "sqlite3-3*"})
     progs = {"lua": Lua, "sqlite": Sqlite}
     body = ("Variants: base (plain build, clang-19 -O2 with the flags profiling needs: frame pointers, "
             "`-gline-tables-only -fdebug-info-for-profiling -ffunction-sections`, lld, `--emit-relocs`, the same for all); "

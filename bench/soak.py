@@ -57,17 +57,6 @@ print(n)
 """
 
 
-def rss_kib(pid):
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-    except OSError:
-        return None
-    return None
-
-
 def size(path):
     return sum(os.path.getsize(path + s) for s in ("", "-wal") if os.path.exists(path + s))
 
@@ -98,7 +87,7 @@ def main():
         t0 = time.monotonic()
         time.sleep(a.interval)  # the first sample after the probes are loaded
         while p.poll() is None:
-            r = rss_kib(p.pid)
+            r = B.status_kib(p.pid, "VmRSS")
             if r:
                 samples.append((time.monotonic() - t0, r, size(db)))
                 if a.verbose:

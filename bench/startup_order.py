@@ -22,7 +22,6 @@ the process tree read (ru_inblock). Writes its section of bench/RESULTS.md.
 usage: sudo bench/startup_order.py [--runs 9]
 """
 import argparse
-import glob
 import os
 import subprocess
 import sys
@@ -51,24 +50,16 @@ def main():
     work = B.work_dir("startup-order", a.runs)
     srcroot = os.path.join(work, "src")
     os.makedirs(srcroot, exist_ok=True)
-    if not glob.glob(os.path.join(srcroot, "sqlite3-3*")):
-        p = subprocess.run(["apt-get", "source", "sqlite3"], cwd=srcroot, capture_output=True, text=True)
-        if p.returncode != 0:
-            sys.exit("bench: apt-get source sqlite3 failed; enable deb-src with scripts/setup.sh:\n" + p.stderr[-2000:])
+    P.fetch_sources(srcroot, {"sqlite3": "sqlite3-3*"})
     prog = P.Sqlite("sqlite", work)
     prog.fetch(srcroot)
     script = prog.instantiate("sql_eval.sql", SCALE)
 
-    def build(name, extra):
-        d = os.path.join(prog.dir, name)
-        os.makedirs(d, exist_ok=True)
-        P.sh(prog.build_cmd("clang-19", P.PROFILING_FLAGS + extra), cwd=d, what=f"building sqlite3 ({name})")
-        return os.path.join(d, prog.binary)
-
     def cmd(binary):
         return [binary, ":memory:", ".read " + script]
 
-    base = build("base", [])
+    costs = {}  # variant_build times its steps; this bench does not report them
+    base = P.variant_build(prog, "base", [], costs)
     shown, plans = {}, {}
     plans["base"] = os.path.join(work, "base.plan")
     shown["base"] = C.plan_of(os.path.join(work, "base.db"), plans["base"], cmd(base))
@@ -78,7 +69,7 @@ def main():
     if o.returncode != 0:
         sys.exit("bench: optimize --emit startup-order failed: " + o.stderr[-1500:])
     symbols = sum(1 for _ in open(order))
-    ordered = build("ordered", ["-Wl,--symbol-ordering-file=" + order])
+    ordered = P.variant_build(prog, "ordered", ["-Wl,--symbol-ordering-file=" + order], costs)
     plans["ordered"] = os.path.join(work, "ordered.plan")
     shown["ordered"] = C.plan_of(os.path.join(work, "ordered.db"), plans["ordered"], cmd(ordered))
     binaries = {"base": base, "ordered": ordered}
