@@ -30,10 +30,11 @@ namespace {
 std::string AbsoluteExec(uint32_t pid, const std::string& given) {
   if (given.empty() || given[0] == '/') return given;
   std::string base = "/proc/" + std::to_string(pid);
-  std::filesystem::path rel(given), exe = ReadLinkOrEmpty(base + "/exe"), cwd = ReadLinkOrEmpty(base + "/cwd");
+  std::filesystem::path rel(given), exe = ReadLinkOrEmpty(base + "/exe");
   if (!exe.empty() && exe.filename() == rel.filename()) return exe.string();
   std::error_code ec;
-  std::filesystem::path dir = !cwd.empty() ? cwd : std::filesystem::current_path(ec);
+  std::filesystem::path dir = ReadLinkOrEmpty(base + "/cwd");
+  if (dir.empty()) dir = std::filesystem::current_path(ec);
   return ec ? given : (dir / rel).lexically_normal().string();
 }
 
