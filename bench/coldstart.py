@@ -63,6 +63,7 @@ replayer), the prefetch plan, and the prefetch plan with the readahead plan.
 usage: sudo bench/coldstart.py [--runs 10] [--images | --readahead]
 """
 import argparse
+import ctypes
 import json
 import os
 import shutil
@@ -71,6 +72,8 @@ import subprocess
 import time
 
 import benchlib as B
+
+MS_RDONLY = 1  # <sys/mount.h>
 
 
 def disk_sectors_read(dev):
@@ -90,12 +93,19 @@ def disk_of(path):
 
 
 
-def run_variant(cmd):
+def run_variant(cmd, usage=None):
+    """Runs cmd; returns its wall time in ns. With a list `usage`, appends
+    (system CPU ns, major page faults) of cmd and its children (wait4)."""
     t0 = time.monotonic_ns()
-    p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    err = p.stderr.read()
+    _, status, ru = os.wait4(p.pid, 0)
     t1 = time.monotonic_ns()
+    p.returncode = os.waitstatus_to_exitcode(status)
     if p.returncode != 0:
-        raise SystemExit(f"bench: {' '.join(cmd)} failed: {p.stderr[-1500:]}")
+        raise SystemExit(f"bench: {' '.join(cmd)} failed: {err[-1500:]}")
+    if usage is not None:
+        usage.append((int(ru.ru_stime * 1e9), ru.ru_majflt))
     return t1 - t0
 
 
@@ -251,6 +261,29 @@ def loop_mount(image, mnt, fstype):
     return dev
 
 
+def file_mount(image, mnt, read_ahead_kb):
+    """Mounts an EROFS image read-only at mnt from the image file itself, no
+    loop device (Linux 6.12 and later; what containerd's EROFS snapshotter
+    and util-linux 2.41's mount do by themselves), and sets the read_ahead_kb
+    of the mount's own backing device info when one is given. Returns the
+    mount's sysfs bdi directory."""
+    before = set(os.listdir("/sys/class/bdi"))
+    os.makedirs(mnt, exist_ok=True)
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.mount(image.encode(), mnt.encode(), b"erofs", MS_RDONLY, None) != 0:
+        err = ctypes.get_errno()
+        raise SystemExit(f"coldstart.py: mounting {image} at {mnt} from the file failed: {os.strerror(err)} (EROFS "
+                         "mounts a file without a loop device from Linux 6.12, with CONFIG_EROFS_FS_BACKED_BY_FILE)")
+    # The mount's bdi is named by a sequence number (erofs-N), not by its
+    # device: the one this mount added.
+    (bdi,) = [b for b in set(os.listdir("/sys/class/bdi")) - before if b.startswith("erofs-")]
+    bdi = os.path.join("/sys/class/bdi", bdi)
+    if read_ahead_kb is not None:
+        with open(os.path.join(bdi, "read_ahead_kb"), "w") as f:
+            f.write(str(read_ahead_kb))
+    return bdi
+
+
 # The images, in the order of the tables: (name, file system, how it is
 # made from ROOT into IMG, with SORT the squashfs sort file and DB the cold
 # run in the directory). Each family has an image as its tool makes it
@@ -268,8 +301,16 @@ IMAGES = [
     ("erofs.sorted", "erofs", lambda root, img, sort, db: [B.SYSPGO, "optimize", db, "--emit", "erofs",
                                                            "--source-dir", root, "-o", img]),
 ]
+# The EROFS images mounted again from their files, no loop device: (place,
+# the image it mounts, the mount's read_ahead_kb or None for the kernel's).
+# The sorted one reads no window around a page: its pages lie in the order
+# the program touches them, so the backing file's own sequential readahead
+# brings the next ones, where a window around each page would read pages of
+# the same file that lie elsewhere in the image.
+FILE_MOUNTS = [("erofs.file", "erofs", None), ("erofs.sorted.file", "erofs.sorted", 0)]
 # (unsorted, sorted) per family: what the targets compare.
-FAMILIES = [("squashfs", "image", "sorted"), ("erofs", "erofs", "erofs.sorted")]
+FAMILIES = [("squashfs", "image", "sorted"), ("erofs", "erofs", "erofs.sorted"),
+            ("erofs, file-backed", "erofs.file", "erofs.sorted.file")]
 
 
 def image_programs(work):
@@ -313,9 +354,16 @@ def make_root(work, name, cmd, trees, example):
     return root
 
 
-def table_rows(rows):
-    """The rows of a Markdown table, one a line."""
-    return "\n".join("| " + " | ".join(r) + " |" for r in rows)
+def md_table(header, rows):
+    """A Markdown table: the header's cells, its rule, then the rows, one a
+    line."""
+    return "\n".join("| " + " | ".join(r) + " |" for r in [header, ["---"] * len(header)] + rows)
+
+
+def targets(issue, verdicts, goal=""):
+    """The closing paragraph every section ends with: the issue's targets,
+    then one verdict a line."""
+    return f"Targets (issue {issue}){': ' + goal if goal else ':'}\n\n" + "\n".join(verdicts) + "\n"
 
 
 def publish(section, a, body, *options):
@@ -336,15 +384,17 @@ def images(a):
                    check=True)
     floorread = B.build_c(work, "floorread")
     names = [n for n, _, _ in IMAGES]
-    places = ["dir"] + names
+    places = ["dir"] + names + [p for p, _, _ in FILE_MOUNTS]
     cols = [v for p in places for v in (p, p + "+plan")] + ["warm"] + [f"contiguous:{s}" for _, _, s in FAMILIES] + \
-        [f"loop:{s}" for _, _, s in FAMILIES] + \
+        [f"front:{s}" for _, _, s in FAMILIES] + \
         ["start"]
-    time_rows, byte_rows, verdicts, mounts = [], [], [], []
+    time_rows, byte_rows, cpu_rows, verdicts, mounts = [], [], [], [], []
     try:
         for title, name, cmd, trees, example in image_programs(work):
             root = make_root(work, name, cmd, trees, example)
-            at, loop_of = {"dir": root}, {}
+            # Where each place is mounted, and what its floor reads the
+            # image's front through: its loop device, or the image file.
+            at, source_of, image_of = {"dir": root}, {}, {}
             dir_db, sort = os.path.join(work, name, "dir.db"), os.path.join(work, name, "sort.txt")
             plans = {"dir": os.path.join(work, name, "dir.plan")}
             shown = {"dir": plan_of(dir_db, plans["dir"], ["chroot", root] + cmd)}
@@ -357,9 +407,15 @@ def images(a):
                 sizes[img] = os.path.getsize(path)
                 mnt = os.path.join(work, name, img + ".mnt")
                 mounts.append((mnt, loop_mount(path, mnt, fstype)))
-                at[img], loop_of[img] = mnt, mounts[-1][1]
+                at[img], source_of[img], image_of[img] = mnt, mounts[-1][1], path
+            for place, img, read_ahead_kb in FILE_MOUNTS:
+                mnt = os.path.join(work, name, place + ".mnt")
+                file_mount(image_of[img], mnt, read_ahead_kb)
+                mounts.append((mnt, None))
+                at[place], source_of[place] = mnt, image_of[img]
+            for img in places[1:]:
                 plans[img] = os.path.join(work, name, img + ".plan")
-                shown[img] = plan_of(os.path.join(work, name, img + ".db"), plans[img], ["chroot", mnt] + cmd)
+                shown[img] = plan_of(os.path.join(work, name, img + ".db"), plans[img], ["chroot", at[img]] + cmd)
             plan_bytes = {p: sum(e["length"] for f in shown[p]["files"] for e in f["extents"]) for p in places}
             variants = {}
             for place in places:
@@ -368,13 +424,14 @@ def images(a):
             variants["warm"] = ["chroot", root] + cmd
             floors = {f"contiguous:{s}": sequential_requests(scratch, (plan_bytes[s] + 4095) // 4096 * 4096)
                       for _, _, s in FAMILIES}
-            # The same bytes through the sorted image's own loop device (the
-            # start of the image, where its plan's blocks lie): what the
-            # loop device adds to a read in one run.
-            floors.update({f"loop:{s}": sequential_requests(loop_of[s], (plan_bytes[s] + 4095) // 4096 * 4096)
+            # The same bytes from the front of the sorted image, where its
+            # plan's blocks lie, through what its mount reads (the loop
+            # device, or the file): what that adds to a read in one run.
+            floors.update({f"front:{s}": sequential_requests(source_of[s], (plan_bytes[s] + 4095) // 4096 * 4096)
                            for _, _, s in FAMILIES})
             wall = {v: [] for v in cols}
             read = {v: [] for v in variants}
+            usage = {v: [] for v in variants}
             for i in range(a.runs):
                 for v in (cols if i % 2 == 0 else cols[::-1]):
                     if v == "start":
@@ -390,9 +447,12 @@ def images(a):
                     else:
                         run_variant(variants[v])
                     s0 = disk_sectors_read(disk)
-                    wall[v].append(run_variant(variants[v]))
+                    wall[v].append(run_variant(variants[v], usage[v]))
                     read[v].append((disk_sectors_read(disk) - s0) * 512)
             med = {v: B.med(wall[v]) for v in wall}
+            sys_ms = lambda v: B.med([u[0] for u in usage[v]]) / 1e6
+            faults = lambda v: B.med([u[1] for u in usage[v]])
+            cpu_rows.append([title] + [f"{sys_ms(v):.0f} / {faults(v):.0f}" for v in variants])
             mib = lambda v: B.med(read[v]) / 1048576
             time_rows.append([title] + [B.fmt_range(wall[v]) for v in cols])
             byte_rows.append([title] + [f"{mib(v):.0f}" for v in variants if v != "warm"] +
@@ -409,20 +469,23 @@ def images(a):
                     f"{'met' if best <= 2 * med['warm'] else 'not met'} ({best / med['warm']:.2f}x); floor here "
                     f"(replayer start + the larger of the sorted plan's bytes read in one run and the warm run): "
                     f"{ms(floor)}, reached within {best / floor:.2f}x (target 1.15x: "
-                    f"{'met' if best <= 1.15 * floor else 'not met'}; with the bytes read through the image's loop "
-                    f"device, {ms(med['start'] + max(med['loop:' + srt], med['warm']))}, within "
-                    f"{best / (med['start'] + max(med['loop:' + srt], med['warm'])):.2f}x); bytes read ≤ the "
+                    f"{'met' if best <= 1.15 * floor else 'not met'}; with the bytes read from the image's front as its "
+                    f"mount reads it, {ms(med['start'] + max(med['front:' + srt], med['warm']))}, within "
+                    f"{best / (med['start'] + max(med['front:' + srt], med['warm'])):.2f}x); bytes read ≤ the "
                     f"unsorted image cold's: "
                     f"{'met' if mib(srt + '+plan') <= mib(unsorted) else 'not met'} ({mib(srt + '+plan'):.0f} vs "
                     f"{mib(unsorted):.0f} MiB); sorted image alone faster than the unsorted image with its plan: "
                     f"{'met' if med[srt] < med[unsorted + '+plan'] else 'not met'} ({ms(med[srt])} vs "
-                    f"{ms(med[unsorted + '+plan'])})")
+                    f"{ms(med[unsorted + '+plan'])}; system CPU {sys_ms(srt):.0f} vs {sys_ms(unsorted + '+plan'):.0f} "
+                    f"ms, warm {sys_ms('warm'):.0f} ms; major faults {faults(srt):.0f} vs "
+                    f"{faults(unsorted + '+plan'):.0f})")
     finally:
         for mnt, dev in reversed(mounts):
             subprocess.run(["umount", mnt])
-            subprocess.run(["losetup", "-d", dev])
+            if dev:
+                subprocess.run(["losetup", "-d", dev])
     label = lambda v: "replayer start" if v == "start" else v.replace("+plan", " + plan").replace(
-        "contiguous:", "floor: contiguous, ").replace("loop:", "floor: loop device, ")
+        "contiguous:", "floor: contiguous, ").replace("front:", "floor: image front, ")
     body = (f"Wall time of prefetch + program, medians of {a.runs} interleaved rounds (min–max, every other round "
             "in reverse order); the page cache is dropped before every run but warm. Every program runs with "
             "`chroot PLACE CMD`; PLACE is its root directory (*dir*: the files a cold run on this host touched, "
@@ -434,24 +497,32 @@ def images(a):
             "took over 10 minutes for clang's tree on this shared machine). EROFS: *erofs* (`mkfs.erofs IMG ROOT`, "
             "uncompressed, files in directory order), *erofs.sorted* (`syspgo optimize DIR.db --emit erofs "
             "--source-dir ROOT`: mkfs.erofs with 4 KiB chunks, then every page the cold run touched first, in "
-            "replay order, optimize/erofs_image.h). *+ plan*: `syspgo-prefetch PLAN -- chroot PLACE CMD`, with a "
+            "replay order, optimize/erofs_image.h). *erofs.file*, *erofs.sorted.file*: the same two images mounted "
+            "from their files without a loop device (Linux 6.12 and later: what containerd's EROFS snapshotter and "
+            "util-linux 2.41's mount do), the sorted one with its mount's read_ahead_kb set to 0 (docs/coldstart.md: "
+            "its pages lie in the order the program touches them, so the image file's own readahead brings the next "
+            "ones). *+ plan*: `syspgo-prefetch PLAN -- chroot PLACE CMD`, with a "
             "plan recorded from a cold run at that place (`collect --cold --no-readahead`). *warm*: the directory, "
-            "cached.\n\n"
-            "| program | " + " | ".join(label(v) for v in cols) + " |\n|---|" + "---|" * len(cols) + "\n" +
-            table_rows(time_rows) + "\n\n"
+            "cached.\n\n" +
+            md_table(["program"] + [label(v) for v in cols], time_rows) + "\n\n"
             "MiB read from the disk (/proc/diskstats, the disk's counter: it also counts other work's reads), the "
-            "plans of the sorted images, and the images' sizes:\n\n"
-            "| program | " + " | ".join(label(v) for v in variants if v != "warm") + " | sorted plans: " +
-            " / ".join(s for _, _, s in FAMILIES) + " | image sizes, MiB: " + " / ".join(names) + " |\n|---|" +
-            "---|" * (len(variants) + 2) + "\n" + table_rows(byte_rows) +
+            "plans of the sorted images, and the images' sizes:\n\n" +
+            md_table(["program"] + [label(v) for v in variants if v != "warm"] +
+                     ["sorted plans: " + " / ".join(s for _, _, s in FAMILIES),
+                      "image sizes, MiB: " + " / ".join(names)], byte_rows) + "\n\n"
+            "System CPU time (ms) and major page faults of the run's process tree (wait4's rusage: the replayer, "
+            "chroot and the program), medians. A file-backed mount reads its image file through that file's page "
+            "cache and copies each page into its own, a loop device with direct I/O reads into the mount's pages "
+            "only: that copy is in the system time of every run from a file-backed mount.\n\n" +
+            md_table(["program"] + [label(v) for v in variants], cpu_rows) +
             "\n\n*floor: contiguous*: as many bytes as the sorted image's plan holds, read with O_DIRECT from one "
             f"scratch file on the same disk in order ({FLOOR_REQUEST >> 20} MiB requests, {FLOOR_DEPTH} in flight): "
-            "the plan's bytes stored in one run. *floor: loop device*: as many bytes read the same way from the start "
-            "of the sorted image through its loop device (direct I/O), where the image's metadata and its plan's "
-            "blocks lie: the same read with the loop device's cost in it. *replayer start*: `syspgo-prefetch --help` after a cache drop. "
+            "the plan's bytes stored in one run. *floor: image front*: as many bytes read the same way from the start "
+            "of the sorted image, where its metadata and its plan's blocks lie, through its loop device (direct I/O) "
+            "or from the image file for a file-backed mount: the same read with the mount's path in it. *replayer start*: `syspgo-prefetch --help` after a cache drop. "
             "mksquashfs's sort orders whole files, not the pages inside one: a program that touches scattered "
-            "pages of one big file (story 2) gains nothing from it; the EROFS layout orders pages.\n\n"
-            "Targets (issue 25):\n\n" + "\n".join(verdicts) + "\n")
+            "pages of one big file (story 2) gains nothing from it; the EROFS layout orders pages.\n\n" +
+            targets(25, verdicts))
     publish("coldstart_images", a, body, "--images")
 
 
@@ -600,19 +671,17 @@ def readahead(a):
             "/proc/diskstats over the same run, which on this shared machine also counts other work's reads. *MiB of "
             "its files cached*: after the run, the bytes in the page cache (fincore) of the files the readahead plan "
             "lists (every file the recorded run read or faulted on): what the kernel read of them, readahead "
-            "included, since the cache was dropped before.\n\n"
-            "| program | cold | cold + ra | ra + device | preload | plan | plan + ra | MiB of its files cached after the "
-            "run: cold / cold + ra / ra + device / preload / plan / plan + ra | MiB read, same order | disk-wide "
-            "MiB, same order | cold ÷ (cold + ra) | plan ÷ (plan + ra) | files advised | device read_ahead_kb: now "
-            "→ advised |\n"
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n" +
-            table_rows(rows) +
+            "included, since the cache was dropped before.\n\n" +
+            md_table(["program", "cold", "cold + ra", "ra + device", "preload", "plan", "plan + ra",
+                      "MiB of its files cached after the run: cold / cold + ra / ra + device / preload / plan / "
+                      "plan + ra", "MiB read, same order", "disk-wide MiB, same order", "cold ÷ (cold + ra)",
+                      "plan ÷ (plan + ra)", "files advised", "device read_ahead_kb: now → advised"], rows) +
             "\n\nKernels from 6.16 ignore MADV_RANDOM on executable mappings (mm/filemap.c, "
             "do_sync_mmap_readahead: \"VM_EXEC case below is already intended for random access\"): a fault in a "
             "library's text still reads a read_ahead_kb window around it, so the advice reaches data mappings and "
             "reads only; the device advice (not applied here: it is machine-wide) is what would cut text faults."
-            "\n\nTargets (issue 25): the readahead plan alone reads fewer bytes than the kernel's default on every "
-            "program; with the prefetch plan, no slower.\n\n" + "\n".join(verdicts) + "\n")
+            "\n\n" + targets(25, verdicts, "the readahead plan alone reads fewer bytes than the kernel's default on "
+                              "every program; with the prefetch plan, no slower."))
     publish("coldstart_readahead", a, body, "--readahead")
 
 
@@ -740,14 +809,12 @@ def main():
             f"{'met' if med['syspgo'] <= 1.05 * med['plan'] else 'not met'}; MiB read from disk, replay and "
             f"program: {B.med(read['syspgo']) / 1048576:.1f} vs {B.med(read['plan']) / 1048576:.1f})")
     body = (f"Wall time of prefetch + program, medians of {a.runs} interleaved rounds (min–max); the page cache is "
-            "dropped before every cold, whole and plan run.\n\n"
-            "| program | cold | whole-file prefetch | plan (syspgo-prefetch) | plan, bare | plan, 16 MiB lead | "
-            "plan (syspgo prefetch) | "
-            "warm | floor: plan's extents | floor: contiguous | replayer start | "
-            "plan ÷ warm | whole ÷ plan | cold ÷ plan | bare ÷ plan | lookups | program's own reads, major faults: plan / bare | "
-            "MiB read from disk: cold / whole / plan | plan size |\n"
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n" +
-            table_rows(rows) +
+            "dropped before every cold, whole and plan run.\n\n" +
+            md_table(["program", "cold", "whole-file prefetch", "plan (syspgo-prefetch)", "plan, bare",
+                      "plan, 16 MiB lead", "plan (syspgo prefetch)", "warm", "floor: plan's extents",
+                      "floor: contiguous", "replayer start", "plan ÷ warm", "whole ÷ plan", "cold ÷ plan",
+                      "bare ÷ plan", "lookups", "program's own reads, major faults: plan / bare",
+                      "MiB read from disk: cold / whole / plan", "plan size"], rows) +
             f"\n\n*floor: plan's extents*: no program runs; the plan's extents are read from the program's own files "
             f"with O_DIRECT ({FLOOR_REQUEST >> 20} MiB requests at most, {FLOOR_DEPTH} in flight) in replay order, "
             "after a cache drop. It is about the least time this disk takes to deliver them where they lie. "
@@ -765,17 +832,15 @@ def main():
             "program started itself during a replay, with the readahead each brings: pages the plan missed, or "
             "reached before the replay had queued them, so they vary from run to run; and its major page faults; "
             f"from `/usr/bin/time -f '%F %I'`, medians of {OWN_READ_RUNS} replays. A fault that waited for a page "
-            "the replay was reading, and was retried, counts as major too.\n\n"
-            "Targets (issue 7): plan within 2x of warm, at least 2x faster than whole-file prefetch, at least 4x "
-            "faster than cold, reading no more than cold + 10%. Plan = the syspgo-prefetch column.\n\n" +
-            "\n".join(verdicts) + "\n\n"
+            "the replay was reading, and was retried, counts as major too.\n\n" +
+            targets(7, verdicts, "plan within 2x of warm, at least 2x faster than whole-file prefetch, at least 4x "
+                    "faster than cold, reading no more than cold + 10%. Plan = the syspgo-prefetch column.") + "\n"
             f"Warmed ahead of time: the page cache is dropped, `syspgo-prefetch PLAN` runs alone (with `--hold`, or "
             f"not), then {AHEAD_WAIT} s later the program; {AHEAD_RUNS} runs of each, interleaved. DAMON's proactive "
-            f"pageout schemes in force, as the replays reported them: {'; '.join(sorted(damon)) or 'none'}.\n\n"
-            "| program | runs in which the program read from disk: no hold / --hold | most KiB it read: no hold / "
-            "--hold | program's wall time, median (min–max): no hold / --hold |\n"
-            "|---|---|---|---|\n" +
-            table_rows(ahead_rows) + "\n")
+            f"pageout schemes in force, as the replays reported them: {'; '.join(sorted(damon)) or 'none'}.\n\n" +
+            md_table(["program", "runs in which the program read from disk: no hold / --hold",
+                      "most KiB it read: no hold / --hold",
+                      "program's wall time, median (min–max): no hold / --hold"], ahead_rows) + "\n")
     publish("coldstart", a, body)
 
 
