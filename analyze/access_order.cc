@@ -1,5 +1,6 @@
 //===- access_order.cc - which bytes of which files a run touched, and when ===//
 #include "analyze/access_order.h"
+#include "analyze/cpu_tables.h"
 #include "analyze/file_calls.h"
 #include "analyze/run.h"
 #include "analyze/sample_set.h"
@@ -77,13 +78,8 @@ bool IsBlockDeviceCache(uint64_t dev, uint64_t ino) {
 constexpr char kRootExecSql[] = "SELECT COALESCE(MIN(ts), 0) FROM exec WHERE run_id = ?1 AND pid = ?2";
 
 // Paths: opens (file) first, then the mappings the cpu group saw.
-constexpr char kPathsSql[] = R"sql(
-SELECT dev, ino, MIN(path) FROM (
-  SELECT dev, ino, path FROM file WHERE run_id = ?1
-  UNION ALL
-  SELECT dev, ino, path FROM mapping WHERE run_id = ?1 AND ino != 0 AND path LIKE '/%'
-) GROUP BY dev, ino
-)sql";
+const std::string kPathsSql = "SELECT dev, ino, MIN(path) FROM (SELECT dev, ino, path FROM file WHERE run_id = ?1 "
+                              "UNION ALL " + std::string(kMappedFilesSql) + ") GROUP BY dev, ino";
 
 // The touches since the start (?2), in no order: FileAccessOrder sorts
 // them. The last column is the arm (0 read, 1 fault, 2 fault-around,

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "analyze/cpu_tables.h"
 #include "common/util.h"
 
 namespace syspgo {
@@ -17,8 +18,7 @@ constexpr char kOpensSql[] =
 constexpr char kFilesSql[] = "SELECT dev, ino, path FROM file WHERE run_id = ?1 ORDER BY dev, ino";
 // Files the kernel mapped without an open the run saw (the executable and
 // interpreter of an exec): the cpu group recorded their mappings' paths.
-constexpr char kMappedSql[] =
-    "SELECT dev, ino, path FROM mapping WHERE run_id = ?1 AND ino != 0 AND path LIKE '/%' ORDER BY dev, ino, ts";
+const std::string kMappedSql = std::string(kMappedFilesSql) + " ORDER BY dev, ino, ts";
 
 // `rel` (relative, as a program passed it) made absolute with the
 // directories of `abs`, a path of the same file the kernel resolved: its

@@ -6,12 +6,10 @@
 // mapping with the time it was first seen.
 #include "analyze/sample_db.h"
 
-#include <sqlite3.h>
-
 #include <algorithm>
-#include <cstring>
 #include <unordered_map>
 
+#include "analyze/cpu_tables.h"
 #include "analyze/run.h"
 #include "analyze/tasks.h"
 
@@ -35,12 +33,7 @@ constexpr char kOffCpuStacksSql[] =
     "SELECT id, frames FROM stack WHERE run_id = ?1 AND id IN "
     "(SELECT user_stack_id FROM offcpu WHERE run_id = ?1 UNION SELECT kernel_stack_id FROM offcpu "
     "WHERE run_id = ?1) ORDER BY id";
-constexpr char kMappingsSql[] =
-    "SELECT pid, ts, vm_start, vm_end, file_off, path, IFNULL(build_id, '') FROM mapping WHERE run_id = ?1 "
-    "ORDER BY pid, vm_start, ts";
 constexpr char kCpuRunsSql[] = "SELECT DISTINCT run_id FROM cpu_sample ORDER BY run_id";
-constexpr char kKallsymsSql[] =
-    "SELECT k.text FROM run_kallsyms r JOIN kallsyms k ON k.hash = r.hash WHERE r.run_id = ?1";
 
 struct Mapping {
   int64_t ts;
@@ -50,15 +43,6 @@ struct Mapping {
 
 Error DbError(Db& db, const std::string& what) {
   return MakeError("cannot read " + what + " from '" + db.path() + "': " + db.ErrorText() + ".");
-}
-
-std::vector<uint64_t> Frames(Stmt& st, int col) {
-  std::vector<uint64_t> out;
-  const void* p = sqlite3_column_blob(st.raw(), col);
-  int n = sqlite3_column_bytes(st.raw(), col);
-  out.resize(static_cast<size_t>(n) / 8);
-  if (p && !out.empty()) memcpy(out.data(), p, out.size() * 8);  // little-endian, as x86 stores it
-  return out;
 }
 
 }  // namespace
@@ -83,23 +67,18 @@ Result<SampleSet> LoadCpuSamples(Db& db, int64_t run_id, bool offcpu) {
   // Mappings, per pid, each user file once in `binaries`.
   std::unordered_map<uint32_t, std::vector<Mapping>> maps;
   {
-    auto st = db.Prepare(kMappingsSql);
-    if (!st) return MakeError("run " + std::to_string(run_id) + " of '" + db.path() +
-                              "' has no CPU sample tables (mapping): the database was written by a syspgo without "
-                              "the cpu probe group; " + need("with a current syspgo"));
-    st->Bind(1, run_id);
-    Status err;
-    while (st->Step(&err)) {
-      std::string path = st->Text(5);
-      uint32_t b = kNoBinary;
-      std::string id = st->Text(6);
-      if (path == "[vdso]" && id.empty()) id = vdso_build_id;
-      if (!path.empty()) b = set.InternBinary({path, id});
-      maps[static_cast<uint32_t>(st->Int(0))].push_back(
-          {st->Int(1), static_cast<uint64_t>(st->Int(2)), static_cast<uint64_t>(st->Int(3)),
-           static_cast<uint64_t>(st->Int(4)), b});
+    auto rows = ReadMappings(db, run_id);
+    if (!rows)
+      return MakeError("cannot read the CPU sample tables (mapping) of " + run_name + ": " + rows.error().message +
+                       "; " + need("with a current syspgo"));
+    for (auto& [pid, list] : *rows) {
+      for (MappingRow& m : list) {
+        uint32_t b = kNoBinary;
+        if (m.path == "[vdso]" && m.build_id.empty()) m.build_id = vdso_build_id;
+        if (!m.path.empty()) b = set.InternBinary({m.path, m.build_id});
+        maps[static_cast<uint32_t>(pid)].push_back({m.ts, m.start, m.end, m.file_off, b});
+      }
     }
-    if (!err.ok()) return err.error();
   }
 
   std::unordered_map<int64_t, std::vector<uint64_t>> stacks;
@@ -108,7 +87,7 @@ Result<SampleSet> LoadCpuSamples(Db& db, int64_t run_id, bool offcpu) {
     if (!st) return DbError(db, "stacks");
     st->Bind(1, run_id);
     Status err;
-    while (st->Step(&err)) stacks[st->Int(0)] = Frames(*st, 1);
+    while (st->Step(&err)) stacks[st->Int(0)] = StackFrames(*st, 1);
     if (!err.ok()) return err.error();
   }
 
@@ -171,7 +150,7 @@ Result<SampleSet> LoadCpuSamples(Db& db, int64_t run_id, bool offcpu) {
     if (auto st = db.Prepare(kOffCpuStacksSql)) {
       st->Bind(1, run_id);
       Status err;
-      while (st->Step(&err)) stacks.try_emplace(st->Int(0), Frames(*st, 1));
+      while (st->Step(&err)) stacks.try_emplace(st->Int(0), StackFrames(*st, 1));
       if (!err.ok()) return err.error();
     }
     if (auto st = db.Prepare(kOffCpuSql)) {
@@ -199,10 +178,7 @@ Result<SampleSet> LoadCpuSamples(Db& db, int64_t run_id, bool offcpu) {
   auto tasks = Tasks::Load(db, run_id);
   if (!tasks) return tasks.error();
   for (const ProcessRow& p : tasks->processes()) set.comm[static_cast<uint32_t>(p.pid)] = p.comm;  // the latest
-  if (auto st = db.Prepare(kKallsymsSql)) {
-    st->Bind(1, run_id);
-    if (st->Step()) set.kallsyms = st->Text(0);
-  }
+  if (auto ks = ReadKallsyms(db, run_id); ks.ok() && *ks) set.kallsyms = **ks;
   set.Normalize();
   return set;
 }

@@ -7,8 +7,6 @@
 // can be after an off-CPU interval in it).
 #include "analyze/stack_names.h"
 
-#include <sqlite3.h>
-
 #include <cstring>
 
 #include "analyze/symbolize.h"
@@ -16,11 +14,6 @@
 namespace syspgo {
 namespace {
 
-constexpr char kKallsymsSql[] =
-    "SELECT k.text FROM run_kallsyms AS r JOIN kallsyms AS k ON k.hash = r.hash WHERE r.run_id = ?1";
-constexpr char kMappingsSql[] =
-    "SELECT pid, ts, vm_start, vm_end, file_off, path, COALESCE(build_id, '') FROM mapping "
-    "WHERE run_id = ?1 ORDER BY pid, vm_start, ts";
 constexpr char kStackSql[] = "SELECT frames FROM stack WHERE run_id = ?1 AND id = ?2";
 
 
@@ -56,25 +49,15 @@ StackNames::~StackNames() = default;
 
 Result<std::unique_ptr<StackNames>> StackNames::Load(Db& db, int64_t run_id) {
   std::unique_ptr<StackNames> n(new StackNames(db, run_id));
-  auto ks = db.Prepare(kKallsymsSql);
+  auto ks = ReadKallsyms(db, run_id);
   if (!ks) return ks.error();
-  ks->Bind(1, run_id);
-  Status err;
-  if (ks->Step(&err)) {
-    n->sym_->SetKallsyms(ks->Text(0));
+  if (*ks) {
+    n->sym_->SetKallsyms(**ks);
     n->has_kallsyms_ = true;
   }
-  if (!err.ok()) return err.error();
-
-  auto maps = db.Prepare(kMappingsSql);
+  auto maps = ReadMappings(db, run_id);
   if (!maps) return maps.error();
-  maps->Bind(1, run_id);
-  while (maps->Step(&err)) {
-    n->maps_[maps->Int(0)].push_back({maps->Int(1), static_cast<uint64_t>(maps->Int(2)),
-                                      static_cast<uint64_t>(maps->Int(3)), static_cast<uint64_t>(maps->Int(4)),
-                                      maps->Text(5), maps->Text(6)});
-  }
-  if (!err.ok()) return err.error();
+  n->maps_ = std::move(*maps);
   return n;
 }
 
@@ -84,12 +67,7 @@ const std::vector<uint64_t>& StackNames::Frames(int64_t id) {
   auto st = db_.Prepare(kStackSql);
   if (!st) return it->second;  // an unreadable stack shows as an empty one
   st->Bind(1, run_id_).Bind(2, id);
-  if (st->Step()) {
-    const void* p = sqlite3_column_blob(st->raw(), 0);
-    size_t n = static_cast<size_t>(sqlite3_column_bytes(st->raw(), 0)) / 8;
-    it->second.resize(n);
-    if (p && n) memcpy(it->second.data(), p, n * 8);  // 8-byte little-endian, as x86 stores them
-  }
+  if (st->Step()) it->second = StackFrames(*st, 0);
   return it->second;
 }
 
@@ -118,10 +96,10 @@ std::vector<std::string> StackNames::User(int64_t id, int64_t pid, int64_t ts) {
 }
 
 std::vector<std::string> StackNames::UserFrame(uint64_t addr, bool return_address, int64_t pid, int64_t ts) {
-  const Mapping* best = nullptr;
+  const MappingRow* best = nullptr;
   auto it = maps_.find(pid);
   if (it != maps_.end()) {
-    for (const Mapping& m : it->second) {
+    for (const MappingRow& m : it->second) {
       if (m.start > addr) break;
       if (addr >= m.end) continue;
       bool better = !best || (m.ts <= ts ? (best->ts > ts || m.ts > best->ts) : (best->ts > ts && m.ts < best->ts));

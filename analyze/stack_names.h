@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "analyze/cpu_tables.h"
 #include "common/result.h"
 #include "common/sqlite.h"
 
@@ -41,11 +42,6 @@ class StackNames {
   bool has_kallsyms() const { return has_kallsyms_; }
 
  private:
-  struct Mapping {
-    int64_t ts;
-    uint64_t start, end, file_off;
-    std::string path, build_id;
-  };
   StackNames(Db& db, int64_t run_id);
   const std::vector<uint64_t>& Frames(int64_t id);
   std::vector<std::string> UserFrame(uint64_t addr, bool return_address, int64_t pid, int64_t ts);
@@ -55,7 +51,7 @@ class StackNames {
   std::unique_ptr<Symbolizer> sym_;
   bool has_kallsyms_ = false;
   std::map<int64_t, std::vector<uint64_t>> frames_;        // stack id -> addresses
-  std::map<int64_t, std::vector<Mapping>> maps_;            // pid -> mappings, by start address
+  MappingsByPid maps_;
 };
 
 // "f(int, char const*)" -> "f": argument lists make folded stacks and
