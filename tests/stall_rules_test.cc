@@ -282,13 +282,15 @@ StallWords Words() {
   return w;
 }
 
+// A wait class and the text a rule gives it (a title, the start of a fix).
+struct ClassText {
+  WaitClass cls;
+  std::string text;
+};
+
 TEST(StallRules, TitlesSayWhatTheThreadWaitedFor) {
   StallWords w = Words();
-  struct Case {
-    WaitClass cls;
-    std::string title;
-  };
-  const std::vector<Case> cases = {
+  const std::vector<ClassText> cases = {
       {WaitClass::kIo, "app (main thread) stalls in write+fsync waiting for " + w.what + ": /data/ckpt-<N>.bin"},
       {WaitClass::kPageFault, "app (main thread) stalls in write+fsync waiting for " + w.what + ": /data/ckpt-<N>.bin"},
       {WaitClass::kLock, "app (main thread) waits on a lock or condition (futex)"},
@@ -302,7 +304,7 @@ TEST(StallRules, TitlesSayWhatTheThreadWaitedFor) {
       {WaitClass::kDevice, "app (main thread) waits in write+fsync for " + w.what},
       {WaitClass::kOther, "app (main thread) waits in write+fsync for " + w.what},
   };
-  for (const Case& c : cases) EXPECT_EQ(StallTitle(c.cls, false, w), c.title) << WaitClassName(c.cls);
+  for (const ClassText& c : cases) EXPECT_EQ(StallTitle(c.cls, false, w), c.text) << WaitClassName(c.cls);
 }
 
 TEST(StallRules, TitlesOfFileOperationsNameTheFileAndItsBytes) {
@@ -366,11 +368,7 @@ TEST(StallRules, MappedPagesAreToBePrefetched) {
 
 TEST(StallRules, FixesOfWaitsThatAreNotIoSaySoAndNameTheWaker) {
   StallWords w = Words();
-  struct Case {
-    WaitClass cls;
-    std::string start;
-  };
-  const std::vector<Case> cases = {
+  const std::vector<ClassText> cases = {
       {WaitClass::kLock, "The thread waits on a futex that kworker (pid 9) released:"},
       {WaitClass::kSleep, "The thread sleeps on purpose (write+fsync):"},
       {WaitClass::kPipe, "The thread waits for the other end of a pipe (kworker (pid 9)):"},
@@ -378,9 +376,9 @@ TEST(StallRules, FixesOfWaitsThatAreNotIoSaySoAndNameTheWaker) {
       {WaitClass::kPoll, "The thread waits for events in write+fsync: idle time of an event loop."},
       {WaitClass::kChild, "The thread waits for a child process to finish (kworker (pid 9))."},
   };
-  for (const Case& c : cases) {
+  for (const ClassText& c : cases) {
     std::string fix = StallFix(c.cls, FixWhen::kWritesFile, w);  // not a disk class: the file's use does not count
-    EXPECT_TRUE(fix.starts_with(c.start)) << fix;
+    EXPECT_TRUE(fix.starts_with(c.text)) << fix;
     EXPECT_TRUE(fix.ends_with(" This is not I/O: no disk is involved.")) << fix;
   }
   EXPECT_EQ(StallFix(WaitClass::kKernelLock, FixWhen::kAlways, w),
