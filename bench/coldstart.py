@@ -265,8 +265,7 @@ def file_mount(image, mnt, read_ahead_kb):
     """Mounts an EROFS image read-only at mnt from the image file itself, no
     loop device (Linux 6.12 and later; what containerd's EROFS snapshotter
     and util-linux 2.41's mount do by themselves), and sets the read_ahead_kb
-    of the mount's own backing device info when one is given. Returns the
-    mount's sysfs bdi directory."""
+    of the mount's own backing device info when one is given."""
     before = set(os.listdir("/sys/class/bdi"))
     os.makedirs(mnt, exist_ok=True)
     libc = ctypes.CDLL(None, use_errno=True)
@@ -277,11 +276,9 @@ def file_mount(image, mnt, read_ahead_kb):
     # The mount's bdi is named by a sequence number (erofs-N), not by its
     # device: the one this mount added.
     (bdi,) = [b for b in set(os.listdir("/sys/class/bdi")) - before if b.startswith("erofs-")]
-    bdi = os.path.join("/sys/class/bdi", bdi)
     if read_ahead_kb is not None:
-        with open(os.path.join(bdi, "read_ahead_kb"), "w") as f:
+        with open(os.path.join("/sys/class/bdi", bdi, "read_ahead_kb"), "w") as f:
             f.write(str(read_ahead_kb))
-    return bdi
 
 
 # The images, in the order of the tables: (name, file system, how it is
