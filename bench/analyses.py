@@ -24,10 +24,8 @@ import argparse
 import functools
 import os
 import re
-import selectors
 import subprocess
 import sys
-import time
 
 import benchlib as B
 
@@ -81,30 +79,8 @@ for t in threads:
 def run_peak(cmd, out_file=None):
     """Runs cmd; returns (its peak RSS in KiB, wall ns, what it wrote: out_file's bytes or its
     stdout, its stderr)."""
-    t0 = time.monotonic_ns()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    # Read the pipes before reaping, so a large output cannot block the child.
-    out, err = b"", b""
-    sel = selectors.DefaultSelector()
-    sel.register(p.stdout, selectors.EVENT_READ)
-    sel.register(p.stderr, selectors.EVENT_READ)
-    open_pipes = 2
-    while open_pipes:
-        for key, _ in sel.select():
-            chunk = os.read(key.fileobj.fileno(), 65536)
-            if not chunk:
-                sel.unregister(key.fileobj)
-                open_pipes -= 1
-            elif key.fileobj is p.stdout:
-                out += chunk
-            else:
-                err += chunk
-    _, status, ru = os.wait4(p.pid, 0)
-    t1 = time.monotonic_ns()
-    p.returncode = os.waitstatus_to_exitcode(status)
-    if p.returncode != 0:
-        sys.exit(f"bench: {' '.join(cmd)} failed ({p.returncode}): {err.decode()[-1500:]}")
-    return ru.ru_maxrss, t1 - t0, (open(out_file, "rb").read() if out_file else out), err.decode()
+    ns, ru, out, err = B.run_measured(cmd, capture=out_file is None)
+    return ru.ru_maxrss, ns, (open(out_file, "rb").read() if out_file else out), err
 
 
 def record(work, name, probes, argv):

@@ -70,6 +70,33 @@ def timed(timeit, cmd, workdir, prefix=None, env=None):
     return wall, user, syst, t1 - t0, outer_cpu
 
 
+def run_measured(argv, cwd=None, watch=None, capture=False):
+    """Runs argv to its end and exits the bench, naming it, if it fails.
+    Returns (wall ns, wait4's rusage of argv and the children it waited
+    for, its stdout as bytes if `capture` else None, its stderr as text).
+    Both outputs go to temporary files, not pipes: a command that wrote
+    more than a pipe holds would block while the bench waited for it.
+    `watch`, if given, is started with the pid (.start(pid)) once the
+    command runs and stopped (.stop()) once it has ended: something that
+    samples the process meanwhile."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t0 = time.monotonic_ns()
+        p = subprocess.Popen(argv, cwd=cwd, stdout=out if capture else subprocess.DEVNULL, stderr=err)
+        if watch:
+            watch.start(p.pid)
+        _, status, ru = os.wait4(p.pid, 0)
+        t1 = time.monotonic_ns()
+        p.returncode = os.waitstatus_to_exitcode(status)  # reaped here; Popen must not wait again
+        if watch:
+            watch.stop()
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = (out.read() if capture else None), err.read().decode(errors="replace")
+    if p.returncode != 0:
+        sys.exit(f"bench: {' '.join(argv)} failed ({p.returncode}): {stderr[-1500:]}")
+    return t1 - t0, ru, stdout, stderr
+
+
 def build_baseline(rev, work):
     """syspgo at git revision rev, built like this tree's build; returns its binary.
     SYSPGO_BASELINE_BUILD names a build of rev made before, to reuse."""

@@ -97,17 +97,10 @@ def disk_of(path):
 def run_variant(cmd, usage=None):
     """Runs cmd; returns its wall time in ns. With a list `usage`, appends
     (system CPU ns, major page faults) of cmd and its children (wait4)."""
-    t0 = time.monotonic_ns()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    err = p.stderr.read()
-    _, status, ru = os.wait4(p.pid, 0)
-    t1 = time.monotonic_ns()
-    p.returncode = os.waitstatus_to_exitcode(status)
-    if p.returncode != 0:
-        raise SystemExit(f"bench: {' '.join(cmd)} failed: {err[-1500:]}")
+    wall, ru, _, _ = B.run_measured(cmd)
     if usage is not None:
         usage.append((int(ru.ru_stime * 1e9), ru.ru_majflt))
-    return t1 - t0
+    return wall
 
 
 FLOOR_REQUEST = 1 << 20  # floorread.c's most

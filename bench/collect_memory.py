@@ -37,13 +37,7 @@ def collect(binary, db, argv):
     for suffix in ("", "-wal", "-shm"):
         if os.path.exists(db + suffix):
             os.unlink(db + suffix)
-    with open(db + ".err", "w+") as err:
-        p = subprocess.Popen([binary, "collect", "-o", db, "--"] + argv, stdout=subprocess.DEVNULL, stderr=err)
-        _, status, ru = os.wait4(p.pid, 0)
-        err.seek(0)
-        text = err.read()
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"bench: {binary} collect -- {' '.join(argv)} failed: {text[-1500:]}")
+    _, ru, _, text = B.run_measured([binary, "collect", "-o", db, "--"] + argv)
     kept = re.search(r"recorded into \S+: (\d+) events", text)
     lost = re.search(r"(\d+) events were LOST", text)
     budget = re.search(r"memory budget ([0-9.]+) MiB", text)

@@ -19,8 +19,6 @@ usage: sudo bench/collect_start.py [--runs 7]
 """
 import argparse
 import os
-import subprocess
-import sys
 
 import benchlib as B
 
@@ -29,11 +27,7 @@ GROUPS = ["fileio", "faults", "pagecache", "block", "irq", "sched", "cpu"]
 
 
 def run(argv, cwd):
-    p = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    _, status, ru = os.wait4(p.pid, 0)
-    err = p.stderr.read()
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"bench: {' '.join(argv)} failed: {err[-1500:]}")
+    _, ru, _, _ = B.run_measured(argv, cwd=cwd)
     return ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024.0
 
 

@@ -211,7 +211,7 @@ def main():
             for v in variants[i % len(variants):] + variants[:i % len(variants)]:
                 if cold:
                     B.drop_caches()
-                db = os.path.join(work, f"run.db")
+                db = os.path.join(work, "run.db")
                 prefix = {
                     "syspgo": [B.SYSPGO, "collect", "-o", db, "--"],
                     "syspgo-full": [B.SYSPGO, "collect", "--detail", "full", "-o", db, "--"],

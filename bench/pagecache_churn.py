@@ -127,9 +127,12 @@ class HighWaterMark:
     mmap-clang scenario is clang with libLLVM mapped, not the collector.
     VmHWM never falls, so the last read is the peak but for the last 20 ms."""
 
-    def __init__(self, pid):
-        self.pid, self.kib, self.done = pid, 0, threading.Event()
+    def __init__(self):
+        self.pid, self.kib, self.done = 0, 0, threading.Event()
         self.thread = threading.Thread(target=self.poll, daemon=True)
+
+    def start(self, pid):
+        self.pid = pid
         self.thread.start()
 
     def poll(self):
@@ -149,13 +152,8 @@ def record(work, name, i, args, lib, syspgo=B.SYSPGO):
     db = os.path.join(work, f"{name.replace(' ', '-')}-{i}.db")
     probes, cmd = command(work, args, lib)
     argv = [syspgo, "collect", "-o", db] + probes + VARIANTS[name.split(" ")[0]] + ["--"] + cmd
-    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    hwm = HighWaterMark(p.pid)
-    _, status, ru = os.wait4(p.pid, 0)
-    hwm.stop()
-    err = p.stderr.read()
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"bench: {' '.join(argv)} failed: {err[-1500:]}")
+    hwm = HighWaterMark()
+    _, ru, _, _ = B.run_measured(argv, watch=hwm)
     con = sqlite3.connect(db)
     lost = con.execute("SELECT COALESCE(SUM(dropped), 0) FROM run_drop").fetchone()[0]
     lost_pc = con.execute("SELECT COALESCE(SUM(dropped), 0) FROM run_drop WHERE probe_group = 'pagecache'").fetchone()[0]
