@@ -596,13 +596,12 @@ def readahead_advice(ra):
     return files["random"], files["sequential"], devices
 
 
-def run_tree_read(work, cmd):
-    """Runs cmd under /usr/bin/time; returns (wall ns, bytes the process
-    tree read from block devices: ru_inblock of cmd and every descendant it
-    waited for, readahead and the replayer's reads included)."""
-    out = os.path.join(work, "time.out")
-    wall = run_variant(["/usr/bin/time", "-f", "%I", "-o", out] + cmd)
-    return wall, int(open(out).read().split()[-1]) * 512
+def run_tree_read(cmd):
+    """Runs cmd; returns (wall ns, bytes the process tree read from block
+    devices: wait4's ru_inblock of cmd and every descendant it waited for,
+    readahead and the replayer's reads included)."""
+    wall, ru, _, _ = B.run_measured(cmd)
+    return wall, ru.ru_inblock * 512
 
 
 def readahead(a):
@@ -648,7 +647,7 @@ def readahead(a):
                 # the setting is back as soon as the run is over.
                 old = set_readahead_kb(devices) if v == "ra+device" else {}
                 try:
-                    w, r = run_tree_read(work, variants[v])
+                    w, r = run_tree_read(variants[v])
                 finally:
                     set_readahead_kb(old)
                 wall[v].append(w)
@@ -691,8 +690,8 @@ def readahead(a):
             "read_ahead_kb written to its sysfs file before, the old value back after). *preload*: the same advice without the replayer, `env LD_PRELOAD=libsyspgo-readahead.so "
             "SYSPGO_READAHEAD=RA CMD`, as docs/coldstart.md applies it by hand. *plan*: `syspgo-prefetch PLAN -- "
             "CMD`. *plan + ra*: `syspgo-prefetch PLAN --readahead RA -- CMD`. *MiB read*: what the run's process "
-            "tree read from block devices, readahead and the replayer's reads included (`/usr/bin/time -f %I` "
-            "around the whole command: ru_inblock of it and its children). *disk-wide*: the disk's counter in "
+            "tree read from block devices, readahead and the replayer's reads included (wait4's "
+            "ru_inblock of the whole command and its children). *disk-wide*: the disk's counter in "
             "/proc/diskstats over the same run, which on this shared machine also counts other work's reads. *MiB of "
             "its files cached*: after the run, the bytes in the page cache (fincore) of the files the readahead plan "
             "lists (every file the recorded run read or faulted on): what the kernel read of them, readahead "
