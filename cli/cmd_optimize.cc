@@ -29,6 +29,7 @@ struct OptimizeArgs {
   std::string json;  // --json FILE: the summary of a CPU-sample artifact
   std::vector<std::string> pprof;  // --pprof FILE: pprof profiles in place of (or beside) DB
   std::string source_dir = "/";  // squashfs-sort, erofs: the directory the image is made of
+  std::string compress;          // erofs: mkfs.erofs's compressor, empty for none
   std::string image_root = "/";  // prefetch-list: where the image is mounted when the trace was taken
   std::string relocate;           // plan: FROM=TO, the recorded directory and where its image is mounted
   std::string pages = "auto";     // plan: which pages (PlanPages)
@@ -122,9 +123,9 @@ int EmitFromPlan(const OptimizeArgs& a) {
   if (!a.pprof.empty() || a.db.empty() || IsPprofFile(a.db))
     return UsageError("--emit " + a.emit + " is made from a cold start recorded in a profile database "
                       "(syspgo collect --cold); a pprof profile holds CPU samples only");
-  if (!a.json.empty())
+  if (!a.json.empty() && a.emit != "erofs")
     return UsageError("--json summarizes an artifact made from CPU samples (sample-profile, fdata, order, pprof, "
-                      "folded), not --emit " + a.emit);
+                      "folded) or an EROFS image, not --emit " + a.emit);
   // What each artifact needs besides the run, checked before the plan is built (it reads every file).
   if (a.emit == "startup-order" && a.binary.empty())
     return UsageError("--emit startup-order orders one program's functions: give it with --binary PATH");
@@ -172,14 +173,30 @@ int EmitFromPlan(const OptimizeArgs& a) {
     return 0;
   }
   if (a.emit == "erofs") {
-    fprintf(stderr, "syspgo: making %s from %s (mkfs.erofs --chunksize=4096, then the plan's %llu pages first)\n",
-            a.output.c_str(), a.source_dir.c_str(), static_cast<unsigned long long>(bytes / kPlanPageSize));
-    auto laid = BuildErofsImage(a.source_dir, a.output, p->plan);
+    std::string mkfs_args;
+    for (const std::string& arg : MkfsErofsLayoutArgs(a.compress)) mkfs_args += " " + arg;
+    fprintf(stderr, "syspgo: making %s from %s (mkfs.erofs%s, then the plan's %llu pages first)\n", a.output.c_str(),
+            a.source_dir.c_str(), mkfs_args.c_str(), static_cast<unsigned long long>(bytes / kPlanPageSize));
+    auto laid = BuildErofsImage(a.source_dir, a.output, p->plan, a.compress);
     if (!laid) return Fail(laid.error().message);
     PrintLeftOut(laid->left_out);
+    if (laid->files_flat)
+      fprintf(stderr, "syspgo: %zu files of the plan are stored flat by mkfs.erofs (small, inline or not "
+              "compressible) and stay where it put them\n", laid->files_flat);
     fprintf(stderr, "syspgo: wrote %s: %zu files, %llu of its %llu data blocks first, in replay order\n",
             a.output.c_str(), laid->files_placed, static_cast<unsigned long long>(laid->blocks_placed),
             static_cast<unsigned long long>(laid->data_blocks));
+    // blocks_placed is what a replay of the plan reads from the image (for
+    // a compressed one, fewer bytes than the plan's pages).
+    WriteJsonSummary(a.json, {{"artifact", "erofs"},
+                              {"output", a.output},
+                              {"compress", a.compress.empty() ? "none" : a.compress},
+                              {"files_placed", laid->files_placed},
+                              {"files_flat", laid->files_flat},
+                              {"blocks_placed", laid->blocks_placed},
+                              {"data_blocks", laid->data_blocks},
+                              {"block_size", 4096},
+                              {"left_out", laid->left_out}});
     return 0;
   }
   auto list = a.emit == "squashfs-sort" ? SquashfsSortList(p->plan, a.source_dir)
@@ -310,7 +327,7 @@ int Optimize(const std::vector<std::string>& args) {
   app->add_option("-o", a.output, "where")->type_name("FILE");
   AddJsonSummary(*app, &a.json,
                  "also write a summary as JSON to FILE ('-': stdout): the samples read, those in --binary and "
-                 "at a source line, the warnings (CPU-sample kinds)");
+                 "at a source line, the warnings (CPU-sample kinds); erofs: the files and blocks laid out first");
   Choices(app->add_option("--format", a.format, "sample-profile: text or extensible binary"), {"text", "binary"})
       ->capture_default_str();
   app->add_option("--sample-counts", a.sample_counts,
@@ -325,6 +342,10 @@ int Optimize(const std::vector<std::string>& args) {
   app->add_option("--source-dir", a.source_dir, "squashfs-sort, erofs: the directory the image is made of")
       ->type_name("DIR")
       ->capture_default_str();
+  Choices(app->add_option("--compress", a.compress,
+                          "erofs: compress the image (mkfs.erofs -zALG -Elegacy-compress, whose index lets each "
+                          "4 KiB block move); fewer bytes to read, each decompressed as it is read"),
+          {"lz4", "lz4hc"});
   app->add_option("--image-root", a.image_root, "prefetch-list: where the image was mounted in the traced run")
       ->type_name("DIR")
       ->capture_default_str();
@@ -353,6 +374,8 @@ int Optimize(const std::vector<std::string>& args) {
     return UsageError("usage: syspgo optimize DB --emit KIND -o FILE, or syspgo optimize --pprof FILE --emit KIND -o "
                       "FILE; see --help");
   if (a.output.empty()) return UsageError("-o FILE is needed: where to write the artifact");
+  if (!a.compress.empty() && a.emit != "erofs")
+    return UsageError("--compress compresses an EROFS image: it goes with --emit erofs, not --emit " + a.emit);
   for (const EmitKind& k : kEmitKinds) {
     if (a.emit != k.name) continue;
     return k.run(a);

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -24,14 +25,25 @@ constexpr uint64_t kBlock = 4096;
 constexpr uint64_t kSuperOffset = 1024;
 constexpr uint32_t kMagic = 0xE0F5E1E2;
 constexpr uint32_t kCompatSbChecksum = 0x1;
-// Incompatible features this layout understands: chunk-based files. Any
-// other (compression, a device table) changes what block addresses mean.
-constexpr uint32_t kIncompatChunkedFile = 0x4;
+// Incompatible features this layout understands: chunk-based files, and
+// compressed data padded at the front of its block (erofs-utils' default).
+// Any other (big pclusters, tail packing, a device table) changes what block
+// addresses mean or how many blocks one names.
+constexpr uint32_t kIncompatZeroPadding = 0x1, kIncompatChunkedFile = 0x4;
 constexpr uint32_t kNullBlock = 0xFFFFFFFF;
 constexpr uint16_t kChunkIndexes = 0x20;  // 8-byte chunk indexes in place of 4-byte block addresses
 constexpr uint16_t kChunkBitsMask = 0x1F;
 
-enum DataLayout : unsigned { kFlatPlain = 0, kFlatInline = 2, kChunkBased = 4 };
+// A compressed file's full (legacy) index: 8 bytes per 4 KiB of the file,
+// after an 8-byte map header and 8 bytes of padding. Each head names the
+// one block (4 KiB physical cluster) its extent's compressed bytes lie in;
+// the compact index derives addresses by counting, so only the full one
+// lets blocks move one by one.
+constexpr uint64_t kFullIndexSkip = 16, kFullIndexEntry = 8;
+enum LclusterType : unsigned { kLclusterPlain = 0, kLclusterHead1 = 1, kLclusterNonHead = 2, kLclusterHead2 = 3 };
+constexpr uint16_t kDeltaBlockCount = 0x800;  // a non-head's delta[0] that counts a big pcluster's blocks
+
+enum DataLayout : unsigned { kFlatPlain = 0, kCompressedFull = 1, kFlatInline = 2, kCompressedCompact = 3, kChunkBased = 4 };
 
 // Offsets in the superblock (from byte 1024) and in an inode.
 constexpr uint64_t kSbChecksum = 4, kSbCompat = 8, kSbBlkszBits = 12, kSbRootNid = 14, kSbMetaBlkaddr = 40,
@@ -85,11 +97,6 @@ class ImageFile {
     }
     return {};
   }
-  Result<uint64_t> Uint(uint64_t off, int bytes) const {
-    unsigned char b[8];
-    SYSPGO_TRY(Read(off, b, static_cast<uint64_t>(bytes)));
-    return Le(b, bytes);
-  }
   Error Damaged(const std::string& what) const {
     return MakeError("the EROFS image '" + path_ + "' is damaged or not one mkfs.erofs made: " + what);
   }
@@ -122,9 +129,10 @@ Result<Super> ReadSuper(const ImageFile& img) {
   if (Le(sb, 4) != kMagic) return MakeError("'" + img.path() + "' is not an EROFS image (no EROFS magic at byte 1024)");
   if (sb[kSbBlkszBits] != 12) return img.Damaged("its block size is not 4096 bytes");
   uint32_t incompat = static_cast<uint32_t>(Le(sb + kSbIncompat, 4));
-  if ((incompat & ~kIncompatChunkedFile) || Le(sb + kSbExtraDevices, 2))
+  if ((incompat & ~(kIncompatChunkedFile | kIncompatZeroPadding)) || Le(sb + kSbExtraDevices, 2))
     return MakeError("the EROFS image '" + img.path() + "' uses features this layout does not move blocks under "
-                     "(compression or extra devices); make it with 'mkfs.erofs --chunksize=4096' and no -z");
+                     "(big physical clusters, tail packing or extra devices); make it with 'mkfs.erofs "
+                     "--chunksize=4096', or compressed with 'mkfs.erofs -zlz4hc -Elegacy-compress'");
   Super s;
   s.meta = Le(sb + kSbMetaBlkaddr, 4) * kBlock;
   s.root_nid = Le(sb + kSbRootNid, 2);
@@ -149,38 +157,105 @@ Result<Inode> ReadInode(const ImageFile& img, const Super& sb, uint64_t nid) {
   return in;
 }
 
-// The byte offset of each chunk-map entry of a chunk-based file, and its size.
-struct ChunkMap {
-  uint64_t first = 0;
-  unsigned unit = 4;
-  uint64_t count = 0;
+// Where one regular file's data lies: the blocks that hold each 4 KiB page
+// (a chunk's one block, or every compressed block whose extent overlaps
+// the page), and where the image stores each block's address, to patch it
+// when the block moves.
+struct FileMap {
+  std::vector<uint32_t> page_first;  // page p's blocks: blocks[page_first[p] .. page_first[p + 1])
+  std::vector<uint32_t> blocks;
+  std::vector<std::pair<uint64_t, uint32_t>> addresses;  // (byte offset of a 4-byte address, the block it names)
 };
 
-Result<ChunkMap> ChunkMapOf(const ImageFile& img, const Inode& in) {
+// A chunk-based file: one block address per 4 KiB chunk, after the inode
+// and its inline xattrs, aligned to the entry's size.
+Result<FileMap> ChunkedFileMap(const ImageFile& img, const Inode& in) {
   uint16_t format = static_cast<uint16_t>(in.u);
   if (format & kChunkBitsMask)
     return MakeError("the EROFS image '" + img.path() + "' has chunks larger than 4 KiB; make it with "
                      "'mkfs.erofs --chunksize=4096'");
-  ChunkMap m;
-  m.unit = (format & kChunkIndexes) ? 8 : 4;
-  m.first = (in.pos + in.body + m.unit - 1) / m.unit * m.unit;
-  m.count = (in.size + kBlock - 1) / kBlock;
-  if (m.count > img.size() / m.unit) return img.Damaged("a file claims more chunks than the image holds");
+  const uint64_t unit = (format & kChunkIndexes) ? 8 : 4;
+  const uint64_t first = (in.pos + in.body + unit - 1) / unit * unit;
+  const uint64_t count = (in.size + kBlock - 1) / kBlock;
+  if (count > img.size() / unit) return img.Damaged("a file claims more chunks than the image holds");
+  std::vector<unsigned char> raw(count * unit);
+  SYSPGO_TRY(img.Read(first, raw.data(), raw.size()));
+  FileMap m;
+  for (uint64_t i = 0; i < count; ++i) {
+    const unsigned char* e = &raw[i * unit];
+    if (unit == 8 && Le(e + 2, 2)) return img.Damaged("a chunk lies on another device");
+    uint64_t at = unit == 8 ? 4 : 0;
+    auto block = static_cast<uint32_t>(Le(e + at, 4));
+    m.page_first.push_back(static_cast<uint32_t>(m.blocks.size()));
+    if (block == kNullBlock) continue;  // a hole
+    m.blocks.push_back(block);
+    m.addresses.emplace_back(first + i * unit + at, block);
+  }
+  m.page_first.push_back(static_cast<uint32_t>(m.blocks.size()));
   return m;
 }
 
-// The block address in chunk-map entry i (device_id must be the image itself).
-Result<uint32_t> ChunkBlock(const ImageFile& img, const ChunkMap& m, uint64_t i) {
-  uint64_t at = m.first + i * m.unit;
-  if (m.unit == 8) {
-    auto dev = img.Uint(at + 2, 2);
-    if (!dev) return dev.error();
-    if (*dev) return img.Damaged("a chunk lies on another device");
-    at += 4;
+// A compressed file with the full index: an extent starts at each head
+// (4096 * its cluster + its offset) and runs to the next head or the end
+// of the file; its compressed bytes lie in the one block the head names.
+Result<FileMap> CompressedFileMap(const ImageFile& img, const Inode& in) {
+  const uint64_t count = (in.size + kBlock - 1) / kBlock;
+  const uint64_t first = (in.pos + in.body + 7) / 8 * 8 + kFullIndexSkip;
+  if (count > img.size() / kFullIndexEntry) return img.Damaged("a compressed file claims more clusters than the image holds");
+  std::vector<unsigned char> raw(count * kFullIndexEntry);
+  SYSPGO_TRY(img.Read(first, raw.data(), raw.size()));
+  std::vector<std::pair<uint64_t, uint32_t>> heads;  // (file offset where an extent starts, its block)
+  FileMap m;
+  for (uint64_t i = 0; i < count; ++i) {
+    const unsigned char* e = &raw[i * kFullIndexEntry];
+    if ((Le(e, 2) & 3) == kLclusterNonHead) {
+      if (Le(e + 4, 2) & kDeltaBlockCount)
+        return MakeError("the EROFS image '" + img.path() + "' has compressed extents of several blocks; make it "
+                         "with 4 KiB physical clusters ('mkfs.erofs -C4096', the default)");
+      continue;
+    }
+    uint64_t offset = Le(e + 2, 2);
+    if (offset >= kBlock) return img.Damaged("a compressed extent starts past its cluster");
+    // mkfs.erofs ends a file whose last extent began in an earlier cluster
+    // with a plain head at or past the end of the file and no block (0):
+    // it only marks where the last extent ends.
+    if (i * kBlock + offset >= in.size) continue;
+    auto block = static_cast<uint32_t>(Le(e + 4, 4));
+    heads.emplace_back(i * kBlock + offset, block);
+    m.addresses.emplace_back(first + i * kFullIndexEntry + 4, block);
   }
-  auto blk = img.Uint(at, 4);
-  if (!blk) return blk.error();
-  return static_cast<uint32_t>(*blk);
+  if (count && (heads.empty() || heads[0].first != 0)) return img.Damaged("a compressed file that starts inside an extent");
+  size_t k = 0;  // the extent holding the page's first byte
+  for (uint64_t p = 0; p < count; ++p) {
+    m.page_first.push_back(static_cast<uint32_t>(m.blocks.size()));
+    const uint64_t lo = p * kBlock, hi = std::min(in.size, lo + kBlock);
+    while (k + 1 < heads.size() && heads[k + 1].first <= lo) ++k;
+    for (size_t j = k; j < heads.size() && heads[j].first < hi; ++j) m.blocks.push_back(heads[j].second);
+  }
+  m.page_first.push_back(static_cast<uint32_t>(m.blocks.size()));
+  return m;
+}
+
+// The map of a file whose data this layout can move; none for data stored
+// flat (empty files, inline tails, data mkfs.erofs could not compress),
+// which stays where mkfs.erofs put it.
+Result<std::optional<FileMap>> FileMapOf(const ImageFile& img, const Inode& in) {
+  switch (in.layout) {
+    case kChunkBased: {
+      auto m = ChunkedFileMap(img, in);
+      if (!m) return m.error();
+      return std::optional<FileMap>(std::move(*m));
+    }
+    case kCompressedFull: {
+      auto m = CompressedFileMap(img, in);
+      if (!m) return m.error();
+      return std::optional<FileMap>(std::move(*m));
+    }
+    case kCompressedCompact:
+      return MakeError("the EROFS image '" + img.path() + "' indexes its compressed files compactly, which does "
+                       "not let blocks move one by one; make it with 'mkfs.erofs -Elegacy-compress'");
+    default: return std::optional<FileMap>();
+  }
 }
 
 // The bytes of a directory (flat, with or without an inline tail).
@@ -235,7 +310,7 @@ Status WalkFiles(const ImageFile& img, const Super& sb, uint64_t nid, const std:
 struct ImageMaps {
   Super sb;
   std::unordered_map<std::string, uint64_t> files;  // path -> nid
-  std::map<uint64_t, ChunkMap> maps;                // nid -> its chunk map
+  std::map<uint64_t, FileMap> maps;                 // nid -> where its data lies
 };
 
 Result<ImageMaps> ReadMaps(const ImageFile& img) {
@@ -249,15 +324,19 @@ Result<ImageMaps> ReadMaps(const ImageFile& img) {
     if (m.maps.count(nid)) continue;  // a hard link
     auto in = ReadInode(img, m.sb, nid);
     if (!in) return in.error();
-    if (in->layout != kChunkBased) continue;  // empty files, or data mkfs.erofs kept inline
-    auto map = ChunkMapOf(img, *in);
+    auto map = FileMapOf(img, *in);
     if (!map) return map.error();
-    m.maps.emplace(nid, *map);
+    if (*map) m.maps.emplace(nid, std::move(**map));
   }
   return m;
 }
 
 }  // namespace
+
+std::vector<std::string> MkfsErofsLayoutArgs(const std::string& compressor) {
+  if (compressor.empty()) return {"--chunksize=4096"};
+  return {"-z" + compressor, "-Elegacy-compress"};
+}
 
 Result<std::vector<uint32_t>> ErofsFileBlocks(const std::string& image, const std::string& path) {
   auto img = ImageFile::Open(image);
@@ -269,11 +348,9 @@ Result<std::vector<uint32_t>> ErofsFileBlocks(const std::string& image, const st
   std::vector<uint32_t> out;
   auto map = m->maps.find(f->second);
   if (map == m->maps.end()) return out;
-  for (uint64_t i = 0; i < map->second.count; ++i) {
-    auto b = ChunkBlock(*img, map->second, i);
-    if (!b) return b.error();
-    out.push_back(*b);
-  }
+  const FileMap& fm = map->second;
+  for (size_t p = 0; p + 1 < fm.page_first.size(); ++p)
+    out.push_back(fm.page_first[p] < fm.page_first[p + 1] ? fm.blocks[fm.page_first[p]] : kNullBlock);
   return out;
 }
 
@@ -285,20 +362,14 @@ Result<ErofsLayout> LayOutErofsImage(const std::string& image, const std::string
   if (!m) return m.error();
   const uint64_t blocks = img->size() / kBlock;
 
-  // Where every chunk-map entry is, and what it points at.
+  // Where every block address is, and what it names.
   std::vector<std::pair<uint64_t, uint32_t>> entries;  // (byte offset of the address, block)
   std::vector<uint32_t> slots;                          // the data blocks, ascending: where data may go
-  std::map<uint64_t, std::vector<uint32_t>> file_blocks;  // nid -> block of each page
   for (const auto& [nid, map] : m->maps) {
-    auto& fb = file_blocks[nid];
-    for (uint64_t i = 0; i < map.count; ++i) {
-      auto b = ChunkBlock(*img, map, i);
-      if (!b) return b.error();
-      fb.push_back(*b);
-      if (*b == kNullBlock) continue;
-      if (*b >= blocks) return img->Damaged("a chunk points past the end of the image");
-      entries.emplace_back(map.first + i * map.unit + (map.unit == 8 ? 4 : 0), *b);
-      slots.push_back(*b);
+    for (const auto& [at, b] : map.addresses) {
+      if (b >= blocks) return img->Damaged("a file's data block lies past the end of the image");
+      entries.emplace_back(at, b);
+      slots.push_back(b);
     }
   }
   std::sort(slots.begin(), slots.end());
@@ -311,29 +382,31 @@ Result<ErofsLayout> LayOutErofsImage(const std::string& image, const std::string
   std::vector<uint32_t> order;
   order.reserve(slots.size());
   std::vector<bool> placed(blocks);
-  std::vector<const std::vector<uint32_t>*> plan_blocks(plan.files.size(), nullptr);
+  std::vector<const FileMap*> plan_maps(plan.files.size(), nullptr);
   for (size_t i = 0; i < plan.files.size(); ++i) {
     const std::string& path = plan.files[i].path;
     std::string rel = PathInside(source_dir, path);
     auto f = rel.empty() ? m->files.end() : m->files.find(rel);
     if (rel.empty()) out.left_out.push_back(path + ": not under " + source_dir);
     else if (f == m->files.end()) out.left_out.push_back(path + ": not a regular file in the image");
-    else if (!file_blocks.count(f->second)) out.left_out.push_back(path + ": its data is not in chunks (empty?)");
+    else if (!m->maps.count(f->second)) ++out.files_flat;
     else {
-      plan_blocks[i] = &file_blocks[f->second];
+      plan_maps[i] = &m->maps.at(f->second);
       ++out.files_placed;
     }
   }
   for (const PlanStep& s : ReplayOrder(plan)) {
-    const auto* fb = plan_blocks[s.file];
-    if (!fb) continue;
+    const FileMap* fm = plan_maps[s.file];
+    if (!fm) continue;
     const PlanExtent& e = plan.files[s.file].extents[s.extent];
-    uint64_t end = std::min<uint64_t>(fb->size(), (e.offset + e.length) / kBlock);
+    uint64_t end = std::min<uint64_t>(fm->page_first.size() - 1, (e.offset + e.length) / kBlock);
     for (uint64_t page = e.offset / kBlock; page < end; ++page) {
-      uint32_t b = (*fb)[page];
-      if (b == kNullBlock || placed[b]) continue;
-      placed[b] = true;
-      order.push_back(b);
+      for (uint32_t j = fm->page_first[page]; j < fm->page_first[page + 1]; ++j) {
+        uint32_t b = fm->blocks[j];
+        if (placed[b]) continue;
+        placed[b] = true;
+        order.push_back(b);
+      }
     }
   }
   out.blocks_placed = order.size();
@@ -356,7 +429,7 @@ Result<ErofsLayout> LayOutErofsImage(const std::string& image, const std::string
     for (uint64_t b = 0; b < blocks; ++b) {
       SYSPGO_TRY(img->Read(uint64_t{source[b]} * kBlock, buf.data(), kBlock));
       for (; patch != patches.end() && patch->first < (b + 1) * kBlock; ++patch) {
-        // Entries are 4-byte aligned (ChunkMapOf), so none straddles two blocks.
+        // Addresses are 4-byte aligned (the maps' entries are 4 or 8 bytes, aligned), so none straddles two blocks.
         if (patch->first + 4 > (b + 1) * kBlock) return img->Damaged("a chunk-map entry straddles two blocks");
         for (int i = 0; i < 4; ++i) buf[patch->first - b * kBlock + i] = static_cast<unsigned char>(patch->second >> (8 * i));
       }
@@ -379,7 +452,8 @@ Result<ErofsLayout> LayOutErofsImage(const std::string& image, const std::string
   return out;
 }
 
-Result<ErofsLayout> BuildErofsImage(const std::string& source_dir, const std::string& output, const Plan& plan) {
+Result<ErofsLayout> BuildErofsImage(const std::string& source_dir, const std::string& output, const Plan& plan,
+                                    const std::string& compressor) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::is_directory(source_dir, ec))
@@ -393,7 +467,10 @@ Result<ErofsLayout> BuildErofsImage(const std::string& source_dir, const std::st
   std::string raw = work + "/unordered.erofs";
   auto laid = [&]() -> Result<ErofsLayout> {
     ProcessSpec spec;
-    spec.argv = {"mkfs.erofs", "--quiet", "--chunksize=4096", raw, source_dir};
+    spec.argv = {"mkfs.erofs", "--quiet"};
+    for (const std::string& arg : MkfsErofsLayoutArgs(compressor)) spec.argv.push_back(arg);
+    spec.argv.push_back(raw);
+    spec.argv.push_back(source_dir);
     spec.err_to_out = true;
     auto r = RunProcess(spec);
     if (!r) return MakeError(r.error().message + " (mkfs.erofs is in Debian's erofs-utils)");
