@@ -312,17 +312,15 @@ Result<FileFingerprint> ComputeFingerprint(const std::string& path) {
 }
 
 bool SameContents(const FileFingerprint& a, const FileFingerprint& b) {
-  return a.size == b.size && a.mtime_ns == b.mtime_ns && a.inode == b.inode && a.device == b.device &&
-         a.checksum == b.checksum;
+  return a.size == b.size && a.mtime_ns == b.mtime_ns && a.inode == b.inode && a.checksum == b.checksum;
 }
 
 std::string DescribeMismatch(const FileFingerprint& planned, const FileFingerprint& now) {
   std::vector<std::string> why;
   if (planned.size != now.size)
     why.push_back("size " + std::to_string(planned.size) + " -> " + std::to_string(now.size) + " bytes");
-  if (planned.inode != now.inode || planned.device != now.device)
-    why.push_back("replaced (device:inode " + std::to_string(planned.device) + ":" + std::to_string(planned.inode) +
-                  " -> " + std::to_string(now.device) + ":" + std::to_string(now.inode) + ")");
+  if (planned.inode != now.inode)
+    why.push_back("replaced (inode " + std::to_string(planned.inode) + " -> " + std::to_string(now.inode) + ")");
   if (planned.mtime_ns != now.mtime_ns) why.push_back("modification time changed");
   if (planned.checksum != now.checksum) why.push_back("sampled contents changed");
   std::string out;

@@ -48,7 +48,11 @@ struct FileFingerprint {
   bool operator==(const FileFingerprint&) const = default;
 };
 
-// The same contents: every field but ctime_ns (which chmod changes too).
+// The same contents: every field but ctime_ns (which chmod changes too) and
+// device. An image mounted again (another loop device, the next boot, a
+// file-backed mount) has another st_dev and the same files: a plan made
+// for its mount point must still replay there. A file replaced in place
+// shows in its inode, mtime, size or sampled bytes.
 bool SameContents(const FileFingerprint& a, const FileFingerprint& b);
 
 struct PlanFile {

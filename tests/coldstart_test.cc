@@ -685,6 +685,57 @@ TEST(ColdStartImage, CompressedErofsImageHoldsThePagesInReplayOrder) {
   ExpectImageHoldsTheDirectory(img, root, mnt);
 }
 
+// Issue 25: "a plan made for the image's mount point replays it". Mounted
+// again (here on a second loop device; a reboot or a file-backed mount
+// does the same), the image's files have another st_dev and are otherwise
+// the same; the plan's files are read there, not skipped as changed.
+TEST(ColdStartImage, PlanOfAMountedImageReplaysWhenTheImageIsMountedAgain) {
+  TempDir dir;
+  std::string root = dir.File("root"), mnt = dir.File("mnt"), img = dir.File("app.erofs");
+  ASSERT_EQ(mkdir(mnt.c_str(), 0755), 0);
+  ASSERT_EQ(Sh("mkdir -p " + root + " && head -c 200000 /dev/urandom > " + root + "/a.bin && head -c 50000 "
+               "/dev/urandom > " + root + "/b.bin && mkfs.erofs --quiet " + img + " " + root)
+                .status,
+            0);
+  // Two loop devices on the same image: the second mount's device differs.
+  CmdResult first = Sh("losetup --find --show --read-only " + img);
+  CmdResult second = Sh("losetup --find --show --read-only " + img);
+  ASSERT_EQ(first.status, 0) << first.err;
+  ASSERT_EQ(second.status, 0) << second.err;
+  std::string dev1 = first.out.substr(0, first.out.find('\n')), dev2 = second.out.substr(0, second.out.find('\n'));
+  struct Detach {
+    std::vector<std::string> devs;
+    ~Detach() {
+      for (const auto& d : devs) Sh("losetup -d " + d);
+    }
+  } detach{{dev1, dev2}};
+  ASSERT_NE(dev1, dev2);
+
+  std::string db = dir.File("cold.db"), plan = dir.File("app.plan"), json = dir.File("replay.json");
+  ASSERT_EQ(Sh("mount -t erofs -o ro " + dev1 + " " + mnt).status, 0);
+  {
+    Unmount unmount{mnt};
+    CmdResult c = Collect(db, {"--no-readahead"}, {"cat", mnt + "/a.bin", mnt + "/b.bin"});
+    ASSERT_EQ(c.status, 0) << c.err;
+    CmdResult o = RunCmd({SyspgoBin(), "optimize", db, "--emit", "plan", "-o", plan});  // fingerprints them here
+    ASSERT_EQ(o.status, 0) << o.err;
+  }
+  ASSERT_EQ(Sh("mount -t erofs -o ro " + dev2 + " " + mnt).status, 0);
+  Unmount unmount{mnt};
+  Sh("sync; echo 3 > /proc/sys/vm/drop_caches");
+  CmdResult r = RunCmd({SyspgoBin(), "prefetch", plan, "--json", json});
+  ASSERT_EQ(r.status, 0) << r.err;
+  nlohmann::json d = ReadJson(json);
+  EXPECT_EQ(d.at("files_changed"), 0) << d;
+  uint64_t image_bytes = 0;
+  for (const auto& f : d.at("files"))
+    if (f.at("path") == mnt + "/a.bin" || f.at("path") == mnt + "/b.bin") {
+      EXPECT_EQ(f.at("outcome"), "read") << f;
+      image_bytes += f.at("bytes_read").get<uint64_t>();
+    }
+  EXPECT_EQ(image_bytes, 250000u) << d;
+}
+
 // The layout reads images it did not make as hostile input: a file that is
 // not EROFS, or an image cut short, is an error naming it, and no output
 // is left behind.
