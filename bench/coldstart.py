@@ -245,14 +245,16 @@ def plan_of(db, plan, cmd, summary=False):
                                      text=True).stdout)
 
 
-def loop_mount(image, mnt, fstype):
+def loop_mount(image, mnt, fstype, direct_io=True):
     """Mounts image read-only at mnt through a loop device with direct I/O
+    (unless the image is in memory, where there is no cache to bypass)
     and the mq-deadline scheduler; returns the loop device. A loop device
     comes with none: a replay of a laid-out image's plan is hundreds of
     small reads of adjacent blocks, which mq-deadline merges (story 2's
     1,860 reached the loop device as 630 to 930) and none passes on one by
     one."""
-    dev = subprocess.run(["losetup", "--find", "--show", "--read-only", "--direct-io=on", image], check=True,
+    dev = subprocess.run(["losetup", "--find", "--show", "--read-only", f"--direct-io={'on' if direct_io else 'off'}",
+                          image], check=True,
                          capture_output=True, text=True).stdout.strip()
     with open(f"/sys/block/{os.path.basename(dev)}/queue/scheduler", "w") as f:
         f.write("mq-deadline")
@@ -296,7 +298,13 @@ IMAGES = [
                                                             "-quiet", "-comp", "lz4", "-sort", sort]),
     ("erofs", "erofs", lambda root, img, sort, db: ["mkfs.erofs", "--quiet", img, root]),
     ("erofs.sorted", "erofs", lambda root, img, sort, db: [B.SYSPGO, "optimize", db, "--emit", "erofs",
-                                                           "--source-dir", root, "-o", img]),
+                                                           "--source-dir", root, "-o", img, "--json", img + ".json"]),
+    # Compressed: as mkfs.erofs makes it (its compact index), and laid out
+    # (the full index, whose addresses let each block move).
+    ("erofs.lz4hc", "erofs", lambda root, img, sort, db: ["mkfs.erofs", "--quiet", "-zlz4hc", img, root]),
+    ("erofs.sorted.lz4hc", "erofs", lambda root, img, sort, db: [B.SYSPGO, "optimize", db, "--emit", "erofs",
+                                                                 "--compress", "lz4hc", "--source-dir", root, "-o",
+                                                                 img, "--json", img + ".json"]),
 ]
 # The EROFS images mounted again from their files, no loop device: (place,
 # the image it mounts, the mount's read_ahead_kb or None for the kernel's).
@@ -305,6 +313,11 @@ IMAGES = [
 # brings the next ones, where a window around each page would read pages of
 # the same file that lie elsewhere in the image.
 FILE_MOUNTS = [("erofs.file", "erofs", None), ("erofs.sorted.file", "erofs.sorted", 0)]
+# The laid-out EROFS images again from memory (a copy in /dev/shm behind a
+# loop device): a cold run there reads no disk, so what it costs beyond
+# warm is the file system's own path, decompression included. (place, the
+# image it mounts.)
+MEMORY_MOUNTS = [("erofs.sorted.mem", "erofs.sorted"), ("erofs.sorted.lz4hc.mem", "erofs.sorted.lz4hc")]
 # How the replayer runs for a place, where not as it does by default (its
 # reads in the idle I/O class, so the program's own go first): the plan of
 # the laid-out image on a loop device is one sequential read, and with its
@@ -312,10 +325,14 @@ FILE_MOUNTS = [("erofs.file", "erofs", None), ("erofs.sorted.file", "erofs.sorte
 # own. Story 2, 9 interleaved rounds: 28.4 ms so, 37.5 ms with idle reads,
 # 34.6 ms with idle reads and no scheduler (as before); clang the same
 # either way.
-PLAN_OPTIONS = {"erofs.sorted": ["--io-priority", "inherit"]}
+PLAN_OPTIONS = {"erofs.sorted": ["--io-priority", "inherit"], "erofs.sorted.lz4hc": ["--io-priority", "inherit"]}
 # (unsorted, sorted) per family: what the targets compare.
 FAMILIES = [("squashfs", "image", "sorted"), ("erofs", "erofs", "erofs.sorted"),
-            ("erofs, file-backed", "erofs.file", "erofs.sorted.file")]
+            ("erofs, file-backed", "erofs.file", "erofs.sorted.file"), ("erofs, lz4hc", "erofs.lz4hc",
+                                                                        "erofs.sorted.lz4hc")]
+# A family whose sorted image has a memory mount: its floor also holds that
+# run (the replay and the program with no disk read).
+MEMORY_FLOOR = {srt: mem for mem, srt in MEMORY_MOUNTS}
 
 
 def image_programs(work):
@@ -400,11 +417,11 @@ def images(a):
                    check=True)
     floorread = B.build_c(work, "floorread")
     names = [n for n, _, _ in IMAGES]
-    places = ["dir"] + names + [p for p, _, _ in FILE_MOUNTS]
+    places = ["dir"] + names + [p for p, _, _ in FILE_MOUNTS] + [p for p, _ in MEMORY_MOUNTS]
     cols = [v for p in places for v in (p, p + "+plan")] + ["warm"] + [f"contiguous:{s}" for _, _, s in FAMILIES] + \
-        [f"front:{s}" for _, _, s in FAMILIES] + \
+        [f"front:{s}" for _, _, s in FAMILIES] + [f"front:{m}" for m, _ in MEMORY_MOUNTS] + \
         ["start"]
-    time_rows, byte_rows, cpu_rows, verdicts, mounts = [], [], [], [], []
+    time_rows, byte_rows, cpu_rows, verdicts, mounts, in_memory = [], [], [], [], [], []
     try:
         for title, name, cmd, trees, example in image_programs(work):
             root = make_root(work, name, cmd, trees, example)
@@ -429,23 +446,42 @@ def images(a):
                 file_mount(image_of[img], mnt, read_ahead_kb)
                 mounts.append((mnt, None))
                 at[place], source_of[place] = mnt, image_of[img]
+            for place, img in MEMORY_MOUNTS:
+                copy = f"/dev/shm/syspgo-bench-{name}-{img}.img"
+                shutil.copyfile(image_of[img], copy)
+                in_memory.append(copy)
+                mnt = os.path.join(work, name, place + ".mnt")
+                mounts.append((mnt, loop_mount(copy, mnt, "erofs", direct_io=False)))
+                at[place], source_of[place] = mnt, mounts[-1][1]
             for img in places[1:]:
                 plans[img] = os.path.join(work, name, img + ".plan")
                 shown[img] = plan_of(os.path.join(work, name, img + ".db"), plans[img], ["chroot", at[img]] + cmd)
             plan_bytes = {p: sum(e["length"] for f in shown[p]["files"] for e in f["extents"]) for p in places}
+            # What a replay of a sorted image's plan reads: its pages, or for
+            # a compressed image the blocks that hold them (the layout's own
+            # count, from its JSON summary).
+            layouts = {i: json.load(open(image_of[i] + ".json")) for i in names if os.path.exists(image_of[i] + ".json")}
+            floor_bytes = {s: layouts[s]["blocks_placed"] * layouts[s]["block_size"]
+                           if s in layouts and layouts[s]["compress"] != "none" else plan_bytes[s]
+                           for _, _, s in FAMILIES}
             variants = {}
             for place in places:
                 variants[place] = ["chroot", at[place]] + cmd
                 variants[place + "+plan"] = [B.SYSPGO_PREFETCH, plans[place], *PLAN_OPTIONS.get(place, []), "--",
                                              "chroot", at[place]] + cmd
             variants["warm"] = ["chroot", root] + cmd
-            floors = {f"contiguous:{s}": sequential_requests(scratch, (plan_bytes[s] + 4095) // 4096 * 4096)
+            floors = {f"contiguous:{s}": sequential_requests(scratch, (floor_bytes[s] + 4095) // 4096 * 4096)
                       for _, _, s in FAMILIES}
             # The same bytes from the front of the sorted image, where its
             # plan's blocks lie, through what its mount reads (the loop
             # device, or the file): what that adds to a read in one run.
-            floors.update({f"front:{s}": sequential_requests(source_of[s], (plan_bytes[s] + 4095) // 4096 * 4096)
+            floors.update({f"front:{s}": sequential_requests(source_of[s], (floor_bytes[s] + 4095) // 4096 * 4096)
                            for _, _, s in FAMILIES})
+            # From memory, the loop device copies each block once, which a
+            # disk's DMA does not: what reading the same blocks through it
+            # takes is taken off the memory floor, whole.
+            floors.update({f"front:{m}": sequential_requests(source_of[m], (floor_bytes[i] + 4095) // 4096 * 4096)
+                           for m, i in MEMORY_MOUNTS})
             wall = {v: [] for v in cols}
             read = {v: [] for v in variants}
             usage = {v: [] for v in variants}
@@ -473,22 +509,31 @@ def images(a):
             mib = lambda v: B.med(read[v]) / 1048576
             time_rows.append([title] + [B.fmt_range(wall[v]) for v in cols])
             byte_rows.append([title] + [f"{mib(v):.0f}" for v in variants if v != "warm"] +
-                             [" / ".join(f"{plan_bytes[p] / 1048576:.0f} MiB, {len(shown[p]['files'])} files"
-                                         for _, _, p in FAMILIES),
+                             [" / ".join(f"{plan_bytes[p] / 1048576:.0f} MiB" +
+                                         (f" in {floor_bytes[p] / 1048576:.0f} MiB of compressed blocks"
+                                          if floor_bytes[p] != plan_bytes[p] else "") +
+                                         f", {len(shown[p]['files'])} files" for _, _, p in FAMILIES),
                               " / ".join(f"{sizes[i] / 1048576:.0f}" for i in names)])
             ms = lambda ns: f"{ns / 1e6:.0f} ms"
             for family, unsorted, srt in FAMILIES:
-                best, floor = med[srt + "+plan"], med["start"] + max(med["contiguous:" + srt], med["warm"])
+                best = med[srt + "+plan"]
+                floor = med["start"] + max(med["contiguous:" + srt], med["warm"])
+                front = med["start"] + max(med["front:" + srt], med["warm"])
+                mem, mem_text = MEMORY_FLOOR.get(srt), ""
+                if mem:  # no replay from the disk beats the same replay from memory, less its copy
+                    memory_floor = med[mem + "+plan"] - med["front:" + mem]
+                    floor, front = max(floor, memory_floor), max(front, memory_floor)
+                    mem_text = (f"; no less than the same replay and run with the image in memory, "
+                                f"{ms(med[mem + '+plan'])}, less its loop device's copy, {ms(med['front:' + mem])}")
                 verdicts.append(
                     f"- {title}, {family}: sorted image + plan ≥ 4x faster than the unsorted image cold "
                     f"({ms(med[unsorted] / 4)}): {'met' if 4 * best <= med[unsorted] else 'not met'} ({ms(best)}, "
                     f"{med[unsorted] / best:.2f}x); within 2x of warm ({ms(2 * med['warm'])}): "
                     f"{'met' if best <= 2 * med['warm'] else 'not met'} ({best / med['warm']:.2f}x); floor here "
-                    f"(replayer start + the larger of the sorted plan's bytes read in one run and the warm run): "
+                    f"(replayer start + the larger of the sorted plan's bytes read in one run and the warm run{mem_text}): "
                     f"{ms(floor)}, reached within {best / floor:.2f}x (target 1.15x: "
                     f"{'met' if best <= 1.15 * floor else 'not met'}; with the bytes read from the image's front as its "
-                    f"mount reads it, {ms(med['start'] + max(med['front:' + srt], med['warm']))}, within "
-                    f"{best / (med['start'] + max(med['front:' + srt], med['warm'])):.2f}x); bytes read ≤ the "
+                    f"mount reads it, {ms(front)}, within {best / front:.2f}x); bytes read ≤ the "
                     f"unsorted image cold's: "
                     f"{'met' if mib(srt + '+plan') <= mib(unsorted) else 'not met'} ({mib(srt + '+plan'):.0f} vs "
                     f"{mib(unsorted):.0f} MiB); sorted image alone faster than the unsorted image with its plan: "
@@ -501,6 +546,8 @@ def images(a):
             subprocess.run(["umount", mnt])
             if dev:
                 subprocess.run(["losetup", "-d", dev])
+        for copy in in_memory:
+            os.unlink(copy)
     label = lambda v: "replayer start" if v == "start" else v.replace("+plan", " + plan").replace(
         "contiguous:", "floor: contiguous, ").replace("front:", "floor: image front, ")
     body = (f"Wall time of prefetch + program, medians of {a.runs} interleaved rounds (min–max, every other round "
@@ -515,13 +562,19 @@ def images(a):
             "took over 10 minutes for clang's tree on this shared machine). EROFS: *erofs* (`mkfs.erofs IMG ROOT`, "
             "uncompressed, files in directory order), *erofs.sorted* (`syspgo optimize DIR.db --emit erofs "
             "--source-dir ROOT`: mkfs.erofs with 4 KiB chunks, then every page the cold run touched first, in "
-            "replay order, optimize/erofs_image.h). *erofs.file*, *erofs.sorted.file*: the same two images mounted "
+            "replay order, optimize/erofs_image.h), *erofs.lz4hc* (`mkfs.erofs -zlz4hc IMG ROOT`, as mkfs.erofs "
+            "compresses: files in directory order, compact index), *erofs.sorted.lz4hc* (`syspgo optimize DIR.db "
+            "--emit erofs --compress lz4hc --source-dir ROOT`: mkfs.erofs -zlz4hc -Elegacy-compress, then every "
+            "compressed block holding a page the cold run touched first, in replay order). *erofs.sorted.mem*, "
+            "*erofs.sorted.lz4hc.mem*: the two laid-out images copied to /dev/shm and mounted through a loop device "
+            "there, so a cold run reads no disk: what remains beyond warm is the file system's own path, "
+            "decompression included. *erofs.file*, *erofs.sorted.file*: the same two images mounted "
             "from their files without a loop device (Linux 6.12 and later: what containerd's EROFS snapshotter and "
             "util-linux 2.41's mount do), the sorted one with its mount's read_ahead_kb set to 0 (docs/coldstart.md: "
             "its pages lie in the order the program touches them, so the image file's own readahead brings the next "
             "ones). *+ plan*: `syspgo-prefetch PLAN -- chroot PLACE CMD`, with a "
             "plan recorded from a cold run at that place (`collect --cold --no-readahead`); for *erofs.sorted* "
-            "with `--io-priority inherit` (its plan is one sequential read of the image's front, and in the "
+            "and *erofs.sorted.lz4hc* with `--io-priority inherit` (its plan is one sequential read of the image's front, and in the "
             "program's I/O class mq-deadline merges its reads with the program's). *warm*: the directory, "
             "cached.\n\n" +
             md_table(["program"] + [label(v) for v in cols], time_rows) + "\n\n"
@@ -535,11 +588,15 @@ def images(a):
             "cache and copies each page into its own, a loop device with direct I/O reads into the mount's pages "
             "only: that copy is in the system time of every run from a file-backed mount.\n\n" +
             md_table(["program"] + [label(v) for v in variants], cpu_rows) +
-            "\n\n*floor: contiguous*: as many bytes as the sorted image's plan holds, read with O_DIRECT from one "
+            "\n\n*floor: contiguous*: as many bytes as the sorted image's plan holds (for a compressed image, its "
+            "compressed blocks that hold the plan's pages, as the layout counted them), read with O_DIRECT from one "
             f"scratch file on the same disk in order ({FLOOR_REQUEST >> 20} MiB requests, {FLOOR_DEPTH} in flight): "
             "the plan's bytes stored in one run. *floor: image front*: as many bytes read the same way from the start "
             "of the sorted image, where its metadata and its plan's blocks lie, through its loop device (direct I/O) "
-            "or from the image file for a file-backed mount: the same read with the mount's path in it. *replayer start*: `syspgo-prefetch --help` after a cache drop. "
+            "or from the image file for a file-backed mount: the same read with the mount's path in it; for *.mem*, "
+            "through the loop device of the in-memory copy: its copy of each block, which a disk's DMA does not "
+            "cost, and which the memory floor takes off the in-memory run whole (a lower bound: the loop device "
+            "copies beside the program). *replayer start*: `syspgo-prefetch --help` after a cache drop. "
             "mksquashfs's sort orders whole files, not the pages inside one: a program that touches scattered "
             "pages of one big file (story 2) gains nothing from it; the EROFS layout orders pages.\n\n" +
             targets(25, verdicts))
