@@ -26,7 +26,7 @@ namespace {
 
 struct OptimizeArgs {
   std::string db, binary, emit, output, format = "text";
-  std::string json;  // --json FILE: the summary of a CPU-sample artifact
+  std::string json;  // --json FILE: the summary of a CPU-sample artifact or of an EROFS layout
   std::vector<std::string> pprof;  // --pprof FILE: pprof profiles in place of (or beside) DB
   std::string source_dir = "/";  // squashfs-sort, erofs: the directory the image is made of
   std::string compress;          // erofs: mkfs.erofs's compressor, empty for none

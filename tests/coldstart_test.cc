@@ -656,6 +656,10 @@ TEST(ColdStartImage, CompressedErofsImageHoldsThePagesInReplayOrder) {
                         "-o", img, "--json", json});
   ASSERT_EQ(o.status, 0) << o.err;
   EXPECT_NE(o.err.find("mkfs.erofs -zlz4hc -Elegacy-compress"), std::string::npos) << o.err;
+  CmdResult misplaced = RunCmd({SyspgoBin(), "optimize", db, "--emit", "plan", "--compress", "lz4", "-o",
+                                dir.File("app.plan")});
+  EXPECT_EQ(misplaced.status, 2);
+  EXPECT_NE(misplaced.err.find("--compress compresses an EROFS image"), std::string::npos) << misplaced.err;
   nlohmann::json d = ReadJson(json);
   EXPECT_EQ(d.at("compress"), "lz4hc");
   EXPECT_EQ(d.at("files_placed"), 2);
