@@ -49,6 +49,10 @@ std::string CpuSamplesInput(const uint8_t* data, size_t size);
 // analyze/sample_pprof.cc exists (see fuzz/CMakeLists.txt).
 std::string PprofInput(const uint8_t* data, size_t size);
 
+// The bytes as an EROFS image laid out by LayOutErofsImage with a fixed
+// plan (fuzz/erofs_image_input.cc says what it promises).
+std::string ErofsImageInput(const uint8_t* data, size_t size);
+
 // For the targets' own files: writes `data` as `name` in this process's
 // scratch directory, with no -wal, -shm or -journal left from an earlier
 // input, and returns its path.

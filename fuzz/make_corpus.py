@@ -9,12 +9,15 @@ plan's and pprof's protobufs are encoded by hand (schemas/prefetch_plan.proto,
 schemas/pprof_profile.proto, pprof files gzipped with the gzip module), and the
 databases are made with the sqlite3 module from the frozen schema, with
 512-byte pages to keep them small, and named *.sqlite: .gitignore leaves
-out *.db.
+out *.db. The EROFS images are made by mkfs.erofs (erofs-utils), with a
+fixed time and UUID so that the same tree makes the same bytes.
 """
 import gzip
 import os
 import sqlite3
 import struct
+import subprocess
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -254,13 +257,41 @@ def pprof_seeds():
     }
 
 
+# ---- EROFS images: fuzz/erofs_image_input.cc lays them out -------------------
+
+# Each layout mkfs.erofs makes that LayOutErofsImage meets: the two it moves
+# blocks of, and two it refuses or leaves in place.
+EROFS_SEEDS = {
+    "chunked.erofs": ["--chunksize=4096"],
+    "lz4hc-full-index.erofs": ["-zlz4hc", "-Elegacy-compress"],
+    "lz4hc-compact.erofs": ["-zlz4hc"],
+    "flat.erofs": [],
+}
+
+
+def erofs_seeds(out):
+    """The tree the target's plan names (/r/a.txt, /r/lib/b.txt), made into
+    an image each way."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = os.path.join(tmp, "r")
+        os.makedirs(os.path.join(root, "lib"))
+        with open(os.path.join(root, "a.txt"), "w") as f:
+            f.write("".join(f"{i}\n" for i in range(1, 3001)))
+        with open(os.path.join(root, "lib", "b.txt"), "w") as f:
+            f.write("".join(f"{i}\n" for i in range(7000, 7400)))
+        for name, options in EROFS_SEEDS.items():
+            subprocess.run(["mkfs.erofs", "--quiet", "-T0", "-U", "6e6f6e65-0000-4000-8000-000000000001", *options,
+                            os.path.join(out, name), root], check=True)
+
+
 def main():
     plans = os.path.join(HERE, "corpus", "plan")
     replays = os.path.join(HERE, "corpus", "plan_replay")
     dbs = os.path.join(HERE, "corpus", "profile_db")
     cpu = os.path.join(HERE, "corpus", "cpu_samples")
     pp = os.path.join(HERE, "corpus", "pprof")
-    for d in (plans, replays, dbs, cpu, pp):
+    erofs = os.path.join(HERE, "corpus", "erofs_image")
+    for d in (plans, replays, dbs, cpu, pp, erofs):
         os.makedirs(d, exist_ok=True)
     for d, seeds in ((plans, plan_seeds()), (replays, plan_replay_seeds())):
         for name, data in seeds.items():
@@ -271,7 +302,8 @@ def main():
     for name, data in pprof_seeds().items():
         with open(os.path.join(pp, name), "wb") as f:
             f.write(data)
-    for d in (plans, replays, dbs, cpu, pp):
+    erofs_seeds(erofs)
+    for d in (plans, replays, dbs, cpu, pp, erofs):
         for name in sorted(os.listdir(d)):
             print(f"{os.path.relpath(os.path.join(d, name), ROOT)}: {os.path.getsize(os.path.join(d, name))} bytes")
 

@@ -5,7 +5,7 @@
 #   fuzz/run.sh [--seconds N] [--build-dir DIR] [TARGET...]
 #
 # TARGET is a name under fuzz/corpus/ (plan, plan_replay, profile_db,
-# cpu_samples);
+# erofs_image, cpu_samples, pprof);
 # default: all of them that this tree builds. Each target starts from its
 # seed corpus (fuzz/corpus/<target>/) and the saved crashes
 # (fuzz/regressions/<target>/); inputs it finds go to
@@ -39,11 +39,17 @@ done
 
 command -v clang++-19 >/dev/null || { echo "fuzz/run.sh: clang++-19 not found; apt-get install clang-19 libclang-rt-19-dev" >&2; exit 1; }
 mkdir -p "$build"
+# Configured once, and again on every run (quick): `make help` below lists
+# the targets as the last configure saw them, so a target added since would
+# be missed.
 if [ ! -f "$build/CMakeCache.txt" ]; then
-  cmake -S "$root" -B "$build" -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSYSPGO_FUZZ=ON >"$build/fuzz-configure.log" 2>&1 ||
-    { tail -40 "$build/fuzz-configure.log" >&2; echo "fuzz/run.sh: configuring $build failed (log above)" >&2; exit 1; }
+  set -- -S "$root" -B "$build" -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSYSPGO_FUZZ=ON
+else
+  set -- "$build"
 fi
+cmake "$@" >"$build/fuzz-configure.log" 2>&1 ||
+  { tail -40 "$build/fuzz-configure.log" >&2; echo "fuzz/run.sh: configuring $build failed (log above)" >&2; exit 1; }
 # A target whose reader this tree lacks is not built (fuzz/CMakeLists.txt):
 # skip it unless it was asked for by name.
 known=$(make -C "$build" help 2>/dev/null | sed -n 's/^\.\.\. fuzz_//p')

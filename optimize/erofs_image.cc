@@ -165,7 +165,13 @@ struct FileMap {
   std::vector<uint32_t> page_first;  // page p's blocks: blocks[page_first[p] .. page_first[p + 1])
   std::vector<uint32_t> blocks;
   std::vector<std::pair<uint64_t, uint32_t>> addresses;  // (byte offset of a 4-byte address, the block it names)
+  uint64_t index_at = 0, index_bytes = 0;                // where the addresses are stored
 };
+
+// Records the blocks that bytes [at, at + bytes) of the image lie in.
+void AddBlocks(std::set<uint64_t>& blocks, uint64_t at, uint64_t bytes) {
+  for (uint64_t b = at / kBlock; bytes && b <= (at + bytes - 1) / kBlock; ++b) blocks.insert(b);
+}
 
 // A chunk-based file: one block address per 4 KiB chunk, after the inode
 // and its inline xattrs, aligned to the entry's size.
@@ -181,6 +187,7 @@ Result<FileMap> ChunkedFileMap(const ImageFile& img, const Inode& in) {
   std::vector<unsigned char> raw(count * unit);
   SYSPGO_TRY(img.Read(first, raw.data(), raw.size()));
   FileMap m;
+  m.index_at = first, m.index_bytes = raw.size();
   for (uint64_t i = 0; i < count; ++i) {
     const unsigned char* e = &raw[i * unit];
     if (unit == 8 && Le(e + 2, 2)) return img.Damaged("a chunk lies on another device");
@@ -206,6 +213,7 @@ Result<FileMap> CompressedFileMap(const ImageFile& img, const Inode& in) {
   SYSPGO_TRY(img.Read(first, raw.data(), raw.size()));
   std::vector<std::pair<uint64_t, uint32_t>> heads;  // (file offset where an extent starts, its block)
   FileMap m;
+  m.index_at = first, m.index_bytes = raw.size();
   for (uint64_t i = 0; i < count; ++i) {
     const unsigned char* e = &raw[i * kFullIndexEntry];
     if ((Le(e, 2) & 3) == kLclusterNonHead) {
@@ -270,17 +278,22 @@ Result<std::string> DirectoryBytes(const ImageFile& img, const Inode& in) {
   return data;
 }
 
-// path below the root -> nid, of every regular file; depth-first. A
+// path below the root -> nid, of every regular file; depth-first, adding
+// the blocks each directory's inode and entries lie in to `meta`. A
 // directory is walked once: an image that names one twice (a loop, or two
 // parents) is refused, where walking it again could go on for ever.
 Status WalkFiles(const ImageFile& img, const Super& sb, uint64_t nid, const std::string& prefix, int depth,
-                 std::set<uint64_t>& dirs, std::unordered_map<std::string, uint64_t>& files) {
+                 std::set<uint64_t>& dirs, std::unordered_map<std::string, uint64_t>& files,
+                 std::set<uint64_t>& meta) {
   if (depth > 256) return img.Damaged("directories nest deeper than 256");
   if (!dirs.insert(nid).second) return img.Damaged("a directory is reached twice");
   auto dir = ReadInode(img, sb, nid);
   if (!dir) return dir.error();
   auto data = DirectoryBytes(img, *dir);
   if (!data) return data.error();
+  const uint64_t full = dir->layout == kFlatInline ? dir->size / kBlock * kBlock : dir->size;
+  AddBlocks(meta, dir->pos, dir->body + (dir->size - full));
+  if (full) AddBlocks(meta, uint64_t{dir->u} * kBlock, full);
   for (uint64_t block = 0; block < data->size(); block += kBlock) {
     std::string_view b = std::string_view(*data).substr(block, kBlock);
     if (b.size() < 12) return img.Damaged("a directory block too short for an entry");
@@ -297,7 +310,7 @@ Status WalkFiles(const ImageFile& img, const Super& sb, uint64_t nid, const std:
       std::string path = prefix + std::string(name);
       unsigned type = d[10];
       if (type == 2) {  // EROFS_FT_DIR
-        SYSPGO_TRY(WalkFiles(img, sb, child, path + "/", depth + 1, dirs, files));
+        SYSPGO_TRY(WalkFiles(img, sb, child, path + "/", depth + 1, dirs, files, meta));
       } else if (type == 1) {  // EROFS_FT_REG_FILE
         files.emplace(path, child);
       }
@@ -306,11 +319,14 @@ Status WalkFiles(const ImageFile& img, const Super& sb, uint64_t nid, const std:
   return {};
 }
 
-// Every chunk-map entry of the image's chunk-based files, by file.
+// Where the data of the image's files lies, by file, and the blocks the
+// metadata this reads lies in (which no data address may name: moving one
+// would move the superblock, an inode or an index with the data).
 struct ImageMaps {
   Super sb;
   std::unordered_map<std::string, uint64_t> files;  // path -> nid
   std::map<uint64_t, FileMap> maps;                 // nid -> where its data lies
+  std::set<uint64_t> meta_blocks;
 };
 
 Result<ImageMaps> ReadMaps(const ImageFile& img) {
@@ -319,14 +335,18 @@ Result<ImageMaps> ReadMaps(const ImageFile& img) {
   if (!sb) return sb.error();
   m.sb = *sb;
   std::set<uint64_t> dirs;
-  SYSPGO_TRY(WalkFiles(img, m.sb, m.sb.root_nid, "", 0, dirs, m.files));
+  m.meta_blocks.insert(0);  // the superblock's
+  SYSPGO_TRY(WalkFiles(img, m.sb, m.sb.root_nid, "", 0, dirs, m.files, m.meta_blocks));
   for (const auto& [path, nid] : m.files) {
     if (m.maps.count(nid)) continue;  // a hard link
     auto in = ReadInode(img, m.sb, nid);
     if (!in) return in.error();
+    AddBlocks(m.meta_blocks, in->pos, in->body);
     auto map = FileMapOf(img, *in);
     if (!map) return map.error();
-    if (*map) m.maps.emplace(nid, std::move(**map));
+    if (!*map) continue;
+    AddBlocks(m.meta_blocks, (*map)->index_at, (*map)->index_bytes);
+    m.maps.emplace(nid, std::move(**map));
   }
   return m;
 }
@@ -368,6 +388,7 @@ Result<ErofsLayout> LayOutErofsImage(const std::string& image, const std::string
   for (const auto& [nid, map] : m->maps) {
     for (const auto& [at, b] : map.addresses) {
       if (b >= blocks) return img->Damaged("a file's data block lies past the end of the image");
+      if (m->meta_blocks.count(b)) return img->Damaged("a file's data block is also where its metadata lies");
       entries.emplace_back(at, b);
       slots.push_back(b);
     }

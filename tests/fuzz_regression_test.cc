@@ -52,6 +52,11 @@ TEST(FuzzRegression, ProfileDbCorpusAndSavedCrashes) {
   Replay("regressions", "profile_db", fuzz::ProfileDbInput);
 }
 
+TEST(FuzzRegression, ErofsImageCorpusAndSavedCrashes) {
+  EXPECT_GE(Replay("corpus", "erofs_image", fuzz::ErofsImageInput), 4u) << "the erofs_image seed corpus is missing";
+  Replay("regressions", "erofs_image", fuzz::ErofsImageInput);
+}
+
 #ifdef SYSPGO_FUZZ_CPU_SAMPLES  // where analyze/sample_db.cc exists, as the target
 TEST(FuzzRegression, CpuSamplesCorpusAndSavedCrashes) {
   EXPECT_GE(Replay("corpus", "cpu_samples", fuzz::CpuSamplesInput), 2u) << "the cpu_samples seed corpus is missing";

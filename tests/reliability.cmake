@@ -19,7 +19,8 @@ else()
   set_tests_properties(fuzz_brief PROPERTIES TIMEOUT 1800 LABELS fuzz)
 endif()
 
-set(_fuzz_inputs ${CMAKE_SOURCE_DIR}/fuzz/fuzz_inputs.cc ${CMAKE_SOURCE_DIR}/fuzz/plan_replay_input.cc)
+set(_fuzz_inputs ${CMAKE_SOURCE_DIR}/fuzz/fuzz_inputs.cc ${CMAKE_SOURCE_DIR}/fuzz/plan_replay_input.cc
+                 ${CMAKE_SOURCE_DIR}/fuzz/erofs_image_input.cc)
 if(EXISTS ${CMAKE_SOURCE_DIR}/analyze/sample_db.cc)  # as in fuzz/CMakeLists.txt
   list(APPEND _fuzz_inputs ${CMAKE_SOURCE_DIR}/fuzz/cpu_samples_input.cc)
 endif()
