@@ -421,7 +421,7 @@ def images(a):
     cols = [v for p in places for v in (p, p + "+plan")] + ["warm"] + [f"contiguous:{s}" for _, _, s in FAMILIES] + \
         [f"front:{s}" for _, _, s in FAMILIES] + [f"front:{m}" for m, _ in MEMORY_MOUNTS] + \
         ["start"]
-    time_rows, byte_rows, cpu_rows, verdicts, mounts, in_memory = [], [], [], [], [], []
+    time_rows, byte_rows, cpu_rows, glance_rows, verdicts, mounts, in_memory = [], [], [], [], [], [], []
     try:
         for title, name, cmd, trees, example in image_programs(work):
             root = make_root(work, name, cmd, trees, example)
@@ -525,6 +525,13 @@ def images(a):
                     floor, front = max(floor, memory_floor), max(front, memory_floor)
                     mem_text = (f"; no less than the same replay and run with the image in memory, "
                                 f"{ms(med[mem + '+plan'])}, less its loop device's copy, {ms(med['front:' + mem])}")
+                # A target is "below the floor" where reaching it would take
+                # less than the floor: no replay on this machine gets there.
+                mark = lambda target: "met" if best <= target else ("below the floor" if target < floor else "not met")
+                glance_rows.append([title, family, ms(med[unsorted]), ms(best), f"{med[unsorted] / best:.2f}x",
+                                    mark(med[unsorted] / 4), ms(floor), ms(med["warm"]),
+                                    f"{best / med['warm']:.2f}x", mark(2 * med["warm"]), f"{best / floor:.2f}x",
+                                    f"{ms(med[srt])} vs {ms(med[unsorted + '+plan'])}"])
                 verdicts.append(
                     f"- {title}, {family}: sorted image + plan ≥ 4x faster than the unsorted image cold "
                     f"({ms(med[unsorted] / 4)}): {'met' if 4 * best <= med[unsorted] else 'not met'} ({ms(best)}, "
@@ -576,7 +583,14 @@ def images(a):
             "plan recorded from a cold run at that place (`collect --cold --no-readahead`); for *erofs.sorted* "
             "and *erofs.sorted.lz4hc* with `--io-priority inherit` (its plan is one sequential read of the image's front, and in the "
             "program's I/O class mq-deadline merges its reads with the program's). *warm*: the directory, "
-            "cached.\n\n" +
+            "cached.\n\n"
+            "The targets at a glance, per image family (the sorted image + plan against the unsorted image cold; "
+            "*floor* as in the targets below: the most of the replayer's start plus the plan's bytes read in one "
+            "run, the warm run, and for a family with a memory mount its in-memory replay and run less its loop "
+            "device's copy; *below the floor*: the target asks for less than the floor):\n\n" +
+            md_table(["program", "family", "unsorted cold", "sorted + plan", "speedup", "≥ 4x", "floor", "warm",
+                      "÷ warm", "≤ 2x warm", "÷ floor", "sorted alone vs unsorted + plan"], glance_rows) + "\n\n"
+            "Every place:\n\n" +
             md_table(["program"] + [label(v) for v in cols], time_rows) + "\n\n"
             "MiB read from the disk (/proc/diskstats, the disk's counter: it also counts other work's reads), the "
             "plans of the sorted images, and the images' sizes:\n\n" +
