@@ -195,7 +195,7 @@ int EmitFromPlan(const OptimizeArgs& a) {
                               {"files_flat", laid->files_flat},
                               {"blocks_placed", laid->blocks_placed},
                               {"data_blocks", laid->data_blocks},
-                              {"block_size", 4096},
+                              {"block_size", kErofsBlockSize},
                               {"left_out", laid->left_out}});
     return 0;
   }

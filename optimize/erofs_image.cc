@@ -21,7 +21,7 @@
 namespace syspgo {
 namespace {
 
-constexpr uint64_t kBlock = 4096;
+constexpr uint64_t kBlock = kErofsBlockSize;
 constexpr uint64_t kSuperOffset = 1024;
 constexpr uint32_t kMagic = 0xE0F5E1E2;
 constexpr uint32_t kCompatSbChecksum = 0x1;
@@ -40,7 +40,10 @@ constexpr uint16_t kChunkBitsMask = 0x1F;
 // the compact index derives addresses by counting, so only the full one
 // lets blocks move one by one.
 constexpr uint64_t kFullIndexSkip = 16, kFullIndexEntry = 8;
-enum LclusterType : unsigned { kLclusterPlain = 0, kLclusterHead1 = 1, kLclusterNonHead = 2, kLclusterHead2 = 3 };
+// An entry's type, in its low two bits: 0 plain, 1 head, 2 non-head (a
+// cluster inside an extent begun earlier, with no block of its own), 3 a
+// head of the second algorithm.
+constexpr unsigned kLclusterNonHead = 2;
 constexpr uint16_t kDeltaBlockCount = 0x800;  // a non-head's delta[0] that counts a big pcluster's blocks
 
 enum DataLayout : unsigned { kFlatPlain = 0, kCompressedFull = 1, kFlatInline = 2, kCompressedCompact = 3, kChunkBased = 4 };
@@ -244,21 +247,18 @@ Result<FileMap> CompressedFileMap(const ImageFile& img, const Inode& in) {
   return m;
 }
 
+Result<std::optional<FileMap>> Some(Result<FileMap> map) {
+  if (!map) return map.error();
+  return std::optional<FileMap>(std::move(*map));
+}
+
 // The map of a file whose data this layout can move; none for data stored
 // flat (empty files, inline tails, data mkfs.erofs could not compress),
 // which stays where mkfs.erofs put it.
 Result<std::optional<FileMap>> FileMapOf(const ImageFile& img, const Inode& in) {
   switch (in.layout) {
-    case kChunkBased: {
-      auto m = ChunkedFileMap(img, in);
-      if (!m) return m.error();
-      return std::optional<FileMap>(std::move(*m));
-    }
-    case kCompressedFull: {
-      auto m = CompressedFileMap(img, in);
-      if (!m) return m.error();
-      return std::optional<FileMap>(std::move(*m));
-    }
+    case kChunkBased: return Some(ChunkedFileMap(img, in));
+    case kCompressedFull: return Some(CompressedFileMap(img, in));
     case kCompressedCompact:
       return MakeError("the EROFS image '" + img.path() + "' indexes its compressed files compactly, which does "
                        "not let blocks move one by one; make it with 'mkfs.erofs -Elegacy-compress'");
@@ -266,8 +266,9 @@ Result<std::optional<FileMap>> FileMapOf(const ImageFile& img, const Inode& in) 
   }
 }
 
-// The bytes of a directory (flat, with or without an inline tail).
-Result<std::string> DirectoryBytes(const ImageFile& img, const Inode& in) {
+// The bytes of a directory (flat, with or without an inline tail); the
+// blocks its inode and entries lie in are added to `meta`.
+Result<std::string> DirectoryBytes(const ImageFile& img, const Inode& in, std::set<uint64_t>& meta) {
   if (in.layout != kFlatPlain && in.layout != kFlatInline) return img.Damaged("a directory of an unknown layout");
   if (in.size > img.size()) return img.Damaged("a directory larger than the image");
   std::string data(in.size, '\0');
@@ -275,11 +276,13 @@ Result<std::string> DirectoryBytes(const ImageFile& img, const Inode& in) {
   // An inline directory smaller than a block has no block address at all.
   if (full) SYSPGO_TRY(img.Read(uint64_t{in.u} * kBlock, data.data(), full));
   if (full < in.size) SYSPGO_TRY(img.Read(in.pos + in.body, data.data() + full, in.size - full));
+  AddBlocks(meta, in.pos, in.body + (in.size - full));
+  if (full) AddBlocks(meta, uint64_t{in.u} * kBlock, full);
   return data;
 }
 
 // path below the root -> nid, of every regular file; depth-first, adding
-// the blocks each directory's inode and entries lie in to `meta`. A
+// the blocks of each directory to `meta` (DirectoryBytes). A
 // directory is walked once: an image that names one twice (a loop, or two
 // parents) is refused, where walking it again could go on for ever.
 Status WalkFiles(const ImageFile& img, const Super& sb, uint64_t nid, const std::string& prefix, int depth,
@@ -289,11 +292,8 @@ Status WalkFiles(const ImageFile& img, const Super& sb, uint64_t nid, const std:
   if (!dirs.insert(nid).second) return img.Damaged("a directory is reached twice");
   auto dir = ReadInode(img, sb, nid);
   if (!dir) return dir.error();
-  auto data = DirectoryBytes(img, *dir);
+  auto data = DirectoryBytes(img, *dir, meta);
   if (!data) return data.error();
-  const uint64_t full = dir->layout == kFlatInline ? dir->size / kBlock * kBlock : dir->size;
-  AddBlocks(meta, dir->pos, dir->body + (dir->size - full));
-  if (full) AddBlocks(meta, uint64_t{dir->u} * kBlock, full);
   for (uint64_t block = 0; block < data->size(); block += kBlock) {
     std::string_view b = std::string_view(*data).substr(block, kBlock);
     if (b.size() < 12) return img.Damaged("a directory block too short for an entry");

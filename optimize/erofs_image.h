@@ -37,6 +37,9 @@
 
 namespace syspgo {
 
+// The only block size the layout takes (mkfs.erofs's default).
+constexpr uint64_t kErofsBlockSize = 4096;
+
 // What the layout did.
 struct ErofsLayout {
   size_t files_placed = 0;            // plan files found in the image and laid out first
