@@ -5,6 +5,7 @@ measures variants interleaved (A B A B ...), reports medians of at least 5
 runs with min-max, and rewrites its own section of RESULTS.md between
 markers, naming the command that produced it.
 """
+import json
 import os
 import re
 import statistics
@@ -151,6 +152,12 @@ def status_kib(pid, field):
     except OSError:
         return None
     return None
+
+
+def read_json(path):
+    """The JSON document in the file at path (syspgo's --json summaries)."""
+    with open(path) as f:
+        return json.load(f)
 
 
 def med(xs):

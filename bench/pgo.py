@@ -59,7 +59,6 @@ usage: sudo bench/pgo.py [--runs 10] [--profiles 3] [--rate-runs 5] [--programs 
 import argparse
 import concurrent.futures
 import glob
-import json
 import os
 import re
 import shlex
@@ -447,7 +446,7 @@ def prepare(prog, a, timeit):
     pgo = [B.SYSPGO, "pgo", "--build", prog.build_cmd("$CC"), "--binary", "./" + prog.binary, "--train", train,
            "--eval", evalc, "--runs", "1", "--dir", pgo_dir, "--freq", SAMPLE_HZ, "-q"]
     timed_step(costs, "syspgo pgo (all stages)", lambda: sh(pgo, cwd=build_dir, what=f"syspgo pgo on {prog.name}"))
-    man = json.load(open(os.path.join(pgo_dir, "manifest.json")))
+    man = B.read_json(os.path.join(pgo_dir, "manifest.json"))
     for s in man["stages"]:
         costs[f"syspgo pgo: {s['name']}"] = s["seconds"]
         if s["name"] == "train":
