@@ -40,7 +40,7 @@ syspgo_test(migration_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/migration_test.cc
 syspgo_test(concurrency_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/concurrency_test.cc)
 syspgo_test(target_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/target_test.cc)
 syspgo_test(flood_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/flood_test.cc)
-syspgo_test(privilege_test PAGE_CACHE SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/privilege_test.cc LIBS syspgo_optimize)
+syspgo_test(privilege_test PAGE_CACHE SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/privilege_test.cc ${CMAKE_CURRENT_SOURCE_DIR}/sudo_fixture.cc LIBS syspgo_optimize)
 add_dependencies(privilege_test syspgo-prefetch)
 syspgo_test(redact_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/redact_test.cc LIBS syspgo_analyze)
 # Issue 22: plans, databases and paths made by someone else (hostile_input_test.cc says how).
