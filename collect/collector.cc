@@ -167,15 +167,23 @@ RunSettings Settings(const CollectRequest& req, const CollectOptions& o, uint64_
 // later, on any machine. Only when a stack was stored: the lines a run
 // needs are a few hundred of 120k. Returns a note when the stacks will not
 // resolve.
-std::string StoreKallsyms(Writer& w, int run_kallsyms_table) {
+// With `synthetic` (a sudo user who may not see kernel addresses) the
+// stacks hold its addresses and the lines are its symbols.
+std::string StoreKallsyms(Writer& w, int run_kallsyms_table, const SyntheticKernelAddresses* synthetic) {
   if (w.kernel_addresses().empty()) return "";
-  std::vector<uint64_t> ips(w.kernel_addresses().begin(), w.kernel_addresses().end());
-  std::sort(ips.begin(), ips.end());
-  KernelSymbols symbols = KernelSymbols::Load();
-  if (!symbols.readable()) return "no kernel symbols: /proc/kallsyms could not be read; kernel stacks will not resolve. ";
-  if (symbols.hidden())
-    return "kernel symbol addresses are hidden (kernel.kptr_restrict); kernel stacks will not resolve. ";
-  std::string text = symbols.LinesFor(ips);
+  std::string text;
+  if (synthetic) {
+    text = synthetic->Text();
+  } else {
+    std::vector<uint64_t> ips(w.kernel_addresses().begin(), w.kernel_addresses().end());
+    std::sort(ips.begin(), ips.end());
+    KernelSymbols symbols = KernelSymbols::Load();
+    if (!symbols.readable())
+      return "no kernel symbols: /proc/kallsyms could not be read; kernel stacks will not resolve. ";
+    if (symbols.hidden())
+      return "kernel symbol addresses are hidden (kernel.kptr_restrict); kernel stacks will not resolve. ";
+    text = symbols.LinesFor(ips);
+  }
   std::string hash = ContentHash(text);
   std::string size = std::to_string(text.size());
   std::vector<std::string> params;  // not an initializer list: that would copy the text
@@ -610,6 +618,11 @@ Result<CollectResult> Collect(const CollectRequest& req) {
 
   fprintf(stderr, "syspgo: %s\n", DescribePlan(s.plan).c_str());
   Writer writer(std::move(*s.db), res.run_id, Writer::Limits{s.plan.queue, s.plan.sqlite_cache});
+  std::unique_ptr<SyntheticKernelAddresses> synthetic;  // collect/kallsyms.h: the user may not see them
+  if (!InvokingUserSeesKernelAddresses()) {
+    synthetic = std::make_unique<SyntheticKernelAddresses>();
+    writer.MapKernelAddresses([k = synthetic.get()](uint64_t a) { return k->Map(a); });
+  }
   for (auto& g : s.groups) g->DeclareTables(writer);
   int probe_tbl = writer.Table("run_probe", {"probe_group", "attached", "detail", "events"}, "INSERT OR REPLACE");
   int drop_tbl = writer.Table("run_drop", {"probe_group", "cpu", "dropped"});
@@ -676,7 +689,9 @@ Result<CollectResult> Collect(const CollectRequest& req) {
   rb->reset();
   for (auto* g : *live) g->Drain(writer);
   for (auto* g : *live) g->Finish(writer);
-  std::string kallsyms_note = StoreKallsyms(writer, kallsyms_tbl);
+  std::string kallsyms_note = StoreKallsyms(writer, kallsyms_tbl, synthetic.get());
+  if (synthetic && !writer.kernel_addresses().empty())
+    kallsyms_note += "kernel addresses are synthetic (symbol + offset): the invoking user may not see the kernel's. ";
   for (auto* g : *live)
     if (g->kernel_stacks()) g->note += kallsyms_note;
   ReportGroups(*live, rctx, ctx.drops_fd, writer, probe_tbl, drop_tbl, res);

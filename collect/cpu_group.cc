@@ -103,7 +103,7 @@ class CpuGroup : public ProbeGroup {
       // the rest of the process's code (frames of other events' stacks).
       if (maps_read_.insert(h->pid).second) ReadProcMaps(w, h->pid, ts);
       w.Row(sample_)
-          .I(ts).I(h->pid).I(h->tid).I(e->cpu).I(e->kernel).I(static_cast<int64_t>(e->ip))
+          .I(ts).I(h->pid).I(h->tid).I(e->cpu).I(e->kernel).I(static_cast<int64_t>(w.KernelAddress(e->ip)))
           .I(StoreStack(w, e->ustack, e->ustack_len, CPU_UFRAMES))
           .I(StoreStack(w, e->kstack, e->kstack_len, CPU_KFRAMES));
       return;

@@ -138,7 +138,7 @@ class FaultsGroup : public ProbeGroup {
     }
     w.Row(fault_)
         .I(static_cast<int64_t>(f.ts - start_ns_)).I(f.pid).I(f.tid)
-        .I(static_cast<int64_t>(f.addr)).I(static_cast<int64_t>(f.ip)).I(f.error_code)
+        .I(static_cast<int64_t>(f.addr)).I(static_cast<int64_t>(w.KernelAddress(f.ip))).I(f.error_code)
         .I(file ? KernelDevToUser(f.dev) : 0).I(f.ino).I(f.pgoff)
         .I(static_cast<int64_t>(f.vm_start)).I(static_cast<int64_t>(f.vm_flags))
         .I(f.major).I(f.filemap).I(f.around_first).I(f.around_last);

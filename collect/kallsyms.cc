@@ -7,11 +7,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cinttypes>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <sstream>
 
 #include "common/files.h"
+#include "common/identity.h"
 #include "common/profile_db.h"
 #include "common/util.h"
 
@@ -132,27 +136,114 @@ size_t KernelSymbols::NextLine(size_t at) const {
   return nl == std::string_view::npos ? text_.size() : nl + 1;
 }
 
+KernelSymbols& KernelSymbols::operator=(KernelSymbols&& o) noexcept {
+  bool own = !o.owned_.empty() && o.text_.data() == o.owned_.data();
+  owned_ = std::move(o.owned_);
+  mapping_ = std::move(o.mapping_);
+  text_ = own ? std::string_view(owned_) : o.text_;
+  readable_ = o.readable_;
+  hidden_ = o.hidden_;
+  from_cache_ = o.from_cache_;
+  o.text_ = {};
+  return *this;
+}
+
+size_t KernelSymbols::LineAt(uint64_t ip) const {
+  // Bisect the bytes: [lo, hi) holds the line starts still in question,
+  // `best` is the last line seen at or below ip. Every line ends in '\n'.
+  size_t lo = 0, hi = text_.size(), best = std::string_view::npos;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    size_t start = text_.rfind('\n', mid == 0 ? 0 : mid - 1);
+    start = start == std::string_view::npos || start < lo ? lo : start + 1;
+    if (strtoull(text_.data() + start, nullptr, 16) <= ip) {
+      best = start;
+      lo = NextLine(start);
+    } else {
+      hi = start;
+    }
+  }
+  return best;
+}
+
 std::string KernelSymbols::LinesFor(const std::vector<uint64_t>& sorted_ips) const {
   std::string out;
   size_t last = std::string_view::npos;  // the line named last
   for (uint64_t ip : sorted_ips) {
-    // Bisect the bytes: [lo, hi) holds the line starts still in question,
-    // `best` is the last line seen at or below ip. Every line ends in '\n'.
-    size_t lo = 0, hi = text_.size(), best = std::string_view::npos;
-    while (lo < hi) {
-      size_t mid = lo + (hi - lo) / 2;
-      size_t start = text_.rfind('\n', mid == 0 ? 0 : mid - 1);
-      start = start == std::string_view::npos || start < lo ? lo : start + 1;
-      if (strtoull(text_.data() + start, nullptr, 16) <= ip) {
-        best = start;
-        lo = NextLine(start);
-      } else {
-        hi = start;
-      }
-    }
+    size_t best = LineAt(ip);
     if (best == std::string_view::npos || best == last) continue;
     last = best;
     out.append(text_.substr(best, NextLine(best) - best));
+  }
+  return out;
+}
+
+namespace {
+
+// A sysctl's value; `fallback` if it cannot be read.
+long SysctlOr(const char* path, long fallback) {
+  std::string v = ReadFileOrEmpty(path);
+  char* end = nullptr;
+  long n = strtol(v.c_str(), &end, 10);
+  return end == v.c_str() ? fallback : n;
+}
+
+}  // namespace
+
+bool InvokingUserSeesKernelAddresses() {
+  const auto& user = InvokingUser();
+  if (!user.ok()) return false;
+  if (!user.value()) return true;  // root, or not under sudo
+  // Unreadable sysctls count as the strictest setting.
+  return SysctlOr("/proc/sys/kernel/kptr_restrict", 2) == 0 &&
+         SysctlOr("/proc/sys/kernel/perf_event_paranoid", 2) <= 1;
+}
+
+uint64_t SyntheticKernelAddresses::BaseOf(const std::string& key) {
+  auto it = base_of_.find(key);
+  if (it != base_of_.end()) return it->second;
+  // FNV-1a of the key picks the slot; taken slots are passed over.
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : key) h = (h ^ c) * 0x100000001b3ull;
+  uint64_t slot = h % kSlots;
+  while (key_of_.count(slot)) slot = (slot + 1) % kSlots;
+  key_of_.emplace(slot, key);
+  uint64_t base = kBase + (slot << kSlotBits);
+  base_of_.emplace(key, base);
+  return base;
+}
+
+uint64_t SyntheticKernelAddresses::Map(uint64_t addr) {
+  if (!(addr >> 63)) return addr;
+  auto it = mapped_.find(addr);
+  if (it != mapped_.end()) return it->second;
+  if (!loaded_) {
+    symbols_ = KernelSymbols::Load();
+    loaded_ = true;
+  }
+  // "ffffffff81000000 T name[\tmodule]": the key is what follows the address.
+  uint64_t out = 0;
+  size_t at = symbols_.hidden() ? std::string_view::npos : symbols_.LineAt(addr);
+  if (at != std::string_view::npos) {
+    std::string_view line = symbols_.text_.substr(at, symbols_.NextLine(at) - at - 1);
+    uint64_t start = strtoull(line.data(), nullptr, 16), off = addr - start;
+    size_t sp = line.find(' ');
+    if (off < (uint64_t{1} << kSlotBits) && sp != std::string_view::npos)
+      out = BaseOf(std::string(line.substr(sp + 1))) + off;
+  }
+  if (!out) out = BaseOf(std::string("t ") + kUnknown);
+  mapped_.emplace(addr, out);
+  return out;
+}
+
+std::string SyntheticKernelAddresses::Text() const {
+  std::map<uint64_t, const std::string*> sorted;
+  for (auto& [key, base] : base_of_) sorted.emplace(base, &key);
+  std::string out = kMarker;
+  char addr[24];
+  for (auto& [base, key] : sorted) {
+    snprintf(addr, sizeof addr, "%016" PRIx64 " ", base);
+    out += addr + *key + "\n";
   }
   return out;
 }

@@ -15,12 +15,17 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace syspgo {
 
 class KernelSymbols {
  public:
+  KernelSymbols() = default;
+  // Moves keep text() pointing into the moved lines.
+  KernelSymbols(KernelSymbols&& o) noexcept { *this = std::move(o); }
+  KernelSymbols& operator=(KernelSymbols&& o) noexcept;
   // Where the cache lives; tests point `dir` elsewhere. The directory is
   // made (0700) if missing and used only if it is root's and no one
   // else's to write.
@@ -49,6 +54,10 @@ class KernelSymbols {
  private:
   // The start of the line after the one `at` is in (text_.size() at the end).
   size_t NextLine(size_t at) const;
+  // The start of the line of the symbol at or below `ip` (of several at one
+  // address the last listed); npos if `ip` is below every symbol.
+  size_t LineAt(uint64_t ip) const;
+  friend class SyntheticKernelAddresses;
 
   // The lines: read from /proc/kallsyms into `owned_`, or the cache file
   // mapped (a run needs a few hundred of its 120k lines: no copy, no index;
@@ -57,6 +66,55 @@ class KernelSymbols {
   std::shared_ptr<const void> mapping_;
   std::string_view text_;
   bool readable_ = false, hidden_ = false, from_cache_ = false;
+};
+
+// Whether the user syspgo acts for could read kernel addresses themselves:
+// root, or not under sudo, or kernel.kptr_restrict 0 with
+// kernel.perf_event_paranoid at most 1 (the kernel's kallsyms_show_value:
+// with kptr_restrict 1 only CAP_SYSLOG sees them, with 2 no one, and a sudo
+// user has no CAP_SYSLOG). False when the invoking user cannot be told.
+bool InvokingUserSeesKernelAddresses();
+
+// Kernel addresses for a user who may not see them (sudo, kptr_restrict):
+// each address becomes (synthetic base of its symbol) + (offset in the
+// symbol), so the kernel's layout (KASLR's offset, module addresses) stays
+// hidden while every reader that names a frame from kallsyms lines keeps
+// working unchanged. A symbol's base is a slot of 2^kSlotBits bytes in a fixed
+// range below the kernel's own addresses (outside every real kallsyms
+// range), chosen by a hash of the symbol's name and module: the same
+// symbol gets the same base in every run (runs merge), and the order of
+// bases says nothing of the real order. An address of no symbol, or
+// further than a slot into its symbol, becomes the start of kUnknown.
+class SyntheticKernelAddresses {
+ public:
+  static constexpr uint64_t kBase = 0xffff900000000000ull;
+  static constexpr unsigned kSlotBits = 20;  // 1 MiB: more than any kernel function
+  static constexpr uint64_t kSlots = uint64_t{1} << 24;
+  static constexpr const char* kUnknown = "[unknown]";
+  // The first line of Text(): says the addresses are synthetic. Its type
+  // 'a' (absolute) is not a code symbol, so symbolizers skip it.
+  static constexpr const char* kMarker = "0000000000000000 a syspgo_synthetic_kernel_addresses\n";
+
+  // Reads the kernel's symbols (KernelSymbols::Load) on the first Map().
+  SyntheticKernelAddresses() = default;
+
+  // The synthetic address for a kernel address (upper half); anything else
+  // is returned as it is (user addresses, 0).
+  uint64_t Map(uint64_t addr);
+  // kallsyms lines of the symbols Map() handed out, at their synthetic
+  // bases, in address order, after kMarker.
+  std::string Text() const;
+  static bool IsSynthetic(uint64_t addr) { return addr >= kBase && addr < kBase + (kSlots << kSlotBits); }
+
+ private:
+  // The base of the symbol named by `key` ("T name[\tmodule]").
+  uint64_t BaseOf(const std::string& key);
+
+  KernelSymbols symbols_;
+  bool loaded_ = false;
+  std::unordered_map<uint64_t, uint64_t> mapped_;       // real address -> synthetic
+  std::unordered_map<std::string, uint64_t> base_of_;  // symbol key -> base
+  std::unordered_map<uint64_t, std::string> key_of_;   // slot -> symbol key
 };
 
 }  // namespace syspgo

@@ -173,6 +173,11 @@ Writer::RowBuilder Writer::Row(int table) {
 
 int64_t Writer::StackId(const uint64_t* ips, size_t n) {
   if (n == 0) return 0;
+  if (kernel_map_) {
+    mapped_frames_.assign(ips, ips + n);
+    for (uint64_t& ip : mapped_frames_) ip = KernelAddress(ip);
+    ips = mapped_frames_.data();
+  }
   // Two differently mixed 64-bit chains: a collision needs both to collide
   // (about 2^-128 a pair), far below any run's number of stacks.
   StackKey k{n, ~uint64_t{n}};

@@ -13,6 +13,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -95,6 +96,12 @@ class Writer {
   // The kernel addresses (upper half) in the stacks stored so far: what the
   // run's copy of the kernel's symbols must name.
   const std::unordered_set<uint64_t>& kernel_addresses() const { return kernel_addresses_; }
+  // From now on every kernel address stored in a stack, and KernelAddress(),
+  // goes through `map` (collect/kallsyms.h SyntheticKernelAddresses: for a
+  // sudo user who may not see the kernel's addresses).
+  void MapKernelAddresses(std::function<uint64_t(uint64_t)> map) { kernel_map_ = std::move(map); }
+  uint64_t KernelAddress(uint64_t a) const { return kernel_map_ && (a >> 63) ? kernel_map_(a) : a; }
+  bool kernel_addresses_mapped() const { return static_cast<bool>(kernel_map_); }
 
   // Hands the pending rows to the writer thread if they are older than the
   // flush interval (cheap to call often). Full batches go by themselves.
@@ -182,6 +189,8 @@ class Writer {
   std::unordered_map<StackKey, int64_t, StackKeyHash> stacks_, old_stacks_;
   int64_t last_stack_id_ = 0;
   std::unordered_set<uint64_t> kernel_addresses_;
+  std::function<uint64_t(uint64_t)> kernel_map_;
+  std::vector<uint64_t> mapped_frames_;  // StackId's frames after kernel_map_
   std::vector<Chunk*> owned_;  // every chunk mapped (drain thread only)
   uint64_t last_trim_ns_ = 0;
 
