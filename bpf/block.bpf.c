@@ -15,7 +15,13 @@
  * anonymous and give no file. Latency is issue to completion, the device's
  * share, as biolatency measures by default. Needs Linux 5.11 or later:
  * before a54895fa057c ("block: remove the request_queue to argument request
- * based tracepoints") the block_rq_* tracepoints also passed the queue. */
+ * based tracepoints") the block_rq_* tracepoints also passed the queue.
+ *
+ * Under sudo for a user other than root (block_only_own), a request is
+ * kept only if the traced tree submitted it or its first page is of a file
+ * that user owns (writeback of their files by a flusher); the others, and
+ * their latencies, are left out of the rows and the histogram and counted
+ * in block_left_out. */
 #define GROUP block
 #define GROUP_ID SYSPGO_GROUP_BLOCK
 #include "common.bpf.h"
@@ -43,6 +49,8 @@ struct rq_info {
 	__u32 target;
 	__u32 start_flags;  /* cmd_flags as submitted: the flush machinery strips
 			     * PREFLUSH and FUA from the request before it completes */
+	__u32 file_uid;     /* owner of the file (file_ino != 0) */
+	__u32 pad;
 	char comm[SYSPGO_COMM_LEN];
 };
 
@@ -54,6 +62,13 @@ struct {
 } block_rqs SEC(".maps");
 
 HIST_MAP(block_hist, BLOCK_HIST_MAX_KEYS, struct block_hist_key, struct block_hist_val);
+
+/* Set by the loader under sudo: keep only the traced tree's requests and
+ * those on files of block_own_uid (see the top). */
+const volatile __u32 block_only_own = 0;
+const volatile __u32 block_own_uid = 0;
+/* Requests left out by block_only_own; read by the loader. */
+__u64 block_left_out = 0;
 
 /* Requests we could not follow because `block_rqs` was full; read by the loader. */
 __u64 untracked = 0;
@@ -123,6 +138,7 @@ static __always_inline void bio_file(struct bio *bio, struct rq_info *ri)
 		return;
 	ri->file_dev = BPF_CORE_READ(host, i_sb, s_dev);
 	ri->file_ino = BPF_CORE_READ(host, i_ino);
+	ri->file_uid = BPF_CORE_READ(host, i_uid.val);
 	__u64 sub = ((__u64)page - (__u64)folio) / bpf_core_type_size(struct page);
 	ri->file_index = BPF_CORE_READ(folio, index) + sub + (off >> PAGE_SHIFT);
 }
@@ -224,6 +240,11 @@ int BPF_PROG(block_rq_complete, struct request *rq, blk_status_t error, unsigned
 	 * submitter), or one that failed early. Timed from its creation. */
 	__u64 from = ri->issue_ts ? ri->issue_ts : ri->start_ts;
 	if (!from) {
+		bpf_map_delete_elem(&block_rqs, &key);
+		return 0;
+	}
+	if (block_only_own && !ri->target && !(ri->file_ino && ri->file_uid == block_own_uid)) {
+		__sync_fetch_and_add(&block_left_out, 1);
 		bpf_map_delete_elem(&block_rqs, &key);
 		return 0;
 	}

@@ -11,7 +11,12 @@
  * their time is subtracted, so soft time is the vector's own work. Time
  * spent in the interrupt entry code, in NMIs and in architecture vectors
  * without an irqaction (local timer, IPIs) is not seen by these
- * tracepoints. */
+ * tracepoints.
+ *
+ * Under sudo for a user other than root (irq_only_own), only handler runs
+ * that interrupted the traced tree are kept, in the records and in the
+ * histograms alike (the interrupt time taken from that user's work); the
+ * others are counted per CPU in irq_left_out. */
 #define GROUP irq
 #define GROUP_ID SYSPGO_GROUP_IRQ
 #include "common.bpf.h"
@@ -21,6 +26,16 @@
 
 /* Handler runs at least this long (ns) are recorded one by one. */
 const volatile __u64 min_ns = 100000;
+/* Set by the loader under sudo: keep only the runs that interrupted the traced tree. */
+const volatile __u32 irq_only_own = 0;
+
+/* Handler runs irq_only_own left out, per CPU; read by the loader. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} irq_left_out SEC(".maps");
 
 struct cpu_state {
 	__u64 hard_ts;       /* entry of the running hard handler, 0 if none */
@@ -50,6 +65,21 @@ static __always_inline struct cpu_state *cpu_state(void)
 {
 	__u32 zero = 0;
 	return bpf_map_lookup_elem(&irq_state, &zero);
+}
+
+/* Whether irq_only_own leaves out this run (and counts it). */
+static __always_inline int left_out(void)
+{
+	if (!irq_only_own)
+		return 0;
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	if (pid && is_target(pid))
+		return 0;
+	__u32 zero = 0;
+	__u64 *n = bpf_map_lookup_elem(&irq_left_out, &zero);
+	if (n)
+		*n += 1; /* per-CPU slot: no other writer */
+	return 1;
 }
 
 static __always_inline void record(__u32 kind, __u32 vec, __u64 ts, __u64 dur, int ret,
@@ -92,6 +122,8 @@ int BPF_PROG(irq_exit, int irq, struct irqaction *action, int ret)
 	__u64 dur = bpf_ktime_get_ns() - start;
 	st->hard_ts = 0;
 	st->hard_ns += dur;
+	if (left_out())
+		return 0;
 
 	struct irq_hist_key k = {.kind = IRQ_HARD, .vec = irq, .slot = log2_slot(dur)};
 	if (hist_add(&irq_hist, &k, dur) == 1) {
@@ -128,6 +160,8 @@ int BPF_PROG(irq_softirq_exit, unsigned int vec)
 	__u64 hard = st->hard_ns - st->hard_ns_at_soft;
 	dur = dur > hard ? dur - hard : 0;
 	st->soft_ts = 0;
+	if (left_out())
+		return 0;
 
 	struct irq_hist_key k = {.kind = IRQ_SOFT, .vec = vec, .slot = log2_slot(dur)};
 	hist_add(&irq_hist, &k, dur);

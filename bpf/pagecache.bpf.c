@@ -17,6 +17,11 @@
  *    limits and puts it in `pagecache_memcgs` only if it is limited, so a tree running
  *    in a broad unlimited cgroup (a login session) does not record the page
  *    cache of everything else in it.
+ * Under sudo for a user other than root (pagecache_only_own), an event kept
+ * for the cgroup alone is kept only on a file that user owns: the others
+ * are other users' files and are counted in pagecache_left_out. The first
+ * two reasons stand: the user's own processes, and files their processes
+ * read, so could read themselves.
  * The collector's own page-cache traffic (writing the profile) is never kept.
  * Memory cgroups are v1 here, so bpf_get_current_cgroup_id() says nothing;
  * the task's memory cgroup comes from the kfunc bpf_task_get_cgroup1 with
@@ -41,6 +46,11 @@ const volatile __u32 memcg_hierarchy = 0;
 const volatile __u64 memcg_root_id = 0;
 /* The collector's process: its database writes would record themselves. */
 const volatile __u32 self_tgid = 0;
+/* Set by the loader under sudo (see the top). */
+const volatile __u32 pagecache_only_own = 0;
+const volatile __u32 pagecache_own_uid = 0;
+/* Events pagecache_only_own left out; read by the loader. */
+__u64 pagecache_left_out = 0;
 
 extern struct cgroup *bpf_task_get_cgroup1(struct task_struct *task, int hierarchy_id) __ksym __weak;
 extern void bpf_cgroup_release(struct cgroup *cgrp) __ksym __weak;
@@ -664,6 +674,13 @@ static __always_inline int page_event(void *ctx, struct folio *folio, __u32 type
 		why |= PAGECACHE_WHY_MEMCG;
 	if (!why)
 		return 0;
+	if (pagecache_only_own && why == PAGECACHE_WHY_MEMCG) {
+		struct address_space *m = folio->mapping;
+		if (!m || m->host->i_uid.val != pagecache_own_uid) {
+			__sync_fetch_and_add(&pagecache_left_out, 1);
+			return 0;
+		}
+	}
 
 	__u64 task_cg = task_memcg(now);
 	/* Only what the tree brings in marks a file as its own: a deletion by

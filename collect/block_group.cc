@@ -2,6 +2,8 @@
 // Decodes request completions into block_rq rows, names the kernel's
 // REQ_OP_* values from its BTF (they changed between versions), and at the
 // end reads the in-kernel latency histogram into block_latency_hist.
+// Under sudo the kernel side keeps only the user's own requests
+// (bpf/block.bpf.c); how many it left out becomes the group's note.
 // Devices arrive in the kernel's encoding and are stored as st_dev.
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -10,6 +12,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "collect/btf_hooks.h"
@@ -78,6 +81,9 @@ class BlockGroup : public ProbeGroup {
           .I(KernelDevToUser(key.dev)).I(KernelDevToUser(key.part_dev)).I(key.op).I(key.slot).I(lo)
           .I(int64_t{1} << (key.slot + 1)).I(sum.count).I(sum.sum_ns);
     }
+    if (uint64_t n = skel_->bss->block_left_out)
+      note += (note.empty() ? "" : " ") + std::to_string(n) +
+              " requests of other users' processes and files left out (collect under sudo).";
     if (uint64_t n = skel_->bss->untracked)
       note += (note.empty() ? "" : " ") + std::to_string(n) + " requests not followed (in-flight map full).";
     if (uint64_t n = skel_->bss->lost)
@@ -90,6 +96,9 @@ class BlockGroup : public ProbeGroup {
   // I/O accounting") names the submitter; without it the issuer stands in.
   Status Configure(syspgo_bpf* skel, const GroupContext&) override {
     ReadOpNames();
+    std::optional<uint32_t> user = OnlyForUser();
+    skel->rodata->block_only_own = user.has_value();
+    skel->rodata->block_own_uid = user.value_or(0);
     bool io_start = KernelHasTracepoint("block_io_start");
     bpf_program__set_autoload(skel->progs.block_io_start, io_start);
     bpf_program__set_autoload(skel->progs.block_rq_issue, io_start);

@@ -2,7 +2,9 @@
 // Sets the single-run threshold, turns long handler runs into irq_run rows
 // and, at the end, reads the per-CPU histograms into irq_hist, naming hard
 // lines from the irqaction names the kernel side captured and softirq
-// vectors by their fixed names.
+// vectors by their fixed names. Under sudo the kernel side keeps only the
+// runs that interrupted the traced tree (bpf/irq.bpf.c); how many it left
+// out becomes the group's note.
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -56,6 +58,8 @@ class IrqGroup : public ProbeGroup {
       prev_irq = &irq;
     }
 
+    if (uint64_t n = PerCpuCounters(bpf_map__fd(skel_->maps.irq_left_out), 1)[0])
+      note = std::to_string(n) + " handler runs that interrupted other processes left out (collect under sudo).";
     int fd = bpf_map__fd(skel_->maps.irq_hist);
     int ncpu = libbpf_num_possible_cpus();
     if (ncpu <= 0) return;
@@ -79,6 +83,7 @@ class IrqGroup : public ProbeGroup {
  protected:
   Status Configure(syspgo_bpf* skel, const GroupContext& ctx) override {
     skel->rodata->min_ns = ctx.opts->irq_min_ns;
+    skel->rodata->irq_only_own = OnlyForUser().has_value();
     return {};
   }
 

@@ -14,6 +14,7 @@
 // second (changed rows, replaced) and the 64-page chunks at the end.
 #include <bpf/bpf.h>
 #include <ftw.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,6 +25,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
@@ -211,6 +213,9 @@ class PagecacheGroup : public ProbeGroup {
     skel->rodata->memcg_hierarchy = hierarchy;
     skel->rodata->memcg_root_id = root_id_;
     skel->rodata->self_tgid = getpid();
+    std::optional<uint32_t> user = OnlyForUser();
+    skel->rodata->pagecache_only_own = user.has_value();
+    skel->rodata->pagecache_own_uid = user.value_or(0);
     skel->rodata->run_start_ns = start_ns_;
     if (!lean_) {  // the maps stay empty: make them the smallest the kernel takes
       for (bpf_map* m : {skel->maps.pagecache_chunks, skel->maps.pagecache_chunks_spare, skel->maps.pagecache_totals, skel->maps.pagecache_series,
@@ -238,7 +243,7 @@ class PagecacheGroup : public ProbeGroup {
           last->second = now;
           std::string comm(k.comm, strnlen(k.comm, sizeof k.comm));
           w.Row(total_)
-              .I(KernelDevToUser(k.dev)).I(k.ino).I(k.cgroup).I(k.op).I(static_cast<int64_t>(k.deleter))
+              .I(KernelDevToUser(k.dev)).I(k.ino).I(k.cgroup).I(k.op).I(DeleterOut(w, k.deleter))
               .T(comm).I(CommId(comm)).I(StackOf(k.deleter)).I(v.pages)
               .I(v.events).I(Since(v.first_ts));
           NoteCgroup(w, k.cgroup);
@@ -267,6 +272,9 @@ class PagecacheGroup : public ProbeGroup {
 
   // Pages once, at the end: the chunks hold every page the run met.
   void Finish(Writer& w) override {
+    if (uint64_t n = skel_->bss->pagecache_left_out)
+      note += (note.empty() ? "" : " ") + std::to_string(n) +
+              " page-cache events of other users' files left out (collect under sudo).";
     if (!lean_) return;
     // Deleter indexes back to deleters (bpf/pagecache.h).
     std::vector<uint64_t> deleter(PAGECACHE_DELETERS + 1, 0);
@@ -286,7 +294,7 @@ class PagecacheGroup : public ProbeGroup {
         for (uint8_t g : v.refaults[slot]) {
           if (!g) continue;
           uint64_t d = deleter[g];
-          w.Row(refault_row_).I(dev).I(k.ino).I(idx).I(static_cast<int64_t>(d)).I(StackOf(d));
+          w.Row(refault_row_).I(dev).I(k.ino).I(idx).I(DeleterOut(w, d)).I(StackOf(d));
           ++refaults;
         }
       }
@@ -412,6 +420,23 @@ class PagecacheGroup : public ProbeGroup {
     if (comm.empty()) return 0;
     return comm_ids_.try_emplace(comm, static_cast<int64_t>(comm_ids_.size()) + 1).first->second;
   }
+  // A deleter as stored. Its hash is of the stack's real addresses: with
+  // synthetic kernel addresses (collect/kallsyms.h) it could be matched
+  // against a known kernel's stacks at each possible KASLR offset, so its
+  // hash bits are stored keyed with a secret of this run (equal deleters
+  // stay equal); the kind bits and the reserved values stay.
+  int64_t DeleterOut(const Writer& w, uint64_t d) {
+    if (!w.kernel_addresses_mapped() || !d || d == PAGECACHE_DELETER_UNKNOWN) return static_cast<int64_t>(d);
+    if (!deleter_key_ && getrandom(&deleter_key_, sizeof deleter_key_, 0) != sizeof deleter_key_)
+      deleter_key_ = 0x9e3779b97f4a7c15ull ^ static_cast<uint64_t>(time(nullptr));
+    constexpr uint64_t kHashBits = (uint64_t{1} << PAGECACHE_KIND_SHIFT) - 1;
+    uint64_t x = (d & kHashBits) ^ deleter_key_;  // splitmix64's finalizer
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    x = (x ^ (x >> 31)) & kHashBits;
+    if (!x || x == PAGECACHE_DELETER_UNKNOWN) x = 1;
+    return static_cast<int64_t>((d & ~kHashBits) | x);
+  }
   int64_t StackOf(uint64_t deleter) const {
     auto it = stack_of_.find(deleter);
     return it == stack_of_.end() ? 0 : it->second;
@@ -420,6 +445,7 @@ class PagecacheGroup : public ProbeGroup {
   int page_ = -1, ra_ = -1, cgroup_ = -1;
   int total_ = -1, page_row_ = -1, refault_row_ = -1, series_ = -1, reuse_ = -1, ledger_ = -1;
   std::unordered_map<uint64_t, int64_t> stack_of_;  // deleter -> stack.id
+  uint64_t deleter_key_ = 0;                        // DeleterOut's secret
   std::unordered_map<std::string, int64_t> comm_ids_;  // page_cache_total.comm_id
   uint64_t totals_ = 0;       // keys in the totals map at the last drain
   uint64_t series_rows_ = 0;  // series slices written final and removed from the map

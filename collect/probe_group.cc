@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "collect/btf_hooks.h"
+#include "common/identity.h"
 #include "syspgo_bpf.skel.h"
 
 namespace syspgo {
@@ -34,6 +35,13 @@ int64_t StoreStack(Writer& w, const __u64* ips, size_t n, size_t max) {
   n = std::min(n, max);
   while (n && !ips[n - 1]) --n;
   return w.StackId(reinterpret_cast<const uint64_t*>(ips), n);
+}
+
+std::optional<uint32_t> OnlyForUser() {
+  const auto& user = InvokingUser();
+  if (!user.ok()) return UINT32_MAX;
+  if (!user.value()) return std::nullopt;
+  return user.value()->uid;
 }
 
 Error LibbpfError(const char* group, const std::string& what, int err) {

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -165,6 +166,13 @@ std::string JoinNulSeparated(const char* p, size_t n);
 // (Writer::StackId). A frame-pointer walk that strays into zeroed memory
 // ends in 0 frames: cut.
 int64_t StoreStack(Writer& w, const __u64* ips, size_t n, size_t max);
+
+// Under sudo for a user other than root, the uid of that user: the groups
+// that see the whole machine (block, irq, pagecache) then keep only what
+// belongs to the traced tree or to that user's files, and count the rest
+// (docs/privileges.md). nullopt as root. If the invoking user cannot be
+// told, a uid that owns nothing: fail closed.
+std::optional<uint32_t> OnlyForUser();
 
 // libbpf's error for `what` as a sentence that names the group.
 Error LibbpfError(const char* group, const std::string& what, int err);
