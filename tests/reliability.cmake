@@ -46,3 +46,7 @@ syspgo_test(redact_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/redact_test.cc LIBS 
 # Issue 22: plans, databases and paths made by someone else (hostile_input_test.cc says how).
 syspgo_test(hostile_input_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/hostile_input_test.cc
   LIBS syspgo_optimize syspgo_analyze)
+# Issue 40, rows 4 and 8: kernel addresses and machine-wide groups under sudo.
+syspgo_test(privilege_kernel_test PAGE_CACHE SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/privilege_kernel_test.cc
+  ${CMAKE_CURRENT_SOURCE_DIR}/sudo_fixture.cc LIBS syspgo_collect)
+add_dependencies(privilege_kernel_test syspgo-prefetch)
