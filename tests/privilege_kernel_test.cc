@@ -216,11 +216,14 @@ int64_t LeftOut(Db& db, const std::string& group) {
   return std::stoll(rows[0].substr(start));
 }
 
-// Records `sleep 5` with block, irq and pagecache through `argv_of` while
-// root reads a root-only file, once with O_DIRECT and once after the page
-// cache was dropped; returns collect's result.
-CmdResult RecordWhileRootReads(const std::string& db, const std::string& secret, bool via_sudo) {
-  auto argv = Collect(db, "block,irq,pagecache", {"sleep", "5"});
+// Records block, irq and pagecache while root reads a root-only file, once
+// with O_DIRECT and once after the page cache was dropped; the traced
+// command waits until root is done (it creates `done`, at most a minute).
+// Returns collect's result.
+CmdResult RecordWhileRootReads(const std::string& db, const std::string& secret, const std::string& done,
+                               bool via_sudo) {
+  std::string wait = "i=0; while [ ! -e " + done + " ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done";
+  auto argv = Collect(db, "block,irq,pagecache", {"sh", "-c", wait});
   CmdResult r;
   std::thread collect([&] { r = RunCmd(via_sudo ? ViaSudo(argv) : argv); });
   bool attached = WaitAttached(db);
@@ -228,6 +231,7 @@ CmdResult RecordWhileRootReads(const std::string& db, const std::string& secret,
     Sh("dd if=" + secret + " of=/dev/null bs=1M iflag=direct 2>/dev/null");
     Sh("sync; echo 3 > /proc/sys/vm/drop_caches; cat " + secret + " > /dev/null");
   }
+  Sh("touch " + done);
   collect.join();
   EXPECT_TRUE(attached) << "the collector never attached: " << r.err;
   return r;
@@ -240,7 +244,7 @@ TEST_F(Sudo, MachineWideGroupsKeepOnlyTheUsersOwnIo) {
   uint64_t ino = StatFile(secret).ino;
   UserDir mine;
   std::string db = mine.File("io.db");
-  CmdResult r = RecordWhileRootReads(db, secret, true);
+  CmdResult r = RecordWhileRootReads(db, secret, mine.File("done"), true);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.err.find("left out (collect under sudo)"), std::string::npos) << r.err;
   {
@@ -260,7 +264,7 @@ TEST_F(Sudo, MachineWideGroupsKeepOnlyTheUsersOwnIo) {
   // As real root the same run keeps root's requests.
   TempDir as_root;
   std::string rdb = as_root.File("io.db");
-  r = RecordWhileRootReads(rdb, secret, false);
+  r = RecordWhileRootReads(rdb, secret, as_root.File("done"), false);
   ASSERT_EQ(r.status, 0) << r.err;
   Db d = OpenDb(rdb);
   EXPECT_GT(QueryInt(d, "SELECT COUNT(*) FROM block_rq WHERE comm = 'dd'"), 0);
