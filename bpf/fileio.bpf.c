@@ -63,6 +63,7 @@ struct fileio_inflight {
 	 * (7 calls in 8 of a sequential stream of 512-byte writes). */
 	__u64 touched_dev, touched_ino, touched_lo, touched_hi;
 	__u32 touched_version, touched_write;
+	__u64 exec_id;    /* the task's self_exec_id when it was last found in `targets` */
 };
 
 struct {
@@ -199,12 +200,22 @@ int BPF_PROG(fileio_enter, struct pt_regs *regs, long id)
 	 * them, and goes with the thread): the hash lookup is for the others. */
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct fileio_inflight *in = bpf_task_storage_get(&fileio_inflight, task, 0, 0);
+	/* Except after an exec, which may have taken the process out of the
+	 * tree (a setuid program under sudo, bpf/proc.bpf.c): asked again then. */
+	if (in && in->exec_id != task->self_exec_id) {
+		if (!is_target(bpf_get_current_pid_tgid() >> 32)) {
+			bpf_task_storage_delete(&fileio_inflight, task);
+			return 0;
+		}
+		in->exec_id = task->self_exec_id;
+	}
 	if (!in) {
 		if (!is_target(bpf_get_current_pid_tgid() >> 32))
 			return 0;
 		in = bpf_task_storage_get(&fileio_inflight, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (!in)
 			return 0;
+		in->exec_id = task->self_exec_id;
 	}
 	in->ts = bpf_ktime_get_ns();
 	in->nr = id;

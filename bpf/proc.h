@@ -9,6 +9,15 @@ enum proc_event_type {
 	PROC_EXEC = 3,
 	PROC_EXIT = 4,         /* a thread exited; group_dead when it was the last */
 	PROC_RENAME = 5,       /* comm changed (prctl PR_SET_NAME, pthread_setname_np) */
+	PROC_LEFT_OUT = 6,     /* an exec gave the process rights the invoking user lacks */
+};
+
+/* Why a process was left out (proc_left_out_event.why): bits. */
+enum proc_left_out_why {
+	PROC_WHY_UID = 1,          /* a uid (real, effective, saved, fs) is not the user's: setuid */
+	PROC_WHY_GID = 2,          /* a gid is not the user's: setgid */
+	PROC_WHY_CAPS = 4,         /* permitted capabilities: a file capability, or root */
+	PROC_WHY_NOT_DUMPABLE = 8, /* not dumpable: the user could not read its memory or /proc files */
 };
 
 #define PROC_FILENAME_LEN 256
@@ -35,5 +44,13 @@ struct proc_exec_event {
 	char comm[SYSPGO_COMM_LEN];
 	char filename[PROC_FILENAME_LEN];
 	char args[PROC_ARGS_LEN];
+};
+
+/* PROC_LEFT_OUT: hdr.pid left the traced tree at its exec; nothing of it,
+ * nor of its later children, is recorded from then on. */
+struct proc_left_out_event {
+	struct syspgo_hdr hdr;
+	__u32 why;        /* proc_left_out_why bits */
+	__u32 pad;
 };
 #endif

@@ -77,12 +77,15 @@ std::optional<int> ParseRequest(const std::vector<std::string>& args, CollectReq
       ->capture_default_str();
   app->add_option("--memory-mb", memory_mb,
                   "the collector's whole memory: ring buffers, rows waiting for SQLite, SQLite's cache, the "
-                  "program; printed at the start")
+                  "program; printed at the start. Under sudo at most " +
+                      std::to_string(kCollectSudoMemoryCapBytes >> 20) + " MiB, ring buffers included")
       ->type_name("MB")
       ->transform(Whole(16, 1 << 20, "a size in MiB"))
       ->default_str(std::to_string(kCollectDefaultMemoryBytes >> 20));
   app->add_option("--ringbuf-mb", ringbuf_mb,
-                  "ring buffer per group, MiB, a power of two (default: from --memory-mb, 2 MiB or less)")
+                  "ring buffer per group, MiB, a power of two (default: from --memory-mb, 2 MiB or less); under "
+                  "sudo the whole budget must stay within " + std::to_string(kCollectSudoMemoryCapBytes >> 20) +
+                      " MiB")
       ->type_name("MB")
       ->transform(CLI::Validator(
           [](std::string& v) -> std::string {
@@ -108,7 +111,9 @@ std::optional<int> ParseRequest(const std::vector<std::string>& args, CollectReq
       ->capture_default_str();
 
   app->option_defaults()->group("Other");
-  app->add_flag("--as-root", req->as_root, "under sudo, run COMMAND as root instead of the invoking user");
+  app->add_flag("--as-root", req->as_root,
+                "run COMMAND as root, not as the user who ran sudo: only for root itself (refused under sudo for "
+                "any other user)");
   AddVerbosity(*app, &req->opts.verbose, "more detail: -v libbpf warnings, -vv info, -vvv debug");
 
   if (auto exit = Parse(*app, args, Tail::kFirstWord, &req->argv)) return exit;
@@ -176,7 +181,8 @@ int Collect(const std::vector<std::string>& args) {
     nlohmann::ordered_json j = {{"run_id", res.run_id},          {"db", req.db_path},
                                 {"events", res.events},          {"events_lost", res.dropped},
                                 {"seconds", res.seconds},        {"exit_reason", res.exit_reason},
-                                {"exit_status", res.exit_status}, {"write_error", res.write_error}};
+                                {"exit_status", res.exit_status}, {"write_error", res.write_error},
+                                {"processes_left_out", res.left_out}};
     for (auto& g : res.groups)
       j["groups"].push_back({{"group", g.name}, {"attached", g.attached}, {"events", g.events}, {"lost", g.dropped}});
     WriteJsonSummary(json_path, j);

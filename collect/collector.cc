@@ -414,6 +414,13 @@ Result<Setup> Prepare(const CollectRequest& req) {
   auto user = InvokingUserOrNull();
   if (!user.ok()) return user.error();
   if (*user) s.user = **user;
+  if (req.as_root && s.user)
+    return MakeError("--as-root is refused under sudo: it would run the command as root for uid " +
+                         std::to_string(s.user->uid) +
+                         ", and a grant of syspgo in sudoers is no grant of root. Leave --as-root out to run it "
+                         "as yourself; if you may run anything as root, run syspgo as root itself, without sudo's "
+                         "note of who you are: sudo env -u SUDO_UID -u SUDO_GID syspgo collect --as-root ...",
+                     EPERM);
   if (req.attach_pid) {
     SYSPGO_TRY(CheckPid(req.attach_pid));
     if (s.user) SYSPGO_TRY(CheckMayAttach(req.attach_pid, *s.user));
@@ -430,6 +437,12 @@ Result<Setup> Prepare(const CollectRequest& req) {
   s.groups = MakeProbeGroups(req.opts);
   auto plan = PlanMemory(req.opts, s.groups.size());
   if (!plan) return plan.error();
+  if (s.user && plan->total > kCollectSudoMemoryCapBytes)
+    return MakeError("under sudo the collector may use at most " + Mib(kCollectSudoMemoryCapBytes) +
+                         ", and this run asks for " + Mib(plan->total) + " (" + DescribePlan(*plan) +
+                         "): give a smaller --memory-mb or --ringbuf-mb, or fewer --probes; only root without "
+                         "sudo may go past the cap.",
+                     EPERM);
   s.plan = *plan;
   s.opts = req.opts;
   s.opts.ringbuf_bytes = plan->ringbuf;
@@ -492,6 +505,37 @@ Result<RingBuffers> OpenRingBuffers(const std::vector<ProbeGroup*>& live, Writer
   return rb;
 }
 
+// 4. The processes traced from the start: the spawned command, or -p's
+// process and its existing descendants. Under sudo each of -p's is checked
+// after it was put in `targets`, so that an exec after the check is the
+// kernel's to judge (bpf/proc.bpf.c); one the user could not trace, and
+// everything below it, is left out. Returns how many were left out.
+uint64_t TraceFromTheStart(const CollectRequest& req, const Setup& s, pid_t root, int targets_fd,
+                           const std::vector<ProbeGroup*>& live, Writer& writer) {
+  std::vector<TreeProcess> tree = req.attach_pid ? ProcessTree(root) : std::vector<TreeProcess>{{root, 0}};
+  std::set<pid_t> out;  // left out, or gone
+  uint64_t left_out = 0;
+  for (const TreeProcess& t : tree) {
+    uint32_t k = t.pid, one = 1;
+    if (out.count(t.parent)) {
+      out.insert(t.pid);
+      ++left_out;
+      continue;
+    }
+    bpf_map_update_elem(targets_fd, &k, &one, BPF_ANY);
+    if (req.attach_pid && s.user) {
+      if (Status st = CheckMayAttach(t.pid, *s.user); !st.ok()) {
+        bpf_map_delete_elem(targets_fd, &k);
+        out.insert(t.pid);
+        left_out += st.error().code == EPERM;
+        continue;
+      }
+    }
+    for (auto* g : live) g->OnTarget(writer, t.pid, req.attach_pid != 0);
+  }
+  return left_out;
+}
+
 // 5. Drains until the command ends, the duration is up or the recording is
 // interrupted. On SIGINT/SIGTERM it keeps recording while the command winds
 // down: Ctrl-C reached it too (same process group); otherwise it gets the
@@ -550,6 +594,19 @@ void Record(const CollectRequest& req, HeldCommand& child, pid_t root, uint64_t 
       res.exit_reason = "duration";
       return;
     }
+  }
+}
+
+// The processes left out of the run (from the start and at an exec since),
+// in the proc group's note: in the run's run_probe row, and on stderr.
+void NoteLeftOut(const std::vector<ProbeGroup*>& live, uint64_t at_start, CollectResult& res) {
+  for (ProbeGroup* g : live) {
+    if (g->id() != SYSPGO_GROUP_PROC) continue;
+    res.left_out = at_start + ProcessesLeftOut(*g);
+    if (res.left_out)
+      g->note += (g->note.empty() ? "" : " ") + std::to_string(res.left_out) +
+                 " processes left out: they had rights the invoking user lacks (setuid, setgid, capabilities, "
+                 "or not dumpable); nothing of them is recorded.";
   }
 }
 
@@ -643,12 +700,7 @@ Result<CollectResult> Collect(const CollectRequest& req) {
   if (!rb) return rb.error();
 
   // 4. Targets, then release.
-  std::vector<pid_t> initial = req.attach_pid ? ProcessTree(root) : std::vector<pid_t>{root};
-  for (pid_t p : initial) {
-    uint32_t k = p, one = 1;
-    bpf_map_update_elem(ctx.targets_fd, &k, &one, BPF_ANY);
-    for (auto* g : *live) g->OnTarget(writer, p, req.attach_pid != 0);
-  }
+  uint64_t left_out_at_start = TraceFromTheStart(req, s, root, ctx.targets_fd, *live, writer);
   for (auto* g : *live) g->OnStart(writer);
   ReadaheadOff readahead_off;
   if (req.no_readahead) {
@@ -689,6 +741,7 @@ Result<CollectResult> Collect(const CollectRequest& req) {
   rb->reset();
   for (auto* g : *live) g->Drain(writer);
   for (auto* g : *live) g->Finish(writer);
+  NoteLeftOut(*live, left_out_at_start, res);
   std::string kallsyms_note = StoreKallsyms(writer, kallsyms_tbl, synthetic.get());
   if (synthetic && !writer.kernel_addresses().empty())
     kallsyms_note += "kernel addresses are synthetic (symbol + offset): the invoking user may not see the kernel's. ";

@@ -19,6 +19,12 @@ namespace syspgo {
 // The collector's whole memory when the request does not set one
 // (collect --memory-mb); it grows past this when its groups need more.
 inline constexpr uint64_t kCollectDefaultMemoryBytes = 96ULL << 20;
+// Under sudo, the most the collector's whole memory may be (ring buffers
+// included), whatever --memory-mb and --ringbuf-mb ask: ring buffers are
+// kernel memory that cannot be swapped, held by a root process the user
+// cannot kill, and a sudoers grant of syspgo must not let them pin more.
+// Root without sudo keeps --memory-mb's own limit.
+inline constexpr uint64_t kCollectSudoMemoryCapBytes = 256ULL << 20;
 
 struct CollectRequest {
   std::string db_path;
@@ -26,7 +32,7 @@ struct CollectRequest {
   pid_t attach_pid = 0;           // -p
   double duration_s = 0;          // 0 = until the command exits
   CollectOptions opts;
-  bool as_root = false;            // --as-root: under sudo, run the command as root, not as the user
+  bool as_root = false;            // --as-root: run the command as root (refused under sudo for a user)
   bool cold = false;              // drop the page cache just before the command starts
   bool no_readahead = false;      // device readahead off while the command runs (ReadaheadOff)
 };
@@ -49,6 +55,7 @@ struct CollectResult {
   double seconds = 0;             // wall time of the recording
   std::vector<GroupReport> groups;
   std::string write_error;        // set when recording stopped early (disk full...)
+  uint64_t left_out = 0;          // processes not recorded: they had rights the invoking user lacks
 };
 
 // Set from signal handlers: SIGINT/SIGTERM end the collection cleanly.

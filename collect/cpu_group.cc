@@ -179,8 +179,11 @@ class CpuGroup : public ProbeGroup {
   }
 
   // Executable mappings from /proc/PID/maps; dev as major:minor in hex.
+  // Kept only if the process is still traced once they were read
+  // (StillTraced): it may have left at an exec meanwhile.
   void ReadProcMaps(Writer& w, uint32_t pid, int64_t ts) {
     std::ifstream f("/proc/" + std::to_string(pid) + "/maps");
+    std::vector<Mapping> found;
     std::string line;
     while (std::getline(f, line)) {
       uint64_t start, end, off, ino;
@@ -193,8 +196,10 @@ class CpuGroup : public ProbeGroup {
         continue;
       std::string path = consumed > 0 ? line.substr(consumed) : "";
       if (!ino && path != "[vdso]") continue;
-      AddMapping(w, Mapping{ts, pid, start, end, off, ino ? makedev(maj, min) : 0, ino, path});
+      found.push_back(Mapping{ts, pid, start, end, off, ino ? makedev(maj, min) : 0, ino, path});
     }
+    if (!StillTraced(pid)) return;
+    for (const Mapping& m : found) AddMapping(w, m);
   }
 
   void AddMapping(Writer& w, const Mapping& m) {

@@ -8,6 +8,10 @@
 namespace syspgo {
 
 std::unique_ptr<ProbeGroup> MakeProcGroup();
+// Processes the proc group (`proc`, made by MakeProcGroup) left out of the
+// traced tree so far because an exec gave them rights the invoking user
+// lacks (bpf/proc.bpf.c); 0 for any other group.
+uint64_t ProcessesLeftOut(const ProbeGroup& proc);
 std::unique_ptr<ProbeGroup> MakeFileioGroup();
 // Cross-layer groups (add the factory here and its line in groups.cc):
 std::unique_ptr<ProbeGroup> MakeFaultsGroup();

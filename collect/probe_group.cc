@@ -82,6 +82,11 @@ int ProbeGroup::ringbuf_fd() const {
   return bpf_map__fd(bpf_object__find_map_by_name(skel_->obj, events_map().c_str()));
 }
 
+bool ProbeGroup::StillTraced(uint32_t pid) const {
+  uint32_t v = 0;
+  return skel_ && bpf_map_lookup_elem(bpf_map__fd(skel_->maps.targets), &pid, &v) == 0;
+}
+
 Status ProbeGroup::Attach(const GroupContext&) {
   bpf_program* p;
   bpf_object__for_each_program(p, skel_->obj) {

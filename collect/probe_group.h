@@ -122,6 +122,12 @@ class ProbeGroup {
   // Destroys the group's links (the destructor does; a group that must
   // detach before releasing something of its own calls it first).
   void Detach();
+  // Whether process `pid` is still in the traced tree (the `targets` map).
+  // What a group reads of a process from /proc while recording must be
+  // read first and kept only if this holds afterwards: a process that left
+  // (it exited, or an exec gave it rights the invoking user lacks,
+  // bpf/proc.bpf.c) may by then show another image than the one traced.
+  bool StillTraced(uint32_t pid) const;
 
   syspgo_bpf* skel_ = nullptr;  // set from Configure() on
   uint64_t start_ns_ = 0;       // GroupContext::start_ns: an event's ts minus this is the row's ts

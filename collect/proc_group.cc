@@ -2,7 +2,10 @@
 // Always loaded first: its `targets` and `drops` maps are shared with every
 // other group. Process and thread rows are kept whole in memory until they
 // exit and written with INSERT OR REPLACE at every change, so a run cut
-// short still has each process as it was last seen.
+// short still has each process as it was last seen. Under sudo the kernel
+// side leaves out a process whose exec gives it rights the invoking user
+// lacks (bpf/proc.bpf.c); it is then forgotten here: its rows stay as they
+// were before that exec, and nothing more is read or written of it.
 #include <dirent.h>
 #include <unistd.h>
 
@@ -13,6 +16,8 @@
 #include <unordered_map>
 
 #include "collect/bpf_maps.h"
+#include "collect/groups.h"
+#include "common/identity.h"
 #include "common/util.h"
 #include "bpf/proc.h"
 #include "syspgo_bpf.skel.h"
@@ -26,16 +31,34 @@ namespace {
 // one names nothing. Made absolute here, while the process may still be
 // there: by its /proc/PID/exe when that is still the same program (same
 // last component), else against its working directory, else against the
-// collector's, which is where the command started.
-std::string AbsoluteExec(uint32_t pid, const std::string& given) {
+// collector's, which is where the command started. What /proc showed is
+// used only if the process is still traced after it was read (`traced`):
+// by then it may be another program, one the user may not see.
+template <typename StillTraced>
+std::string AbsoluteExec(uint32_t pid, const std::string& given, StillTraced traced) {
   if (given.empty() || given[0] == '/') return given;
   std::string base = "/proc/" + std::to_string(pid);
   std::filesystem::path rel(given), exe = ReadLinkOrEmpty(base + "/exe");
+  std::filesystem::path dir = ReadLinkOrEmpty(base + "/cwd");
+  if (!traced(pid)) exe.clear(), dir.clear();
   if (!exe.empty() && exe.filename() == rel.filename()) return exe.string();
   std::error_code ec;
-  std::filesystem::path dir = ReadLinkOrEmpty(base + "/cwd");
   if (dir.empty()) dir = std::filesystem::current_path(ec);
   return ec ? given : (dir / rel).lexically_normal().string();
+}
+
+// What a left-out process had that the user lacks (proc_left_out_why), in words.
+std::string DescribeWhy(uint32_t why) {
+  static const std::pair<uint32_t, const char*> kWhy[] = {
+      {PROC_WHY_UID, "setuid"},
+      {PROC_WHY_GID, "setgid"},
+      {PROC_WHY_CAPS, "capabilities"},
+      {PROC_WHY_NOT_DUMPABLE, "not dumpable"},
+  };
+  std::string out;
+  for (auto [bit, word] : kWhy)
+    if (why & bit) out += (out.empty() ? "" : ", ") + std::string(word);
+  return out;
 }
 
 class ProcGroup : public ProbeGroup {
@@ -47,6 +70,13 @@ class ProcGroup : public ProbeGroup {
                        "INSERT OR REPLACE");
     thread_ = w.Table("thread", {"tid", "pid", "comm", "start_ts", "exit_ts"}, "INSERT OR REPLACE");
     exec_ = w.Table("exec", {"ts", "pid", "tid", "filename", "argv"});
+  }
+
+  uint64_t left_out() const {
+    uint32_t zero = 0;
+    uint64_t n = 0;
+    if (skel_) bpf_map_lookup_elem(bpf_map__fd(skel_->maps.proc_left_out), &zero, &n);
+    return n;
   }
 
   void OnTarget(Writer& w, uint32_t pid, bool attached) override {
@@ -124,7 +154,8 @@ class ProcGroup : public ProbeGroup {
         auto* e = static_cast<const proc_exec_event*>(data);
         Proc& p = procs_[h->pid];
         p.comm.assign(e->comm, strnlen(e->comm, sizeof e->comm));
-        p.exe = AbsoluteExec(h->pid, std::string(e->filename, strnlen(e->filename, sizeof e->filename)));
+        p.exe = AbsoluteExec(h->pid, std::string(e->filename, strnlen(e->filename, sizeof e->filename)),
+                             [this](uint32_t pid) { return StillTraced(pid); });
         p.argv = JoinNulSeparated(e->args, std::min<size_t>(e->args_len, sizeof e->args));
         WriteProc(w, h->pid);
         // exec leaves one thread, renamed to the new comm, with tid = pid.
@@ -133,6 +164,15 @@ class ProcGroup : public ProbeGroup {
         t.comm = p.comm;
         WriteThread(w, h->pid);
         w.Row(exec_).I(ts).I(h->pid).I(h->tid).T(p.exe).T(p.argv);
+        return;
+      }
+      case PROC_LEFT_OUT: {
+        if (size < sizeof(proc_left_out_event)) return;
+        auto* e = static_cast<const proc_left_out_event*>(data);
+        Forget(h->pid);
+        if (verbose_)
+          fprintf(stderr, "syspgo: pid %u left out of the recording at its exec: %s\n", h->pid,
+                  DescribeWhy(e->why).c_str());
         return;
       }
       case PROC_EXIT: {
@@ -158,6 +198,19 @@ class ProcGroup : public ProbeGroup {
     }
   }
 
+ protected:
+  Status Configure(syspgo_bpf* s, const GroupContext& ctx) override {
+    verbose_ = ctx.opts->verbose > 0;
+    auto user = InvokingUserOrNull();
+    if (!user.ok()) return user.error();
+    s->rodata->proc_user_only = *user != nullptr;
+    s->rodata->proc_user_uid = *user ? (*user)->uid : 0;
+    s->rodata->proc_user_gid = *user ? (*user)->gid : 0;
+    // Kernels before 6.10 lack sched_prepare_exec: proc_exec alone decides there.
+    DisableMissingTracepoints();
+    return {};
+  }
+
  private:
   struct Proc {
     uint32_t ppid = 0;
@@ -170,6 +223,13 @@ class ProcGroup : public ProbeGroup {
     std::string comm;
     int64_t start_ts = 0, exit_ts = -1;
   };
+
+  // A left-out process's threads and row, dropped from memory: nothing of
+  // it is written again (its exit is not seen either: it is no target).
+  void Forget(uint32_t pid) {
+    procs_.erase(pid);
+    std::erase_if(threads_, [pid](const auto& t) { return t.second.pid == pid; });
+  }
 
   void WriteProc(Writer& w, uint32_t pid) {
     const Proc& p = procs_[pid];
@@ -187,6 +247,7 @@ class ProcGroup : public ProbeGroup {
   }
 
   int process_ = -1, thread_ = -1, exec_ = -1;
+  bool verbose_ = false;
   std::unordered_map<uint32_t, Proc> procs_;
   std::unordered_map<uint32_t, Thread> threads_;
 };
@@ -194,5 +255,10 @@ class ProcGroup : public ProbeGroup {
 }  // namespace
 
 std::unique_ptr<ProbeGroup> MakeProcGroup() { return std::make_unique<ProcGroup>(); }
+
+uint64_t ProcessesLeftOut(const ProbeGroup& proc) {
+  if (proc.id() != SYSPGO_GROUP_PROC) return 0;
+  return static_cast<const ProcGroup&>(proc).left_out();
+}
 
 }  // namespace syspgo

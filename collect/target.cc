@@ -151,20 +151,62 @@ Status CheckPid(pid_t pid) {
   return {};
 }
 
-Status CheckMayAttach(pid_t pid, const User& user) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/status");
+namespace {
+
+// The id lines of /proc/PID/status every id of which must be the user's
+// (real, effective, saved, filesystem), as ptrace(2) requires.
+struct IdRule {
+  const char* line;  // "Uid:"
+  const char* what;  // "uid"
+  uid_t User::*mine;
+};
+constexpr IdRule kIdRules[] = {{"Uid:", "uid", &User::uid}, {"Gid:", "gid", &User::gid}};
+
+// Why `user` may not record process `pid`, or "" when they may; ESRCH
+// when it cannot be read (it exited).
+Result<std::string> WhyNotTheUsers(pid_t pid, const User& user) {
+  std::string base = "/proc/" + std::to_string(pid);
+  std::ifstream f(base + "/status");
+  int lines = 0;
   for (std::string line; std::getline(f, line);) {
-    if (line.rfind("Uid:", 0) != 0) continue;
-    std::istringstream ids(line.substr(4));
-    for (unsigned long id; ids >> id;)
-      if (id != user.uid)
-        return MakeError("pid " + std::to_string(pid) + " runs as uid " + std::to_string(id) + ", not as uid " +
-                             std::to_string(user.uid) + " who ran sudo: under sudo syspgo records only your own "
-                             "processes. Run it as root without sudo to record this one.",
-                         EPERM);
-    return {};
+    for (const IdRule& r : kIdRules) {
+      if (line.rfind(r.line, 0) != 0) continue;
+      ++lines;
+      std::istringstream ids(line.substr(strlen(r.line)));
+      for (unsigned long id; ids >> id;)
+        if (id != user.*r.mine)
+          return std::string("runs as ") + r.what + " " + std::to_string(id) + ", not as " + r.what + " " +
+                 std::to_string(user.*r.mine) + " who ran sudo";
+    }
+    if (line.rfind("CapPrm:", 0) == 0) {
+      ++lines;
+      if (strtoull(line.c_str() + 7, nullptr, 16) != 0)
+        return "holds capabilities (CapPrm:" + line.substr(7) + ") that uid " + std::to_string(user.uid) + " lacks";
+    }
   }
-  return MakeError("cannot read the owner of pid " + std::to_string(pid) + " (it may have exited).", ESRCH);
+  // The files in /proc/PID are owned by the process's effective ids only
+  // while it is dumpable, otherwise by root (the directory itself keeps
+  // them either way).
+  struct stat sb {};
+  if (lines != 3 || stat((base + "/stat").c_str(), &sb) != 0)
+    return MakeError("cannot read the owner of pid " + std::to_string(pid) + " (it may have exited).", ESRCH);
+  if (sb.st_uid != user.uid || sb.st_gid != user.gid)
+    return std::string("is not dumpable (a setuid or setgid program, or one that asked not to be with "
+                       "prctl PR_SET_DUMPABLE), so uid ") +
+           std::to_string(user.uid) + " could not read its memory";
+  return std::string();
+}
+
+}  // namespace
+
+Status CheckMayAttach(pid_t pid, const User& user) {
+  auto why = WhyNotTheUsers(pid, user);
+  if (!why) return why.error();
+  if (why->empty()) return {};
+  return MakeError("pid " + std::to_string(pid) + " " + *why +
+                       ": under sudo syspgo records only processes you could trace yourself (same uids and gids, "
+                       "no capabilities, dumpable). Run it as root without sudo to record this one.",
+                   EPERM);
 }
 
 bool ProcessAlive(pid_t pid) {
@@ -177,7 +219,7 @@ bool ProcessAlive(pid_t pid) {
   return state != 'Z' && state != 'X';
 }
 
-std::vector<pid_t> ProcessTree(pid_t root) {
+std::vector<TreeProcess> ProcessTree(pid_t root) {
   std::multimap<pid_t, pid_t> children;
   if (DIR* d = opendir("/proc")) {
     while (dirent* e = readdir(d)) {
@@ -197,10 +239,10 @@ std::vector<pid_t> ProcessTree(pid_t root) {
     }
     closedir(d);
   }
-  std::vector<pid_t> out{root};
+  std::vector<TreeProcess> out{{root, 0}};
   for (size_t i = 0; i < out.size(); ++i) {
-    auto [b, e] = children.equal_range(out[i]);
-    for (auto it = b; it != e; ++it) out.push_back(it->second);
+    auto [b, e] = children.equal_range(out[i].pid);
+    for (auto it = b; it != e; ++it) out.push_back({it->second, out[i].pid});
   }
   return out;
 }

@@ -51,13 +51,19 @@ class HeldChild {
 
 // Checks that `pid` names a live process; the error says what to do.
 Status CheckPid(pid_t pid);
-// Under sudo, a user may record only processes they could trace themselves:
-// every uid of `pid` (real, effective, saved, filesystem) must be theirs,
-// as ptrace(2) requires. A recording shows a process's files, syscalls and
-// stacks, which are no business of another user's.
+// Under sudo, a user may record only processes they could trace themselves,
+// by the rule ptrace(2) and perf use: every uid and gid of `pid` (real,
+// effective, saved, filesystem) theirs, no permitted capabilities, and the
+// process dumpable. A recording shows a process's files, syscalls, memory
+// map and stacks, which the kernel hides from the user otherwise. The
+// error is EPERM and says why, or ESRCH when the process is gone.
 Status CheckMayAttach(pid_t pid, const User& user);
-// pid and every process descended from it, parents first.
-std::vector<pid_t> ProcessTree(pid_t pid);
+// pid and every process descended from it, parents first; the first's
+// parent is given as 0.
+struct TreeProcess {
+  pid_t pid, parent;
+};
+std::vector<TreeProcess> ProcessTree(pid_t pid);
 // True while the process exists and is not a zombie.
 bool ProcessAlive(pid_t pid);
 // Checks CAP_BPF + CAP_PERFMON (or CAP_SYS_ADMIN); the error names them.

@@ -392,13 +392,13 @@ TEST_F(Sudo, DatabaseAndItsWalAndShmBelongToTheInvokingUser) {
   EXPECT_EQ(a.status, 0) << a.err;
 }
 
-TEST_F(Sudo, AsRootRunsTheCommandAsRootButTheDatabaseStaysTheUsers) {
+TEST_F(Sudo, AsRootIsRefusedForAUserAndNothingRunsOrIsCreated) {
   UserDir mine;
   std::string out = mine.File("ids"), db = mine.File("run.db");
   auto r = RunCmd(ViaSudo({SyspgoBin(), "collect", "-o", db, "--as-root", "--", "sh", "-c", "id -u > " + out}));
-  ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(ReadAll(out), "0\n");
-  EXPECT_EQ(Lstat(db).st_uid, User().uid);
+  EXPECT_TRUE(FailedWith(r, 1, "--as-root is refused under sudo"));
+  EXPECT_FALSE(Exists(out)) << "the command ran, as " << ReadAll(out);
+  EXPECT_FALSE(Exists(db));
 }
 
 TEST_F(Sudo, AppendingToRootsDatabaseIsRefusedWhereTheUserCannotWriteIt) {
