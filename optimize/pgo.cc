@@ -713,10 +713,11 @@ void Pipeline::JudgeEval(std::vector<PgoEvalVariant>& v) const {
     if (v[i].name == kPgoProfilingVariant) base = i;
   for (auto& x : v) {
     x.values = o_.eval_metric == "instructions" ? x.instructions : x.seconds;
-    x.vs_plain = PairedSpeedup(v[0].values, x.values);
+    if (x.failed.empty()) x.vs_plain = PairedSpeedup(v[0].values, x.values);
   }
-  if (base < v.size())
-    for (auto& x : v) x.vs_base = PairedSpeedup(v[base].values, x.values);
+  if (base < v.size() && v[base].failed.empty())
+    for (auto& x : v)
+      if (x.failed.empty()) x.vs_base = PairedSpeedup(v[base].values, x.values);
 }
 
 std::string MedianText(const std::vector<double>& xs, const char* fmt, double scale) {
@@ -729,6 +730,10 @@ std::string MedianText(const std::vector<double>& xs, const char* fmt, double sc
 void Pipeline::SayEval(const std::vector<PgoEvalVariant>& v) {
   bool instr = o_.eval_metric == "instructions";
   for (const PgoEvalVariant& x : v) {
+    if (!x.failed.empty()) {
+      Say("      %-7s failed the evaluation command: left out", x.name.c_str());
+      continue;
+    }
     std::string head = "wall " + MedianText(x.seconds, "%.3f s", 1) + ", cpu " + MedianText(x.cpu_seconds, "%.3f s", 1);
     if (instr) head += ", " + MedianText(x.instructions, "%.1fM instructions", 1e6);
     Say("      %-7s %s", x.name.c_str(), head.c_str());
@@ -765,6 +770,7 @@ Json Pipeline::EvalJson(const PgoEvalVariant& x) const {
   if (!x.instructions.empty()) e["vs_plain_wall"] = IntervalJson(PairedSpeedup(rep_.eval[0].seconds, x.seconds));
   if (x.vs_base.high > 0) e["vs_profiling_build"] = IntervalJson(x.vs_base);
   e["output_differs"] = static_cast<bool>(x.output_differs);
+  e["failed"] = x.failed.empty() ? Json() : Json(x.failed);
   return e;
 }
 
@@ -800,11 +806,22 @@ Status Pipeline::Eval(Stage& s) {
     }
     for (size_t k = 0; k < n; ++k) {
       size_t i = (k + static_cast<size_t>(round)) % n;
+      if (!v[i].failed.empty()) continue;
       std::string text;
-      SYSPGO_TRY(EvalRun(i, bins[i], v[i], &text));
+      Status st = EvalRun(i, bins[i], v[i], &text);
+      if (st.ok() && instr) st = CountInstructions(i, bins[i], v[i]);
+      // The user's build must run the command; a stage that fails it
+      // (a crash, a wrong exit) is left out and never chosen.
+      if (!st.ok() && i == 0) return st;
+      if (!st.ok()) {
+        v[i].failed = st.error().message;
+        rep_.warnings.push_back("the " + v[i].name + " binary failed the evaluation command and is left out: " +
+                                v[i].failed);
+        Say("      %s failed the evaluation command: left out", v[i].name.c_str());
+        continue;
+      }
       if (round == 0) first_out[i] = text;
       else if (text != first_out[i]) stable[i] = false;
-      if (instr) SYSPGO_TRY(CountInstructions(i, bins[i], v[i]));
     }
     if (round < o_.runs) Say("      eval round %d/%d", round + 1, o_.runs);
   }
@@ -821,7 +838,7 @@ Status Pipeline::Eval(Stage& s) {
     if (x.output_differs)
       rep_.warnings.push_back("the " + x.name + " binary printed something else than your build for the evaluation "
                               "command: check it before using it");
-    if (x.name == kPgoPlainVariant || x.name == kPgoProfilingVariant) continue;
+    if (x.name == kPgoPlainVariant || x.name == kPgoProfilingVariant || !x.failed.empty()) continue;
     PgoVerdict verdict = Judge(x.vs_plain);
     if (verdict != PgoVerdict::kFaster)
       rep_.warnings.push_back("the " + x.name + " stage did not help on the evaluation command (" + MetricName() + ", " +
@@ -851,7 +868,7 @@ Status Pipeline::CheckProfileQuality(Stage& s) {
     j["run_samples"] = q.run_samples;
     j["run_share"] = q.run_share;
     Json hot = Json::array();
-    for (auto& [f, c] : q.hot) hot.push_back(Json::array({f, c}));
+    for (auto& [f, share] : q.hot) hot.push_back(Json::array({f, share}));
     j["hot_functions"] = hot;
     j["halves_agreement"] = q.halves_agreement;
     j["thin"] = q.thin;
@@ -939,6 +956,7 @@ void Pipeline::Finish() {
     e["verdict"] = VerdictName(Judge(v.vs_plain));
     if (v.vs_base.high > 0) e["vs_profiling_build"] = IntervalJson(v.vs_base);
     e["output_differs"] = static_cast<bool>(v.output_differs);
+    if (!v.failed.empty()) e["failed"] = v.failed;
     ev[v.name] = e;
   }
   if (!rep_.eval.empty()) sum["eval_metric"] = MetricName();
@@ -1069,9 +1087,11 @@ Status WriteCompilerWrappers(const std::string& bin_dir, const std::string& stag
       sh += add(f);
     }
   }
-  sh += "if [ $mode = link ]; then\n";
-  for (auto& f : link_flags) sh += "  " + add(f);
-  sh += "fi\n";
+  if (!link_flags.empty()) {  // (an empty if-block is a syntax error in sh)
+    sh += "if [ $mode = link ]; then\n";
+    for (auto& f : link_flags) sh += "  " + add(f);
+    sh += "fi\n";
+  }
   sh += "printf '%s %s\\n' \"$mode\" \"$*\" >> " + ShellQuote(log) + "\n";
   sh += "exec \"$real\" \"$@\"\n";
   std::error_code ec;

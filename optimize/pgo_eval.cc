@@ -108,6 +108,10 @@ size_t ChooseFinalVariant(const std::vector<PgoEvalVariant>& v, const std::strin
   std::string verdicts;
   for (size_t i = 1; i < v.size(); ++i) {
     if (v[i].name == kPgoProfilingVariant) continue;
+    if (!v[i].failed.empty()) {
+      verdicts += (verdicts.empty() ? "" : "; ") + v[i].name + " failed the evaluation command";
+      continue;
+    }
     PgoVerdict vs_plain = Judge(v[i].vs_plain);
     bool better = vs_plain == PgoVerdict::kFaster;
     std::string note;
@@ -129,7 +133,7 @@ size_t ChooseFinalVariant(const std::vector<PgoEvalVariant>& v, const std::strin
 
 bool EvalUndecided(const std::vector<PgoEvalVariant>& v) {
   for (size_t i = 1; i < v.size(); ++i) {
-    if (v[i].name == kPgoProfilingVariant) continue;
+    if (v[i].name == kPgoProfilingVariant || !v[i].failed.empty()) continue;
     const PgoInterval& iv = v[i].vs_plain;
     bool above = iv.low > 1 + kPgoMinEffect, below = iv.high < 1 - kPgoMinEffect;
     // Straddling, yet the point estimate is beyond the threshold: more
@@ -144,10 +148,9 @@ std::string PgoProfileQuality::Line(const std::string& binary_name) const {
   std::string s = "profile quality: " + Thousands(binary_samples) + " samples in " + binary_name + " (" +
                   Fixed("%.1f", 100 * run_share) + "% of the training run's)";
   std::string h;
-  for (const auto& [name, n] : hot) {
+  for (const auto& [name, share] : hot) {
     std::string shown = name.size() > 32 ? name.substr(0, 29) + "..." : name;
-    h += (h.empty() ? "" : ", ") + shown + " " +
-         Fixed("%.0f%%", binary_samples ? 100.0 * static_cast<double>(n) / static_cast<double>(binary_samples) : 0);
+    h += (h.empty() ? "" : ", ") + shown + " " + Fixed("%.0f%%", 100 * share);
   }
   if (!h.empty()) s += ", hot: " + h;
   s += "; halves agree " + Fixed("%.1f", 100 * halves_agreement) + "%";
@@ -178,9 +181,17 @@ PgoProfileQuality MeasureProfileQuality(const std::string& profile_text, uint64_
     lines.push_back(strtoull(line.c_str() + p, nullptr, 10));
   }
   std::vector<std::pair<std::string, uint64_t>> byhot(fns.begin(), fns.end());
-  std::sort(byhot.begin(), byhot.end(), [](auto& a, auto& b) { return a.second != b.second ? a.second > b.second : a.first < b.first; });
+  std::sort(byhot.begin(), byhot.end(),
+            [](auto& a, auto& b) { return a.second != b.second ? a.second > b.second : a.first < b.first; });
   if (byhot.size() > 3) byhot.resize(3);
-  q.hot = byhot;
+  double fn_total = 0;
+  for (auto& [f, c] : fns) fn_total += static_cast<double>(c);
+  for (auto& [f, c] : byhot) q.hot.emplace_back(f, fn_total > 0 ? static_cast<double>(c) / fn_total : 0);
+  // Counts scaled to the samples taken (see the header).
+  double line_total = 0;
+  for (uint64_t c : lines) line_total += static_cast<double>(c);
+  double scale = line_total > 0 && binary_samples ? static_cast<double>(binary_samples) / line_total : 1;
+  for (uint64_t& c : lines) c = static_cast<uint64_t>(std::llround(static_cast<double>(c) * scale));
 
   // Each sample of a line goes to half A or B with even odds; large counts
   // by the normal approximation of that binomial draw.

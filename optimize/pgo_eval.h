@@ -51,6 +51,7 @@ struct PgoEvalVariant {
   std::vector<double> instructions;  // cachegrind's instruction count, per round (--eval-metric instructions)
   PgoInterval vs_plain, vs_base;     // on `values`; vs_base left at 0 when there is no profiling build
   bool output_differs = false;
+  std::string failed;                // why the evaluation command failed on it ("" if it did not): never chosen
 };
 
 constexpr const char* kPgoPlainVariant = "plain";   // the user's own build: the reference
@@ -72,7 +73,7 @@ struct PgoProfileQuality {
   uint64_t binary_samples = 0;  // samples in the binary
   uint64_t run_samples = 0;     // every sample of the training run(s)
   double run_share = 0;         // binary_samples / run_samples: the share of the run's time it covers
-  std::vector<std::pair<std::string, uint64_t>> hot;  // the hottest functions and their samples, hottest first
+  std::vector<std::pair<std::string, double>> hot;  // the hottest functions and their shares of the profile
   double halves_agreement = 0;  // sum over lines of min(share in half A, share in half B)
   bool thin = false;
   std::string advice;           // when thin: what to change
@@ -84,8 +85,10 @@ constexpr double kPgoMinHalvesAgreement = 0.90;
 // The quality of the text sample profile `profile_text`. The halves are a
 // seeded random split of every line's count (binomial thinning: each sample
 // falls in either half with even odds), compared as distributions over the
-// profile's lines; the shares of the training run come from the artifact's
-// own figures.
+// profile's lines. The profile's counts are estimates in their own unit,
+// so they are first scaled to `binary_samples` in all: the split is of as
+// many samples as were taken. The shares of the training run come from the
+// artifact's own figures.
 PgoProfileQuality MeasureProfileQuality(const std::string& profile_text, uint64_t binary_samples,
                                         uint64_t run_samples, uint64_t seed = kPgoSeed);
 

@@ -34,7 +34,7 @@ step "3/3 syspgo pgo: build, profile, rebuild with the profile and BOLT, compare
 cp -r tests/workloads/pgo_interp "$work/pgo-src"
 [ -n "${SUDO_UID:-}" ] && [ -n "${SUDO_GID:-}" ] && chown -R "$SUDO_UID:$SUDO_GID" "$work/pgo-src"
 (cd "$work/pgo-src" && "$syspgo" pgo --build 'make clean >/dev/null; make' --binary ./interp \
-  --train './interp train 40' --freq 9999 --eval './interp eval 2' --eval-metric instructions --runs 3 \
+  --train './interp train 100' --freq 9999 --eval './interp eval 2' --eval-metric instructions --runs 3 \
   --dir "$work/pgo")
 
 step "what each step produced"

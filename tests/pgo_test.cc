@@ -595,7 +595,7 @@ int FramePointerPrologues(const std::string& binary, const std::string& function
 TEST(Pgo, InterpreterDemoGainsInstructionsAndShipsNoProfilingFlags) {
   TempDir t;
   std::string src = CopyDemo(t, SYSPGO_PGO_INTERP), dir = t.File("pgo");
-  auto r = Pgo(src, {"--build", "make clean >/dev/null; make", "--binary", "./interp", "--train", "./interp train 40",
+  auto r = Pgo(src, {"--build", "make clean >/dev/null; make", "--binary", "./interp", "--train", "./interp train 100",
                      "--freq", "9999", "--eval", "./interp eval 2", "--eval-metric", "instructions", "--runs", "2",
                      "--dir", dir});
   ASSERT_EQ(r.status, 0) << r.err;
