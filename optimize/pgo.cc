@@ -662,7 +662,7 @@ Status Pipeline::EvalRun(size_t i, const std::string& bin, PgoEvalVariant& v, st
 // every run, so short or noisy evaluations can be decided). Only the
 // processes that are the program count, not the shell around it: each
 // writes its own cachegrind file, named by its command line. `bin` is a
-// `strip -g` copy: valgrind 3.19 cannot read clang 19's DWARF 5.
+// copy without debug sections: valgrind 3.19 cannot read clang 19's DWARF 5.
 Status Pipeline::CountInstructions(size_t i, const std::string& bin, PgoEvalVariant& v) {
   std::string sub = dir_ + "/eval", log = sub + "/cachegrind.log", prefix = "cachegrind.out.";
   SYSPGO_TRY(InstallFile(bin, binary_));
@@ -792,7 +792,9 @@ Status Pipeline::Eval(Stage& s) {
     bins[i] = variants_[i].second;
     if (!instr) continue;
     bins[i] = sub + "/" + name_ + "." + v[i].name + ".strip";
-    SYSPGO_TRY(Tool(s, {"strip", "-g", "-o", bins[i], variants_[i].second}, sub + "/strip.log", "strip -g"));
+    // llvm-objcopy, not GNU strip: strip breaks the segments of a BOLTed binary.
+    SYSPGO_TRY(Tool(s, {"llvm-objcopy-19", "--strip-debug", variants_[i].second, bins[i]}, sub + "/strip.log",
+                    "llvm-objcopy-19 --strip-debug"));
   }
   s.commands.push_back(o_.eval_cmd);
   auto t0 = std::chrono::steady_clock::now();
@@ -829,7 +831,7 @@ Status Pipeline::Eval(Stage& s) {
   for (size_t i = 0; i < n; ++i)
     // Only a program whose plain build prints the same every time can be
     // held to the same output.
-    v[i].output_differs = stable[0] && stable[i] && first_out[i] != first_out[0];
+    v[i].output_differs = v[i].failed.empty() && stable[0] && stable[i] && first_out[i] != first_out[0];
   rep_.eval = v;
   SayEval(v);
   Json arr = Json::array();
