@@ -207,6 +207,7 @@ class Pipeline {
 
  private:
   void Say(const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+  void SayWrapped(const std::string& text);
   Stage& Begin(const std::string& name, const std::string& what);
   void End(Stage& s, const Status& st);
   Status Setup();
@@ -266,6 +267,24 @@ void Pipeline::Say(const char* fmt, ...) {
   fprintf(o_.progress, "\n");
   fflush(o_.progress);
   va_end(ap);
+}
+
+// A progress line too long for 120 columns, broken at spaces, the rest
+// indented under it.
+void Pipeline::SayWrapped(const std::string& text) {
+  constexpr size_t kWidth = 120 - (sizeof("syspgo pgo: ") - 1);
+  size_t lead = std::min(text.find_first_not_of(' '), text.size());
+  std::string indent(lead + 6, ' '), line = text.substr(0, lead);
+  bool empty = true;  // no word on `line` yet
+  for (const std::string& w : Split(text.substr(lead), ' ')) {
+    if (!empty && line.size() + 1 + w.size() > kWidth) {
+      Say("%s", line.c_str());
+      line = indent, empty = true;
+    }
+    line += (empty ? "" : " ") + w;
+    empty = false;
+  }
+  if (!empty) Say("%s", line.c_str());
 }
 
 Stage& Pipeline::Begin(const std::string& name, const std::string& what) {
@@ -878,7 +897,7 @@ Status Pipeline::CheckProfileQuality(Stage& s) {
     j["train_runs"] = train_runs_;
     quality_.push_back(j);
     rep_.profile_quality = q;
-    Say("      %s", q.Line(name_).c_str());
+    SayWrapped("      " + q.Line(name_));
     if (!q.thin) return {};
     bool ours = o_.use_profile.empty() && o_.profile_db.empty();
     if (attempt >= kMaxRetrain || !ours || !MoreSamples(q)) {
@@ -1284,7 +1303,7 @@ PgoReport Pipeline::Run() {
     }
     rep_.final_stage = variants_[pick].first;
     rep_.final_binary = variants_[pick].second;
-    if (!rep_.final_reason.empty()) Say("final: %s: %s", rep_.final_stage.c_str(), rep_.final_reason.c_str());
+    if (!rep_.final_reason.empty()) SayWrapped("final: " + rep_.final_stage + ": " + rep_.final_reason);
     Status in_place = InstallFile(rep_.final_binary, binary_);
     if (!in_place.ok()) rep_.warnings.push_back(in_place.error().message);
   }
