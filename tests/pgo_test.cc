@@ -31,10 +31,14 @@ std::string CopyDemo(const TempDir& t, const char* from = SYSPGO_PGO_DEMO) {
   return src;
 }
 
-// `syspgo pgo ARGS` run in directory `cwd`.
+// `syspgo pgo ARGS` run in directory `cwd`. A training run samples at
+// 9999 Hz unless ARGS say otherwise: kTrain then gives a profile thick
+// enough that pgo does not train again (a test of its own checks that).
 CmdResult Pgo(const std::string& cwd, const std::vector<std::string>& args) {
   std::vector<std::string> argv = {SyspgoBin(), "pgo"};
   argv.insert(argv.end(), args.begin(), args.end());
+  bool train = std::find(args.begin(), args.end(), "--train") != args.end();
+  if (train && std::find(args.begin(), args.end(), "--freq") == args.end()) argv.insert(argv.end(), {"--freq", "9999"});
   return Sh("cd " + ShellQuote(cwd) + " && exec " + JoinShell(argv));
 }
 
@@ -71,7 +75,7 @@ std::vector<std::string> Calls(const std::string& dir, const std::string& stage)
   return out;
 }
 
-const char kTrain[] = "./demo train 10000";
+const char kTrain[] = "./demo train 40000";
 const char kMakeBuild[] = "make clean >/dev/null; make";
 
 TEST(PgoWrapper, AddsMissingFlagsOnceAndKeepsTheBuildsOwn) {
@@ -617,6 +621,24 @@ TEST(Pgo, InterpreterDemoGainsInstructionsAndShipsNoProfilingFlags) {
   EXPECT_EQ(FramePointerPrologues(src + "/interp", "vm_run"), 0);
   EXPECT_EQ(Out(dir + "/" + final_stage + "/interp eval 1"), Out(dir + "/plain/interp eval 1"));
   EXPECT_EQ(Out(dir + "/" + final_stage + "/interp cold 1"), Out(dir + "/plain/interp cold 1"));
+}
+
+// A training run too short for 10,000 samples at collect's default rate:
+// pgo trains again faster, and says so in its output and manifest.
+TEST(Pgo, ThinProfileIsTrainedAgainFaster) {
+  TempDir t;
+  std::string src = CopyDemo(t), dir = t.File("pgo");
+  auto r = Pgo(src, {"--build", kMakeBuild, "--binary", "./demo", "--train", "./demo train 20000", "--freq", "999",
+                     "--stages", "sample", "--dir", dir});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("TOO THIN"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("too thin: training again at "), std::string::npos) << r.err;
+  nlohmann::json q = ReadJson(dir + "/manifest.json")["profile_quality"];
+  ASSERT_GE(q.size(), 2u) << q;
+  EXPECT_TRUE(q[0]["thin"].get<bool>());
+  EXPECT_EQ(q[0]["freq_hz"], 999);
+  EXPECT_GT(q[1]["freq_hz"].get<int>(), 999);
+  EXPECT_GT(q.back()["binary_samples"].get<double>(), q[0]["binary_samples"].get<double>());
 }
 
 TEST(Pgo, MissingOptionsAreUsageErrors) {
