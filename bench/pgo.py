@@ -95,8 +95,11 @@ GPERF_CPU = {"CPUPROFILE_FREQUENCY": SAMPLE_HZ}
 FLEET_RUNS = 16
 # bolt-only and perf2bolt (both on the plain build): syspgo pgo's default there
 BOLT_OPTS = ["-reorder-blocks=ext-tsp", "-reorder-functions=hfsort", "-dyno-stats"]
-# What `syspgo pgo` adds to every build (optimize/pgo.cc PgoCompileFlags,
-# PgoLinkFlags): the variants built here without it get the same.
+# What `syspgo pgo` adds to its training build ("base" here), with function
+# sections and BOLT's relocations (optimize/pgo.h PgoStageNeeds): the variants
+# built here without it all get these, so that only their profiles differ.
+# syspgo pgo's own rebuilds carry only what their stage needs, and its
+# "plain" build (the user's own) none.
 PROFILING_FLAGS = ["-fno-omit-frame-pointer", "-mno-omit-leaf-frame-pointer", "-gline-tables-only",
                    "-fdebug-info-for-profiling", "-ffunction-sections", "-fuse-ld=lld", "-Wl,--emit-relocs"]
 # What `syspgo pgo` adds with a sample profile (PgoCompileFlags), given to

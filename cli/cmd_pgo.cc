@@ -22,13 +22,16 @@ const char kAbout[] = R"(usage: syspgo pgo --build 'CMD' --binary PATH --train '
 
 Builds a program with the flags profiling needs, profiles a training run with
 syspgo collect, rebuilds it with the LLVM sample profile and the symbol order,
-profiles the rebuilt binary and rewrites it with BOLT; with --eval, times every
-variant against the plain build. Every stage's commands, logs and binaries stay
-in DIR with manifest.json (everything) and summary.json (for CI). PATH ends up
-holding the final binary: the last stage's, or with --eval the earliest stage
-whose median is within 1% of the fastest (a stage that does not help beyond
-noise is left out, and the output says so). Exit status: 0, 1 if a stage
-failed (named on stderr and in summary.json), 2 for bad options.
+profiles the rebuilt binary and rewrites it with BOLT. With --eval it also
+builds your program as it is (your flags, none of syspgo's) and runs every
+variant against it in paired, interleaved rounds; a stage becomes the final
+binary only when it is faster than your build with 95% confidence (a
+bootstrap interval of the ratio of medians), and every speedup is printed
+with its interval. Each build carries only the flags its stage needs. Every
+stage's commands, logs and binaries stay in DIR with manifest.json
+(everything) and summary.json (for CI); PATH ends up holding the final
+binary. Exit status: 0, 1 if a stage failed (named on stderr and in
+summary.json), 2 for bad options.
 )";
 
 const char kExamples[] = R"(Examples:
@@ -62,7 +65,7 @@ int Pgo(const std::vector<std::string>& args) {
   app->option_defaults()->group("What to build and run (shell commands, run in the current directory)");
   app->add_option("--build", o.build_cmd,
                   "builds PATH; gets CC/CXX (and cc, gcc, clang, c++, g++, clang++ first on PATH) as syspgo's "
-                  "clang-19 wrappers that add the profiling and profile-use flags; also SYSPGO_STAGE (base, sample, "
+                  "clang-19 wrappers that add the flags each stage needs; also SYSPGO_STAGE (plain, base, sample, "
                   "order), SYSPGO_CFLAGS and SYSPGO_LDFLAGS. It must recompile: make it build from scratch, use a "
                   "build directory per $SYSPGO_STAGE, or give --clean")
       ->type_name("'CMD'");
@@ -77,9 +80,22 @@ int Pgo(const std::vector<std::string>& args) {
       ->check(ListOf(stage_names, "stage"))
       ->capture_default_str();
   app->add_option("--dir", o.dir, "where everything is kept")->type_name("DIR")->capture_default_str();
-  app->add_option("--runs", o.runs, "eval runs per variant, interleaved")
+  app->add_option("--runs", o.runs, "eval rounds to start with (each runs every variant once, interleaved)")
       ->type_name("N")
       ->transform(Whole(1, 1000, "a whole number"))
+      ->capture_default_str();
+  app->add_option("--max-runs", o.max_runs,
+                  "rounds at most: more are added one at a time while a stage's interval still straddles 1")
+      ->type_name("N")
+      ->transform(Whole(1, 1000, "a whole number"))
+      ->capture_default_str();
+  app->add_option("--eval-budget", o.eval_budget_s, "add rounds only while the evaluation has taken less than this")
+      ->type_name("SECONDS")
+      ->capture_default_str();
+  Choices(app->add_option("--eval-metric", o.eval_metric,
+                          "what the final choice is made on: wall time, or instructions counted by cachegrind (the "
+                          "same every run: for short or noisy evaluations; needs valgrind)"),
+          {"wall", "instructions"})
       ->capture_default_str();
   Choices(app->add_option("--final", final_choice,
                           "fastest: chosen by --eval as above; last: the last stage's binary whatever --eval "
@@ -105,7 +121,8 @@ int Pgo(const std::vector<std::string>& args) {
       ->type_name("LIST")
       ->check(ListOf(AllProbeGroupNames(), "probe group"))
       ->capture_default_str();
-  app->add_option("--freq", o.freq_hz, "cpu sampling frequency (default: collect's)")
+  app->add_option("--freq", o.freq_hz,
+                  "cpu sampling frequency (default: collect's; raised, up to 10000, when the profile is too thin)")
       ->type_name("HZ")
       ->transform(Whole(1, 10000, "a whole number"));
   app->add_option("--sample-counts", o.sample_counts,
@@ -133,6 +150,8 @@ int Pgo(const std::vector<std::string>& args) {
 
   if (auto exit = Parse(*app, args)) return *exit;
   if (quiet) o.progress = nullptr;
+  o.collect_default_freq_hz = CollectOptions{}.freq_hz;
+  if (o.max_runs < o.runs) o.max_runs = o.runs;
   o.final_last = final_choice == "last";
   for (const auto& [name, on] : stage_flags) {
     *on = false;

@@ -20,6 +20,10 @@
 #   syspgo_bolt(target)      -> -Wl,--emit-relocs on the target and a POST_BUILD
 #                               llvm-bolt step with DIR/profile/bolt.fdata; the
 #                               linker's output is kept beside it as <file>.prebolt
+# Nothing else: no frame pointers or line tables of its own (only the
+# training build of `syspgo pgo` needs them; clang tracks the lines a
+# sample profile is matched by without emitting debug info), so the binary
+# is the project's own build plus what the profiles change.
 # The profile files are dependencies of every object and link, so a new
 # profile in the same place rebuilds what it affects.
 #

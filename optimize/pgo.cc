@@ -14,6 +14,7 @@
 #include "optimize/pgo.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -69,6 +70,12 @@ Status InstallFile(const std::string& from, const std::string& to) {
   }
   close(fd);
   return WriteFileAtomically(to, bytes, 0755);
+}
+
+double Median(std::vector<double> xs) {
+  if (xs.empty()) return 0;
+  std::sort(xs.begin(), xs.end());
+  return xs.size() % 2 ? xs[xs.size() / 2] : (xs[xs.size() / 2 - 1] + xs[xs.size() / 2]) / 2;
 }
 
 std::string Tail(const std::string& text, size_t lines) {
@@ -195,24 +202,33 @@ std::string Times(int n) { return n > 1 ? " " + std::to_string(n) + " times" : "
 
 class Pipeline {
  public:
-  explicit Pipeline(const PgoOptions& o) : o_(o) {}
+  explicit Pipeline(const PgoOptions& o) : o_(o), freq_hz_(o.freq_hz), train_runs_(o.train_runs) {}
   PgoReport Run();
 
  private:
   void Say(const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+  void SayWrapped(const std::string& text);
   Stage& Begin(const std::string& name, const std::string& what);
   void End(Stage& s, const Status& st);
   Status Setup();
-  Status Build(Stage& s, const std::string& variant, const std::string& profile, const std::string& order);
+  Status Build(Stage& s, const std::string& variant, const PgoStageNeeds& needs);
   Status Collect(Stage& s, const std::string& db, const std::string& subdir, int k);
   Status CollectAll(Stage& s, const std::string& db, const std::string& subdir);
   // Profiles come from `syspgo merge` of every run in the DB, not one run.
-  bool Merging() const { return !o_.profile_db.empty() || o_.train_runs > 1; }
+  bool Merging() const { return !o_.profile_db.empty() || train_runs_ > 1; }
   Status Emit(Stage& s, const std::string& db, const std::string& kind, const std::string& out);
   Status SampleMatch(Stage& s, const std::string& binary);
   Status OrderCheck(Stage& s, const std::string& binary);
   Status Bolt(Stage& s, const std::string& input, const std::string& fdata, bool sample_built);
   Status Eval(Stage& s);
+  Status EvalRun(size_t i, const std::string& bin, PgoEvalVariant& v, std::string* output);
+  Status CountInstructions(size_t i, const std::string& bin, PgoEvalVariant& v);
+  void JudgeEval(std::vector<PgoEvalVariant>& v) const;
+  void SayEval(const std::vector<PgoEvalVariant>& v);
+  Json EvalJson(const PgoEvalVariant& v) const;
+  std::string MetricName() const { return o_.eval_metric == "instructions" ? "instructions" : "wall time"; }
+  Status CheckProfileQuality(Stage& s);
+  bool MoreSamples(const PgoProfileQuality& q);
   Status Shell(Stage& s, const std::string& cmd, const std::map<std::string, std::string>& env, const std::string& log,
                const std::string& what);
   Status Tool(Stage& s, const std::vector<std::string>& argv, const std::string& log, const std::string& what);
@@ -235,6 +251,11 @@ class Pipeline {
   std::string last_build_id_;
   std::vector<std::pair<std::string, std::string>> variants_;  // name, binary copy in DIR
   int step_ = 0, steps_ = 0;
+  // The training's rate and runs: --freq and --train-runs, raised when the
+  // profile they gave was too thin (CheckProfileQuality).
+  uint32_t freq_hz_ = 0;
+  int train_runs_ = 1;
+  Json quality_ = Json::array();  // every profile-quality measurement, in order
 };
 
 void Pipeline::Say(const char* fmt, ...) {
@@ -246,6 +267,24 @@ void Pipeline::Say(const char* fmt, ...) {
   fprintf(o_.progress, "\n");
   fflush(o_.progress);
   va_end(ap);
+}
+
+// A progress line too long for 120 columns, broken at spaces, the rest
+// indented under it.
+void Pipeline::SayWrapped(const std::string& text) {
+  constexpr size_t kWidth = 120 - (sizeof("syspgo pgo: ") - 1);
+  size_t lead = std::min(text.find_first_not_of(' '), text.size());
+  std::string indent(lead + 6, ' '), line = text.substr(0, lead);
+  bool empty = true;  // no word on `line` yet
+  for (const std::string& w : Split(text.substr(lead), ' ')) {
+    if (!empty && line.size() + 1 + w.size() > kWidth) {
+      Say("%s", line.c_str());
+      line = indent, empty = true;
+    }
+    line += (empty ? "" : " ") + w;
+    empty = false;
+  }
+  if (!empty) Say("%s", line.c_str());
 }
 
 Stage& Pipeline::Begin(const std::string& name, const std::string& what) {
@@ -336,13 +375,14 @@ Status Pipeline::Setup() {
   return {};
 }
 
-Status Pipeline::Build(Stage& s, const std::string& variant, const std::string& profile, const std::string& order) {
+Status Pipeline::Build(Stage& s, const std::string& variant, const PgoStageNeeds& needs) {
+  const std::string &profile = needs.sample_profile, &order = needs.order_file;
   std::string sub = Sub(variant);
   std::string log = sub + "/build.log", calls = sub + "/compiler-calls.log";
   unlink(log.c_str());
   unlink(calls.c_str());
-  auto cflags = PgoCompileFlags(profile);
-  auto lflags = PgoLinkFlags(order);
+  auto cflags = PgoCompileFlags(needs);
+  auto lflags = PgoLinkFlags(needs);
   SYSPGO_TRY(WriteCompilerWrappers(dir_ + "/bin", variant, cc_, cxx_, cflags, lflags, calls));
   const char* path = getenv("PATH");
   std::map<std::string, std::string> env = {
@@ -411,7 +451,7 @@ Status Pipeline::Collect(Stage& s, const std::string& db, const std::string& sub
   unlink(log.c_str());
   unlink(summary.c_str());
   std::vector<std::string> argv = {syspgo_, "collect", "-o", db, "--json", summary, "--probes", o_.probes};
-  if (o_.freq_hz) argv.insert(argv.end(), {"--freq", std::to_string(o_.freq_hz)});
+  if (freq_hz_) argv.insert(argv.end(), {"--freq", std::to_string(freq_hz_)});
   argv.insert(argv.end(), {"--", "/bin/sh", "-c", o_.train_cmd});
   s.commands.push_back(JoinShell(argv));
   auto r = RunLogged(argv, {}, log, RunAs::kRoot);
@@ -441,8 +481,8 @@ Status Pipeline::Collect(Stage& s, const std::string& db, const std::string& sub
 // of the code. On the bench's SQLite they did not steady the result: three
 // merged runs' profiles spread as widely as single runs' (docs/profiles.md).
 Status Pipeline::CollectAll(Stage& s, const std::string& db, const std::string& subdir) {
-  for (int k = 1; k <= o_.train_runs; ++k) {
-    if (o_.train_runs > 1) Say("      training run %d of %d", k, o_.train_runs);
+  for (int k = 1; k <= train_runs_; ++k) {
+    if (train_runs_ > 1) Say("      training run %d of %d", k, train_runs_);
     SYSPGO_TRY(Collect(s, db, subdir, k));
   }
   return {};
@@ -605,78 +645,296 @@ Status Pipeline::Bolt(Stage& s, const std::string& input, const std::string& fda
   return {};
 }
 
+// One run of the evaluation command on variant `i`, installed at --binary
+// from `bin`: its wall time, and its CPU time (user + system of the command
+// and everything it waited for) from the growth of RUSAGE_CHILDREN, which
+// counts every child this process has reaped; the pipeline runs one at a time.
+Status Pipeline::EvalRun(size_t i, const std::string& bin, PgoEvalVariant& v, std::string* output) {
+  std::string sub = dir_ + "/eval", out = sub + "/stdout.tmp", log = sub + "/eval.log";
+  SYSPGO_TRY(InstallFile(bin, binary_));
+  unlink(out.c_str());
+  ProcessSpec run;
+  run.argv = {"/bin/sh", "-c", o_.eval_cmd};
+  run.out = ProcessOutput::File(out);
+  run.err = ProcessOutput::File(log);
+  auto cpu = [] {
+    rusage u{};
+    getrusage(RUSAGE_CHILDREN, &u);
+    auto sec = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+    return sec(u.ru_utime) + sec(u.ru_stime);
+  };
+  double cpu0 = cpu();
+  auto r = RunChild(std::move(run));
+  if (!r) return r.error();
+  if (r->status != 0)
+    return MakeError("the evaluation command '" + o_.eval_cmd + "' exited with status " + std::to_string(r->status) +
+                     " on the " + variants_[i].first + " binary (stderr in " + log + ")");
+  v.seconds.push_back(r->seconds);
+  v.cpu_seconds.push_back(cpu() - cpu0);
+  *output = ReadFileOrEmpty(out);
+  unlink(out.c_str());
+  return {};
+}
+
+// The instructions the program at --binary executes in one run of the
+// evaluation command, counted by cachegrind (no PMU needed; the same count
+// every run, so short or noisy evaluations can be decided). Only the
+// processes that are the program count, not the shell around it: each
+// writes its own cachegrind file, named by its command line. `bin` is a
+// copy without debug sections: valgrind 3.19 cannot read clang 19's DWARF 5.
+Status Pipeline::CountInstructions(size_t i, const std::string& bin, PgoEvalVariant& v) {
+  std::string sub = dir_ + "/eval", log = sub + "/cachegrind.log", prefix = "cachegrind.out.";
+  SYSPGO_TRY(InstallFile(bin, binary_));
+  unlink(log.c_str());
+  std::vector<std::string> argv = {"valgrind", "--tool=cachegrind", "--cache-sim=no", "--trace-children=yes",
+                                   "--cachegrind-out-file=" + sub + "/" + prefix + "%p", "/bin/sh", "-c", o_.eval_cmd};
+  ProcessSpec run;
+  run.argv = argv;
+  run.out = ProcessOutput::Discard();
+  run.err = ProcessOutput::File(log);
+  auto r = RunChild(std::move(run));
+  if (!r) return r.error();
+  if (r->status != 0)
+    return MakeError("the evaluation command under cachegrind (" + JoinShell(argv) + ") exited with status " +
+                     std::to_string(r->status) + " on the " + variants_[i].first + " binary (output in " + log +
+                     "); install valgrind (apt-get install valgrind) or use --eval-metric wall");
+  double count = 0;
+  bool seen = false;
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator(sub, ec)) {
+    std::string f = e.path().filename().string();
+    if (f.rfind(prefix, 0) != 0) continue;
+    std::istringstream in(ReadFileOrEmpty(e.path().string()));
+    bool ours = false;
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("cmd: ", 0) == 0) {
+        std::string argv0 = Split(Trim(line.substr(5)), ' ')[0];
+        ours = fs::path(argv0).filename().string() == name_;
+      } else if (ours && line.rfind("summary: ", 0) == 0) {
+        count += strtod(line.c_str() + 9, nullptr);
+        seen = true;
+      }
+    }
+    fs::remove(e.path(), ec);
+  }
+  if (!seen)
+    return MakeError("cachegrind saw no run of " + name_ + " in the evaluation command '" + o_.eval_cmd + "' (output in " +
+                     log + "): the command must run the program at --binary");
+  v.instructions.push_back(count);
+  return {};
+}
+
+// Every variant's intervals on the deciding metric: against the user's
+// build (v[0]) and against the profiling build.
+void Pipeline::JudgeEval(std::vector<PgoEvalVariant>& v) const {
+  size_t base = v.size();
+  for (size_t i = 0; i < v.size(); ++i)
+    if (v[i].name == kPgoProfilingVariant) base = i;
+  for (auto& x : v) {
+    x.values = o_.eval_metric == "instructions" ? x.instructions : x.seconds;
+    if (x.failed.empty()) x.vs_plain = PairedSpeedup(v[0].values, x.values);
+  }
+  if (base < v.size() && v[base].failed.empty())
+    for (auto& x : v)
+      if (x.failed.empty()) x.vs_base = PairedSpeedup(v[base].values, x.values);
+}
+
+std::string MedianText(const std::vector<double>& xs, const char* fmt, double scale) {
+  if (xs.empty()) return "-";
+  char b[48];
+  snprintf(b, sizeof b, fmt, Median(xs) / scale);
+  return b;
+}
+
+void Pipeline::SayEval(const std::vector<PgoEvalVariant>& v) {
+  bool instr = o_.eval_metric == "instructions";
+  for (const PgoEvalVariant& x : v) {
+    if (!x.failed.empty()) {
+      Say("      %-7s failed the evaluation command: left out", x.name.c_str());
+      continue;
+    }
+    std::string head = "wall " + MedianText(x.seconds, "%.3f s", 1) + ", cpu " + MedianText(x.cpu_seconds, "%.3f s", 1);
+    if (instr) head += ", " + MedianText(x.instructions, "%.1fM instructions", 1e6);
+    Say("      %-7s %s", x.name.c_str(), head.c_str());
+    if (x.name == kPgoPlainVariant) continue;
+    Say("                vs your build: %s%s", instr ? "instructions " : "", DescribeSpeedup(x.vs_plain).c_str());
+    if (instr) Say("                vs your build: wall %s", DescribeSpeedup(PairedSpeedup(v[0].seconds, x.seconds)).c_str());
+    if (x.name != kPgoProfilingVariant && x.vs_base.high > 0)
+      Say("                vs the profiling build: %s", DescribeSpeedup(x.vs_base).c_str());
+  }
+}
+
+Json IntervalJson(const PgoInterval& iv) {
+  Json j = Json::object();
+  j["speedup"] = iv.ratio;
+  j["low"] = iv.low;
+  j["high"] = iv.high;
+  j["verdict"] = VerdictName(Judge(iv));
+  return j;
+}
+
+Json Pipeline::EvalJson(const PgoEvalVariant& x) const {
+  auto arr = [](const std::vector<double>& xs) {
+    Json a = Json::array();
+    for (double d : xs) a.push_back(d);
+    return a;
+  };
+  Json e = Json::object();
+  e["name"] = x.name;
+  e["runs_s"] = arr(x.seconds);
+  e["cpu_s"] = arr(x.cpu_seconds);
+  if (!x.instructions.empty()) e["instructions"] = arr(x.instructions);
+  e["vs_plain"] = IntervalJson(x.vs_plain);
+  e["vs_plain"]["metric"] = MetricName();
+  if (!x.instructions.empty()) e["vs_plain_wall"] = IntervalJson(PairedSpeedup(rep_.eval[0].seconds, x.seconds));
+  if (x.vs_base.high > 0) e["vs_profiling_build"] = IntervalJson(x.vs_base);
+  e["output_differs"] = static_cast<bool>(x.output_differs);
+  e["failed"] = x.failed.empty() ? Json() : Json(x.failed);
+  return e;
+}
+
+// Rounds of the evaluation command, every variant once per round in an
+// order rotated each round (so drift and the cost of going first fall on
+// all alike): --runs of them, then one more at a time while some stage's
+// interval against the user's build still straddles the threshold, up to
+// --max-runs and while within the time budget.
 Status Pipeline::Eval(Stage& s) {
   std::string sub = Sub("eval");
-  std::string out = sub + "/stdout.tmp", log = sub + "/eval.log";
-  unlink(log.c_str());
+  unlink((sub + "/eval.log").c_str());
   size_t n = variants_.size();
+  bool instr = o_.eval_metric == "instructions";
   std::vector<PgoEvalVariant> v(n);
-  std::vector<std::string> first_out(n);
+  std::vector<std::string> bins(n), first_out(n);
   std::vector<bool> stable(n, true);
+  for (size_t i = 0; i < n; ++i) {
+    v[i].name = variants_[i].first;
+    bins[i] = variants_[i].second;
+    if (!instr) continue;
+    bins[i] = sub + "/" + name_ + "." + v[i].name + ".strip";
+    // llvm-objcopy, not GNU strip: strip breaks the segments of a BOLTed binary.
+    SYSPGO_TRY(Tool(s, {"llvm-objcopy-19", "--strip-debug", variants_[i].second, bins[i]}, sub + "/strip.log",
+                    "llvm-objcopy-19 --strip-debug"));
+  }
   s.commands.push_back(o_.eval_cmd);
-  for (int round = 0; round < o_.runs; ++round) {
-    // Interleaved, starting one further each round, so drift on a noisy
-    // machine and the cost of going first fall on every variant alike.
+  auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  int round = 0;
+  for (; round < o_.max_runs; ++round) {
+    if (round >= o_.runs) {
+      JudgeEval(v);
+      if (!EvalUndecided(v) || elapsed() > o_.eval_budget_s) break;
+      Say("      undecided after %d rounds: one more (at most %d, %.0f s)", round, o_.max_runs, o_.eval_budget_s);
+    }
     for (size_t k = 0; k < n; ++k) {
       size_t i = (k + static_cast<size_t>(round)) % n;
-      SYSPGO_TRY(InstallFile(variants_[i].second, binary_));
-      unlink(out.c_str());
-      ProcessSpec run;
-      run.argv = {"/bin/sh", "-c", o_.eval_cmd};
-      run.out = ProcessOutput::File(out);
-      run.err = ProcessOutput::File(log);
-      auto r = RunChild(std::move(run));
-      if (!r) return r.error();
-      if (r->status != 0)
-        return MakeError("the evaluation command '" + o_.eval_cmd + "' exited with status " + std::to_string(r->status) +
-                         " on the " + variants_[i].first + " binary (stderr in " + log + ")");
-      v[i].seconds.push_back(r->seconds);
-      std::string text = ReadFileOrEmpty(out);
+      if (!v[i].failed.empty()) continue;
+      std::string text;
+      Status st = EvalRun(i, bins[i], v[i], &text);
+      if (st.ok() && instr) st = CountInstructions(i, bins[i], v[i]);
+      // The user's build must run the command; a stage that fails it
+      // (a crash, a wrong exit) is left out and never chosen.
+      if (!st.ok() && i == 0) return st;
+      if (!st.ok()) {
+        v[i].failed = st.error().message;
+        rep_.warnings.push_back("the " + v[i].name + " binary failed the evaluation command and is left out: " +
+                                v[i].failed);
+        Say("      %s failed the evaluation command: left out", v[i].name.c_str());
+        continue;
+      }
       if (round == 0) first_out[i] = text;
       else if (text != first_out[i]) stable[i] = false;
     }
-    Say("      eval round %d/%d", round + 1, o_.runs);
+    if (round < o_.runs) Say("      eval round %d/%d", round + 1, o_.runs);
   }
-  unlink(out.c_str());
-  Json arr = Json::array();
-  for (size_t i = 0; i < n; ++i) {
-    v[i].name = variants_[i].first;
-    auto xs = v[i].seconds;
-    std::sort(xs.begin(), xs.end());
-    v[i].median = xs.size() % 2 ? xs[xs.size() / 2] : (xs[xs.size() / 2 - 1] + xs[xs.size() / 2]) / 2;
-    v[i].min = xs.front();
-    v[i].max = xs.back();
-  }
-  for (size_t i = 0; i < n; ++i) {
-    v[i].speedup = v[i].median > 0 ? v[0].median / v[i].median : 0;
+  JudgeEval(v);
+  for (size_t i = 0; i < n; ++i)
     // Only a program whose plain build prints the same every time can be
     // held to the same output.
-    v[i].output_differs = stable[0] && stable[i] && first_out[i] != first_out[0];
-    Json e = Json::object();
-    e["name"] = v[i].name;
-    e["median_s"] = v[i].median;
-    e["min_s"] = v[i].min;
-    e["max_s"] = v[i].max;
-    e["speedup"] = v[i].speedup;
-    e["output_differs"] = static_cast<bool>(v[i].output_differs);
-    Json runs = Json::array();
-    for (double x : v[i].seconds) runs.push_back(x);
-    e["runs_s"] = runs;
-    arr.push_back(e);
-    Say("      %-7s %8.3f s (%.3f-%.3f)  speedup %.3fx%s", v[i].name.c_str(), v[i].median, v[i].min, v[i].max,
-        v[i].speedup, v[i].output_differs ? "  OUTPUT DIFFERS from the plain build" : "");
-    if (v[i].output_differs)
-      rep_.warnings.push_back("the " + v[i].name + " binary printed something else than the plain build for the "
-                              "evaluation command: check it before using it");
-    if (i > 0 && v[i].speedup < 1 + kPgoEvalTie)
-      rep_.warnings.push_back("the " + v[i].name + " stage did not help on the evaluation command (speedup " +
-                              std::to_string(v[i].speedup).substr(0, 5) + "x, " + std::to_string(o_.runs) + " runs): " +
-                              (v[i].speedup < 1 - kPgoEvalTie ? "it is slower than the plain build" : "no gain beyond noise"));
-  }
-  s.j["runs"] = o_.runs;
-  s.j["variants"] = arr;
+    v[i].output_differs = v[i].failed.empty() && stable[0] && stable[i] && first_out[i] != first_out[0];
   rep_.eval = v;
+  SayEval(v);
+  Json arr = Json::array();
+  for (const PgoEvalVariant& x : v) {
+    arr.push_back(EvalJson(x));
+    if (x.output_differs)
+      rep_.warnings.push_back("the " + x.name + " binary printed something else than your build for the evaluation "
+                              "command: check it before using it");
+    if (x.name == kPgoPlainVariant || x.name == kPgoProfilingVariant || !x.failed.empty()) continue;
+    PgoVerdict verdict = Judge(x.vs_plain);
+    if (verdict != PgoVerdict::kFaster)
+      rep_.warnings.push_back("the " + x.name + " stage did not help on the evaluation command (" + MetricName() + ", " +
+                              std::to_string(round) + " rounds): " +
+                              (verdict == PgoVerdict::kSlower ? "it is slower than your build, " : "") +
+                              DescribeSpeedup(x.vs_plain));
+  }
+  s.j["metric"] = MetricName();
+  s.j["runs"] = round;
+  s.j["variants"] = arr;
   return {};
+}
+
+// Measures the sample profile just emitted, prints and keeps its quality
+// line; when it is too thin and the training is this run's own, trains
+// again faster or longer and emits the profiles again, a bounded number of
+// times, then warns naming what to change.
+Status Pipeline::CheckProfileQuality(Stage& s) {
+  constexpr int kMaxRetrain = 2;
+  for (int attempt = 0;; ++attempt) {
+    PgoProfileQuality q = MeasureProfileQuality(ReadFileOrEmpty(sample_prof_),
+                                                profile_summary_.value("binary_samples", uint64_t{0}),
+                                                profile_summary_.value("samples", uint64_t{0}));
+    Json j = Json::object();
+    j["line"] = q.Line(name_);
+    j["binary_samples"] = q.binary_samples;
+    j["run_samples"] = q.run_samples;
+    j["run_share"] = q.run_share;
+    Json hot = Json::array();
+    for (auto& [f, share] : q.hot) hot.push_back(Json::array({f, share}));
+    j["hot_functions"] = hot;
+    j["halves_agreement"] = q.halves_agreement;
+    j["thin"] = q.thin;
+    j["freq_hz"] = freq_hz_;
+    j["train_runs"] = train_runs_;
+    quality_.push_back(j);
+    rep_.profile_quality = q;
+    SayWrapped("      " + q.Line(name_));
+    if (!q.thin) return {};
+    bool ours = o_.use_profile.empty() && o_.profile_db.empty();
+    if (attempt >= kMaxRetrain || !ours || !MoreSamples(q)) {
+      rep_.warnings.push_back(q.advice + " [" + q.Line(name_) + "]");
+      Say("      WARNING: %s", q.advice.c_str());
+      return {};
+    }
+    Say("      too thin: training again at %u Hz, %d run(s)", freq_hz_, train_runs_);
+    Stage again;
+    again.name = "train";
+    unlink(db_.c_str());
+    SYSPGO_TRY(CollectAll(again, db_, "train"));
+    for (auto& c : again.commands) s.commands.push_back(c);
+    SYSPGO_TRY(Emit(s, db_, "sample-profile", sample_prof_));
+    if (o_.order) SYSPGO_TRY(Emit(s, db_, "order", order_file_));
+  }
+}
+
+// Raises the sampling rate, or once it is at collect's ceiling the number
+// of training runs, by what the profile lacks: samples scale with both, and
+// the halves' disagreement shrinks with the square root of the samples.
+bool Pipeline::MoreSamples(const PgoProfileQuality& q) {
+  constexpr uint32_t kMaxFreq = 10000;
+  constexpr int kMaxTrainRuns = 10;
+  double need = q.binary_samples ? static_cast<double>(kPgoMinBinarySamples) / static_cast<double>(q.binary_samples) : 100;
+  double d = (1 - q.halves_agreement) / (1 - kPgoMinHalvesAgreement);
+  double factor = std::max({need, d * d, 1.0}) * 1.2;
+  uint32_t freq = freq_hz_ ? freq_hz_ : o_.collect_default_freq_hz;
+  if (freq < kMaxFreq) {
+    freq_hz_ = static_cast<uint32_t>(std::min<double>(kMaxFreq, std::ceil(freq * factor)));
+    return true;
+  }
+  if (train_runs_ < kMaxTrainRuns) {
+    train_runs_ = static_cast<int>(std::min<double>(kMaxTrainRuns, std::ceil(train_runs_ * factor)));
+    return true;
+  }
+  return false;
 }
 
 void Pipeline::Finish() {
@@ -688,6 +946,7 @@ void Pipeline::Finish() {
   manifest_["final_binary"] = rep_.final_binary.empty() ? Json() : Json(rep_.final_binary);
   manifest_["final_stage"] = rep_.final_stage.empty() ? Json() : Json(rep_.final_stage);
   manifest_["final_reason"] = rep_.final_reason.empty() ? Json() : Json(rep_.final_reason);
+  manifest_["profile_quality"] = quality_;
   manifest_["warnings"] = Json(rep_.warnings);
   if (dir_.empty()) return;  // nowhere to write: the options were refused before a directory existed
   rep_.manifest = dir_ + "/manifest.json";
@@ -705,14 +964,23 @@ void Pipeline::Finish() {
   for (auto& s : done_) st[s.name] = s.name == rep_.failed_stage ? "failed" : "ok";
   sum["stages"] = st;
   sum["profile"] = profile_summary_;
+  if (!quality_.empty()) sum["profile_quality"] = quality_.back();
   Json ev = Json::object();
   for (auto& v : rep_.eval) {
     Json e = Json::object();
-    e["median_s"] = v.median;
-    e["speedup"] = v.speedup;
+    e["median_s"] = Median(v.seconds);
+    e["cpu_median_s"] = Median(v.cpu_seconds);
+    if (!v.instructions.empty()) e["instructions"] = Median(v.instructions);
+    e["speedup"] = v.vs_plain.ratio;
+    e["speedup_low"] = v.vs_plain.low;
+    e["speedup_high"] = v.vs_plain.high;
+    e["verdict"] = VerdictName(Judge(v.vs_plain));
+    if (v.vs_base.high > 0) e["vs_profiling_build"] = IntervalJson(v.vs_base);
     e["output_differs"] = static_cast<bool>(v.output_differs);
+    if (!v.failed.empty()) e["failed"] = v.failed;
     ev[v.name] = e;
   }
+  if (!rep_.eval.empty()) sum["eval_metric"] = MetricName();
   sum["eval"] = ev;
   sum["warnings"] = Json(rep_.warnings);
   Status a = WriteFileAtomically(rep_.manifest, JsonText(manifest_, 2) + "\n");
@@ -753,14 +1021,33 @@ PgoSampleCoverage ReadSampleCoverage(const std::string& build_log) {
   return c;
 }
 
-std::vector<std::string> PgoCompileFlags(const std::string& sample_profile) {
-  // Frame pointers: syspgo's user stacks are walked through them. Line
-  // tables with discriminators: what the sample profile is keyed by.
-  // Function sections: so the symbol order and BOLT can move functions.
-  std::vector<std::string> f = {"-fno-omit-frame-pointer", "-mno-omit-leaf-frame-pointer", "-gline-tables-only",
-                                "-fdebug-info-for-profiling", "-ffunction-sections"};
-  if (!sample_profile.empty()) {
-    f.push_back("-fprofile-sample-use=" + sample_profile);
+namespace {
+
+// The flags each need of a stage adds, in one table (PgoStageNeeds says why).
+struct NeedFlags {
+  bool PgoStageNeeds::*need;
+  std::vector<std::string> compile, link;
+};
+const NeedFlags kNeedFlags[] = {
+    // syspgo's user stacks are walked through frame pointers.
+    {&PgoStageNeeds::frame_pointers, {"-fno-omit-frame-pointer", "-mno-omit-leaf-frame-pointer"}, {}},
+    // Line tables with discriminators: what samples are symbolized to and
+    // what the sample profile is keyed by.
+    {&PgoStageNeeds::profile_debug_info, {"-gline-tables-only", "-fdebug-info-for-profiling"}, {}},
+    // So the symbol order can move functions one by one.
+    {&PgoStageNeeds::function_sections, {"-ffunction-sections"}, {}},
+    // Relocations kept: BOLT's full layout.
+    {&PgoStageNeeds::bolt_input, {}, {"-fuse-ld=lld", "-Wl,--emit-relocs"}},
+};
+
+}  // namespace
+
+std::vector<std::string> PgoCompileFlags(const PgoStageNeeds& n) {
+  std::vector<std::string> f;
+  for (const NeedFlags& t : kNeedFlags)
+    if (n.*t.need) f.insert(f.end(), t.compile.begin(), t.compile.end());
+  if (!n.sample_profile.empty()) {
+    f.push_back("-fprofile-sample-use=" + n.sample_profile);
     // profi: block and edge counts inferred as a consistent flow from the
     // sampled lines, instead of each block taking its line's count alone.
     // With samples and no LBR it is the larger half of the gain: SQLite's
@@ -775,11 +1062,15 @@ std::vector<std::string> PgoCompileFlags(const std::string& sample_profile) {
   return f;
 }
 
-std::vector<std::string> PgoLinkFlags(const std::string& order_file) {
-  // lld: the ordering file is lld's; relocations kept: BOLT's full layout.
-  std::vector<std::string> f = {"-fuse-ld=lld", "-Wl,--emit-relocs"};
-  if (!order_file.empty())
-    f.insert(f.end(), {"-Wl,--symbol-ordering-file=" + order_file, "-Wl,--no-warn-symbol-ordering"});
+std::vector<std::string> PgoLinkFlags(const PgoStageNeeds& n) {
+  std::vector<std::string> f;
+  for (const NeedFlags& t : kNeedFlags)
+    if (n.*t.need) f.insert(f.end(), t.link.begin(), t.link.end());
+  if (!n.order_file.empty()) {
+    // The ordering file is lld's.
+    if (!n.bolt_input) f.push_back("-fuse-ld=lld");
+    f.insert(f.end(), {"-Wl,--symbol-ordering-file=" + n.order_file, "-Wl,--no-warn-symbol-ordering"});
+  }
   return f;
 }
 
@@ -817,9 +1108,11 @@ Status WriteCompilerWrappers(const std::string& bin_dir, const std::string& stag
       sh += add(f);
     }
   }
-  sh += "if [ $mode = link ]; then\n";
-  for (auto& f : link_flags) sh += "  " + add(f);
-  sh += "fi\n";
+  if (!link_flags.empty()) {  // (an empty if-block is a syntax error in sh)
+    sh += "if [ $mode = link ]; then\n";
+    for (auto& f : link_flags) sh += "  " + add(f);
+    sh += "fi\n";
+  }
   sh += "printf '%s %s\\n' \"$mode\" \"$*\" >> " + ShellQuote(log) + "\n";
   sh += "exec \"$real\" \"$@\"\n";
   std::error_code ec;
@@ -852,6 +1145,8 @@ PgoReport Pipeline::Run() {
   if (o_.bolt) stage_names.push_back("bolt");
   in["stages"] = Json(stage_names);
   in["runs"] = o_.runs;
+  in["max_runs"] = o_.max_runs;
+  in["eval_metric"] = o_.eval_metric;
   in["profile_db"] = o_.profile_db.empty() ? Json() : Json(o_.profile_db);
   in["train_runs"] = static_cast<int64_t>(o_.train_runs);
   in["use_profile"] = o_.use_profile.empty() ? Json() : Json(o_.use_profile);
@@ -885,7 +1180,8 @@ PgoReport Pipeline::Run() {
   if (o_.order) rebuilds.push_back("order");
   if (o_.eval_cmd.empty() && rebuilds.size() > 1) rebuilds.erase(rebuilds.begin());
   bool retrain = o_.bolt && !rebuilds.empty() && !o_.train_cmd.empty();
-  steps_ = 1 + train + (profiles || o_.bolt) + static_cast<int>(rebuilds.size()) + retrain + o_.bolt + !o_.eval_cmd.empty();
+  bool eval = !o_.eval_cmd.empty();
+  steps_ = eval + 1 + train + (profiles || o_.bolt) + static_cast<int>(rebuilds.size()) + retrain + o_.bolt + eval;
 
   db_ = !o_.profile_db.empty() ? fs::absolute(o_.profile_db).string() : Sub("train") + "/train.db";
   if (o_.profile_db.empty()) unlink(db_.c_str());  // a fresh run each time, unless runs are meant to accumulate
@@ -898,8 +1194,17 @@ PgoReport Pipeline::Run() {
     return r.ok();
   };
 
-  stage("build", "the plain build, with the flags profiling needs: " + o_.build_cmd,
-        [&](Stage& s) { return Build(s, "base", "", ""); });
+  // The user's own build, the reference every variant is compared with:
+  // only needed to compare.
+  if (eval)
+    stage("plain", "your build as it is, the reference: " + o_.build_cmd,
+          [&](Stage& s) { return Build(s, kPgoPlainVariant, PgoStageNeeds{}); });
+  stage("build", "the training build, with the flags profiling needs: " + o_.build_cmd, [&](Stage& s) {
+    PgoStageNeeds n;
+    n.frame_pointers = n.profile_debug_info = true;
+    n.bolt_input = o_.bolt && rebuilds.empty();  // BOLT alone rewrites this build
+    return Build(s, kPgoProfilingVariant, n);
+  });
   if (train)
     stage("train", "running the training command" + Times(o_.train_runs) + " under syspgo collect --probes " + o_.probes,
           [&](Stage& s) { return CollectAll(s, db_, "train"); });
@@ -933,6 +1238,7 @@ PgoReport Pipeline::Run() {
             }
             if (o_.sample) SYSPGO_TRY(Emit(s, db_, "sample-profile", sample_prof_));
             if (o_.order) SYSPGO_TRY(Emit(s, db_, "order", order_file_));
+            if (o_.sample) SYSPGO_TRY(CheckProfileQuality(s));
             if (!rebuilds.empty() || !o_.bolt) return {};
             // BOLT alone: the plain build is what gets rewritten, so its
             // training run is the BOLT profile's too.
@@ -945,7 +1251,13 @@ PgoReport Pipeline::Run() {
                                      : "relinking with the symbol order")
                         : "rebuilding with the sample profile",
           [&](Stage& s) -> Status {
-            SYSPGO_TRY(Build(s, r, sample_prof_, with_order ? order_file_ : ""));
+            PgoStageNeeds n;
+            n.profile_debug_info = !sample_prof_.empty();
+            n.sample_profile = sample_prof_;
+            n.function_sections = with_order;
+            n.order_file = with_order ? order_file_ : "";
+            n.bolt_input = o_.bolt && r == rebuilds.back();
+            SYSPGO_TRY(Build(s, r, n));
             std::string bin = dir_ + "/" + r + "/" + name_;
             if (!sample_prof_.empty()) SYSPGO_TRY(SampleMatch(s, bin));
             if (with_order) SYSPGO_TRY(OrderCheck(s, bin));
@@ -953,7 +1265,7 @@ PgoReport Pipeline::Run() {
           });
   }
   if (retrain)
-    stage("retrain", "running the training command" + Times(o_.train_runs) + " again on the rebuilt binary, for BOLT's profile",
+    stage("retrain", "running the training command" + Times(train_runs_) + " again on the rebuilt binary, for BOLT's profile",
           [&](Stage& s) -> Status {
             std::string db = !o_.profile_db.empty() ? db_ : Sub("retrain") + "/retrain.db";
             if (o_.profile_db.empty()) unlink(db.c_str());
@@ -966,11 +1278,12 @@ PgoReport Pipeline::Run() {
     stage("bolt", "llvm-bolt with the syspgo fdata profile", [&](Stage& s) -> Status {
       if (access(fdata_.c_str(), R_OK) != 0)
         return MakeError("no BOLT profile at " + fdata_ + ": give --train so syspgo can profile the rebuilt binary");
-      bool sample_built = !sample_prof_.empty() && variants_.back().first != "base";
+      bool sample_built = !sample_prof_.empty() && variants_.back().first != kPgoProfilingVariant;
       return Bolt(s, variants_.back().second, fdata_, sample_built);
     });
-  if (!o_.eval_cmd.empty())
-    stage("eval", "timing the evaluation command on every variant, " + std::to_string(o_.runs) + " runs each, interleaved",
+  if (eval)
+    stage("eval", "the evaluation command on every variant, " + std::to_string(o_.runs) + "+ paired rounds, " +
+                      (o_.eval_metric == "instructions" ? "counting instructions" : "timed"),
           [&](Stage& s) { return Eval(s); });
 
   // The result is the last variant built, or with --eval the one
@@ -979,18 +1292,18 @@ PgoReport Pipeline::Run() {
   if (!variants_.empty()) {
     size_t pick = variants_.size() - 1;
     if (rep_.eval.size() == variants_.size()) {
-      size_t fastest = ChooseFinalVariant(rep_.eval, &rep_.final_reason);
+      size_t fastest = ChooseFinalVariant(rep_.eval, MetricName(), &rep_.final_reason);
       if (!o_.final_last) pick = fastest;
       else if (fastest != pick)
         rep_.final_reason = "the last stage (--final last); the evaluation chose " + variants_[fastest].first + ": " +
                             rep_.final_reason;
-      if (pick == 0) rep_.warnings.push_back("the final binary is the plain build: " + rep_.final_reason);
+      if (pick == 0) rep_.warnings.push_back("the final binary is your own build: " + rep_.final_reason);
     } else {
       rep_.final_reason = o_.eval_cmd.empty() ? "the last stage (no --eval to compare them)" : "the last stage";
     }
     rep_.final_stage = variants_[pick].first;
     rep_.final_binary = variants_[pick].second;
-    if (!rep_.final_reason.empty()) Say("final: %s: %s", rep_.final_stage.c_str(), rep_.final_reason.c_str());
+    if (!rep_.final_reason.empty()) SayWrapped("final: " + rep_.final_stage + ": " + rep_.final_reason);
     Status in_place = InstallFile(rep_.final_binary, binary_);
     if (!in_place.ok()) rep_.warnings.push_back(in_place.error().message);
   }
@@ -1012,35 +1325,6 @@ PgoReport RunPgo(const PgoOptions& o) {
     return failed;
   }
   return Pipeline(o).Run();
-}
-
-size_t ChooseFinalVariant(const std::vector<PgoEvalVariant>& v, std::string* why) {
-  if (v.empty()) return 0;
-  size_t best = 0;
-  for (size_t i = 1; i < v.size(); ++i)
-    if (v[i].speedup > v[best].speedup) best = i;
-  size_t pick = best;
-  for (size_t i = 0; i < best; ++i)
-    if (v[i].speedup * (1 + kPgoEvalTie) >= v[best].speedup) {
-      pick = i;
-      break;
-    }
-  auto speedup = [&](size_t i) {
-    char b[32];
-    snprintf(b, sizeof b, "%.3fx", v[i].speedup);
-    return std::string(b);
-  };
-  auto x = [&](size_t i) { return v[i].name + " " + speedup(i); };
-  std::string tie = std::to_string(int(kPgoEvalTie * 100 + 0.5)) + "%";
-  std::string w = pick == 0 ? "no stage was faster than the plain build by more than " + tie
-                            : "speedup " + speedup(pick) + " on the evaluation command";
-  if (pick != best && pick != 0) w += "; " + x(best) + " is within " + tie + " of it, no gain beyond noise";
-  std::string later;
-  for (size_t i = pick + 1; i < v.size(); ++i)
-    if (i != best || pick == 0) later += (later.empty() ? "" : ", ") + x(i);
-  if (!later.empty()) w += pick == 0 ? " (" + later + ")" : "; later stages: " + later;
-  if (why) *why = w;
-  return pick;
 }
 
 }  // namespace syspgo

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "optimize/pgo_eval.h"
 
 namespace syspgo {
 
@@ -58,7 +59,10 @@ struct PgoOptions {
   bool order = true;        // link with the symbol ordering file
   bool bolt = true;         // rewrite the last build with BOLT and a syspgo fdata profile
   std::string dir = "syspgo-pgo";
-  int runs = 5;             // eval runs per variant
+  int runs = 5;             // eval rounds to start with (each runs every variant once, in rotating order)
+  int max_runs = 30;        // rounds at most, added one by one while a stage's interval straddles 1
+  double eval_budget_s = 300;  // and while the evaluation has taken less than this
+  std::string eval_metric = "wall";  // wall or instructions (cachegrind): what the final choice is made on
   bool final_last = false;  // keep the last stage's binary even when --eval found an earlier one as fast
   std::string profile_db;   // accumulate runs here and merge all of them (CI); else DIR/train/train.db
   int train_runs = 1;       // training runs per collection, merged into the profiles
@@ -66,6 +70,7 @@ struct PgoOptions {
   std::string probes = "cpu";
   std::string sample_counts = "ip";  // optimize --sample-counts for the sample profile
   uint32_t freq_hz = 0;     // collect's --freq; 0 keeps collect's default
+  uint32_t collect_default_freq_hz = 999;  // that default, from which a thin profile's rate is raised
   std::vector<std::string> bolt_args;  // replace kDefaultBoltOptions (kBoltOptionsAfterSampleProfile) when non-empty
   std::vector<std::string> bolt_extra; // appended to them (e.g. -skip-funcs=...)
   std::string syspgo;       // the syspgo command the stages run
@@ -74,15 +79,6 @@ struct PgoOptions {
   std::string llvm_bolt = "/usr/lib/llvm-19/bin/llvm-bolt";
   int verbose = 0;
   FILE* progress = stderr;  // lines for people; nullptr for none
-};
-
-// One timed variant of the --eval benchmark.
-struct PgoEvalVariant {
-  std::string name;          // base, sample, order, bolt
-  std::vector<double> seconds;
-  double median = 0, min = 0, max = 0;
-  double speedup = 0;        // base median / this median
-  bool output_differs = false;
 };
 
 struct PgoReport {
@@ -96,27 +92,32 @@ struct PgoReport {
   std::string final_reason;  // why that one, for people
   std::vector<std::string> warnings;
   std::vector<PgoEvalVariant> eval;
+  PgoProfileQuality profile_quality;
 };
 
-// The compile and link flags a stage adds (exposed for tests and the CMake
-// module's documentation): profiling flags for every stage, plus the
-// profile-use flags when `sample_profile` / `order_file` are non-empty.
-std::vector<std::string> PgoCompileFlags(const std::string& sample_profile);
-std::vector<std::string> PgoLinkFlags(const std::string& order_file);
+// What a stage's build needs from syspgo, and so what its wrappers add: the
+// final binary carries only what its own stage needs. The user's own build
+// (`plain`) needs nothing; the training build is walked by frame pointers
+// and symbolized by line tables; the sample-profile rebuild needs the line
+// tables and discriminators the profile is keyed by (not frame pointers);
+// the symbol order needs function sections and lld; BOLT's input needs its
+// relocations kept.
+struct PgoStageNeeds {
+  bool frame_pointers = false;     // -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
+  bool profile_debug_info = false; // -gline-tables-only -fdebug-info-for-profiling
+  bool function_sections = false;  // -ffunction-sections
+  bool bolt_input = false;         // -fuse-ld=lld -Wl,--emit-relocs
+  std::string sample_profile;      // -fprofile-sample-use=... and its companions
+  std::string order_file;          // -fuse-ld=lld -Wl,--symbol-ordering-file=...
+};
+std::vector<std::string> PgoCompileFlags(const PgoStageNeeds& n);
+std::vector<std::string> PgoLinkFlags(const PgoStageNeeds& n);
 
 // Writes DIR/bin: the wrapper script for `stage` and its compiler names.
 // `log` receives one line per compiler call (its full arguments).
 Status WriteCompilerWrappers(const std::string& bin_dir, const std::string& stage, const std::string& cc,
                              const std::string& cxx, const std::vector<std::string>& compile_flags,
                              const std::vector<std::string>& link_flags, const std::string& log);
-
-// Which --eval variant becomes the final binary: the earliest stage whose
-// median is within kPgoEvalTie of the fastest one's. A later stage is kept
-// only for a gain the evaluation can tell apart from noise, so a stage that
-// no longer helps (BOLT on a program it slows, a stale profile) is left out,
-// and `why` says so. `v` is in stage order with the plain build first.
-constexpr double kPgoEvalTie = 0.01;
-size_t ChooseFinalVariant(const std::vector<PgoEvalVariant>& v, std::string* why);
 
 // What the pipeline reads from the consumers' own reports (exposed for
 // tests). Their wording is the tools', not syspgo's: `unread` holds each

@@ -4,8 +4,12 @@
 #  1. records story 1 (examples/checkpoint_stall: a training loop that stalls
 #     on synchronous checkpoints) with `syspgo collect`;
 #  2. diagnoses it (`syspgo analyze stalls`) and writes the HTML report;
-#  3. rebuilds a small bundled program with `syspgo pgo` (profile, sample-
-#     profile rebuild, symbol order, BOLT) and compares the builds;
+#  3. rebuilds a small bundled bytecode interpreter (tests/workloads/pgo_interp)
+#     with `syspgo pgo` (profile, sample-profile rebuild, symbol order, BOLT)
+#     and compares every build with the plain one in paired rounds: the
+#     instructions it runs (cachegrind, the same every run) decide, wall time
+#     is shown beside them, each with its 95% interval; where a stage gains
+#     nothing on this machine the output says so;
 # and ends with a summary of what each step produced and where. Under sudo
 # the outputs are the invoking user's, as syspgo makes them.
 set -euo pipefail
@@ -26,11 +30,12 @@ step "2/3 syspgo analyze stalls: why the loop stalls, and what to do"
 "$syspgo" analyze "$work/stall.db" stalls
 "$syspgo" report "$work/stall.db" -o "$work/stall.html" 2>/dev/null
 
-step "3/3 syspgo pgo: build, profile, rebuild with the profile and BOLT, compare"
-cp -r tests/workloads/pgo_demo "$work/pgo-src"
+step "3/3 syspgo pgo: build, profile, rebuild with the profile and BOLT, compare with the plain build"
+cp -r tests/workloads/pgo_interp "$work/pgo-src"
 [ -n "${SUDO_UID:-}" ] && [ -n "${SUDO_GID:-}" ] && chown -R "$SUDO_UID:$SUDO_GID" "$work/pgo-src"
-(cd "$work/pgo-src" && "$syspgo" pgo --build 'make clean >/dev/null; make' --binary ./demo \
-  --train './demo train 10000' --eval './demo eval 3000' --runs 3 --dir "$work/pgo")
+(cd "$work/pgo-src" && "$syspgo" pgo --build 'make clean >/dev/null; make' --binary ./interp \
+  --train './interp train 100' --freq 9999 --eval './interp eval 2' --eval-metric instructions --runs 3 \
+  --dir "$work/pgo")
 
 step "what each step produced"
 printf '%-28s %s\n' \
@@ -41,5 +46,5 @@ printf '%-28s %s\n' \
   "sample profile" "$work/pgo/profile/sample.prof" \
   "symbol order" "$work/pgo/profile/order.txt" \
   "BOLT profile" "$work/pgo/profile/bolt.fdata" \
-  "final binary" "$work/pgo-src/demo"
+  "final binary" "$work/pgo-src/interp"
 echo "(remove $work when done)"

@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <limits>
 #include <set>
 #include <sstream>
 
@@ -25,17 +24,21 @@ namespace fs = std::filesystem;
 
 
 // A copy of the workload's sources in `t`/src (the builds write there).
-std::string CopyDemo(const TempDir& t) {
+std::string CopyDemo(const TempDir& t, const char* from = SYSPGO_PGO_DEMO) {
   std::string src = t.File("src");
   fs::create_directories(src);
-  for (auto& e : fs::directory_iterator(SYSPGO_PGO_DEMO)) fs::copy_file(e.path(), src + "/" + e.path().filename().string());
+  for (auto& e : fs::directory_iterator(from)) fs::copy_file(e.path(), src + "/" + e.path().filename().string());
   return src;
 }
 
-// `syspgo pgo ARGS` run in directory `cwd`.
+// `syspgo pgo ARGS` run in directory `cwd`. A training run samples at
+// 9999 Hz unless ARGS say otherwise: kTrain then gives a profile thick
+// enough that pgo does not train again (a test of its own checks that).
 CmdResult Pgo(const std::string& cwd, const std::vector<std::string>& args) {
   std::vector<std::string> argv = {SyspgoBin(), "pgo"};
   argv.insert(argv.end(), args.begin(), args.end());
+  bool train = std::find(args.begin(), args.end(), "--train") != args.end();
+  if (train && std::find(args.begin(), args.end(), "--freq") == args.end()) argv.insert(argv.end(), {"--freq", "9999"});
   return Sh("cd " + ShellQuote(cwd) + " && exec " + JoinShell(argv));
 }
 
@@ -72,14 +75,16 @@ std::vector<std::string> Calls(const std::string& dir, const std::string& stage)
   return out;
 }
 
-const char kTrain[] = "./demo train 10000";
+const char kTrain[] = "./demo train 40000";
 const char kMakeBuild[] = "make clean >/dev/null; make";
 
 TEST(PgoWrapper, AddsMissingFlagsOnceAndKeepsTheBuildsOwn) {
   TempDir t;
   std::string bin = t.File("bin"), log = t.File("calls.log");
-  ASSERT_TRUE(WriteCompilerWrappers(bin, "base", "/usr/bin/clang-19", "/usr/bin/clang++-19", PgoCompileFlags(""),
-                                    PgoLinkFlags(""), log)
+  PgoStageNeeds needs;
+  needs.frame_pointers = needs.profile_debug_info = needs.function_sections = needs.bolt_input = true;
+  ASSERT_TRUE(WriteCompilerWrappers(bin, "base", "/usr/bin/clang-19", "/usr/bin/clang++-19", PgoCompileFlags(needs),
+                                    PgoLinkFlags(needs), log)
                   .ok());
   std::ofstream(t.File("x.c")) << "int main(void) { return 0; }\n";
   // The build's own -g must not be lowered to line tables, and a flag it
@@ -163,10 +168,10 @@ TEST(Pgo, MakeBuildEveryStageEndToEnd) {
   auto r = Pgo(src, {"--build", kMakeBuild, "--binary", "./demo", "--train", kTrain, "--eval", "./demo eval 3000",
                      "--runs", "3", "--dir", dir});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.err.find("[1/8] build"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("[8/8] eval"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("[1/9] plain"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("[9/9] eval"), std::string::npos) << r.err;
 
-  for (const char* f : {"base/demo", "train/train.db", "profile/sample.prof", "profile/order.txt", "profile/bolt.fdata",
+  for (const char* f : {"plain/demo", "base/demo", "train/train.db", "profile/sample.prof", "profile/order.txt", "profile/bolt.fdata",
                         "sample/demo", "order/demo", "retrain/retrain.db", "bolt/demo", "bolt/bolt.log", "manifest.json",
                         "summary.json"})
     EXPECT_TRUE(fs::exists(dir + "/" + f)) << f;
@@ -176,17 +181,21 @@ TEST(Pgo, MakeBuildEveryStageEndToEnd) {
   nlohmann::json m = ReadJson(man);
   EXPECT_EQ(s["status"], "ok");
   EXPECT_TRUE(s.contains("failed_stage") && s["failed_stage"].is_null()) << s["failed_stage"];
-  EXPECT_EQ(Keys(s["stages"]), "build,train,profile,sample,order,retrain,bolt,eval");
+  EXPECT_EQ(Keys(s["stages"]), "plain,build,train,profile,sample,order,retrain,bolt,eval");
   for (auto& [stage, status] : s["stages"].items()) EXPECT_EQ(status, "ok") << stage;
-  // The final binary is the one the evaluation chose: the earliest stage
-  // within 1% of the fastest median.
+  // The final binary is the user's own build or a stage faster than it
+  // with confidence, never the profiling build; every speedup has its
+  // interval around it.
   nlohmann::ordered_json& final_json = s["final_stage"];
-  std::string final_stage = final_json.is_string() ? final_json.get<std::string>() : final_json.dump(), chosen;
-  double fastest = -std::numeric_limits<double>::infinity();
-  for (auto& [name, v] : s["eval"].items()) fastest = std::max(fastest, v["speedup"].get<double>());
-  for (auto& [name, v] : s["eval"].items())
-    if (chosen.empty() && v["speedup"].get<double>() * 1.01 >= fastest) chosen = name;
-  EXPECT_EQ(final_stage, chosen) << s["eval"];
+  std::string final_stage = final_json.is_string() ? final_json.get<std::string>() : final_json.dump();
+  EXPECT_NE(final_stage, "base");
+  if (final_stage != "plain") {
+    EXPECT_EQ(s["eval"][final_stage]["verdict"], "faster") << s["eval"];
+  }
+  for (auto& [name, v] : s["eval"].items()) {
+    EXPECT_LE(v["speedup_low"].get<double>(), v["speedup"].get<double>()) << name;
+    EXPECT_GE(v["speedup_high"].get<double>(), v["speedup"].get<double>()) << name;
+  }
   EXPECT_EQ(s["final_binary"], dir + "/" + final_stage + "/demo");
   EXPECT_NE(r.err.find("final: " + final_stage + ": "), std::string::npos) << r.err;
   nlohmann::ordered_json& profile = s["profile"];
@@ -199,7 +208,7 @@ TEST(Pgo, MakeBuildEveryStageEndToEnd) {
   EXPECT_EQ(profile["functions_in_binary"].get<double>(), profile["profile_functions"].get<double>());
   EXPECT_GE(profile["match_share"].get<double>(), 0.98);
   EXPECT_GT(profile["bolt_matched_share"].get<double>(), 0.5);
-  EXPECT_EQ(Keys(s["eval"]), "base,sample,order,bolt");
+  EXPECT_EQ(Keys(s["eval"]), "plain,base,sample,order,bolt");
   for (auto& [name, v] : s["eval"].items()) {
     EXPECT_GT(v["speedup"].get<double>(), 0) << name;
     EXPECT_FALSE(v["output_differs"].get<bool>()) << name;
@@ -216,35 +225,56 @@ TEST(Pgo, MakeBuildEveryStageEndToEnd) {
     if (st.contains("build_id")) ids.insert(id);
   }
   EXPECT_EQ(without_id, (std::vector<std::string>{"train", "profile", "retrain", "eval"}));
-  EXPECT_EQ(ids.size(), 4u);
+  EXPECT_EQ(ids.size(), 5u);
   for (auto& st : m["stages"]) {
     EXPECT_FALSE(st["commands"].empty()) << st;
     EXPECT_GE(st["seconds"].get<double>(), 0) << st;
   }
-  EXPECT_GE(m["stages"][2]["sample-profile"]["functions"].get<double>(), 2);
-  EXPECT_EQ(m["stages"][4]["order_match"]["in_order_share"].get<double>(), 1.0);
-  EXPECT_GE(m["stages"][6]["bolt"]["functions_with_profile"].get<double>(), 2);
+  EXPECT_GE(m["stages"][3]["sample-profile"]["functions"].get<double>(), 2);
+  EXPECT_EQ(m["stages"][5]["order_match"]["in_order_share"].get<double>(), 1.0);
+  EXPECT_GE(m["stages"][7]["bolt"]["functions_with_profile"].get<double>(), 2);
   // After the sample stage BOLT reorders functions only, and never splits.
-  EXPECT_EQ(LayoutOptions(m["stages"][6]["commands"][0].get<std::string>()),
+  EXPECT_EQ(LayoutOptions(m["stages"][7]["commands"][0].get<std::string>()),
             (std::vector<std::string>{"-reorder-blocks=none", "-reorder-functions=hfsort"}));
-  EXPECT_EQ(m["stages"][7]["variants"][0]["name"], "base");
-  EXPECT_EQ(m["stages"][7]["variants"][3]["runs_s"].size(), 3u) << m["stages"][7];
+  EXPECT_EQ(m["stages"][8]["variants"][0]["name"], "plain");
+  EXPECT_GE(m["stages"][8]["variants"][3]["runs_s"].size(), 3u) << m["stages"][8];
+  EXPECT_EQ(m["stages"][8]["variants"][3]["cpu_s"].size(), m["stages"][8]["variants"][3]["runs_s"].size());
+  // The profile-quality line is kept in the manifest.
+  ASSERT_FALSE(m["profile_quality"].empty()) << m;
+  EXPECT_NE(m["profile_quality"].back()["line"].get<std::string>().find("profile quality: "), std::string::npos);
+  EXPECT_NE(r.err.find("profile quality: "), std::string::npos) << r.err;
 
-  // Each flag reached the compiler and linker calls of its stage.
+  // Each flag reached the compiler and linker calls of the stage that
+  // needs it, and no other: the user's build has none of syspgo's, the
+  // training build frame pointers and line tables, the sample rebuilds no
+  // frame pointers, and only BOLT's input keeps its relocations.
+  auto has = [](const std::string& c, const std::string& f) { return c.find(f) != std::string::npos; };
+  for (auto& c : Calls(dir, "plain"))
+    for (const char* f : {"-fno-omit-frame-pointer", "-fdebug-info-for-profiling", "-ffunction-sections",
+                          "-gline-tables-only", "-fuse-ld=lld", "--emit-relocs"})
+      EXPECT_FALSE(has(c, f)) << f << " in the user's own build: " << c;
   auto base = Calls(dir, "base");
   ASSERT_EQ(base.size(), 3u) << "two compiles and a link";
   for (auto& c : base) {
-    EXPECT_NE(c.find("-O2"), std::string::npos) << "the Makefile's own flags were lost: " << c;
-    EXPECT_NE(c.find("-fdebug-info-for-profiling"), std::string::npos) << c;
-    EXPECT_EQ(c.find("-fprofile-sample-use"), std::string::npos) << c;
+    EXPECT_TRUE(has(c, "-O2")) << "the Makefile's own flags were lost: " << c;
+    EXPECT_TRUE(has(c, "-fdebug-info-for-profiling")) << c;
+    EXPECT_TRUE(has(c, "-fno-omit-frame-pointer")) << c;
+    EXPECT_FALSE(has(c, "-fprofile-sample-use")) << c;
   }
-  EXPECT_NE(base[2].find("-Wl,--emit-relocs"), std::string::npos) << base[2];
+  EXPECT_FALSE(has(base[2], "--emit-relocs")) << "BOLT rewrites the order build, not this one: " << base[2];
   for (auto& c : Calls(dir, "sample")) {
-    EXPECT_NE(c.find("-fprofile-sample-use=" + dir + "/profile/sample.prof"), std::string::npos) << c;
-    EXPECT_NE(c.find("-fsample-profile-use-profi"), std::string::npos) << c;
+    EXPECT_TRUE(has(c, "-fprofile-sample-use=" + dir + "/profile/sample.prof")) << c;
+    EXPECT_TRUE(has(c, "-fsample-profile-use-profi")) << c;
+    EXPECT_TRUE(has(c, "-fdebug-info-for-profiling")) << c;
+    EXPECT_FALSE(has(c, "-fno-omit-frame-pointer")) << c;
+    EXPECT_FALSE(has(c, "--emit-relocs")) << c;
   }
   EXPECT_EQ(Calls(dir, "sample")[2].find("--symbol-ordering-file"), std::string::npos);
-  EXPECT_NE(Calls(dir, "order")[2].find("-Wl,--symbol-ordering-file=" + dir + "/profile/order.txt"), std::string::npos);
+  auto order = Calls(dir, "order");
+  EXPECT_TRUE(has(order[2], "-Wl,--symbol-ordering-file=" + dir + "/profile/order.txt")) << order[2];
+  EXPECT_TRUE(has(order[2], "-Wl,--emit-relocs")) << order[2];
+  EXPECT_TRUE(has(order[0], "-ffunction-sections")) << order[0];
+  EXPECT_FALSE(has(order[0], "-fno-omit-frame-pointer")) << order[0];
 
   // The profile is one clang reads; the hot functions are in it.
   std::string shown = Out("llvm-profdata-19 show --sample " + dir + "/profile/sample.prof");
@@ -254,36 +284,102 @@ TEST(Pgo, MakeBuildEveryStageEndToEnd) {
   // Every variant prints what the plain build prints, on inputs it was not
   // trained on; the final binary is left at --binary.
   for (const char* args : {" eval 2000", " train 1234", " cold 50"}) {
-    std::string want = Out(dir + "/base/demo" + args);
-    for (const char* v : {"sample", "order", "bolt"}) EXPECT_EQ(Out(dir + "/" + v + "/demo" + args), want) << v << args;
+    std::string want = Out(dir + "/plain/demo" + args);
+    for (const char* v : {"base", "sample", "order", "bolt"}) EXPECT_EQ(Out(dir + "/" + v + "/demo" + args), want) << v << args;
   }
   EXPECT_EQ(Sh("cmp " + src + "/demo " + dir + "/" + final_stage + "/demo").status, 0);
   EXPECT_NE(Out("readelf -S " + dir + "/bolt/demo").find(".note.bolt_info"), std::string::npos);
 }
 
-PgoEvalVariant Timed(const char* name, double speedup) {
+// A variant measured `rounds` times: `value` times a multiplicative noise
+// of +-`noise` that repeats every 5 rounds, the same for every variant
+// (paired rounds), plus a wobble of its own.
+PgoEvalVariant Measured(const char* name, double value, double noise = 0.02, int rounds = 15) {
   PgoEvalVariant v;
   v.name = name;
-  v.speedup = speedup;
+  static const double pattern[] = {0, 1, -1, 0.5, -0.5};
+  static const double own[] = {0.3, -0.2, 0.1, -0.3, 0.2, 0, -0.1};
+  for (int k = 0; k < rounds; ++k)
+    v.values.push_back(value * (1 + noise * pattern[k % 5] + noise * own[(k + static_cast<int>(value * 1000)) % 7]));
   return v;
 }
 
-TEST(PgoFinal, KeepsALaterStageOnlyForAGainBeyondNoise) {
+// The evaluation's own step: every variant's interval against the first.
+std::vector<PgoEvalVariant> Judged(std::vector<PgoEvalVariant> v) {
+  for (auto& x : v) x.vs_plain = PairedSpeedup(v[0].values, x.values);
+  return v;
+}
+
+TEST(PgoFinal, IntervalIsSeededAndAroundTheRatio) {
+  auto a = Measured("plain", 1.0), b = Measured("sample", 0.9);
+  PgoInterval iv = PairedSpeedup(a.values, b.values), again = PairedSpeedup(a.values, b.values);
+  EXPECT_EQ(iv.low, again.low);
+  EXPECT_EQ(iv.high, again.high);
+  EXPECT_LE(iv.low, iv.ratio);
+  EXPECT_GE(iv.high, iv.ratio);
+  EXPECT_GT(iv.low, 1.05);
+  EXPECT_LT(iv.high, 1.17);
+  // Identical counts (instructions): a zero-width interval, no difference.
+  PgoInterval same = PairedSpeedup({100, 100, 100}, {100, 100, 100});
+  EXPECT_EQ(same.low, 1.0);
+  EXPECT_EQ(same.high, 1.0);
+  EXPECT_EQ(Judge(same), PgoVerdict::kNoDifference);
+  EXPECT_EQ(DescribeSpeedup(same), "no significant difference (95% CI 1.000-1.000)");
+  EXPECT_EQ(DescribeSpeedup({1.25, 1.2, 1.3}), "faster 1.250x (95% CI 1.200-1.300)");
+  EXPECT_EQ(DescribeSpeedup({0.9, 0.85, 0.95}), "slower 0.900x (95% CI 0.850-0.950)");
+}
+
+TEST(PgoFinal, AStageWithinNoiseIsNotChosen) {
   std::string why;
-  // Each stage faster than the last: the last one.
-  EXPECT_EQ(ChooseFinalVariant({Timed("base", 1), Timed("sample", 1.10), Timed("order", 1.12), Timed("bolt", 1.20)}, &why), 3u);
-  EXPECT_EQ(why, "speedup 1.200x on the evaluation command");
-  // BOLT slows the program down (SQLite's case in bench/RESULTS.md): order.
-  EXPECT_EQ(ChooseFinalVariant({Timed("base", 1), Timed("sample", 1.10), Timed("order", 1.12), Timed("bolt", 1.05)}, &why), 2u);
-  EXPECT_EQ(why, "speedup 1.120x on the evaluation command; later stages: bolt 1.050x");
-  // BOLT's 0.5% over sample is noise: the earlier stage, and the output says why.
-  EXPECT_EQ(ChooseFinalVariant({Timed("base", 1), Timed("sample", 1.100), Timed("order", 1.09), Timed("bolt", 1.105)}, &why), 1u);
-  EXPECT_EQ(why, "speedup 1.100x on the evaluation command; bolt 1.105x is within 1% of it, no gain beyond noise; "
-                 "later stages: order 1.090x");
-  // Nothing helped: the plain build.
-  EXPECT_EQ(ChooseFinalVariant({Timed("base", 1), Timed("sample", 1.004), Timed("bolt", 0.97)}, &why), 0u);
-  EXPECT_EQ(why, "no stage was faster than the plain build by more than 1% (sample 1.004x, bolt 0.970x)");
-  EXPECT_EQ(ChooseFinalVariant({Timed("base", 1)}, &why), 0u);
+  // 1% faster with 8% noise and few rounds: the interval straddles 1.
+  auto v = Judged({Measured("plain", 1.0, 0.08, 5), Measured("base", 1.03, 0.08, 5), Measured("sample", 0.99, 0.08, 5)});
+  EXPECT_EQ(Judge(v[2].vs_plain), PgoVerdict::kNoDifference);
+  EXPECT_EQ(ChooseFinalVariant(v, "wall time", &why), 0u);
+  EXPECT_NE(why.find("no stage was faster than your build with confidence"), std::string::npos) << why;
+  EXPECT_NE(why.find("sample no significant difference (95% CI "), std::string::npos) << why;
+  EXPECT_EQ(why.find("base"), std::string::npos) << "the profiling build is never a candidate: " << why;
+  EXPECT_TRUE(EvalUndecided(v)) << "more rounds could decide it";
+}
+
+TEST(PgoFinal, AClearlyFasterStageIsChosenAndASlowerOneNamed) {
+  std::string why;
+  // sample 10% faster; order no better than sample; bolt slower than the user's build.
+  auto v = Judged({Measured("plain", 1.0), Measured("base", 1.05), Measured("sample", 0.90), Measured("order", 0.899),
+                   Measured("bolt", 1.06)});
+  EXPECT_EQ(ChooseFinalVariant(v, "wall time", &why), 2u);
+  EXPECT_EQ(why.rfind("sample is faster than your build (wall time, 15 paired rounds: sample faster 1.1", 0), 0u) << why;
+  EXPECT_NE(why.find("order faster 1.1"), std::string::npos) << why;
+  EXPECT_NE(why.find("not faster than sample with confidence"), std::string::npos) << why;
+  EXPECT_NE(why.find("bolt slower 0.9"), std::string::npos) << why;
+  EXPECT_FALSE(EvalUndecided(v));
+  // A later stage that beats the chosen one with confidence replaces it.
+  v = Judged({Measured("plain", 1.0), Measured("sample", 0.90), Measured("order", 0.80)});
+  EXPECT_EQ(ChooseFinalVariant(v, "instructions", &why), 2u);
+  EXPECT_EQ(ChooseFinalVariant({Measured("plain", 1.0)}, "wall time", &why), 0u);
+}
+
+TEST(PgoQuality, HalvesAgreeOnAThickProfileAndNotOnAThinOne) {
+  std::string thick = "hot:900000:1\n 1: 600000\n 2: 250000\n 3: 50000\nwarm:90000:1\n 1: 90000\n";
+  PgoProfileQuality q = MeasureProfileQuality(thick, 990000, 1000000);
+  EXPECT_FALSE(q.thin) << q.advice;
+  EXPECT_GT(q.halves_agreement, 0.99);
+  EXPECT_DOUBLE_EQ(q.run_share, 0.99);
+  ASSERT_EQ(q.hot.size(), 2u);
+  EXPECT_EQ(q.hot[0].first, "hot");
+  EXPECT_EQ(q.Line("app"), "profile quality: 990,000 samples in app (99.0% of the training run's), hot: hot 91%, "
+                           "warm 9%; halves agree " + std::to_string(q.halves_agreement * 100).substr(0, 4) + "%: enough");
+  // A few samples over many lines: the halves disagree, and the advice
+  // names what to change.
+  std::string thin = "f:40:1\n";
+  for (int i = 1; i <= 40; ++i) thin += " " + std::to_string(i) + ": 1\n";
+  q = MeasureProfileQuality(thin, 40, 400);
+  EXPECT_TRUE(q.thin);
+  EXPECT_LT(q.halves_agreement, 0.9);
+  EXPECT_NE(q.advice.find("--freq"), std::string::npos) << q.advice;
+  EXPECT_NE(q.Line("app").find("TOO THIN"), std::string::npos);
+  // Inlined call sites' headers are not lines of their own.
+  q = MeasureProfileQuality("f:100:1\n 1: 50\n 2: g:50\n  1: 50\n", 100, 100);
+  EXPECT_GT(q.halves_agreement, 0.5);
 }
 
 TEST(Pgo, CMakeProjectGetsTheFlagsThroughCC) {
@@ -310,11 +406,13 @@ TEST(Pgo, CMakeProjectGetsTheFlagsThroughCC) {
     if (c.find(" -c ") == std::string::npos || c.find("demo.c") == std::string::npos) continue;  // CMake's own checks
     saw_release_compile = true;
     EXPECT_NE(c.find("-O3 -DNDEBUG"), std::string::npos) << "CMake's Release flags were lost: " << c;
-    EXPECT_NE(c.find("-ffunction-sections"), std::string::npos) << c;
+    EXPECT_NE(c.find("-fdebug-info-for-profiling"), std::string::npos) << c;
   }
   EXPECT_TRUE(saw_release_compile);
   bool used = false;
-  for (auto& c : Calls(dir, "order")) used |= c.find("-fprofile-sample-use=") != std::string::npos && c.find("demo.c") != std::string::npos;
+  for (auto& c : Calls(dir, "order"))
+    used |= c.find("-fprofile-sample-use=") != std::string::npos && c.find("demo.c") != std::string::npos &&
+            c.find("-ffunction-sections") != std::string::npos;
   EXPECT_TRUE(used);
   EXPECT_EQ(Out(dir + "/order/demo eval 500"), Out(dir + "/base/demo eval 500"));
 }
@@ -384,15 +482,18 @@ TEST(Pgo, BuildThatDoesNotRecompileIsCaught) {
 TEST(Pgo, OrderTheLinkerAlreadyFollowsIsAWarningNotAFailure) {
   TempDir t;
   std::string src = CopyDemo(t), first = t.File("first"), second = t.File("second");
-  auto r = Pgo(src, {"--build", kMakeBuild, "--binary", "./demo", "--train", kTrain, "--stages", "sample", "--dir", first});
+  const std::string build = "make clean >/dev/null; make CFLAGS='-O2 -ffunction-sections' LDFLAGS=-fuse-ld=lld";
+  auto r = Pgo(src, {"--build", build, "--binary", "./demo", "--train", kTrain, "--stages", "sample", "--dir", first});
   ASSERT_EQ(r.status, 0) << r.err;
   // A symbol order that is the sample build's own layout (its functions
   // before _start, by address): the order build links to the same bytes.
+  // The build has the order stage's own needs already (function sections,
+  // lld), so the order file is all the order stage adds.
   std::string order = first + "/profile/order.txt";
   ASSERT_EQ(Sh("nm -n " + first + "/sample/demo | awk '$3 == \"_start\" {exit} $2 ~ /^[Tt]$/ {print $3}' > " + order).status, 0);
   ASSERT_GE(std::stoi(Out("grep -c . " + order)), 2) << Out("cat " + order);
   // (--eval makes sample and order separate builds.)
-  auto again = Pgo(src, {"--build", kMakeBuild, "--binary", "./demo", "--use-profile", first, "--stages", "sample,order",
+  auto again = Pgo(src, {"--build", build, "--binary", "./demo", "--use-profile", first, "--stages", "sample,order",
                          "--dir", second, "--eval", "./demo eval 300", "--runs", "1", "--final", "last"});
   ASSERT_EQ(again.status, 0) << "an order the linker already follows is not a build that skipped its work: " << again.err;
   EXPECT_NE(again.err.find("the order build is the same binary as the stage before"), std::string::npos) << again.err;
@@ -419,7 +520,7 @@ TEST(Pgo, ChangedSourcesReportHowMuchOfTheProfileStillMatches) {
   EXPECT_NE(again.err.find("of its samples match the code"), std::string::npos) << again.err;
   std::string sum = second + "/summary.json";
   nlohmann::ordered_json s = ReadOrderedJson(sum);
-  EXPECT_EQ(Keys(s["stages"]), "build,profile,sample,eval");
+  EXPECT_EQ(Keys(s["stages"]), "plain,build,profile,sample,eval");
   EXPECT_EQ(s["final_stage"], "sample");
   EXPECT_EQ(s["final_binary"], second + "/sample/demo");
   nlohmann::json m = ReadJson(second + "/manifest.json");
@@ -478,6 +579,66 @@ TEST(Pgo, TrainRunsCollectsEachRunAndMergesThem) {
   EXPECT_LE(profile["line_share"].get<double>(), 1);
   EXPECT_EQ(Sh(dir + "/bolt/demo eval 300").out, Sh(dir + "/base/demo eval 300").out);
   EXPECT_NE(Pgo(src, {"--build", kMakeBuild, "--binary", "./demo", "--train", kTrain, "--train-runs", "0"}).status, 0);
+}
+
+// The hot function's prologues that set up a frame pointer.
+int FramePointerPrologues(const std::string& binary, const std::string& function) {
+  std::string dis = Out("objdump -d --no-show-raw-insn " + binary + " | awk '/<" + function + ">:/,/^$/'");
+  std::istringstream in(dis);
+  int n = 0;
+  std::string prev;
+  for (std::string l; std::getline(in, l); prev = l)
+    n += prev.find("push   %rbp") != std::string::npos && l.find("mov    %rsp,%rbp") != std::string::npos;
+  return n;
+}
+
+// The demo's program: the profile-guided stages beat the user's plain
+// -O2 build in instructions (counted by cachegrind, the same every run, so
+// no bound here depends on the machine's speed or load), and the final
+// binary carries no frame pointers: only the training build needs them.
+TEST(Pgo, InterpreterDemoGainsInstructionsAndShipsNoProfilingFlags) {
+  TempDir t;
+  std::string src = CopyDemo(t, SYSPGO_PGO_INTERP), dir = t.File("pgo");
+  auto r = Pgo(src, {"--build", "make clean >/dev/null; make", "--binary", "./interp", "--train", "./interp train 100",
+                     "--freq", "9999", "--eval", "./interp eval 2", "--eval-metric", "instructions", "--runs", "2",
+                     "--dir", dir});
+  ASSERT_EQ(r.status, 0) << r.err;
+  nlohmann::ordered_json s = ReadOrderedJson(dir + "/summary.json");
+  std::string final_stage = s["final_stage"].get<std::string>();
+  EXPECT_NE(final_stage, "plain") << r.err;
+  EXPECT_NE(final_stage, "base") << r.err;
+  EXPECT_EQ(s["eval_metric"], "instructions");
+  EXPECT_EQ(s["eval"][final_stage]["verdict"], "faster") << s["eval"];
+  EXPECT_GT(s["eval"][final_stage]["speedup_low"].get<double>(), 1.0) << s["eval"];
+  EXPECT_GT(s["eval"]["sample"]["speedup_low"].get<double>(), 1.0) << s["eval"];
+  EXPECT_NE(r.err.find("vs your build: instructions faster "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("vs the profiling build: "), std::string::npos) << r.err;
+  EXPECT_FALSE(s["profile_quality"]["thin"].get<bool>()) << s["profile_quality"];
+  // The training build sets up frame pointers in the hot loop's function;
+  // the sample build and the final binary do not.
+  EXPECT_GT(FramePointerPrologues(dir + "/base/interp", "vm_run"), 0);
+  EXPECT_EQ(FramePointerPrologues(dir + "/sample/interp", "vm_run"), 0);
+  EXPECT_EQ(FramePointerPrologues(src + "/interp", "vm_run"), 0);
+  EXPECT_EQ(Out(dir + "/" + final_stage + "/interp eval 1"), Out(dir + "/plain/interp eval 1"));
+  EXPECT_EQ(Out(dir + "/" + final_stage + "/interp cold 1"), Out(dir + "/plain/interp cold 1"));
+}
+
+// A training run too short for 10,000 samples at collect's default rate:
+// pgo trains again faster, and says so in its output and manifest.
+TEST(Pgo, ThinProfileIsTrainedAgainFaster) {
+  TempDir t;
+  std::string src = CopyDemo(t), dir = t.File("pgo");
+  auto r = Pgo(src, {"--build", kMakeBuild, "--binary", "./demo", "--train", "./demo train 20000", "--freq", "999",
+                     "--stages", "sample", "--dir", dir});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("TOO THIN"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("too thin: training again at "), std::string::npos) << r.err;
+  nlohmann::json q = ReadJson(dir + "/manifest.json")["profile_quality"];
+  ASSERT_GE(q.size(), 2u) << q;
+  EXPECT_TRUE(q[0]["thin"].get<bool>());
+  EXPECT_EQ(q[0]["freq_hz"], 999);
+  EXPECT_GT(q[1]["freq_hz"].get<int>(), 999);
+  EXPECT_GT(q.back()["binary_samples"].get<double>(), q[0]["binary_samples"].get<double>());
 }
 
 TEST(Pgo, MissingOptionsAreUsageErrors) {
