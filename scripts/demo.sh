@@ -6,10 +6,14 @@
 #  2. diagnoses it (`syspgo analyze stalls`) and writes the HTML report;
 #  3. rebuilds a small bundled program with `syspgo pgo` (profile, sample-
 #     profile rebuild, symbol order, BOLT) and compares the builds;
-# and ends with a summary of what each step produced and where. Under sudo
-# the outputs are the invoking user's, as syspgo makes them.
+# and ends with a summary of what each step produced and where. Run it as
+# root, or as a sudo user with sudo (it never calls sudo itself); under sudo
+# the outputs are the invoking user's, as syspgo makes them. The set-up
+# (scripts/setup.sh) installs missing Debian packages and builds, printing
+# each package and build step; it creates no user.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+echo "demo.sh: set-up (scripts/setup.sh): missing Debian packages, tracefs, the build in build/"
 ./scripts/setup.sh
 syspgo=$PWD/build/cli/syspgo
 work=$(mktemp -d /var/tmp/syspgo-demo-XXXXXX)
