@@ -37,7 +37,7 @@ if(HELP2MAN)
   # help2man runs one program with --help: each command gets a wrapper of
   # its name, so its page is syspgo-COMMAND(1) as with git and perf.
   set(_pages "syspgo\;whole-system profile-guided optimization on eBPF\;${SYSPGO}"
-             "syspgo-prefetch\;warm the page cache along a prefetch plan, then run a command (static replayer)\;${PREFETCH}")
+             "syspgo-prefetch\;warm the page cache along a prefetch plan, then run a command\;${PREFETCH}")
   set(_see_also "")
   foreach(_row IN LISTS _rows)
     string(REGEX MATCH "^  ([a-z-]+) +(.*)$" _ok "${_row}")
