@@ -26,6 +26,7 @@
 #include "common/damon.h"
 #include "common/files.h"
 #include "common/identity.h"
+#include "common/install_layout.h"
 #include "common/process.h"
 #include "common/util.h"
 #include "optimize/prefetch.h"
@@ -166,19 +167,6 @@ void PrintStats(FILE* f, const Plan& plan, const PrefetchStats& s, int verbose) 
   fprintf(f, "\n%s", t.Text().c_str());
 }
 
-// libsyspgo-readahead.so: in libexec/ beside this binary (the replayers in
-// cli/), or beside it (the full tool, itself in libexec/).
-std::string ReadaheadShimPath() {
-  std::string dir = ReadLinkOrEmpty("/proc/self/exe");
-  if (dir.empty()) return "";
-  dir.resize(dir.rfind('/') + 1);
-  for (const char* sub : {"libexec/", ""}) {
-    std::string path = dir + sub + "libsyspgo-readahead.so";
-    if (access(path.c_str(), R_OK) == 0) return path;
-  }
-  return "";
-}
-
 // The variables that preload the readahead shim with plan `file`, after
 // checking that the file is a readahead plan (the shim reads it again, as
 // the program, and does nothing with one it finds at fault); none, with a
@@ -210,9 +198,10 @@ std::map<std::string, std::string> ReadaheadEnv(const std::string& file, const P
     Warn("cannot resolve " + file + ": " + strerror(resolve_error) + "; running without its advice");
     return {};
   }
-  std::string shim = ReadaheadShimPath();
+  std::string shim = FindInstalledPart(InstalledPart::kReadaheadShim);
   if (shim.empty() || shim.find_first_of(": ") != std::string::npos) {
-    Warn(shim.empty() ? "libsyspgo-readahead.so is not beside syspgo (in libexec/); running without readahead advice"
+    Warn(shim.empty() ? "libsyspgo-readahead.so is not in lib/ of syspgo's prefix (or cli/libexec/ of a build tree); "
+                        "running without readahead advice"
                       : "the path of " + shim + " cannot go in LD_PRELOAD; running without readahead advice");
     return {};
   }

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/completion.h"
 
 namespace syspgo::cli {
 
@@ -29,6 +30,8 @@ int main(int argc, char** argv) {
     printf("syspgo %s\n", SYSPGO_VERSION);
     return 0;
   }
+  // Not in the usage: the build writes the bash completion with it (cli/completion.h).
+  if (!strcmp(argv[1], "--completion")) return PrintCompletion(argc > 2 ? argv[2] : "", stdout);
   for (auto* c : Commands()) {
     if (!strcmp(c->name, argv[1])) return RunCommand(*c, std::vector<std::string>(argv + 2, argv + argc));
   }

@@ -114,7 +114,14 @@ std::string OptionSentence(const std::string& what) {
   return colon == std::string::npos ? what : what.substr(0, colon) + " " + what.substr(colon + 2);
 }
 
+std::function<void(const CLI::App&)>& Inspector() {
+  static std::function<void(const CLI::App&)> inspect;
+  return inspect;
+}
+
 }  // namespace
+
+void InspectInsteadOfParsing(std::function<void(const CLI::App&)> inspect) { Inspector() = std::move(inspect); }
 
 std::unique_ptr<CLI::App> NewApp(const std::string& name, std::string about, std::string footer) {
   auto app = std::make_unique<CLI::App>(std::move(about), name);
@@ -129,6 +136,10 @@ std::optional<int> Parse(CLI::App& app, const std::vector<std::string>& args, Ta
                          std::vector<std::string>* command) {
   const std::string see = "; see '" + app.get_name() + " --help'";
   if (!app.get_help_ptr()) app.set_help_flag("-h,--help", "this text")->group("Other");
+  if (Inspector()) {
+    Inspector()(app);
+    return 0;
+  }
   if (tail == Tail::kNone) app.allow_extras();
   else app.prefix_command();
   try {

@@ -45,6 +45,11 @@ enum class Tail {
 std::optional<int> Parse(CLI::App& app, const std::vector<std::string>& args, Tail tail = Tail::kNone,
                          std::vector<std::string>* command = nullptr);
 
+// For `syspgo --completion`: while set, Parse hands each command's app to
+// `inspect` and returns 0 without parsing, so the option tables can be read
+// without running the command.
+void InspectInsteadOfParsing(std::function<void(const CLI::App&)> inspect);
+
 // Validators. Their description is the accepted range, which the help shows
 // after the default; their failure reads, after the option's name, "needs
 // WHAT from LO to HI, got 'V'" or "is A, B or C, got 'V'".

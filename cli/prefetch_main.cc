@@ -8,7 +8,7 @@
 //  - `syspgo-prefetch PLAN [OPTIONS] [-- CMD]`: the replayer on its own.
 //  - `syspgo` (built with SYSPGO_LAUNCHER): the command users type. It runs
 //    `syspgo prefetch ...` itself and hands every other command to the full
-//    tool, `libexec/syspgo` beside it, by exec (same process, same
+//    tool (common/install_layout.h) by exec (same process, same
 //    credentials and environment, and the same name in ps and
 //    /proc/PID/comm), so `syspgo prefetch` starts as fast as the replayer.
 #include <nss.h>
@@ -22,26 +22,24 @@
 #include <vector>
 
 #include "cli/command.h"
-#include "common/util.h"
+#include "common/install_layout.h"
 
 namespace {
 
 #ifdef SYSPGO_LAUNCHER
-// The full tool's path: libexec/syspgo in the directory of this binary.
-std::string FullToolPath() {
-  std::string self = syspgo::ReadLinkOrEmpty("/proc/self/exe");
-  if (self.empty()) return "libexec/syspgo";
-  return self.substr(0, self.rfind('/') + 1) + "libexec/syspgo";
-}
-
 [[noreturn]] void ExecFullTool(char** argv) {
-  std::string path = FullToolPath();
-  execv(path.c_str(), argv);
-  int err = errno;
+  std::string path = syspgo::FindInstalledPart(syspgo::InstalledPart::kFullTool);
+  if (!path.empty()) execv(path.c_str(), argv);
+  int err = path.empty() ? ENOENT : errno;
+  std::string tried = path;
+  if (path.empty())
+    for (const std::string& p : syspgo::InstalledPartCandidates(syspgo::InstalledPart::kFullTool))
+      tried += (tried.empty() ? "" : " or ") + p;
   fprintf(stderr,
-          "syspgo: cannot start the full tool %s: %s. `syspgo` is a small front that needs it beside itself; "
-          "build both (cmake --build build --target syspgo) and keep build/cli/libexec with build/cli/syspgo.\n",
-          path.c_str(), strerror(err));
+          "syspgo: cannot start the full tool (%s): %s. `syspgo` is a small front that needs it: reinstall "
+          "syspgo (its libexec/syspgo/ beside bin/), or in a build tree build both (cmake --build build --target "
+          "syspgo) and keep build/cli/libexec with build/cli/syspgo.\n",
+          tried.c_str(), strerror(err));
   _exit(127);
 }
 #endif

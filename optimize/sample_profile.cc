@@ -17,29 +17,22 @@
 #include <vector>
 
 #include "optimize/llvm_module.h"
+#include "common/install_layout.h"
 #include "common/util.h"
 
 namespace syspgo {
 namespace {
 
-std::string SelfExe() { return ReadLinkOrEmpty("/proc/self/exe"); }
-
-// Loads libsyspgo_llvm.so from the directory of the running executable
-// (where it is built and installed). Processes that are not the installed
-// syspgo (the test suites, which link syspgo_optimize themselves) fall back
-// to the build tree's copy, SYSPGO_LLVM_MODULE_BUILD_DIR. Loaded once; never
-// unloaded.
+// Loads libsyspgo_llvm.so from where syspgo keeps it, relative to the
+// running executable (common/install_layout.h: beside the full tool, or for
+// the test suites, which link syspgo_optimize themselves, in the build
+// tree's cli/libexec/). Loaded once; never unloaded.
 Result<SyspgoLlvmWriteSampleProfileFn> LoadModule() {
   static std::once_flag once;
   static SyspgoLlvmWriteSampleProfileFn fn = nullptr;
   static std::string error;
   std::call_once(once, [] {
-    std::string exe = SelfExe();
-    std::string dir = exe.substr(0, exe.rfind('/') == std::string::npos ? 0 : exe.rfind('/'));
-    std::vector<std::string> candidates = {dir + "/" + kSyspgoLlvmModuleName};
-#ifdef SYSPGO_LLVM_MODULE_BUILD_DIR
-    candidates.push_back(std::string(SYSPGO_LLVM_MODULE_BUILD_DIR) + "/" + kSyspgoLlvmModuleName);
-#endif
+    std::vector<std::string> candidates = InstalledPartCandidates(InstalledPart::kLlvmModule);
     for (const std::string& path : candidates) {
       if (access(path.c_str(), F_OK) != 0) continue;
       void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -55,8 +48,9 @@ Result<SyspgoLlvmWriteSampleProfileFn> LoadModule() {
                 ": it is from another build; reinstall/rebuild syspgo.";
       return;
     }
-    error = std::string("syspgo's LLVM module ") + kSyspgoLlvmModuleName + " was not found next to " +
-            (exe.empty() ? std::string("the syspgo executable") : exe) + ": reinstall/rebuild syspgo.";
+    std::string tried;
+    for (const std::string& path : candidates) tried += (tried.empty() ? "" : " or ") + path;
+    error = std::string("syspgo's LLVM module was not found (") + tried + "): reinstall/rebuild syspgo.";
   });
   if (!fn) return MakeError(error);
   return fn;

@@ -10,10 +10,14 @@
 #     instructions it runs (cachegrind, the same every run) decide, wall time
 #     is shown beside them, each with its 95% interval; where a stage gains
 #     nothing on this machine the output says so;
-# and ends with a summary of what each step produced and where. Under sudo
-# the outputs are the invoking user's, as syspgo makes them.
+# and ends with a summary of what each step produced and where. Run it as
+# root, or as a sudo user with sudo (it never calls sudo itself); under sudo
+# the outputs are the invoking user's, as syspgo makes them. The set-up
+# (scripts/setup.sh) installs missing Debian packages and builds, printing
+# each package and build step; it creates no user.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+echo "demo.sh: set-up (scripts/setup.sh): missing Debian packages, tracefs, the build in build/"
 ./scripts/setup.sh
 syspgo=$PWD/build/cli/syspgo
 work=$(mktemp -d /var/tmp/syspgo-demo-XXXXXX)

@@ -2,13 +2,17 @@
 #===- setup.sh - make a fresh Debian bookworm machine ready for syspgo ----===#
 # Idempotent: installs the Debian packages syspgo builds and tests with (only
 # those missing), enables deb-src (the benchmarks fetch real programs with
-# `apt-get source`), mounts tracefs if absent, and builds into build/.
-# Needs root. Safe to run again.
+# `apt-get source`), mounts tracefs if absent, and builds into build/,
+# saying which packages it installs and which build step it is at.
+# It creates no user and changes no sudoers: the privilege tests' user is
+# made by scripts/test-setup.sh (and removed by scripts/test-teardown.sh).
+# Needs root (it never calls sudo itself). Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [ "$(id -u)" -ne 0 ]; then
-  echo "setup.sh: needs root to install packages and load eBPF programs; run: sudo $0" >&2
+  echo "setup.sh: needs root to install packages and load eBPF programs; run it as root" \
+    "(or as a sudo user: sudo $0)" >&2
   exit 1
 fi
 
@@ -21,7 +25,9 @@ PACKAGES=(
   googletest libgtest-dev
   util-linux python3 python3-numpy rsync squashfs-tools chromium time valgrind
   erofs-utils  # mkfs.erofs: syspgo optimize --emit erofs (tests/coldstart_test.cc, bench/coldstart.py --images)
-  sudo passwd nlohmann-json3-dev libcli11-dev
+  nlohmann-json3-dev libcli11-dev
+  help2man man-db  # the man pages are written at build time from each command's --help (cli/CMakeLists.txt)
+  dpkg-dev  # dpkg-shlibdeps: cpack -G DEB declares the package's library dependencies (packaging/)
   golang-go google-perftools libgoogle-perftools-dev  # go tool pprof and gperftools (tests/pprof_test.cc, bench/pgo.py)
 )
 missing=()
@@ -46,17 +52,11 @@ if [ ! -f "$debsrc" ] && ! grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sou
 fi
 
 if [ ${#missing[@]} -gt 0 ] || [ "$added_src" = 1 ]; then
-  echo "setup.sh: installing: ${missing[*]:-(none; refreshing package lists for deb-src)}"
+  echo "setup.sh: installing ${#missing[@]} Debian packages: ${missing[*]:-(none; refreshing package lists for deb-src)}"
   apt-get update -q >/dev/null
-  [ ${#missing[@]} -eq 0 ] || DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null
-fi
-
-# ESLint for the report page's scripts (tests/report.cmake), from npm, into
-# analyze/report/node_modules (ignored by git), at the versions its
-# package.json pins.
-if [ ! -x analyze/report/node_modules/.bin/eslint ]; then
-  command -v npm >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs npm >/dev/null
-  (cd analyze/report && npm install --no-package-lock --no-audit --no-fund --silent >/dev/null)
+  # apt's own lines, one per package fetched and set up, as they happen.
+  [ ${#missing[@]} -eq 0 ] || DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o Dpkg::Use-Pty=0 "${missing[@]}" |
+    { grep --line-buffered -E '^(Get:|Setting up )' || true; }
 fi
 
 # Classic tracepoints need tracefs.
@@ -68,28 +68,14 @@ if [ ! -r /sys/kernel/btf/vmlinux ]; then
   exit 1
 fi
 
-# The privilege tests (tests/privilege_test.cc) run syspgo as a real
-# unprivileged user through real sudo, as a site that grants syspgo in
-# sudoers would: user syspgo-test, with a supplementary group of its own,
-# may run syspgo and syspgo-prefetch as root and nothing else. The tests
-# copy the binaries under test into a directory of their own below
-# $testbin (root's, so the user can neither change them nor add a
-# directory there), wherever the clone lives and whoever may enter it.
-getent group syspgo-test-extra >/dev/null || groupadd --system syspgo-test-extra
-if ! id syspgo-test >/dev/null 2>&1; then
-  useradd --create-home --shell /bin/sh --groups syspgo-test-extra syspgo-test
-fi
-testbin=/usr/local/libexec/syspgo-test
-install -d -m 0755 -o root -g root "$testbin"
-sudoers=/etc/sudoers.d/syspgo-test
-cat >"$sudoers.new" <<EOF_SUDOERS
-# syspgo's privilege tests (scripts/setup.sh, tests/privilege_test.cc)
-syspgo-test ALL=(root) NOPASSWD: $testbin/*/syspgo, $testbin/*/syspgo-prefetch
-EOF_SUDOERS
-chmod 0440 "$sudoers.new"
-visudo -cqf "$sudoers.new" && mv "$sudoers.new" "$sudoers"
-
+# The build, one line per step ("[ 42%] Building CXX object analyze/...")
+# and every warning or error, instead of minutes of silence.
+echo "setup.sh: configuring build/ (cmake -S . -B build)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j"$(nproc)" 2>&1 | grep -E 'error|warning|Error' || true
-test -x build/cli/syspgo || { echo "setup.sh: the build failed; run: cmake --build build" >&2; exit 1; }
-echo "setup.sh: built build/cli/syspgo"
+echo "setup.sh: building (cmake --build build -j$(nproc))"
+steps() { grep --line-buffered -E '^\[ *[0-9]+%\] |error|warning' | grep --line-buffered -v '%\] Built target' || true; }
+if ! cmake --build build -j"$(nproc)" 2>&1 | steps || [ ! -x build/cli/syspgo ]; then
+  echo "setup.sh: the build failed; run: cmake --build build" >&2
+  exit 1
+fi
+echo "setup.sh: built build/cli/syspgo (install it with: cmake --install build)"

@@ -5,7 +5,7 @@
 // invoking user's rights (common/identity.h, common/files.h). Each test
 // here is one way a user could try to make root do more for them, run
 // through real sudo as a real unprivileged user: syspgo-test, whom
-// scripts/setup.sh creates (with a supplementary group) and allows to run
+// scripts/test-setup.sh creates (with a supplementary group) and allows to run
 // this clone's syspgo and syspgo-prefetch as root, and nothing else.
 // Victim files are root's, in root's directories; each test asserts the
 // attempt is refused with an error naming the path, or harmless.

@@ -26,7 +26,7 @@ std::string InstalledDir() { return "/usr/local/libexec/syspgo-test/" + std::to_
 namespace {
 
 // The binaries under test, copied where sudoers lets the test user run them
-// as root (scripts/setup.sh: root's directory, so the user can neither change
+// as root (scripts/test-setup.sh: root's directory, so the user can neither change
 // them nor add their own), laid out as the build lays them out: the `syspgo`
 // front and the replayer, and in libexec/ the full tool the front execs with
 // the LLVM module it loads from beside itself. The clone itself may lie
@@ -40,7 +40,7 @@ class InstalledBinaries : public ::testing::Environment {
                 " && install -m 0755 " + ShellQuote(cli + "/libexec/syspgo") + " " +
                 ShellQuote(cli + "/libexec/libsyspgo_llvm.so") + " " + ShellQuote(dir + "/libexec"));
     ASSERT_EQ(r.status, 0) << "cannot install the binaries under test into " << dir
-                           << " (run scripts/setup.sh, which makes its parent): " << r.err;
+                           << " (run scripts/test-setup.sh, which makes its parent): " << r.err;
   }
   void TearDown() override { Sh("rm -rf " + ShellQuote(InstalledDir())); }
 };
@@ -67,10 +67,10 @@ CmdResult ViaSudoIn(const std::string& cwd, const std::vector<std::string>& argv
 }
 
 void Sudo::SetUp() {
-  ASSERT_NE(User().uid, 0u) << "no user " << kUser << ": run scripts/setup.sh, which creates it";
+  ASSERT_NE(User().uid, 0u) << "no user " << kUser << ": run scripts/test-setup.sh, which creates it";
   auto r = RunCmd(ViaSudo({SyspgoBin(), "--version"}));
   ASSERT_EQ(r.status, 0) << kUser << " may not run " << InstalledDir()
-                         << "/syspgo through sudo: run scripts/setup.sh, which allows it\n"
+                         << "/syspgo through sudo: run scripts/test-setup.sh, which allows it\n"
                          << r.err;
 }
 

@@ -1,6 +1,6 @@
 //===- sudo_fixture.h - a real unprivileged user who runs syspgo via sudo -===//
 // The privilege suites attack syspgo through real sudo as the real user
-// syspgo-test, whom scripts/setup.sh creates (with a supplementary group)
+// syspgo-test, whom scripts/test-setup.sh creates (with a supplementary group)
 // and allows to run copies of this build's syspgo and syspgo-prefetch as
 // root and nothing else. Linking sudo_fixture.cc into a suite installs
 // those copies for the suite's lifetime (a gtest global environment).
@@ -28,7 +28,7 @@ const TestUser& User();
 std::string PrefetchBin();
 
 // Where the copies under test live (root's directory below the one
-// scripts/setup.sh makes, named after this process).
+// scripts/test-setup.sh makes, named after this process).
 std::string InstalledDir();
 
 // argv run as the test user (no sudo of theirs).
