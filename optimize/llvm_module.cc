@@ -89,6 +89,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <list>
 #include <map>
 #include <mutex>
 #include <set>
@@ -735,9 +736,11 @@ Profile Folded(const Profile& p, uint32_t binary, const std::set<Call>& chosen) 
 
 // The profile of every calling context: the base profiles and, nested
 // under the inlined calls, the contexts the pre-inliner inlines (see
-// above). Returns the samples placed on a line, as BuildMap.
+// above). Returns the samples placed on a line, as BuildMap. The names in
+// `map` point into the profiles it makes from `p`, which it keeps in
+// `copies`: they must outlive the map.
 uint64_t BuildContextMap(const Profile& p, uint32_t binary, bool ip_only, bool call_targets, SampleProfileMap& map,
-                         std::string* note) {
+                         std::list<Profile>& copies, std::string* note) {
   Whole whole;
   MakeWhole(p, binary, ip_only, &whole);
   *note = whole.note;
@@ -761,7 +764,7 @@ uint64_t BuildContextMap(const Profile& p, uint32_t binary, bool ip_only, bool c
   // One part at a time: its samples, and its leaf function's locations in
   // its context (every address of the part has one location, as the
   // block estimates need).
-  Profile part = p;
+  Profile& part = copies.emplace_back(p);
   uint64_t used = 0;
   for (const auto& [key, members] : parts) {
     const auto& [fn, ctx] = key;
@@ -786,7 +789,8 @@ uint64_t BuildContextMap(const Profile& p, uint32_t binary, bool ip_only, bool c
       for (uint32_t id : locations_of[fn]) part.locations[id] = p.locations[id];
   }
   const uint64_t scale = whole.insns.empty() ? 1 : kBlockScale;
-  if (ip_only && call_targets) AddCallTargets(Folded(p, binary, chosen), binary, whole.weights, map, scale);
+  if (ip_only && call_targets)
+    AddCallTargets(copies.emplace_back(Folded(p, binary, chosen)), binary, whole.weights, map, scale);
   return used;
 }
 
@@ -816,10 +820,11 @@ bool MarkPreInlined(SampleProfileMap& map) {
 std::string Write(const Profile& p, uint32_t binary, const std::string& path, bool extbinary, bool ip_only,
                   bool call_targets, bool contexts, std::string* note) {
   const ProfileBinary& b = p.binaries[binary];
+  std::list<Profile> copies;  // what the names of a context profile point into (BuildContextMap)
   SampleProfileMap map;
   uint64_t used = 0;
   if (contexts) {
-    used = BuildContextMap(p, binary, ip_only, call_targets, map, note);
+    used = BuildContextMap(p, binary, ip_only, call_targets, map, copies, note);
   } else {
     Whole whole;
     MakeWhole(p, binary, ip_only, &whole);
