@@ -203,7 +203,8 @@ TEST_F(ProfileContext, MergeDoublesEveryCount) {
     EXPECT_TRUE(twice(doubled[key].total, n.total)) << key << ": " << doubled[key].total << " vs " << n.total;
     EXPECT_EQ(doubled[key].attributes, n.attributes) << key;
     for (const auto& [loc, c] : n.lines)
-      EXPECT_TRUE(twice(doubled[key].lines[loc], c)) << key << " " << loc << ": " << doubled[key].lines[loc] << " vs " << c;
+      EXPECT_TRUE(twice(doubled[key].lines[loc], c))
+          << key << " " << loc << ": " << doubled[key].lines[loc] << " vs " << c;
   }
 }
 
