@@ -13,6 +13,8 @@ different bench/workloads/*_eval.* workloads. Variants:
   sample-stacks  the same run's profile with --sample-counts stacks
   sample-ip-only the same run's profile with --sample-counts ip-only (no call
                  targets: what llvm-profgen --leading-ip-only writes)
+  sample-cs      the same run's profile with --profile-kind cs (calling
+                 contexts from the stacks, pre-inlined)
   sample+order   + symbol ordering file           (syspgo pgo)
   full           + BOLT with syspgo's fdata       (syspgo pgo)
   bolt-only      BOLT with syspgo's fdata on the plain build
@@ -105,8 +107,8 @@ PROFILING_FLAGS = ["-fno-omit-frame-pointer", "-mno-omit-leaf-frame-pointer", "-
 # What `syspgo pgo` adds with a sample profile (PgoCompileFlags), given to
 # every sample-profile variant so that only the profile differs.
 SAMPLE_USE_FLAGS = ["-fsample-profile-use-profi"]
-VARIANTS = ["base", "instr", "sample", "sample-stacks", "sample-ip-only", "sample+order", "full", "bolt-only", "profgen",
-            "gperftools", "gperftools-fastest", "gperftools-fleet", "sample-lowfreq", "perf2bolt"]
+VARIANTS = ["base", "instr", "sample", "sample-stacks", "sample-ip-only", "sample-cs", "sample+order", "full", "bolt-only",
+            "profgen", "gperftools", "gperftools-fastest", "gperftools-fleet", "sample-lowfreq", "perf2bolt"]
 
 
 def sh(cmd, cwd=None, env=None, what=None, capture=False):
@@ -366,7 +368,7 @@ def spread_builds(prog, v, a, costs, notes, fastest):
     layout of one run's profile is a draw: the same tool's I1 misses on SQLite ranged
     44k-906k over five training runs (scratch test, 2026-11-23), so BOLT alone is compared over
     the runs as the sample profiles are."""
-    out = {"sample": [v["sample"]], "profgen": [v["profgen"]], "gperftools": [v["gperftools"]],
+    out = {"sample": [v["sample"]], "sample-cs": [v["sample-cs"]], "profgen": [v["profgen"]], "gperftools": [v["gperftools"]],
            "gperftools-fastest": [v["gperftools-fastest"]], "sample-lowfreq": [v["sample-lowfreq"]],
            "bolt-only": [v["bolt-only"]], "perf2bolt": [v["perf2bolt"]]}
     pbase = os.path.join(prog.dir, "perf", prog.binary)
@@ -386,6 +388,12 @@ def spread_builds(prog, v, a, costs, notes, fastest):
             [B.SYSPGO, "optimize", db, "--binary", pbase, "--emit", "sample-profile", "-o", sp], what="syspgo optimize",
             capture=True))))
         out["sample"].append(variant_build(prog, f"sample-run{k}", [f"-fprofile-sample-use={sp}"] + SAMPLE_USE_FLAGS, costs))
+        cp = os.path.join(d, "sample-cs.prof")
+        timed_step(costs, f"sample-cs-run{k}: syspgo optimize --profile-kind cs", lambda: sh(
+            [B.SYSPGO, "optimize", db, "--binary", pbase, "--emit", "sample-profile", "--profile-kind", "cs", "-o", cp],
+            what="syspgo optimize --profile-kind cs"))
+        out["sample-cs"].append(variant_build(prog, f"sample-cs-run{k}", [f"-fprofile-sample-use={cp}"] + SAMPLE_USE_FLAGS,
+                                              costs))
         pg = profgen_profile(prog, pbase, os.path.join(d, "perf.data"), os.path.join(d, "profgen.prof"), costs, f"-run{k}")
         out["profgen"].append(variant_build(prog, f"profgen-run{k}", [f"-fprofile-sample-use={pg}"] + SAMPLE_USE_FLAGS, costs))
         gp, raw, hz = gperftools_profile(prog, pbase, os.path.join(d, "gperftools"), GPERF_CPU, costs, notes,
@@ -463,15 +471,15 @@ def prepare(prog, a, timeit):
     v["sample+order"] = os.path.join(pgo_dir, "order", prog.binary)
     v["full"] = os.path.join(pgo_dir, "bolt", prog.binary)
 
-    # The same training run's sample profile counted the other ways
-    # (optimize --sample-counts, docs/profiles.md): with the time below calls
-    # too, and without the call targets.
-    for name, counts in [("sample-stacks", "stacks"), ("sample-ip-only", "ip-only")]:
+    # The same training run's sample profile made the other ways
+    # (optimize --sample-counts and --profile-kind, docs/profiles.md): with
+    # the time below calls too, without the call targets, with contexts.
+    for name, how in [("sample-stacks", ["--sample-counts", "stacks"]), ("sample-ip-only", ["--sample-counts", "ip-only"]),
+                      ("sample-cs", ["--profile-kind", "cs"])]:
         prof = os.path.join(prog.dir, name + ".prof")
-        out = timed_step(costs, f"{name}: syspgo optimize --sample-counts {counts}", lambda: sh(
+        out = timed_step(costs, f"{name}: syspgo optimize {' '.join(how)}", lambda: sh(
             [B.SYSPGO, "optimize", os.path.join(pgo_dir, "train", "train.db"), "--binary", v["base"], "--emit",
-             "sample-profile", "--sample-counts", counts, "-o", prof], what=f"syspgo optimize --sample-counts {counts}",
-            capture=True))
+             "sample-profile", *how, "-o", prof], what=f"syspgo optimize {' '.join(how)}", capture=True))
         prog.syspgo_samples = [samples_of(out)]
         v[name] = variant_build(prog, name, [f"-fprofile-sample-use={prof}"] + SAMPLE_USE_FLAGS, costs)
 
@@ -629,6 +637,7 @@ def report(prog, names, times, outs, counts, costs, notes, over, a, spread_count
     run_med = lambda t, i: B.med([c[i] for c in spread_counts[t]])
     run_range = lambda t, i: f"{min(c[i] for c in spread_counts[t]):,}–{max(c[i] for c in spread_counts[t]):,}"
     ms, mp, mg = B.med(runs_saved["sample"]), B.med(runs_saved["profgen"]), B.med(runs_saved["gperftools"])
+    mc = B.med(runs_saved["sample-cs"])
     ml = B.med(runs_saved["sample-lowfreq"])
     mf, mm = B.med(runs_saved["gperftools-fastest"]), B.med(runs_saved["gperftools-fleet"])
     # The same without libc's mem* routines: what instrumentation gains there
@@ -664,6 +673,10 @@ def report(prog, names, times, outs, counts, costs, notes, over, a, spread_count
         f"({rs / ri * 100 if ri > 0 else 0:.0f}% of it)",
         f"- for comparison: --sample-counts stacks {save['sample-stacks'] * 100:.1f}%, --sample-counts ip-only "
         f"{save['sample-ip-only'] * 100:.1f}% (no call targets)",
+        f"- calling contexts from the stacks, pre-inlined (`--profile-kind cs`), median over {a.profiles} training runs "
+        f"({mc * 100:.1f}%; the first run alone: {save['sample-cs'] * 100:.1f}%) against the flat profile of the same "
+        f"runs ({ms * 100:.1f}%): {'helps' if mc > ms else 'does not help'}; 85% of instrumented's saving "
+        f"{verdict(si > 0 and mc >= 0.85 * si)}",
         f"- BOLT alone beats perf2bolt -nl + BOLT, medians over {a.profiles} training runs each ({mb * 100:.1f}% vs "
         f"{m2 * 100:.1f}%; the first runs alone: {save['bolt-only'] * 100:.1f}% vs {save['perf2bolt'] * 100:.1f}%): "
         f"{verdict(mb > m2)}. Over the same runs, mispredicted branches (medians) {run_med('bolt-only', 2):,.0f} vs "
@@ -736,8 +749,8 @@ def main():
             "`-gline-tables-only -fdebug-info-for-profiling -ffunction-sections`, lld, `--emit-relocs`, the same for all); "
             "instr (`-fprofile-generate`/`-fprofile-use`); sample, sample+order, full (+ BOLT): the stages of `syspgo pgo`; "
             "sample-stacks and sample-ip-only (the same training run's profile with `--sample-counts stacks` and "
-            "`ip-only`); sample-profile variants "
-            f"(sample, sample-stacks, sample-ip-only, profgen, the gperftools ones, sample-lowfreq, and the later stages) also get "
+            "`ip-only`); sample-cs (the same with `--profile-kind cs`: calling contexts, pre-inlined); sample-profile variants "
+            f"(sample, sample-stacks, sample-ip-only, sample-cs, profgen, the gperftools ones, sample-lowfreq, and the later stages) also get "
             f"`{' '.join(SAMPLE_USE_FLAGS)}`; "
             "bolt-only (syspgo fdata on base); profgen (`perf record -e cpu-clock` + `llvm-profgen --leading-ip-only`); "
             "gperftools (gperftools' CPU profiler on the same training command, `go tool pprof -proto`, "

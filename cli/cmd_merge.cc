@@ -40,6 +40,7 @@ int Merge(const std::vector<std::string>& args) {
   std::vector<std::string> inputs, pprofs;
   std::string json;
   std::string sample_counts = SampleCountsName(r.sample_counts);
+  std::string profile_kind = ProfileKindName(r.profile_kind);
   int64_t pid = 0;
   auto app = NewApp("syspgo merge", kAbout, kExamples);
   CLI::Option* input_opt = app->add_option("inputs", inputs, "the runs and profiles to merge");
@@ -67,8 +68,13 @@ int Merge(const std::vector<std::string>& args) {
       ->type_name("ip|ip-only|stacks")
       ->check(Accepts([](const std::string& v) { return ParseSampleCounts(v).has_value(); }, kSampleCountsChoices))
       ->capture_default_str();
+  app->add_option("--profile-kind", profile_kind, "what a sample profile is keyed by (see syspgo optimize --help)")
+      ->type_name("flat|cs")
+      ->check(Accepts([](const std::string& v) { return ParseProfileKind(v).has_value(); }, kProfileKindChoices))
+      ->capture_default_str();
   if (auto exit = Parse(*app, args)) return *exit;
   r.sample_counts = *ParseSampleCounts(sample_counts);
+  r.profile_kind = *ParseProfileKind(profile_kind);
   r.pid = static_cast<uint32_t>(pid);
   // In the order given, INPUTs and --pprof files alike.
   size_t next_input = 0, next_pprof = 0;

@@ -34,6 +34,7 @@ struct OptimizeArgs {
   std::string relocate;           // plan: FROM=TO, the recorded directory and where its image is mounted
   std::string pages = "auto";     // plan: which pages (PlanPages)
   std::string sample_counts = SampleCountsName(ArtifactRequest().sample_counts);  // sample-profile
+  std::string profile_kind = ProfileKindName(ArtifactRequest().profile_kind);     // sample-profile
   int64_t gap_kib = kPlanDefaultMergeGap >> 10;  // plan: merge gap
   int64_t run = 0, pid = 0;
   std::vector<std::string> debug_dirs;
@@ -61,6 +62,7 @@ int EmitProfile(const OptimizeArgs& a) {
   r.pid = static_cast<uint32_t>(a.pid);
   r.debug_dirs = a.debug_dirs;
   r.sample_counts = *ParseSampleCounts(a.sample_counts);
+  r.profile_kind = *ParseProfileKind(a.profile_kind);
   auto s = WriteProfileArtifact(r);
   if (!s) return Fail(s.error().message);
   for (const std::string& w : s->warnings) Warn(w);
@@ -338,6 +340,14 @@ int Optimize(const std::vector<std::string>& args) {
                   "docs/profiles.md")
       ->type_name("ip|ip-only|stacks")
       ->check(Accepts([](const std::string& v) { return ParseSampleCounts(v).has_value(); }, kSampleCountsChoices))
+      ->capture_default_str();
+  app->add_option("--profile-kind", a.profile_kind,
+                  "sample-profile: flat (each function's samples, nested where the binary inlined calls) or cs "
+                  "(also each sample's calling context from the stacks: the calls a pre-inliner picks from them are "
+                  "nested and marked for clang to inline; with --sample-counts ip or ip-only); compared in "
+                  "docs/profiles.md")
+      ->type_name("flat|cs")
+      ->check(Accepts([](const std::string& v) { return ParseProfileKind(v).has_value(); }, kProfileKindChoices))
       ->capture_default_str();
   app->add_option("--source-dir", a.source_dir, "squashfs-sort, erofs: the directory the image is made of")
       ->type_name("DIR")

@@ -130,6 +130,11 @@ int Pgo(const std::vector<std::string>& args) {
       ->type_name("C")
       ->check(Accepts([](const std::string& v) { return ParseSampleCounts(v).has_value(); }, kSampleCountsChoices))
       ->capture_default_str();
+  app->add_option("--profile-kind", o.profile_kind,
+                  "flat or cs: what the sample profile is keyed by (see syspgo optimize --help)")
+      ->type_name("K")
+      ->check(Accepts([](const std::string& v) { return ParseProfileKind(v).has_value(); }, kProfileKindChoices))
+      ->capture_default_str();
 
   app->option_defaults()->group("Tools");
   app->add_option("--cc", o.cc, "the C compiler the wrappers run")->type_name("CC")->capture_default_str();

@@ -18,9 +18,10 @@ const std::vector<ProfileEmitter::Kind>& ProfileEmitter::Kinds() {
   return kinds;
 }
 
-Result<std::unique_ptr<ProfileEmitter>> ProfileEmitter::Create(std::string_view kind, SampleCounts counts) {
-  if (kind == "sample-profile") return MakeSampleProfileEmitter(false, counts);
-  if (kind == "sample-profile-binary") return MakeSampleProfileEmitter(true, counts);
+Result<std::unique_ptr<ProfileEmitter>> ProfileEmitter::Create(std::string_view kind, SampleCounts counts,
+                                                               ProfileKind profile) {
+  if (kind == "sample-profile") return MakeSampleProfileEmitter(false, counts, profile);
+  if (kind == "sample-profile-binary") return MakeSampleProfileEmitter(true, counts, profile);
   if (kind == "fdata") return MakeBoltFdataEmitter();
   if (kind == "order") return MakeSymbolOrderEmitter();
   if (kind == "pprof") return MakePprofEmitter();

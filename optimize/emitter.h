@@ -33,8 +33,14 @@ class ProfileEmitter {
   // with the stacks' call targets at the call sites; kIpOnly, the IP
   // samples and nothing else, as llvm-profgen --leading-ip-only does.
   enum class SampleCounts { kStacks, kIp, kIpOnly };
+  // What a sample profile is keyed by (docs/profiles.md): kFlat, each
+  // function and the calls the profiled binary inlined; kContext, also the
+  // calling context of each sample from the stacks, with the pre-inliner's
+  // decisions (llvm_module.cc).
+  enum class ProfileKind { kFlat, kContext };
   static Result<std::unique_ptr<ProfileEmitter>> Create(std::string_view kind,
-                                                        SampleCounts counts = SampleCounts::kIp);
+                                                        SampleCounts counts = SampleCounts::kIp,
+                                                        ProfileKind profile = ProfileKind::kFlat);
 
   // Writes the artifact for binary `binary` (an index into p.binaries, or
   // kNoBinary for the whole profile where the kind allows it) to `path`.
@@ -43,7 +49,8 @@ class ProfileEmitter {
 };
 
 // The emitters, one per file.
-std::unique_ptr<ProfileEmitter> MakeSampleProfileEmitter(bool extbinary, ProfileEmitter::SampleCounts counts);
+std::unique_ptr<ProfileEmitter> MakeSampleProfileEmitter(bool extbinary, ProfileEmitter::SampleCounts counts,
+                                                         ProfileEmitter::ProfileKind profile);
 std::unique_ptr<ProfileEmitter> MakeBoltFdataEmitter();
 std::unique_ptr<ProfileEmitter> MakeSymbolOrderEmitter();
 std::unique_ptr<ProfileEmitter> MakePprofEmitter();

@@ -88,6 +88,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
+#include <list>
 #include <map>
 #include <mutex>
 #include <set>
@@ -267,16 +269,13 @@ class CallEvidence {
   std::unordered_set<uint64_t> taken_;
 };
 
-// --sample-counts ip's call targets (see the file comment). `entries`:
-// each function's start address -> its entry block's estimate (empty
-// without block estimates: the targets then split by time below).
-void AddCallTargets(const Profile& p, uint32_t binary, const BinaryCode& code, SampleProfileMap& map, uint64_t scale,
-                    const std::unordered_map<uint64_t, double>& entries) {
-  CallEvidence evidence(p, binary, code);
-  std::map<std::tuple<FunctionSamples*, uint32_t, uint32_t>, std::map<const Function*, uint64_t>> sites;
-  std::map<const Function*, uint64_t> below_all;   // time below every call into it
-  std::map<const Function*, uint64_t> entry_of;    // its symbol's start
-  std::set<std::tuple<FunctionSamples*, uint32_t, uint32_t>> indirect;  // sites with an indirect call
+// The calls of the stacks, with the same filters everywhere: for each
+// caller frame i of a sample in `binary` at a known line, once per sample,
+// fn(sample, i, callee) with the callee's function index, if the callee is
+// in `binary` and the frame is its real caller (a leaf in its prologue has
+// not set up its frame yet: the frame found is its caller's caller's).
+template <typename Fn>
+void ForEachCall(const Profile& p, uint32_t binary, Fn fn) {
   for (const ProfileSample& s : p.samples) {
     std::set<uint32_t> seen;  // caller frames count once per sample
     for (size_t i = s.first_user + 1; i < s.stack.size(); ++i) {
@@ -286,15 +285,49 @@ void AddCallTargets(const Profile& p, uint32_t binary, const BinaryCode& code, S
       const Function* callee = Outermost(p, below);
       if (!callee || callee->binary != binary) continue;
       if (i == s.first_user + 1 && (below.prologue || below.return_address)) continue;
-      below_all[callee] += s.count;
-      if (below.symbol >= 0) entry_of[callee] = p.symbols[below.symbol].start;
-      FunctionSamples* fs = Existing(p, map, l);
-      if (!fs) continue;
-      std::tuple<FunctionSamples*, uint32_t, uint32_t> key{fs, l.frames[0].line_offset, l.frames[0].discriminator};
-      sites[key][callee] += s.count * scale;
-      if (evidence.known && l.return_address && !evidence.DirectCallBefore(l.address)) indirect.insert(key);
+      fn(s, i, static_cast<uint32_t>(callee - p.functions.data()));
     }
   }
+}
+
+// What the call targets are weighted by, from every sample of the binary:
+// when the profile is built in parts (one per calling context), a part
+// sees only its own calls.
+struct CallWeights {
+  std::unique_ptr<CallEvidence> evidence;
+  std::unordered_map<uint64_t, double> entries;  // function start -> its entry block's estimate; empty: by time below
+  std::unordered_map<uint32_t, uint64_t> below;     // function index -> time below every call into it
+  std::unordered_map<uint32_t, uint64_t> entry_of;  // function index -> its symbol's start
+};
+
+// `code` must outlive the weights (their evidence reads it).
+CallWeights MakeCallWeights(const Profile& p, uint32_t binary, const BinaryCode& code,
+                            std::unordered_map<uint64_t, double> entries) {
+  CallWeights w;
+  w.evidence = std::make_unique<CallEvidence>(p, binary, code);
+  w.entries = std::move(entries);
+  ForEachCall(p, binary, [&](const ProfileSample& s, size_t i, uint32_t callee) {
+    w.below[callee] += s.count;
+    const Location& below = p.locations[s.stack[i - 1]];
+    if (below.symbol >= 0) w.entry_of[callee] = p.symbols[below.symbol].start;
+  });
+  return w;
+}
+
+// --sample-counts ip's call targets (see the file comment), weighted by `w`.
+void AddCallTargets(const Profile& p, uint32_t binary, const CallWeights& w, SampleProfileMap& map, uint64_t scale) {
+  const CallEvidence& evidence = *w.evidence;
+  const auto& entries = w.entries;
+  std::map<std::tuple<FunctionSamples*, uint32_t, uint32_t>, std::map<uint32_t, uint64_t>> sites;
+  std::set<std::tuple<FunctionSamples*, uint32_t, uint32_t>> indirect;  // sites with an indirect call
+  ForEachCall(p, binary, [&](const ProfileSample& s, size_t i, uint32_t callee) {
+    const Location& l = p.locations[s.stack[i]];
+    FunctionSamples* fs = Existing(p, map, l);
+    if (!fs) return;
+    std::tuple<FunctionSamples*, uint32_t, uint32_t> key{fs, l.frames[0].line_offset, l.frames[0].discriminator};
+    sites[key][callee] += s.count * scale;
+    if (evidence.known && l.return_address && !evidence.DirectCallBefore(l.address)) indirect.insert(key);
+  });
   for (auto& [key, targets] : sites) {
     auto [fs, line, disc] = key;
     // At an indirect call, a function whose address the program never
@@ -306,35 +339,36 @@ void AddCallTargets(const Profile& p, uint32_t binary, const BinaryCode& code, S
     // vdbeSorterCompare, ahead of vdbeSorterCompareText).
     if (indirect.count(key))
       for (auto it = targets.begin(); it != targets.end();) {
-        auto e = entry_of.find(it->first);
-        if (e != entry_of.end() && !evidence.AddressTaken(e->second)) it = targets.erase(it);
+        auto e = w.entry_of.find(it->first);
+        if (e != w.entry_of.end() && !evidence.AddressTaken(e->second)) it = targets.erase(it);
         else ++it;
       }
     // Each target's share: its calls from here, where every target's entry
     // block has an estimate; else its time below the call.
-    std::map<const Function*, double> weight;
+    std::map<uint32_t, double> weight;
     bool all = !entries.empty();
     for (const auto& [callee, n] : targets) {
-      auto e = entry_of.find(callee);
-      auto est = e == entry_of.end() ? entries.end() : entries.find(e->second);
-      if (est == entries.end() || est->second <= 0) {
+      auto e = w.entry_of.find(callee);
+      auto est = e == w.entry_of.end() ? entries.end() : entries.find(e->second);
+      auto below = w.below.find(callee);
+      if (est == entries.end() || est->second <= 0 || below == w.below.end()) {
         all = false;
         break;
       }
-      weight[callee] = est->second * double(n) / double(below_all[callee] * scale);
+      weight[callee] = est->second * double(n) / double(below->second * scale);
     }
     if (!all) {
       weight.clear();
       for (const auto& [callee, n] : targets) weight[callee] = double(n);
     }
     double sum = 0;
-    for (const auto& [callee, w] : weight) sum += w;
+    for (const auto& [callee, x] : weight) sum += x;
     uint64_t body = 0;
     if (auto found = fs->findSamplesAt(line, disc)) body = *found;
     for (const auto& [callee, n] : targets) {
       uint64_t c = n;
       if (body > 0 && sum > 0) c = std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(double(body) * weight[callee] / sum)));
-      fs->addCalledTargetSamples(line, disc, FunctionId(callee->name), c);
+      fs->addCalledTargetSamples(line, disc, FunctionId(p.functions[callee].name), c);
     }
   }
 }
@@ -450,24 +484,40 @@ std::string EstimateBlocks(const Profile& p, uint32_t binary, const BinaryCode& 
 // digits of them.
 constexpr uint64_t kBlockScale = 100;
 
-// Returns "" on success, else the error message. `note` says why lines
-// were counted by their own samples when block estimates were wanted.
-std::string Write(const Profile& p, uint32_t binary, const std::string& path, bool extbinary, bool ip_only,
-                  bool call_targets, std::string* note) {
-  const ProfileBinary& b = p.binaries[binary];
-  SampleProfileMap map;
+// What every part of a profile is built with: the binary's code, the
+// call weights from all its samples, and why blocks cannot be estimated.
+struct Whole {
+  BinaryCode code;
+  CallWeights weights;
+  std::vector<Insn> insns;  // the block estimates of all the samples
+  std::string note;         // why there are none ("" if there are, or none were wanted)
+};
+
+// Fills `w` in place: its call evidence refers to its code.
+void MakeWhole(const Profile& p, uint32_t binary, bool ip_only, Whole* w) {
+  std::unordered_map<uint64_t, double> entries;  // function start -> its entry block's estimate
+  if (ip_only) {
+    w->code = ReadCode(p, binary);
+    w->note = EstimateBlocks(p, binary, w->code, &w->insns, &entries);
+    if (!w->note.empty()) w->insns.clear(), entries.clear();
+  }
+  w->weights = MakeCallWeights(p, binary, w->code, std::move(entries));
+}
+
+// Adds the flat profile of `p`'s samples in `binary` to `map` (every rule
+// of the file comment but contexts); returns the samples it placed on a
+// line. `p` is the profile `whole` was made from, or a part of it: the
+// samples of one calling context (BuildContextMap).
+uint64_t BuildMap(const Profile& p, uint32_t binary, bool ip_only, bool call_targets, const Whole& whole, bool part,
+                  SampleProfileMap& map) {
   uint64_t used = 0;
   // IP counts come from block estimates where the code can be read; every
   // count (totals and call targets too) is then in kBlockScale units.
-  std::vector<Insn> insns;
-  std::unordered_map<uint64_t, double> entries;  // function start -> its entry block's estimate
-  BinaryCode code;
-  if (ip_only) {
-    code = ReadCode(p, binary);
-    *note = EstimateBlocks(p, binary, code, &insns, &entries);
-    if (!note->empty()) insns.clear(), entries.clear();
-  }
-  const uint64_t scale = insns.empty() ? 1 : kBlockScale;
+  std::vector<Insn> part_insns;
+  std::unordered_map<uint64_t, double> part_entries;
+  if (part && !whole.insns.empty()) EstimateBlocks(p, binary, whole.code, &part_insns, &part_entries);
+  const std::vector<Insn>& insns = part ? part_insns : whole.insns;
+  const uint64_t scale = whole.insns.empty() ? 1 : kBlockScale;
   std::set<uint64_t> covered;
   for (const Insn& in : insns) covered.insert(in.address);
   for (const ProfileSample& s : p.samples) {
@@ -554,15 +604,246 @@ std::string Write(const Profile& p, uint32_t binary, const std::string& path, bo
     // backend makes, so no IR instruction carries it.
     if (fs && l.frames[0].line_offset != 0) fs->addBodySamples(l.frames[0].line_offset, l.frames[0].discriminator, 0);
   }
-  if (ip_only && call_targets) AddCallTargets(p, binary, code, map, scale, entries);
+  if (ip_only && call_targets) AddCallTargets(p, binary, whole.weights, map, scale);
+  return used;
+}
+
+// ===--- Calling contexts from the stacks (--profile-kind cs) -----------=== //
+//
+// A flat profile keys a function's samples by the function alone, and by
+// the call sites the binary already inlined (the DWARF inline chain). The
+// stacks also say which call, of a call the binary did not inline, each
+// sample is under: its calling context, the key llvm-profgen's
+// CSProfileGenerator gives a sample ([main:3 @ foo:2 @ bar]). As
+// llvm-profgen does by default, a pre-inliner then decides from the
+// contexts which calls the compiler should inline, and the profile is
+// written nested: the samples of an inlined context sit under its call
+// site in the caller's profile, marked ContextShouldBeInlined (a profile
+// with that mark is "pre-inlined": clang's sample loader inlines those
+// sites, and only then looks at the rest by its own cost model); the
+// samples of every context the pre-inliner does not inline go to the
+// callee's own (base) profile. So a function inlined at a hot call site
+// gets the counts of that site's calls rather than the average of all its
+// callers, which the flat profile gives it.
+//
+// Each context's samples are counted as a profile of their own (BuildMap
+// on a part of the profile, with the leaf's locations given the context's
+// caller frames as further inline levels, so that the block estimates are
+// the context's own) and merged into the whole. The call targets are added
+// last, from the stacks with every frame in its context (Folded), weighted
+// by the whole profile's calls (CallWeights). Built on the IP counts
+// (--sample-counts ip or ip-only): a part's stacks lose the caller frames
+// its context took in.
+
+// A call of the stacks: the caller frame (a return address, by its
+// location) and the function it called (by index).
+using Call = std::pair<uint32_t, uint32_t>;
+
+uint32_t OuterFunction(const Location& l) { return l.frames.back().function; }
+
+// The pre-inliner's budget, as llvm-profgen's CSPreInliner sets it
+// (ProfileInlineGrowthLimit, ProfileInlineLimitMin, ProfileInlineLimitMax):
+// the bytes a caller may take in by inlining are 12 times its own size,
+// at least 100 and at most 3000. A call is a candidate when this share of
+// the binary's samples or more ran below it.
+constexpr uint64_t kInlineGrowth = 12, kInlineMinBytes = 100, kInlineMaxBytes = 3000;
+constexpr double kHotCallShare = 0.001;
+
+// The calls the pre-inliner inlines: the hot ones, each caller's hottest
+// first, while their callees' code fits its budget. Sizes are the symbols'
+// (a function's own inlined code included).
+std::set<Call> PreInline(const Profile& p, uint32_t binary, uint64_t total) {
+  std::map<Call, uint64_t> below;
+  ForEachCall(p, binary, [&](const ProfileSample& s, size_t i, uint32_t callee) {
+    below[{s.stack[i], callee}] += s.count;
+  });
+  std::unordered_map<uint32_t, uint64_t> size;  // function index -> its symbol's bytes
+  for (const Location& l : p.locations)
+    if (l.binary == binary && l.symbol >= 0 && !l.frames.empty())
+      size.emplace(OuterFunction(l), p.symbols[l.symbol].size);
+  std::map<uint32_t, std::vector<std::pair<uint64_t, Call>>> by_caller;
+  for (const auto& [call, n] : below)
+    if (double(n) >= kHotCallShare * double(total))
+      by_caller[OuterFunction(p.locations[call.first])].push_back({n, call});
+  std::set<Call> chosen;
+  for (auto& [caller, calls] : by_caller) {
+    std::sort(calls.begin(), calls.end(), std::greater<>());
+    uint64_t budget = std::clamp(kInlineGrowth * size[caller], kInlineMinBytes, kInlineMaxBytes), taken = 0;
+    for (const auto& [n, call] : calls) {
+      auto bytes = size.find(call.second);
+      if (call.second == caller || bytes == size.end() || taken + bytes->second > budget) continue;
+      taken += bytes->second;
+      chosen.insert(call);
+    }
+  }
+  return chosen;
+}
+
+// The inlined calls above frame `i` of a sample, innermost first: the
+// caller frame the pre-inliner inlines frame i's function into, then the
+// one it inlines that caller into, and so on up to the first call it does
+// not inline (or a recursion). None above a leaf in its prologue, whose
+// caller frame is not its caller's.
+std::vector<uint32_t> ContextAbove(const Profile& p, const ProfileSample& s, size_t i, uint32_t binary,
+                                   const std::set<Call>& chosen) {
+  std::vector<uint32_t> ctx;
+  const Location& at = p.locations[s.stack[i]];
+  if (at.binary != binary || at.frames.empty() || (i == s.first_user && (at.prologue || at.return_address)))
+    return ctx;
+  std::set<uint32_t> in_chain = {OuterFunction(at)};
+  for (size_t j = i + 1; j < s.stack.size(); ++j) {
+    const Location& l = p.locations[s.stack[j]];
+    if (l.binary != binary || !l.has_line()) break;
+    if (!chosen.count({s.stack[j], OuterFunction(p.locations[s.stack[j - 1]])})) break;
+    if (!in_chain.insert(OuterFunction(l)).second) break;
+    ctx.push_back(s.stack[j]);
+  }
+  return ctx;
+}
+
+// `l` in context `ctx`: the context's caller frames as its further inline levels.
+Location InContext(const Profile& p, Location l, const std::vector<uint32_t>& ctx) {
+  for (uint32_t c : ctx) l.frames.insert(l.frames.end(), p.locations[c].frames.begin(), p.locations[c].frames.end());
+  return l;
+}
+
+// `p` with every user frame of the binary put in its context: the frame
+// takes the inlined callers above it as inline levels (a new location),
+// and they leave the stack. For the call targets, whose call sites are
+// then found in the contexts' nested profiles.
+Profile Folded(const Profile& p, uint32_t binary, const std::set<Call>& chosen) {
+  Profile out = p;
+  std::map<std::pair<uint32_t, std::vector<uint32_t>>, uint32_t> made;  // (location, context) -> new location
+  for (ProfileSample& s : out.samples) {
+    std::vector<uint32_t> stack(s.stack.begin(), s.stack.begin() + s.first_user);
+    for (size_t i = s.first_user; i < s.stack.size();) {
+      std::vector<uint32_t> ctx = ContextAbove(p, s, i, binary, chosen);
+      uint32_t id = s.stack[i];
+      size_t next = i + 1 + ctx.size();
+      if (!ctx.empty()) {
+        std::pair<uint32_t, std::vector<uint32_t>> key{id, std::move(ctx)};
+        auto [it, fresh] = made.try_emplace(std::move(key), static_cast<uint32_t>(out.locations.size()));
+        if (fresh) out.locations.push_back(InContext(p, p.locations[id], it->first.second));
+        id = it->second;
+      }
+      stack.push_back(id);
+      i = next;
+    }
+    s.stack = std::move(stack);
+  }
+  return out;
+}
+
+// The profile of every calling context: the base profiles and, nested
+// under the inlined calls, the contexts the pre-inliner inlines (see
+// above). Returns the samples placed on a line, as BuildMap. The names in
+// `map` point into the profiles it makes from `p`, which it keeps in
+// `copies`: they must outlive the map.
+uint64_t BuildContextMap(const Profile& p, uint32_t binary, bool ip_only, bool call_targets, SampleProfileMap& map,
+                         std::list<Profile>& copies, std::string* note) {
+  Whole whole;
+  MakeWhole(p, binary, ip_only, &whole);
+  *note = whole.note;
+  uint64_t total = 0;
+  for (const ProfileSample& s : p.samples)
+    if (s.UserIp(s.first_user) && p.locations[s.stack[s.first_user]].binary == binary) total += s.count;
+  std::set<Call> chosen = PreInline(p, binary, total);
+  // The samples by (leaf function, the leaf's context).
+  std::map<std::pair<uint32_t, std::vector<uint32_t>>, std::vector<size_t>> parts;
+  for (size_t k = 0; k < p.samples.size(); ++k) {
+    const ProfileSample& s = p.samples[k];
+    std::vector<uint32_t> ctx;
+    if (s.first_user < s.stack.size()) ctx = ContextAbove(p, s, s.first_user, binary, chosen);
+    uint32_t fn = ctx.empty() ? UINT32_MAX : OuterFunction(p.locations[s.stack[s.first_user]]);
+    parts[{fn, std::move(ctx)}].push_back(k);
+  }
+  std::unordered_map<uint32_t, std::vector<uint32_t>> locations_of;  // function index -> its locations
+  for (uint32_t id = 0; id < p.locations.size(); ++id)
+    if (p.locations[id].binary == binary && !p.locations[id].frames.empty())
+      locations_of[OuterFunction(p.locations[id])].push_back(id);
+  // One part at a time: its samples, and its leaf function's locations in
+  // its context (every address of the part has one location, as the
+  // block estimates need).
+  Profile& part = copies.emplace_back(p);
+  uint64_t used = 0;
+  for (const auto& [key, members] : parts) {
+    const auto& [fn, ctx] = key;
+    part.samples.clear();
+    for (size_t k : members) {
+      ProfileSample s = p.samples[k];
+      s.stack.erase(s.stack.begin() + s.first_user + 1, s.stack.begin() + s.first_user + 1 + ctx.size());
+      part.samples.push_back(std::move(s));
+    }
+    if (!ctx.empty())
+      for (uint32_t id : locations_of[fn]) part.locations[id] = InContext(p, p.locations[id], ctx);
+    // Only the symbols that hold the part's IP samples are estimated again.
+    std::set<int32_t> leaf_symbols;
+    for (const ProfileSample& s : part.samples)
+      if (s.first_user < s.stack.size()) leaf_symbols.insert(p.locations[s.stack[s.first_user]].symbol);
+    for (size_t k = 0; k < part.symbols.size(); ++k)
+      part.symbols[k].size = leaf_symbols.count(static_cast<int32_t>(k)) ? p.symbols[k].size : 0;
+    SampleProfileMap got;
+    used += BuildMap(part, binary, ip_only, /*call_targets=*/false, whole, true, got);
+    for (const auto& [hash, fs] : got) map.create(fs.getContext()).merge(fs);
+    if (!ctx.empty())
+      for (uint32_t id : locations_of[fn]) part.locations[id] = p.locations[id];
+  }
+  const uint64_t scale = whole.insns.empty() ? 1 : kBlockScale;
+  if (ip_only && call_targets)
+    AddCallTargets(copies.emplace_back(Folded(p, binary, chosen)), binary, whole.weights, map, scale);
+  return used;
+}
+
+// Marks ContextShouldBeInlined on every nested profile (a call inlined in
+// the profiled binary, or a context the pre-inliner inlined) that holds
+// kHotCallShare of the binary's samples: the pre-inliner's decisions, which
+// clang's sample loader then carries out. Returns whether it marked any.
+bool MarkPreInlined(SampleProfileMap& map) {
+  uint64_t total = 0;
+  for (const auto& [hash, fs] : map) total += fs.getTotalSamples();
+  bool any = false;
+  std::function<void(const FunctionSamples&)> mark = [&](const FunctionSamples& fs) {
+    for (const auto& [loc, callees] : fs.getCallsiteSamples())
+      for (const auto& [name, in] : callees) {
+        if (double(in.getTotalSamples()) >= kHotCallShare * double(total)) {
+          in.getContext().setAttribute(llvm::sampleprof::ContextShouldBeInlined);
+          any = true;
+        }
+        mark(in);
+      }
+  };
+  for (const auto& [hash, fs] : map) mark(fs);
+  return any;
+}
+
+// Returns "" on success, else the error message (`note` as BuildMap's).
+std::string Write(const Profile& p, uint32_t binary, const std::string& path, bool extbinary, bool ip_only,
+                  bool call_targets, bool contexts, std::string* note) {
+  const ProfileBinary& b = p.binaries[binary];
+  std::list<Profile> copies;  // what the names of a context profile point into (BuildContextMap)
+  SampleProfileMap map;
+  uint64_t used = 0;
+  if (contexts) {
+    used = BuildContextMap(p, binary, ip_only, call_targets, map, copies, note);
+  } else {
+    Whole whole;
+    MakeWhole(p, binary, ip_only, &whole);
+    *note = whole.note;
+    used = BuildMap(p, binary, ip_only, call_targets, whole, false, map);
+  }
   if (map.empty() || used == 0)
     return "no sample of the run has its innermost frame in " + b.ref.path +
            " at a known source line; nothing to write. Was it running during the collection?";
   auto w = llvm::sampleprof::SampleProfileWriter::create(
       path, extbinary ? llvm::sampleprof::SPF_Ext_Binary : llvm::sampleprof::SPF_Text);
   if (!w) return "cannot create '" + path + "': " + w.getError().message() + ".";
-  if (std::error_code ec = (*w)->write(map))
-    return "cannot write the sample profile '" + path + "': " + ec.message() + ".";
+  // The writers read the profile's kind from LLVM's globals; the module
+  // stays loaded, so they are put back for the next profile.
+  bool preinlined = FunctionSamples::ProfileIsPreInlined;
+  FunctionSamples::ProfileIsPreInlined = contexts && MarkPreInlined(map);
+  std::error_code ec = (*w)->write(map);
+  FunctionSamples::ProfileIsPreInlined = preinlined;
+  if (ec) return "cannot write the sample profile '" + path + "': " + ec.message() + ".";
   return "";
 }
 
@@ -582,6 +863,6 @@ extern "C" __attribute__((visibility("default"))) void syspgo_llvm_write_sample_
     return;
   }
   res.error = syspgo::Write(*req.profile, req.binary, *req.path, req.extbinary, req.ip_only, req.call_targets,
-                            &res.note);
+                            req.contexts, &res.note);
   res.ok = res.error.empty();
 }

@@ -23,7 +23,7 @@
 
 namespace syspgo {
 
-inline constexpr uint32_t kSyspgoLlvmAbiVersion = 4;
+inline constexpr uint32_t kSyspgoLlvmAbiVersion = 5;
 inline constexpr const char* kSyspgoLlvmModuleName = "libsyspgo_llvm.so";
 inline constexpr const char* kSyspgoLlvmWriteSampleProfile = "syspgo_llvm_write_sample_profile";
 
@@ -35,6 +35,7 @@ struct LlvmSampleProfileRequest {
   bool extbinary = false;  // SPF_Ext_Binary, else SPF_Text
   bool ip_only = false;       // lines count IP samples only (SampleCounts::kIp, kIpOnly)
   bool call_targets = false;  // with ip_only: call targets from the stacks too (SampleCounts::kIp)
+  bool contexts = false;      // calling contexts from the stacks, pre-inlined (ProfileKind::kContext)
 };
 
 struct LlvmSampleProfileResult {

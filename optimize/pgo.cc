@@ -501,7 +501,8 @@ Status Pipeline::Emit(Stage& s, const std::string& db, const std::string& kind, 
   else
     argv = {syspgo_, "optimize", db, "--binary", binary_, "--emit", kind, "-o", out};
   argv.insert(argv.end(), {"--json", summary_path});
-  if (kind == "sample-profile") argv.insert(argv.end(), {"--sample-counts", o_.sample_counts});
+  if (kind == "sample-profile")
+    argv.insert(argv.end(), {"--sample-counts", o_.sample_counts, "--profile-kind", o_.profile_kind});
   SYSPGO_TRY(Tool(s, argv, log, "emitting the " + kind + " profile"));
   // --json: the figures for machines (the line for people may change).
   Json summary = Json::parse(ReadFileOrEmpty(summary_path), nullptr, false);

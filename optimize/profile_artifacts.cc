@@ -29,6 +29,16 @@ const char* SampleCountsName(ProfileEmitter::SampleCounts c) {
   return "ip";
 }
 
+std::optional<ProfileEmitter::ProfileKind> ParseProfileKind(std::string_view s) {
+  if (s == "flat") return ProfileEmitter::ProfileKind::kFlat;
+  if (s == "cs") return ProfileEmitter::ProfileKind::kContext;
+  return std::nullopt;
+}
+
+const char* ProfileKindName(ProfileEmitter::ProfileKind k) {
+  return k == ProfileEmitter::ProfileKind::kContext ? "cs" : "flat";
+}
+
 Result<ProfileInput> ParseProfileInput(const std::string& spec, bool pprof) {
   ProfileInput in;
   std::string rest = spec;
@@ -67,7 +77,7 @@ Result<ProfileInput> ParseProfileInput(const std::string& spec, bool pprof) {
 }
 
 Result<ArtifactSummary> WriteProfileArtifact(const ArtifactRequest& r) {
-  auto emitter = ProfileEmitter::Create(r.kind, r.sample_counts);
+  auto emitter = ProfileEmitter::Create(r.kind, r.sample_counts, r.profile_kind);
   if (!emitter) return emitter.error();
   bool needs_binary = false;
   for (const auto& k : ProfileEmitter::Kinds())

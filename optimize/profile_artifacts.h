@@ -37,6 +37,10 @@ std::optional<ProfileEmitter::SampleCounts> ParseSampleCounts(std::string_view s
 const char* SampleCountsName(ProfileEmitter::SampleCounts c);
 // For usage errors: "--sample-counts is " + kSampleCountsChoices + ", got ...".
 inline constexpr const char* kSampleCountsChoices = "ip, ip-only or stacks";
+// "flat" or "cs" (optimize/merge/pgo --profile-kind); nullopt otherwise.
+std::optional<ProfileEmitter::ProfileKind> ParseProfileKind(std::string_view s);
+const char* ProfileKindName(ProfileEmitter::ProfileKind k);
+inline constexpr const char* kProfileKindChoices = "flat or cs";
 
 struct ArtifactRequest {
   std::vector<ProfileInput> inputs;
@@ -47,6 +51,7 @@ struct ArtifactRequest {
   bool normalize = false; // scale every run to the same total before the weights, so long runs do not dominate
   std::vector<std::string> debug_dirs;
   ProfileEmitter::SampleCounts sample_counts = ProfileEmitter::SampleCounts::kIp;
+  ProfileEmitter::ProfileKind profile_kind = ProfileEmitter::ProfileKind::kFlat;
 };
 
 struct ArtifactSummary {

@@ -58,7 +58,8 @@ Result<SyspgoLlvmWriteSampleProfileFn> LoadModule() {
 
 class SampleProfileEmitter : public ProfileEmitter {
  public:
-  SampleProfileEmitter(bool extbinary, SampleCounts counts) : extbinary_(extbinary), counts_(counts) {}
+  SampleProfileEmitter(bool extbinary, SampleCounts counts, ProfileKind profile)
+      : extbinary_(extbinary), counts_(counts), profile_(profile) {}
 
   Status Write(const Profile& p, uint32_t binary, const std::string& path) const override {
     SYSPGO_TRY(CheckBinary(p, binary, "a sample profile", &ProfileBinary::has_lines,
@@ -66,6 +67,9 @@ class SampleProfileEmitter : public ProfileEmitter {
                            ".gnu_debuglink or .build-id): a sample profile maps samples to source lines. Build with "
                            "-g or -gline-tables-only (add -fdebug-info-for-profiling for discriminators), or install "
                            "its debug file and pass --debug-dir."));
+    if (profile_ == ProfileKind::kContext && counts_ == SampleCounts::kStacks)
+      return MakeError("--profile-kind cs counts by the IP samples: use it with --sample-counts ip or ip-only, not "
+                       "stacks (a context takes in the caller frames whose lines stacks would count).");
     auto fn = LoadModule();
     if (!fn) return fn.error();
     LlvmSampleProfileRequest req;
@@ -75,6 +79,7 @@ class SampleProfileEmitter : public ProfileEmitter {
     req.extbinary = extbinary_;
     req.ip_only = counts_ != SampleCounts::kStacks;
     req.call_targets = counts_ == SampleCounts::kIp;
+    req.contexts = profile_ == ProfileKind::kContext;
     LlvmSampleProfileResult res;
     (*fn)(&req, &res);
     if (!res.ok) return MakeError(res.error);
@@ -89,12 +94,14 @@ class SampleProfileEmitter : public ProfileEmitter {
  private:
   bool extbinary_;
   SampleCounts counts_;
+  ProfileKind profile_;
 };
 
 }  // namespace
 
-std::unique_ptr<ProfileEmitter> MakeSampleProfileEmitter(bool extbinary, ProfileEmitter::SampleCounts counts) {
-  return std::make_unique<SampleProfileEmitter>(extbinary, counts);
+std::unique_ptr<ProfileEmitter> MakeSampleProfileEmitter(bool extbinary, ProfileEmitter::SampleCounts counts,
+                                                         ProfileEmitter::ProfileKind profile) {
+  return std::make_unique<SampleProfileEmitter>(extbinary, counts, profile);
 }
 
 }  // namespace syspgo

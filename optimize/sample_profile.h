@@ -13,6 +13,7 @@
 namespace syspgo {
 
 // Declared in emitter.h; repeated here as this file's entry point.
-std::unique_ptr<ProfileEmitter> MakeSampleProfileEmitter(bool extbinary);
+std::unique_ptr<ProfileEmitter> MakeSampleProfileEmitter(bool extbinary, ProfileEmitter::SampleCounts counts,
+                                                         ProfileEmitter::ProfileKind profile);
 
 }  // namespace syspgo

@@ -32,3 +32,22 @@ foreach(_t symbolize_test emit_test pprof_test)
   target_compile_definitions(${_t} PRIVATE SYSPGO_PGO_BIN="${_pgo_dir}" SYSPGO_PGO_SRC="${_pgo_src}")
   add_dependencies(${_t} pgo_workloads)
 endforeach()
+
+# Sample profiles keyed by calling context (optimize --profile-kind cs), on
+# a function called from two sites that take different paths through it.
+set(_ctx_src ${CMAKE_CURRENT_SOURCE_DIR}/workloads/context)
+set(_ctx_dir ${CMAKE_BINARY_DIR}/tests/context)
+add_custom_command(
+  OUTPUT ${_ctx_dir}/context_app
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${_ctx_dir}
+  COMMAND ${SYSPGO_CLANG19} ${_pgo_flags} -g -fuse-ld=lld -Wl,--emit-relocs -o ${_ctx_dir}/context_app
+          ${_ctx_src}/context_app.c
+  DEPENDS ${_ctx_src}/context_app.c
+  COMMENT "Building the context workload with clang-19"
+  VERBATIM)
+add_custom_target(context_workload ALL DEPENDS ${_ctx_dir}/context_app)
+syspgo_test(profile_context_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/profile_context_test.cc
+            LIBS syspgo_optimize syspgo_analyze)
+target_compile_definitions(profile_context_test PRIVATE SYSPGO_CONTEXT_BIN="${_ctx_dir}"
+                           SYSPGO_CONTEXT_SRC="${_ctx_src}" SYSPGO_PGO_BIN="${_pgo_dir}" SYSPGO_PGO_SRC="${_pgo_src}")
+add_dependencies(profile_context_test context_workload)
