@@ -89,7 +89,8 @@ int Parse(const std::vector<std::string>& args, Options* o) {
   app->add_option("--hold", o->hold,
                   "without CMD: keep the replayed pages locked in memory (mlock) for SECONDS in a background "
                   "process, so that reclaim and DAMON leave them until the program starts; kill that process to "
-                  "release them sooner")
+                  "release them sooner. Under sudo that process runs as you, within your locked-memory limit "
+                  "(ulimit -l): a plan past it is refused")
       ->type_name("SECONDS")
       ->transform(Whole(1, kMaxHoldSeconds, "seconds"));
 
@@ -167,14 +168,18 @@ void PrintStats(FILE* f, const Plan& plan, const PrefetchStats& s, int verbose) 
 }
 
 // libsyspgo-readahead.so: in libexec/ beside this binary (the replayers in
-// cli/), or beside it (the full tool, itself in libexec/).
+// cli/), or beside it (the full tool, itself in libexec/). Checked with the
+// rights of whoever loads it: under sudo the command runs as the user, and
+// access(2) would ask for root's real uid instead.
 std::string ReadaheadShimPath() {
   std::string dir = ReadLinkOrEmpty("/proc/self/exe");
   if (dir.empty()) return "";
   dir.resize(dir.rfind('/') + 1);
+  ActAsUser as_user;
+  if (!as_user.ok()) return "";
   for (const char* sub : {"libexec/", ""}) {
     std::string path = dir + sub + "libsyspgo-readahead.so";
-    if (access(path.c_str(), R_OK) == 0) return path;
+    if (faccessat(AT_FDCWD, path.c_str(), R_OK, AT_EACCESS) == 0) return path;
   }
   return "";
 }
