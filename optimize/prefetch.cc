@@ -777,7 +777,8 @@ Result<HeldPages> HoldPlanPages(const Plan& plan, const PrefetchStats& replayed)
       e = errno;
       return MakeError("cannot lock the pages of " + f.path + " in memory (the plan holds " +
                            FormatBytes(plan.Bytes()) + "): " + strerror(e) + "; locked memory is limited to " +
-                           MemlockLimitText() + " here (RLIMIT_MEMLOCK)" + kMemlockAdvice,
+                           MemlockLimitText() + " here (ulimit -l), the RLIMIT_MEMLOCK of this process" +
+                           kMemlockAdvice,
                        e);
     }
     ++held.files;
