@@ -90,7 +90,8 @@ int Parse(const std::vector<std::string>& args, Options* o) {
   app->add_option("--hold", o->hold,
                   "without CMD: keep the replayed pages locked in memory (mlock) for SECONDS in a background "
                   "process, so that reclaim and DAMON leave them until the program starts; kill that process to "
-                  "release them sooner")
+                  "release them sooner. Under sudo that process runs as you, within your locked-memory limit "
+                  "(ulimit -l): a plan past it is refused")
       ->type_name("SECONDS")
       ->transform(Whole(1, kMaxHoldSeconds, "seconds"));
 

@@ -667,7 +667,11 @@ Result<CollectResult> Collect(const CollectRequest& req) {
   std::vector<std::string> names;
   for (auto& g : s.groups) names.push_back(g->name());
   uint64_t start_real = Now(CLOCK_REALTIME), start_mono = Now(CLOCK_MONOTONIC);
-  auto run_id = InsertRun(*s.db, req, root, start_real, start_mono, Settings(req, s.opts, s.plan.total, names));
+  auto run_id = [&]() -> Result<int64_t> {
+    ActAsUser as_user;  // its commit may checkpoint the -wal: as the user, as every write to the database
+    if (!as_user.ok()) return as_user.error();
+    return InsertRun(*s.db, req, root, start_real, start_mono, Settings(req, s.opts, s.plan.total, names));
+  }();
   if (!run_id) return run_id.error();
   CollectResult res;
   res.run_id = *run_id;

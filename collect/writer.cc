@@ -9,6 +9,8 @@
 #include <cstring>
 #include <new>
 
+#include "common/identity.h"
+
 namespace syspgo {
 namespace {
 
@@ -279,6 +281,10 @@ std::string Writer::error_message() const {
 }
 
 void Writer::Loop() {
+  // Every commit may checkpoint, truncate or restart the -wal: under sudo
+  // with the invoking user's file access rights, on this thread, for its
+  // whole life (fail closed: no batch is written without them).
+  ActAsUser as_user;
   for (;;) {
     Batch b;
     {
@@ -289,7 +295,7 @@ void Writer::Loop() {
       queue_.pop_front();
       ++in_flight_;
     }
-    Status st = WriteBatch(b);
+    Status st = as_user.ok() ? WriteBatch(b) : Status(as_user.error());
     bool more;
     {
       std::lock_guard<std::mutex> lk(mu_);

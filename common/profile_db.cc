@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/files.h"
+#include "common/identity.h"
 #include "common/util.h"
 
 namespace syspgo {
@@ -423,7 +424,9 @@ Status WriteRunSettings(Db& db, int64_t run_id, const RunSettings& s) {
   return {};
 }
 
-Result<Db> OpenProfileDb(const std::string& path, DbMode mode) {
+namespace {
+
+Result<Db> OpenProfileDbAsUser(const std::string& path, DbMode mode) {
   struct stat sb {};
   bool exists = lstat(path.c_str(), &sb) == 0;
   if (exists && S_ISLNK(sb.st_mode)) {
@@ -494,7 +497,8 @@ Result<Db> OpenProfileDb(const std::string& path, DbMode mode) {
     if (*ver < kProfileSchemaVersion) {
       if (mode == DbMode::kReadOnly) {
         // Migrate through a writable handle, then reopen read-only.
-        auto rw = access(path.c_str(), W_OK) == 0 ? Db::Open(path, SQLITE_OPEN_READWRITE)
+        // AT_EACCESS: the file access rights in force (the user's), not root's real uid.
+        auto rw = faccessat(AT_FDCWD, path.c_str(), W_OK, AT_EACCESS) == 0 ? Db::Open(path, SQLITE_OPEN_READWRITE)
                                                    : Result<Db>(MakeError(strerror(EACCES), EACCES));
         if (!rw)
           return MakeError("'" + path + "' has schema version " + std::to_string(*ver) + " and is migrated to " +
@@ -516,6 +520,18 @@ Result<Db> OpenProfileDb(const std::string& path, DbMode mode) {
   }
   SYSPGO_TRY(db->Exec("PRAGMA foreign_keys = OFF"));  // run_id references are documentation; inserts stay cheap
   return db;
+}
+
+}  // namespace
+
+Result<Db> OpenProfileDb(const std::string& path, DbMode mode) {
+  // Under sudo every look at the path (lstat, the header, the -wal's size,
+  // the write check) and every file SQLite creates or deletes meanwhile are
+  // the invoking user's: a path they cannot reach gives the error a missing
+  // one gives, and nothing is made or removed where they could not.
+  ActAsUser as_user;
+  if (!as_user.ok()) return as_user.error();
+  return OpenProfileDbAsUser(path, mode);
 }
 
 }  // namespace syspgo

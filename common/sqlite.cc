@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "common/identity.h"
+
 namespace syspgo {
 namespace {
 
@@ -58,6 +60,22 @@ std::string ResolvedHint(const std::string& path) {
   std::string out = std::string(": ") + real + (std::string(real) == "/" ? "" : "/") + name;
   free(real);
   return out;
+}
+
+// Closes `db` with the invoking user's file access rights (identity.h):
+// the last close checkpoints and deletes the -wal and -shm files by their
+// path, and a directory swapped meanwhile for a link into a sticky one
+// (/tmp) must not let root delete another owner's files there. If those
+// rights cannot be taken on, the WAL is kept (SQLITE_FCNTL_PERSIST_WAL),
+// so that the close unlinks nothing.
+void CloseAsUser(sqlite3* db) {
+  if (!db) return;
+  ActAsUser as_user;
+  if (!as_user.ok()) {
+    int keep = 1;
+    sqlite3_file_control(db, "main", SQLITE_FCNTL_PERSIST_WAL, &keep);
+  }
+  sqlite3_close_v2(db);
 }
 
 // Connection settings for a file that may come from anyone (SQLite's
@@ -136,7 +154,7 @@ std::string Stmt::Text(int col) const {
 
 Db& Db::operator=(Db&& o) noexcept {
   if (this != &o) {
-    if (db_) sqlite3_close_v2(db_);
+    CloseAsUser(db_);
     db_ = o.db_;
     path_ = std::move(o.path_);
     budget_ = std::move(o.budget_);
@@ -145,13 +163,15 @@ Db& Db::operator=(Db&& o) noexcept {
   return *this;
 }
 
-Db::~Db() {
-  if (db_) sqlite3_close_v2(db_);
-}
+Db::~Db() { CloseAsUser(db_); }
 
 Result<Db> Db::Open(const std::string& path, int flags) {
   Db d;
   d.path_ = path;
+  // As the user under sudo: the file, and its -wal and -shm, are created
+  // (and a path resolved) with their rights; see CloseAsUser for the close.
+  ActAsUser as_user;
+  if (!as_user.ok()) return as_user.error();
   // NOFOLLOW: under sudo, a symbolic link planted where a database is to be
   // created would have SQLite create (as root) whatever file it names.
   int rc = sqlite3_open_v2(path.c_str(), &d.db_, flags | SQLITE_OPEN_NOFOLLOW, nullptr);

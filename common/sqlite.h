@@ -100,7 +100,10 @@ class Db {
   // Opens (flags as sqlite3_open_v2, with SQLITE_OPEN_NOFOLLOW added: a
   // symbolic link anywhere in `path` is refused) with a busy timeout, so
   // two writers wait for each other instead of failing, and with the
-  // bounds above.
+  // bounds above. Under sudo the open and the close (which checkpoints and
+  // deletes -wal and -shm by path) run with the invoking user's file access
+  // rights (common/identity.h ActAsUser) on the calling thread; a thread
+  // that commits through the connection meanwhile holds them itself.
   static Result<Db> Open(const std::string& path, int flags);
   // Lowers (or raises) kMaxStatementSteps for this connection: tests of the
   // bound use it, so that they need not run for minutes.

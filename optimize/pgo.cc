@@ -88,13 +88,28 @@ std::string Tail(const std::string& text, size_t lines) {
   return text.substr(pos + 1);
 }
 
+// Whether `path` grants `mode` to the file access rights in force: the
+// invoking user's under sudo (RunPgo acts as them), where access(2) would
+// ask for root's real uid and tell apart a file in a directory the user
+// cannot enter from a missing one.
+bool MayAccess(const std::string& path, int mode) {
+  return faccessat(AT_FDCWD, path.c_str(), mode, AT_EACCESS) == 0;
+}
+
+// `p` made absolute, or "" if it cannot be (the working directory is gone).
+std::string Absolute(const std::string& p) {
+  std::error_code ec;
+  std::string a = fs::absolute(p, ec).string();
+  return ec ? "" : a;
+}
+
 // The absolute path of program `name` on PATH, "" if none.
 std::string Which(const std::string& name) {
-  if (name.find('/') != std::string::npos) return access(name.c_str(), X_OK) == 0 ? fs::absolute(name).string() : "";
+  if (name.find('/') != std::string::npos) return MayAccess(name, X_OK) ? Absolute(name) : "";
   const char* path = getenv("PATH");
   for (const std::string& d : Split(path ? path : "/usr/bin:/bin", ':')) {
     std::string p = (d.empty() ? "." : d) + "/" + name;
-    if (access(p.c_str(), X_OK) == 0) return fs::absolute(p).string();
+    if (MayAccess(p, X_OK)) return Absolute(p);
   }
   return "";
 }
@@ -234,9 +249,14 @@ class Pipeline {
   Status Tool(Stage& s, const std::vector<std::string>& argv, const std::string& log, const std::string& what);
   void WarnUnread(const std::string& tool, const std::string& log, const std::vector<PgoUnreadLine>& unread);
   void Finish();
+  // DIR/d, made if need be. One that cannot be made (a link there to where
+  // the user cannot write or look) is kept in sub_error_, which ends the
+  // stage that asked for it with a message naming it.
   std::string Sub(const std::string& d) {
     std::string p = dir_ + "/" + d;
-    fs::create_directories(p);
+    std::error_code ec;
+    fs::create_directories(p, ec);
+    if (ec && sub_error_.ok()) sub_error_ = MakeError("cannot create the directory " + p + ": " + ec.message(), ec.value());
     return p;
   }
 
@@ -250,6 +270,7 @@ class Pipeline {
   std::string sample_prof_, order_file_, fdata_;
   std::string last_build_id_;
   std::vector<std::pair<std::string, std::string>> variants_;  // name, binary copy in DIR
+  Status sub_error_;  // the first directory Sub could not make
   int step_ = 0, steps_ = 0;
   // The training's rate and runs: --freq and --train-runs, raised when the
   // profile they gave was too thin (CheckProfileQuality).
@@ -354,24 +375,28 @@ Status Pipeline::Setup() {
   std::error_code ec;
   fs::create_directories(o_.dir, ec);
   if (ec) return MakeError("cannot create the pgo directory " + o_.dir + ": " + ec.message());
-  dir_ = fs::canonical(o_.dir).string();
-  binary_ = fs::absolute(o_.binary).lexically_normal().string();
+  dir_ = fs::canonical(o_.dir, ec).string();
+  if (ec) return MakeError("cannot resolve the pgo directory " + o_.dir + ": " + ec.message());
+  binary_ = fs::path(Absolute(o_.binary)).lexically_normal().string();
+  if (binary_.empty()) return MakeError("cannot make the --binary path " + o_.binary + " absolute: the working "
+                                        "directory is gone; run syspgo pgo from a directory that exists");
   name_ = fs::path(binary_).filename().string();
   cc_ = Which(o_.cc);
   cxx_ = Which(o_.cxx);
   if (cc_.empty() || cxx_.empty())
     return MakeError("cannot find " + (cc_.empty() ? o_.cc : o_.cxx) + " on PATH; install clang-19 (apt-get install clang-19 lld-19)");
-  if (o_.bolt && access(o_.llvm_bolt.c_str(), X_OK) != 0)
+  if (o_.bolt && !MayAccess(o_.llvm_bolt, X_OK))
     return MakeError("cannot run " + o_.llvm_bolt + "; install bolt-19 (apt-get install bolt-19) or leave bolt out of --stages");
   bolt_ = o_.llvm_bolt;
   syspgo_ = o_.syspgo;
   if (!o_.use_profile.empty()) {
     std::string up = o_.use_profile + "/profile";
-    if (o_.sample && access((up + "/sample.prof").c_str(), R_OK) != 0)
+    if (o_.sample && !MayAccess(up + "/sample.prof", R_OK))
       return MakeError("--use-profile " + o_.use_profile + " has no profile/sample.prof; give a directory an earlier "
                        "'syspgo pgo --dir' wrote, or leave sample out of --stages");
   }
-  fs::create_directories(dir_ + "/bin");
+  fs::create_directories(dir_ + "/bin", ec);
+  if (ec) return MakeError("cannot create the directory " + dir_ + "/bin: " + ec.message());
   return {};
 }
 
@@ -397,7 +422,7 @@ Status Pipeline::Build(Stage& s, const std::string& variant, const PgoStageNeeds
   s.j["link_flags"] = Json(lflags);
   if (!o_.clean_cmd.empty()) SYSPGO_TRY(Shell(s, o_.clean_cmd, env, log, "the clean command"));
   SYSPGO_TRY(Shell(s, o_.build_cmd, env, log, "the build command"));
-  if (access(binary_.c_str(), X_OK) != 0)
+  if (!MayAccess(binary_, X_OK))
     return MakeError("the build finished but " + binary_ + " does not exist or is not executable; check --binary "
                      "(relative paths are from the directory syspgo pgo runs in)");
   auto lines = NonEmptyLines(calls);
@@ -1152,7 +1177,8 @@ PgoReport Pipeline::Run() {
   in["train_runs"] = static_cast<int64_t>(o_.train_runs);
   in["use_profile"] = o_.use_profile.empty() ? Json() : Json(o_.use_profile);
   in["probes"] = o_.probes;
-  in["cwd"] = fs::current_path().string();
+  std::error_code cwd_error;
+  in["cwd"] = fs::current_path(cwd_error).string();
   manifest_["inputs"] = in;
 
   Status st = Setup();
@@ -1184,13 +1210,14 @@ PgoReport Pipeline::Run() {
   bool eval = !o_.eval_cmd.empty();
   steps_ = eval + 1 + train + (profiles || o_.bolt) + static_cast<int>(rebuilds.size()) + retrain + o_.bolt + eval;
 
-  db_ = !o_.profile_db.empty() ? fs::absolute(o_.profile_db).string() : Sub("train") + "/train.db";
+  db_ = !o_.profile_db.empty() ? Absolute(o_.profile_db) : Sub("train") + "/train.db";
   if (o_.profile_db.empty()) unlink(db_.c_str());  // a fresh run each time, unless runs are meant to accumulate
 
   auto stage = [&](const std::string& name, const std::string& what, auto&& body) {
     if (!rep_.failed_stage.empty()) return false;
     Stage& s = Begin(name, what);
-    Status r = body(s);
+    Status r = sub_error_.ok() ? body(s) : sub_error_;
+    if (!sub_error_.ok()) r = sub_error_;  // what failed in the body was the directory
     End(s, r);
     return r.ok();
   };
@@ -1277,7 +1304,7 @@ PgoReport Pipeline::Run() {
   if (o_.bolt && fdata_.empty() && !o_.use_profile.empty()) fdata_ = o_.use_profile + "/profile/bolt.fdata";
   if (o_.bolt)
     stage("bolt", "llvm-bolt with the syspgo fdata profile", [&](Stage& s) -> Status {
-      if (access(fdata_.c_str(), R_OK) != 0)
+      if (!MayAccess(fdata_, R_OK))
         return MakeError("no BOLT profile at " + fdata_ + ": give --train so syspgo can profile the rebuilt binary");
       bool sample_built = !sample_prof_.empty() && variants_.back().first != kPgoProfilingVariant;
       return Bolt(s, variants_.back().second, fdata_, sample_built);

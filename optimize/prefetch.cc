@@ -699,7 +699,54 @@ HeldPages::~HeldPages() {
   for (auto [addr, len] : maps_) munmap(addr, len);
 }
 
+namespace {
+
+// Bytes mlock would count for the planned extents of the files `replayed`
+// read: whole pages, within each file's recorded size.
+uint64_t BytesToLock(const Plan& plan, const PrefetchStats& replayed) {
+  uint64_t total = 0;
+  for (size_t i = 0; i < plan.files.size() && i < replayed.files.size(); ++i) {
+    if (replayed.files[i].outcome != FileOutcome::kRead) continue;
+    for (const PlanExtent& x : plan.files[i].extents) {
+      uint64_t n = ExtentBytesWithin(x, plan.files[i].fingerprint.size);
+      total += (n + kPlanPageSize - 1) / kPlanPageSize * kPlanPageSize;
+    }
+  }
+  return total;
+}
+
+// The locked-memory limit in force, for messages: "8.0 MiB" or "unlimited".
+std::string MemlockLimitText() {
+  struct rlimit lim {};
+  getrlimit(RLIMIT_MEMLOCK, &lim);
+  return lim.rlim_cur == RLIM_INFINITY ? "unlimited" : FormatBytes(static_cast<uint64_t>(lim.rlim_cur));
+}
+
+// What to do when the pages do not fit the limit, after the sentence that says so.
+constexpr char kMemlockAdvice[] =
+    ": hold a smaller plan, raise the limit for the user (ulimit -l, or memlock in /etc/security/limits.conf), "
+    "or drop --hold";
+
+// A process without root's rights (the holder under sudo is the user) may
+// lock at most RLIMIT_MEMLOCK, and the kernel enforces it; refused here
+// first, before anything is mapped, with what to do. Root keeps its
+// CAP_IPC_LOCK, and the kernel's own check.
+Status CheckMemlockLimit(const Plan& plan, const PrefetchStats& replayed) {
+  if (geteuid() == 0) return {};
+  struct rlimit lim {};
+  if (getrlimit(RLIMIT_MEMLOCK, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) return {};
+  uint64_t need = BytesToLock(plan, replayed);
+  if (need <= lim.rlim_cur) return {};
+  return MakeError("cannot hold the plan's pages in memory: they take " + FormatBytes(need) +
+                       ", past the locked-memory limit of uid " + std::to_string(getuid()) + " (RLIMIT_MEMLOCK, " +
+                       MemlockLimitText() + "); nothing was locked" + kMemlockAdvice,
+                   ENOMEM);
+}
+
+}  // namespace
+
 Result<HeldPages> HoldPlanPages(const Plan& plan, const PrefetchStats& replayed) {
+  SYSPGO_TRY(CheckMemlockLimit(plan, replayed));
   HeldPages held;
   for (size_t i = 0; i < plan.files.size() && i < replayed.files.size(); ++i) {
     if (replayed.files[i].outcome != FileOutcome::kRead) continue;
@@ -728,13 +775,10 @@ Result<HeldPages> HoldPlanPages(const Plan& plan, const PrefetchStats& replayed)
         continue;
       }
       e = errno;
-      struct rlimit lim {};
-      getrlimit(RLIMIT_MEMLOCK, &lim);
-      std::string limit = lim.rlim_cur == RLIM_INFINITY ? "unlimited"
-                                                         : FormatBytes(static_cast<uint64_t>(lim.rlim_cur));
       return MakeError("cannot lock the pages of " + f.path + " in memory (the plan holds " +
-                           FormatBytes(plan.Bytes()) + "): " + strerror(e) + "; locked memory is limited to " + limit +
-                           " here (ulimit -l): raise the limit, or run as root with CAP_IPC_LOCK",
+                           FormatBytes(plan.Bytes()) + "): " + strerror(e) + "; locked memory is limited to " +
+                           MemlockLimitText() + " here (ulimit -l), the RLIMIT_MEMLOCK of this process" +
+                           kMemlockAdvice,
                        e);
     }
     ++held.files;
@@ -770,6 +814,21 @@ int KeepOnly(int* report) {
   return close_range(4, ~0U, 0) == 0 ? 0 : errno;
 }
 
+// Under sudo the holder becomes the user who ran it, for good, before it
+// locks anything: the kernel then holds it to their locked-memory limit
+// (RLIMIT_MEMLOCK, which the process sudo started inherits), and the user
+// can end it with kill(1) as they could any process of theirs.
+Status BecomeHolder() {
+  auto user = InvokingUserOrNull();
+  if (!user.ok()) return user.error();
+  if (!*user) return {};
+  if (int e = BecomeUserInChild(**user))
+    return MakeError("the holding process cannot become uid " + std::to_string((*user)->uid) +
+                         " (the user who ran sudo): " + strerror(e) + "; nothing was locked",
+                     e);
+  return {};
+}
+
 [[noreturn]] void Hold(const Plan& plan, const PrefetchStats& replayed, unsigned seconds, int report) {
   setsid();
   HolderReport r;
@@ -778,6 +837,9 @@ int KeepOnly(int* report) {
   if (int e = KeepOnly(&report)) {
     r.error = e;
     message = std::string("the holding process cannot close the descriptors it inherited: ") + strerror(e);
+  } else if (Status st = BecomeHolder(); !st.ok()) {
+    r.error = st.error().code ? st.error().code : -1;
+    message = st.error().message;
   } else if (Result<HeldPages> h = HoldPlanPages(plan, replayed); h.ok()) {
     r.bytes = h->bytes;
     r.files = h->files;

@@ -150,8 +150,9 @@ class HeldPages {
 
 // Locks the planned extents of every file `replayed` read (outcome kRead)
 // that still matches its fingerprint; an error names the file it could not
-// lock and what to do (the locked-memory limit, for a user without
-// CAP_IPC_LOCK).
+// lock and what to do. Without root's rights, a plan whose pages pass the
+// locked-memory limit (RLIMIT_MEMLOCK) is refused before anything is
+// locked, naming the limit.
 Result<HeldPages> HoldPlanPages(const Plan& plan, const PrefetchStats& replayed);
 
 // A process holding a replay's pages (prefetch --hold) after we exit.
@@ -167,7 +168,9 @@ struct PageHolder {
 // inherited across fork, and it runs apart from us: in a session of its
 // own, its stdin, stdout and stderr /dev/null, no other descriptor of ours
 // open, so that whoever reads our output sees its end when we exit, not
-// when the hold ends. Killing it releases the pages sooner. It is our
+// when the hold ends. Killing it releases the pages sooner. Under sudo it
+// becomes the invoking user before it locks anything, so it is held to
+// their RLIMIT_MEMLOCK and they can kill it. It is our
 // child: a caller that outlives it reaps it. The child runs plan code
 // without an exec, so call this when no other thread of ours is running.
 Result<PageHolder> StartPageHolder(const Plan& plan, const PrefetchStats& replayed, unsigned seconds);

@@ -46,6 +46,9 @@ add_dependencies(privilege_test syspgo-prefetch)
 syspgo_test(privilege_collect_test PAGE_CACHE SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/privilege_collect_test.cc
   ${CMAKE_CURRENT_SOURCE_DIR}/sudo_fixture.cc)
 add_dependencies(privilege_collect_test syspgo-prefetch)
+# Issue 40: held pages, the database's close, and checks as the user, under real sudo.
+syspgo_test(privilege_files_test PAGE_CACHE SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/privilege_files_test.cc ${CMAKE_CURRENT_SOURCE_DIR}/sudo_fixture.cc LIBS syspgo_optimize)
+add_dependencies(privilege_files_test syspgo-prefetch)
 syspgo_test(redact_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/redact_test.cc LIBS syspgo_analyze)
 # Issue 22: plans, databases and paths made by someone else (hostile_input_test.cc says how).
 syspgo_test(hostile_input_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/hostile_input_test.cc
