@@ -1,7 +1,7 @@
 //===- access_order.cc - which bytes of which files a run touched, and when ===//
 #include "analyze/access_order.h"
-#include "analyze/cpu_tables.h"
-#include "analyze/file_calls.h"
+#include "analyze/data/access.h"
+#include "analyze/data/paths.h"
 #include "analyze/run.h"
 #include "analyze/sample_set.h"
 
@@ -23,12 +23,9 @@ namespace {
 // names it now ("" for none, or if it cannot be read).
 std::map<std::string, std::string> ExecInterpreters(Db& db, int64_t run_id) {
   std::map<std::string, std::string> out;
-  auto st = db.Prepare("SELECT DISTINCT filename FROM exec WHERE run_id = ?1");
-  if (!st) return out;
-  st->Bind(1, run_id);
-  Status err;
-  while (st->Step(&err)) {
-    std::string exe = st->Text(0);
+  auto files = data::ReadExecFiles(db, run_id);
+  if (!files) return out;
+  for (const std::string& exe : *files) {
     if (exe.empty() || exe[0] != '/') continue;
     auto interp = ReadElfInterpreter(exe);
     out[exe] = interp ? *interp : "";
@@ -69,63 +66,8 @@ bool IsBlockDeviceCache(uint64_t dev, uint64_t ino) {
   return stat(sys.c_str(), &sb) == 0;
 }
 
-// The exec of the command's root process ?2 (0 if none). The root runs
-// syspgo's own code between its release and its exec (it is the
-// collector's fork): what it touches then (pages of the syspgo binary) is
-// not the command's. The exec itself also comes before its event, which
-// fires once the program is loaded: those touches are kept for the files
-// it loads (see FileAccessOrder).
-constexpr char kRootExecSql[] = "SELECT COALESCE(MIN(ts), 0) FROM exec WHERE run_id = ?1 AND pid = ?2";
-
-// Paths: opens (file) first, then the mappings the cpu group saw.
-const std::string kPathsSql = "SELECT dev, ino, MIN(path) FROM (SELECT dev, ino, path FROM file WHERE run_id = ?1 "
-                              "UNION ALL " + std::string(kMappedFilesSql) + ") GROUP BY dev, ino";
-
-// The touches since the start (?2), in no order: FileAccessOrder sorts
-// them. The last column is the arm (0 read, 1 fault, 2 fault-around,
-// 3 page-cache addition: every one of a full-tier run, the first of each
-// page of a lean one, which is all a first touch needs). Sorting here, with the paths joined in, took
-// more than half of `analyze access` on a run of 2.3M page-cache events.
-// {table}: see WithRunTables.
-const std::string kTouchesSql = R"sql(
-SELECT ts, pid, dev, ino, pos, ret, 0 FROM file_io
- WHERE run_id = ?1 AND ts >= ?2 AND nr IN ()sql" + SqlList(kReadCalls) + ") AND kind = " +
-                                  std::to_string(SYSPGO_S_IFREG) + R"sql( AND ret > 0 AND pos >= 0
-UNION ALL
-SELECT ts, pid, dev, ino, pgoff * 4096, 4096, 1 FROM {page_fault}
- WHERE run_id = ?1 AND ts >= ?2 AND ino != 0 AND pgoff >= 0
-UNION ALL
-SELECT ts, pid, dev, ino, around_first * 4096, (around_last - around_first + 1) * 4096, 2 FROM {page_fault}
- WHERE run_id = ?1 AND ts >= ?2 AND ino != 0 AND around_first >= 0 AND around_last >= around_first
-UNION ALL
-SELECT ts, pid, dev, ino, idx * 4096, pages * 4096, 3 FROM {page_cache}
- WHERE run_id = ?1 AND ts >= ?2 AND op = 1 AND (why & 1) != 0
-UNION ALL
-SELECT ts, pid, dev, ino, idx * 4096, 4096, 3 FROM page_cache_page
- WHERE run_id = ?1 AND ts >= ?2 AND (why & 1) != 0
-)sql";
-
-constexpr char kSources[] = "rfap";  // FileTouch::source of each arm of kTouchesSql
-
-// Opens and lookups (stat, access, readlink, failed execs) that walked
-// their whole path: those that found something, and those that failed on a
-// missing (ENOENT), non-directory (ENOTDIR) or forbidden (EACCES) name, or
-// (readlink) on a name that is there but no symbolic link (EINVAL); and
-// every exec, whose ELF interpreter the kernel looks up too (no syscall
-// shows that one); since the command's start (?2).
-const std::string kLookupsSql = R"sql(
-SELECT MAX(l.ts - ?2, 0), l.path, l.is_exec FROM (
-  SELECT ts, path, 0 AS is_exec FROM (
-    SELECT ts, path, nr, ret FROM file_open WHERE run_id = ?1
-    UNION ALL
-    SELECT ts, path, nr, ret FROM file_lookup WHERE run_id = ?1
-  ) WHERE ret >= 0 OR ret IN (-2, -13, -20) OR (nr IN ()sql" + SqlList(kReadlinkCalls) + R"sql() AND ret = -22)
-  UNION ALL
-  SELECT ts, filename, 1 FROM exec WHERE run_id = ?1
-) l
-WHERE l.ts >= ?2 AND l.path != ''
-ORDER BY l.ts, l.path
-)sql";
+// FileTouch::source of each arm of data::VisitTouches.
+constexpr char kSources[] = "rfap";
 
 }  // namespace
 
@@ -134,54 +76,45 @@ Result<AccessOrder> FileAccessOrder(Db& db, int64_t run_id) {
   auto window = ReadRunWindow(db, run_id);
   if (!window) return window.error();
   const int64_t t0 = window->command_start_ns, root = window->target_pid;
-  auto exec = db.Prepare(kRootExecSql);
-  if (!exec) return exec.error();
-  exec->Bind(1, run_id).Bind(2, root);
-  Status err;
-  int64_t root_exec = 0;
-  if (exec->Step(&err)) root_exec = exec->Int(0);
-  if (!err.ok()) return err.error();
-  std::map<std::pair<uint64_t, uint64_t>, std::string> paths;
-  {
-    auto st = db.Prepare(kPathsSql);
-    if (!st) return st.error();
-    st->Bind(1, run_id);
-    while (st->Step(&err)) paths[{static_cast<uint64_t>(st->Int(0)), static_cast<uint64_t>(st->Int(1))}] = st->Text(2);
-    if (!err.ok()) return err.error();
-  }
-  auto st = db.Prepare(WithRunTables(db, kTouchesSql));
-  if (!st) return st.error();
-  st->Bind(1, run_id);
-  st->Bind(2, t0);
+  // The exec of the command's root process (0 if none). The root runs
+  // syspgo's own code between its release and its exec (it is the
+  // collector's fork): what it touches then (pages of the syspgo binary) is
+  // not the command's. The exec itself also comes before its event, which
+  // fires once the program is loaded: those touches are kept for the files
+  // it loads (see below).
+  auto root_exec = data::FirstExecTs(db, run_id, root);
+  if (!root_exec) return root_exec.error();
+  // Paths: the file table's, then the mappings the cpu group saw.
+  auto paths = data::ReadFileAndMappedPaths(db, run_id);
+  if (!paths) return paths.error();
   auto execs = ExecInterpreters(db, run_id);
   auto exec_files = ExecNames(execs);
   // Files here are numbered as the scan meets them, and renumbered in
   // first-touch order once the touches are sorted.
   std::map<std::pair<uint64_t, uint64_t>, uint32_t> file_of;  // (dev, ino) -> index in out.files
-  while (st->Step(&err)) {
-    uint64_t dev = st->Int(2), ino = st->Int(3);
-    int64_t ts = st->Int(0);
+  SYSPGO_TRY(data::VisitTouches(db, run_id, t0, [&](Stmt& st) {
+    uint64_t dev = st.Int(2), ino = st.Int(3);
+    int64_t ts = st.Int(0);
     // Before the root's exec: only what the exec loaded is the command's.
     // Loading reads the program's and its interpreter's headers, and
     // zeroes the tail of the program's last data page (a kernel-mode
     // fault, seen as that page's page-cache add): left out, python3.11's
     // last page cost every replay a major fault and a 2 MiB readahead.
-    if (st->Int(1) == root && ts < root_exec && !exec_files.count({dev, ino})) continue;
+    if (st.Int(1) == root && ts < *root_exec && !exec_files.count({dev, ino})) return;
     auto [it, fresh] = file_of.try_emplace({dev, ino}, static_cast<uint32_t>(out.files.size()));
     if (fresh) {
-      auto p = paths.find({dev, ino});
-      out.files.push_back({p != paths.end() ? p->second : "", dev, ino, exec_files.count({dev, ino}) != 0});
+      auto p = paths->find({dev, ino});
+      out.files.push_back({p != paths->end() ? p->second : "", dev, ino, exec_files.count({dev, ino}) != 0});
     }
     FileTouch t;
     t.file = it->second;
     t.ts_ns = static_cast<uint64_t>(ts - t0);
-    t.offset = st->Int(4);
-    t.length = st->Int(5);
-    t.source = kSources[st->Int(6) & 3];
+    t.offset = st.Int(4);
+    t.length = st.Int(5);
+    t.source = kSources[st.Int(6) & 3];
     (t.source == 'r' ? out.reads : t.source == 'f' ? out.faults : t.source == 'a' ? out.around : out.additions)++;
     out.touches.push_back(t);
-  }
-  if (!err.ok()) return err.error();
+  }));
   {
     // Time order; at the same time by file and offset, then by layer
     // (read, fault, fault-around, addition). Touches equal in all of that
@@ -240,16 +173,12 @@ Result<AccessOrder> FileAccessOrder(Db& db, int64_t run_id) {
   out.files = std::move(files);
   std::sort(unnamed.begin(), unnamed.end());
   out.unnamed = std::move(unnamed);
-  auto lk = db.Prepare(kLookupsSql);
-  if (!lk) return lk.error();
-  lk->Bind(1, run_id).Bind(2, t0);
-  while (lk->Step(&err)) {
-    PathLookup l{lk->Text(1), static_cast<uint64_t>(lk->Int(0))};
-    if (auto e = execs.find(l.path); lk->Int(2) && e != execs.end() && !e->second.empty())
+  SYSPGO_TRY(data::VisitPathWalks(db, run_id, t0, [&](const data::PathWalk& w) {
+    PathLookup l{w.path, static_cast<uint64_t>(w.since_ns)};
+    if (auto e = execs.find(l.path); w.is_exec && e != execs.end() && !e->second.empty())
       out.lookups.push_back({e->second, l.ts_ns});
     out.lookups.push_back(std::move(l));
-  }
-  if (!err.ok()) return err.error();
+  }));
   return out;
 }
 

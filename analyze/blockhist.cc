@@ -9,16 +9,12 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "analyze/data/block.h"
 #include "analyze/run.h"
 #include "common/util.h"
 
 namespace syspgo {
 namespace {
-
-constexpr char kHistSql[] =
-    "SELECT h.dev, h.part_dev, h.op, COALESCE(o.name, ''), h.slot, h.count, h.sum_ns "
-    "FROM block_latency_hist AS h LEFT JOIN block_op AS o ON o.run_id = h.run_id AND o.op = h.op "
-    "WHERE h.run_id = ?1 ORDER BY h.dev, h.part_dev, h.op, h.slot";
 
 constexpr size_t kBarWidth = 40;  // as biolatency draws them
 
@@ -65,23 +61,18 @@ std::vector<std::string> Log2Bars(const std::map<int, int64_t>& slots) {
 }
 
 Result<std::vector<BlockHistogram>> BlockHistograms(Db& db, int64_t run_id) {
-  auto st = db.Prepare(kHistSql);
-  if (!st) return st.error();
-  st->Bind(1, run_id);
   std::vector<BlockHistogram> out;
-  Status err;
-  while (st->Step(&err)) {
-    uint64_t dev = st->Int(0), part = st->Int(1);
-    std::string op = st->Text(3);
-    if (op.empty()) op = "op " + std::to_string(st->Int(2));
+  SYSPGO_TRY(data::VisitLatencyHistograms(db, run_id, [&](Stmt& st) {
+    uint64_t dev = st.Int(0), part = st.Int(1);
+    std::string op = st.Text(3);
+    if (op.empty()) op = "op " + std::to_string(st.Int(2));
     if (out.empty() || out.back().dev != dev || out.back().part_dev != part || out.back().op != op)
       out.push_back({dev, part, op, {}, 0, 0});
     BlockHistogram& h = out.back();
-    h.slots[static_cast<int>(st->Int(4))] += st->Int(5);
-    h.count += st->Int(5);
-    h.sum_ns += st->Int(6);
-  }
-  if (!err.ok()) return err.error();
+    h.slots[static_cast<int>(st.Int(4))] += st.Int(5);
+    h.count += st.Int(5);
+    h.sum_ns += st.Int(6);
+  }));
   if (!out.empty()) return out;
 
   // No histogram: say whether the block group ran at all.

@@ -6,19 +6,12 @@
 #include <algorithm>
 #include <cctype>
 
-#include "analyze/cpu_tables.h"
+#include "analyze/data/cpu_tables.h"
+#include "analyze/data/paths.h"
 #include "common/util.h"
 
 namespace syspgo {
 namespace {
-
-constexpr char kOpensSql[] =
-    "SELECT dev, ino, ts, path FROM file_open WHERE run_id = ?1 AND ret >= 0 AND ino != 0 "
-    "ORDER BY dev, ino, ts";
-constexpr char kFilesSql[] = "SELECT dev, ino, path FROM file WHERE run_id = ?1 ORDER BY dev, ino";
-// Files the kernel mapped without an open the run saw (the executable and
-// interpreter of an exec): the cpu group recorded their mappings' paths.
-const std::string kMappedSql = std::string(kMappedFilesSql) + " ORDER BY dev, ino, ts";
 
 // `rel` (relative, as a program passed it) made absolute with the
 // directories of `abs`, a path of the same file the kernel resolved: its
@@ -41,30 +34,17 @@ std::string Absolute(const std::string& rel, const std::string& abs) {
 
 Result<FilePaths> FilePaths::Load(Db& db, int64_t run_id) {
   FilePaths fp;
-  Status err;
-  auto files = db.Prepare(kFilesSql);
+  auto files = data::ReadFileTable(db, run_id);
   if (!files) return files.error();
-  files->Bind(1, run_id);
-  while (files->Step(&err))
-    fp.first_[{static_cast<uint64_t>(files->Int(0)), static_cast<uint64_t>(files->Int(1))}] = files->Text(2);
-  if (!err.ok()) return err.error();
-  auto mapped = db.Prepare(kMappedSql);
-  if (!mapped) return mapped.error();
-  mapped->Bind(1, run_id);
-  while (mapped->Step(&err))
-    fp.first_.try_emplace({static_cast<uint64_t>(mapped->Int(0)), static_cast<uint64_t>(mapped->Int(1))},
-                          mapped->Text(2));
-  if (!err.ok()) return err.error();
-
-  auto opens = db.Prepare(kOpensSql);
-  if (!opens) return opens.error();
-  opens->Bind(1, run_id);
-  while (opens->Step(&err)) {
-    Key k{static_cast<uint64_t>(opens->Int(0)), static_cast<uint64_t>(opens->Int(1))};
+  fp.first_ = std::move(*files);
+  // Files the kernel mapped without an open the run saw (the executable and
+  // interpreter of an exec): the cpu group recorded their mappings' paths.
+  SYSPGO_TRY(VisitMappedFiles(db, run_id, [&](const MappedFile& m) { fp.first_.try_emplace({m.dev, m.ino}, m.path); }));
+  SYSPGO_TRY(data::VisitSuccessfulOpens(db, run_id, [&](const data::FileOpen& o) {
+    Key k{o.dev, o.ino};
     auto f = fp.first_.find(k);
-    fp.opens_[k].emplace_back(opens->Int(2), Absolute(opens->Text(3), f == fp.first_.end() ? "" : f->second));
-  }
-  if (!err.ok()) return err.error();
+    fp.opens_[k].emplace_back(o.ts, Absolute(o.path, f == fp.first_.end() ? "" : f->second));
+  }));
   return fp;
 }
 

@@ -7,29 +7,13 @@
 #include <unordered_map>
 #include <utility>
 
+#include "analyze/data/file_calls.h"
+#include "analyze/data/paths.h"
 #include "analyze/file_calls.h"
 #include "analyze/run.h"
 
 namespace syspgo {
 namespace {
-
-// The run's file calls, summed per file in one pass in a hash map. SQL's
-// GROUP BY sorted every call (twice: once more for each file's slowest
-// call), 3.9 s of `analyze files` on a run of 2.7M calls. Both queries give
-// (dev, ino, kind, nr, calls, bytes, total ns, slowest ns): the full tier
-// has a row per call, the lean tier a row per (file, syscall).
-const std::string kCallsSql = R"sql(
-SELECT dev, ino, kind, nr, 1, MAX(ret, 0), dur, dur
-FROM file_io
-WHERE run_id = ?1 AND dev != 0 AND (?2 OR kind = )sql" + std::to_string(SYSPGO_S_IFREG) + ")";
-const std::string kTotalsSql = R"sql(
-SELECT dev, ino, kind, nr, calls, bytes, total_ns, max_ns
-FROM file_io_total
-WHERE run_id = ?1 AND dev != 0 AND (?2 OR kind = )sql" + std::to_string(SYSPGO_S_IFREG) + R"sql()
-ORDER BY first_ts
-)sql";
-constexpr char kPathsSql[] = "SELECT dev, ino, path FROM file WHERE run_id = ?1";
-constexpr char kNamesSql[] = "SELECT nr, name FROM syscall_name";
 
 struct PairHash {
   size_t operator()(const std::pair<uint64_t, uint64_t>& k) const {
@@ -55,19 +39,17 @@ std::string FileKindName(int64_t mode) {
 Result<std::vector<FileStats>> FileSummary(Db& db, const FilesQuery& q) {
   auto tier = RecordingTier(db, q.run_id, "fileio");
   if (!tier) return tier.error();
-  auto st = db.Prepare(*tier == Tier::kLean ? kTotalsSql : kCallsSql);
-  if (!st) return st.error();
-  st->Bind(1, q.run_id).Bind(2, int64_t{q.all_kinds});
   struct Acc {
     FileStats f;
     int64_t kind = 0, worst_nr = 0;
   };
   std::unordered_map<std::pair<uint64_t, uint64_t>, Acc, PairHash> files;
-  Status err;
-  while (st->Step(&err)) {
-    std::pair<uint64_t, uint64_t> key{static_cast<uint64_t>(st->Int(0)), static_cast<uint64_t>(st->Int(1))};
-    int64_t kind = st->Int(2), nr = st->Int(3), calls = st->Int(4), bytes = st->Int(5), ns = st->Int(6),
-            worst = st->Int(7);
+  // The run's file calls, summed per file in one pass in a hash map (see
+  // data::VisitFileIoSums).
+  SYSPGO_TRY(data::VisitFileIoSums(db, q.run_id, *tier == Tier::kLean, q.all_kinds, [&](Stmt& st) {
+    std::pair<uint64_t, uint64_t> key{static_cast<uint64_t>(st.Int(0)), static_cast<uint64_t>(st.Int(1))};
+    int64_t kind = st.Int(2), nr = st.Int(3), calls = st.Int(4), bytes = st.Int(5), ns = st.Int(6),
+            worst = st.Int(7);
     auto [it, fresh] = files.try_emplace(key);
     Acc& a = it->second;
     if (fresh) {
@@ -92,22 +74,16 @@ Result<std::vector<FileStats>> FileSummary(Db& db, const FilesQuery& q) {
       a.f.worst_ns = worst;
       a.worst_nr = nr;
     }
-  }
-  if (!err.ok()) return err.error();
+  }));
   std::map<std::pair<uint64_t, uint64_t>, std::string> paths;
   std::map<int64_t, std::string> names;
   if (!files.empty()) {
-    auto ps = db.Prepare(kPathsSql);
+    auto ps = data::ReadFileTable(db, q.run_id);
     if (!ps) return ps.error();
-    ps->Bind(1, q.run_id);
-    while (ps->Step(&err))
-      if (files.count({static_cast<uint64_t>(ps->Int(0)), static_cast<uint64_t>(ps->Int(1))}))
-        paths[{static_cast<uint64_t>(ps->Int(0)), static_cast<uint64_t>(ps->Int(1))}] = ps->Text(2);
-    if (!err.ok()) return err.error();
-    auto ns = db.Prepare(kNamesSql);
+    paths = std::move(*ps);
+    auto ns = data::ReadSyscallNames(db);
     if (!ns) return ns.error();
-    while (ns->Step(&err)) names[ns->Int(0)] = ns->Text(1);
-    if (!err.ok()) return err.error();
+    names = std::move(*ns);
   }
   std::vector<FileStats> out;
   out.reserve(files.size());

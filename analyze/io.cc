@@ -1,32 +1,19 @@
 //===- io.cc - synchronous file operations slower than a threshold -------===//
 // The slow calls are selected in SQL (few rows); the thread's name is the
-// one it had at the call, else its process's (analyze/tasks.h).
+// one it had at the call, else its process's (analyze/data/tasks.h).
 #include "analyze/io.h"
 
 #include <cstdio>
 
+#include "analyze/data/file_calls.h"
 #include "analyze/file_calls.h"
 #include "analyze/file_paths.h"
 #include "analyze/run.h"
-#include "analyze/tasks.h"
+#include "analyze/data/tasks.h"
 #include "common/util.h"
 
 namespace syspgo {
 namespace {
-
-// Reads, writes and syncs (file_calls.h); kind is the file's i_mode type
-// bits: regular files and block devices unless ?3.
-const std::string kSlowSql = R"sql(
-SELECT io.ts, io.pid, io.tid, io.nr, COALESCE(n.name, 'syscall ' || io.nr),
-       io.dev, io.ino, io.kind, io.pos, io.ret, io.dur
-FROM file_io AS io
-LEFT JOIN syscall_name AS n ON n.nr = io.nr
-WHERE io.run_id = ?1 AND io.dur >= ?2
-  AND io.nr IN ()sql" + SqlList(kReadCalls) + ", " + SqlList(kWriteCalls) + ", " + SqlList(kSyncCalls) + R"sql()
-  AND (?3 OR (io.kind & )sql" + std::to_string(SYSPGO_S_IFMT) + ") IN (" + std::to_string(SYSPGO_S_IFREG) + ", " +
-                              std::to_string(SYSPGO_S_IFBLK) + R"sql())
-ORDER BY io.ts, io.tid
-)sql";
 
 char Direction(int64_t nr) { return IsReadCall(nr) ? 'R' : IsSyncCall(nr) ? 'S' : 'W'; }
 
@@ -48,30 +35,25 @@ Result<std::vector<SlowOp>> SlowOps(Db& db, const IoQuery& q) {
   if (!paths) return paths.error();
   auto tasks = Tasks::Load(db, q.run_id);
   if (!tasks) return tasks.error();
-  auto st = db.Prepare(kSlowSql);
-  if (!st) return st.error();
-  st->Bind(1, q.run_id).Bind(2, q.slower_ns).Bind(3, int64_t{q.all_kinds});
   std::vector<SlowOp> out;
-  Status err;
-  while (st->Step(&err)) {
+  SYSPGO_TRY(data::VisitSlowFileIo(db, q.run_id, q.slower_ns, q.all_kinds, [&](Stmt& row) {
     SlowOp op;
-    op.ts = st->Int(0);
+    op.ts = row.Int(0);
     op.since_start = op.ts - window->command_start_ns;
-    op.pid = st->Int(1);
-    op.tid = st->Int(2);
-    op.dir = Direction(st->Int(3));
-    op.syscall = st->Text(4);
-    uint64_t dev = st->Int(5), ino = st->Int(6);
+    op.pid = row.Int(1);
+    op.tid = row.Int(2);
+    op.dir = Direction(row.Int(3));
+    op.syscall = row.Text(4);
+    uint64_t dev = row.Int(5), ino = row.Int(6);
     op.file = dev ? paths->At(dev, ino, op.ts) : "";
-    if (op.file.empty()) op.file = dev ? KindLabel(st->Int(7), ino) : "(fd not open)";
-    op.offset = st->Int(8);
-    op.bytes = st->Int(9);
-    op.latency_ns = st->Int(10);
+    if (op.file.empty()) op.file = dev ? KindLabel(row.Int(7), ino) : "(fd not open)";
+    op.offset = row.Int(8);
+    op.bytes = row.Int(9);
+    op.latency_ns = row.Int(10);
     op.comm = tasks->Name(op.tid, op.pid, op.ts);
     out.push_back(std::move(op));
-    if (q.limit && out.size() >= q.limit) break;
-  }
-  if (!err.ok()) return err.error();
+    return !(q.limit && out.size() >= q.limit);
+  }));
   return out;
 }
 

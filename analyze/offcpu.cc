@@ -2,27 +2,20 @@
 // Intervals are summed per (thread, stack ids) in SQL; naming then works
 // per distinct stack, and lines that name alike (two threads of one name)
 // are added together. A line starts with the thread's name at its last
-// interval of the stack (analyze/tasks.h).
+// interval of the stack (analyze/data/tasks.h).
 #include "analyze/offcpu.h"
 
 #include <algorithm>
 #include <map>
 
+#include "analyze/data/offcpu.h"
 #include "analyze/run.h"
 #include "analyze/stack_names.h"
-#include "analyze/tasks.h"
+#include "analyze/data/tasks.h"
 #include "common/util.h"
 
 namespace syspgo {
 namespace {
-
-constexpr char kFoldSql[] = R"sql(
-SELECT o.tid, o.pid, o.user_stack_id, o.kernel_stack_id, o.state = 0, SUM(o.dur), MAX(o.ts)
-FROM offcpu AS o
-WHERE o.run_id = ?1
-GROUP BY o.tid, o.pid, o.user_stack_id, o.kernel_stack_id, o.state = 0
-ORDER BY o.tid, o.pid, o.user_stack_id, o.kernel_stack_id, o.state = 0
-)sql";
 
 // A frame as folded text: ';' separates frames and a trailing number is
 // the weight, so neither may appear inside one.
@@ -40,23 +33,18 @@ Result<std::vector<FoldedStack>> FoldedOffCpu(Db& db, int64_t run_id) {
   if (!names) return names.error();
   auto tasks = Tasks::Load(db, run_id);
   if (!tasks) return tasks.error();
-  auto st = db.Prepare(kFoldSql);
-  if (!st) return st.error();
-  st->Bind(1, run_id);
   std::map<std::string, int64_t> ns;  // folded stack -> off-CPU ns
-  Status err;
-  while (st->Step(&err)) {
-    int64_t tid = st->Int(0), pid = st->Int(1);
-    std::string comm = tasks->Name(tid, pid, st->Int(6));
+  SYSPGO_TRY(data::VisitFoldedByStack(db, run_id, [&](Stmt& st) {
+    int64_t tid = st.Int(0), pid = st.Int(1);
+    std::string comm = tasks->Name(tid, pid, st.Int(6));
     std::string line = Clean(comm.empty() ? "tid " + std::to_string(tid) : comm);
-    std::vector<std::string> user = (*names)->User(st->Int(2), pid, st->Int(6));
+    std::vector<std::string> user = (*names)->User(st.Int(2), pid, st.Int(6));
     for (auto it = user.rbegin(); it != user.rend(); ++it) line += ";" + Clean(*it);
-    std::vector<std::string> kernel = (*names)->Kernel(st->Int(3));
+    std::vector<std::string> kernel = (*names)->Kernel(st.Int(3));
     for (auto it = kernel.rbegin(); it != kernel.rend(); ++it) line += ";" + Clean(*it);
-    if (st->Int(4)) line += ";[runnable]";
-    ns[line] += st->Int(5);
-  }
-  if (!err.ok()) return err.error();
+    if (st.Int(4)) line += ";[runnable]";
+    ns[line] += st.Int(5);
+  }));
   std::vector<FoldedStack> out;
   for (auto& [stack, total] : ns) {
     int64_t us = (total + 500) / 1000;

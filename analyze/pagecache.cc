@@ -22,6 +22,8 @@
 
 #include "analyze/file_paths.h"
 #include "analyze/finding_print.h"
+#include "analyze/data/block.h"
+#include "analyze/data/pagecache.h"
 #include "analyze/run.h"
 #include "analyze/stack_names.h"
 #include "bpf/pagecache.h"
@@ -30,43 +32,10 @@
 namespace syspgo {
 namespace {
 
-// The replay reads the rows file by file, each file's rows in time order:
-// what it keeps of a file depends on that file's rows alone, and it is the
-// order the report's page-cache chart is tallied in too
-// (PagecacheQuery::on_row), in the same pass. One order whoever asks:
-// SQLite sorts 2.3M rows this way in 1.9 s, by time alone in 1.7 s.
-// {table}: see WithRunTables. The order after (ts, op) is that of the
-// run's rows in the index, as SQLite read them before it scanned the table.
-constexpr char kEventsSql[] =
-    "SELECT ts, op, comm, dev, ino, idx, pages, page_cgroup, stack_id FROM {page_cache} WHERE run_id = ?1 "
-    "ORDER BY dev, ino, ts, op, idx, rowid";
-// The lean tier's tables (schemas/profile.sql).
-constexpr char kTotalsSql[] = R"sql(
-SELECT dev, ino, cgroup, op, deleter, comm, stack_id, pages, events, first_ts
-FROM page_cache_total WHERE run_id = ?1
-ORDER BY dev, ino, cgroup, op, deleter, comm
-)sql";
-constexpr char kPagesSql[] = "SELECT dev, ino, idx FROM page_cache_page WHERE run_id = ?1 ORDER BY dev, ino, idx";
-constexpr char kRefaultedSql[] =
-    "SELECT dev, ino, idx, deleter, stack_id FROM page_cache_page_refault WHERE run_id = ?1 ORDER BY dev, ino, idx";
-constexpr char kReuseSql[] = "SELECT dev, ino, reuse_ns FROM page_cache_reuse WHERE run_id = ?1 ORDER BY ts, dev, ino, idx";
-// Updates the kernel's full maps refused that cost counts. Not
-// pc_chunks.refaults: a page refaulted after more than three deleters
-// misses only from the per-page list, whose reclaim deleters name the hot
-// ranges. Not pc_stacks_seen: a stack is then sent again, and kept once.
-constexpr char kOverflowSql[] =
-    "SELECT COALESCE(SUM(overflow), 0) FROM run_aggregate WHERE run_id = ?1 AND probe_group = 'pagecache' "
-    "AND map NOT IN ('pc_chunks.refaults', 'pc_stacks_seen')";
-
-constexpr char kFaultsSql[] =
-    "SELECT dev, ino, pgoff FROM {page_fault} WHERE run_id = ?1 AND dev != 0 AND pgoff >= 0";
-constexpr char kCgroupsSql[] = "SELECT id, path, limit_bytes FROM memory_cgroup WHERE run_id = ?1";
-// Reads of each file's pages (file_dev is the file's st_dev).
-constexpr char kReadsSql[] = R"sql(
-SELECT b.file_dev, b.file_ino, b.ts, b.dur, b.bytes
-FROM block_rq AS b LEFT JOIN block_op AS o ON o.run_id = b.run_id AND o.op = b.op
-WHERE b.run_id = ?1 AND b.file_ino != 0 AND COALESCE(o.name, CASE b.op WHEN 0 THEN 'read' END) = 'read'
-)sql";
+// The replay reads the rows file by file, each file's rows in time order
+// (data::VisitPageCacheByFile): what it keeps of a file depends on that
+// file's rows alone, and it is the order the report's page-cache chart is
+// tallied in too (PagecacheQuery::on_row), in the same pass.
 
 constexpr int64_t kUnlimited = int64_t{1} << 60;  // limit_in_bytes at or above this: no limit (v1 prints ~2^63)
 constexpr int64_t kRangeGapPages = 16;             // refaulted pages this close are one hot range
@@ -186,19 +155,15 @@ Deleter Analysis::Classify(int64_t stack_id, const std::string& comm) {
 }
 
 Status Analysis::Replay() {
-  auto st = db_.Prepare(WithRunTables(db_, kEventsSql));
-  if (!st) return st.error();
-  st->Bind(1, q_.run_id);
-  Status err;
   PagecacheFile* file = nullptr;  // the current row's, while rows of one file follow each other
   PageState* state = nullptr;
-  while (st->Step(&err)) {
+  return data::VisitPageCacheByFile(db_, q_.run_id, [&](Stmt& row) {
     ++report_.events;
-    int64_t ts = st->Int(0), op = st->Int(1);
-    int64_t dev = st->Int(3), ino = st->Int(4), idx = st->Int(5), recorded_pages = st->Int(6), cg = st->Int(7);
+    int64_t ts = row.Int(0), op = row.Int(1);
+    int64_t dev = row.Int(3), ino = row.Int(4), idx = row.Int(5), recorded_pages = row.Int(6), cg = row.Int(7);
     std::pair<uint64_t, uint64_t> key{static_cast<uint64_t>(dev), static_cast<uint64_t>(ino)};
     int64_t pages = std::max<int64_t>(1, recorded_pages);
-    std::string comm = op == 2 ? st->Text(2) : std::string();
+    std::string comm = op == 2 ? row.Text(2) : std::string();
     if (q_.on_row) q_.on_row({dev, ino, ts, op, idx, recorded_pages, comm});
     if (!file || file->dev != key.first || file->ino != key.second) {
       file = &files_[key];
@@ -228,7 +193,7 @@ Status Analysis::Replay() {
         s.gone.erase(g);
       }
     } else if (op == 2) {
-      Deleter d = Classify(st->Int(8), comm);
+      Deleter d = Classify(row.Int(8), comm);
       f.deleted_pages += pages;
       f.deleted_by[DeleterName(d)] += pages;
       if (IsReclaim(d)) {
@@ -238,8 +203,7 @@ Status Analysis::Replay() {
       }
       for (int64_t p = idx; p < idx + pages; ++p) s.gone[p] = d;
     }
-  }
-  return err;
+  });
 }
 
 std::string Analysis::KindComm(int64_t deleter) {
@@ -264,7 +228,7 @@ PagecacheFile& Analysis::FileAt(int64_t dev, int64_t ino) {
 Status Analysis::ReadLean() {
   auto key = [](Stmt& r) { return std::pair<uint64_t, uint64_t>(r.Int(0), r.Int(1)); };
   std::string run = "run " + std::to_string(q_.run_id);
-  SYSPGO_TRY(ForEachRow(db_, "page_cache_total of " + run, kTotalsSql, {q_.run_id}, [&](Stmt& r) {
+  SYSPGO_TRY(data::VisitLeanTotals(db_, "page_cache_total of " + run, q_.run_id, [&](Stmt& r) {
     int64_t cg = r.Int(2), op = r.Int(3), deleter = r.Int(4), stack = r.Int(6), pages = r.Int(7), first = r.Int(9);
     std::string comm = r.Text(5);
     report_.events += r.Int(8);
@@ -293,62 +257,48 @@ Status Analysis::ReadLean() {
       }
     }
   }));
-  SYSPGO_TRY(ForEachRow(db_, "page_cache_page of " + run, kPagesSql, {q_.run_id},
-                        [&](Stmt& r) { state_[key(r)].touched.insert(r.Int(2)); }));
-  SYSPGO_TRY(ForEachRow(db_, "page_cache_page_refault of " + run, kRefaultedSql, {q_.run_id}, [&](Stmt& r) {
+  SYSPGO_TRY(data::VisitLeanPages(db_, "page_cache_page of " + run, q_.run_id,
+                                  [&](Stmt& r) { state_[key(r)].touched.insert(r.Int(2)); }));
+  SYSPGO_TRY(data::VisitLeanRefaults(db_, "page_cache_page_refault of " + run, q_.run_id, [&](Stmt& r) {
     if (IsReclaim(Classify(r.Int(4), KindComm(r.Int(3))))) state_[key(r)].churned.insert(r.Int(2));
   }));
-  SYSPGO_TRY(ForEachRow(db_, "page_cache_reuse of " + run, kReuseSql, {q_.run_id},
-                        [&](Stmt& r) { state_[key(r)].damon_reuse.push_back(r.Int(2)); }));
-  return ForEachRow(db_, "run_aggregate of " + run, kOverflowSql, {q_.run_id},
-                    [&](Stmt& r) { report_.overflow = r.Int(0); });
+  SYSPGO_TRY(data::VisitLeanReuse(db_, "page_cache_reuse of " + run, q_.run_id,
+                                  [&](Stmt& r) { state_[key(r)].damon_reuse.push_back(r.Int(2)); }));
+  auto overflow = data::ReadLeanOverflow(db_, "run_aggregate of " + run, q_.run_id);
+  if (!overflow) return overflow.error();
+  report_.overflow = *overflow;
+  return {};
 }
 
 Status Analysis::LoadFaults() {
-  auto st = db_.Prepare(WithRunTables(db_, kFaultsSql));
-  if (!st) return st.error();
-  st->Bind(1, q_.run_id);
-  Status err;
-  while (st->Step(&err)) {
-    auto it = state_.find({static_cast<uint64_t>(st->Int(0)), static_cast<uint64_t>(st->Int(1))});
-    if (it != state_.end()) it->second.touched.insert(st->Int(2));
-  }
-  return err;
+  return data::VisitFaultedPages(db_, q_.run_id, [&](Stmt& st) {
+    auto it = state_.find({static_cast<uint64_t>(st.Int(0)), static_cast<uint64_t>(st.Int(1))});
+    if (it != state_.end()) it->second.touched.insert(st.Int(2));
+  });
 }
 
 Status Analysis::LoadReads() {
-  auto st = db_.Prepare(kReadsSql);
-  if (!st) {
-    // A database without the block tables' rows still has the tables; any
-    // other error is real.
-    return st.error();
-  }
-  st->Bind(1, q_.run_id);
-  Status err;
-  while (st->Step(&err)) {
-    std::pair<uint64_t, uint64_t> key{static_cast<uint64_t>(st->Int(0)), static_cast<uint64_t>(st->Int(1))};
+  // A database without the block tables' rows still has the tables; any
+  // error is real.
+  return data::VisitFileReads(db_, q_.run_id, [&](Stmt& st) {
+    std::pair<uint64_t, uint64_t> key{static_cast<uint64_t>(st.Int(0)), static_cast<uint64_t>(st.Int(1))};
     auto it = files_.find(key);
-    if (it == files_.end()) continue;
+    if (it == files_.end()) return;
     PagecacheFile& f = it->second;
-    int64_t ts = st->Int(2), dur = st->Int(3);
-    f.block_read_bytes += st->Int(4);
+    int64_t ts = st.Int(2), dur = st.Int(3);
+    f.block_read_bytes += st.Int(4);
     f.block_read_ns += dur;
     int64_t since = state_[key].first_reclaim_ts;
     if (since >= 0 && ts >= since) {
       f.reread_ns += dur;
       f.reread_worst_ns = std::max(f.reread_worst_ns, dur);
     }
-  }
-  return err;
+  });
 }
 
 Status Analysis::LoadCgroups() {
-  auto st = db_.Prepare(kCgroupsSql);
-  if (!st) return st.error();
-  st->Bind(1, q_.run_id);
-  Status err;
-  while (st->Step(&err)) cgroups_[st->Int(0)] = {st->Text(1), st->IsNull(2) ? -1 : st->Int(2)};
-  return err;
+  return data::VisitMemoryCgroups(
+      db_, q_.run_id, [&](Stmt& st) { cgroups_[st.Int(0)] = {st.Text(1), st.IsNull(2) ? -1 : st.Int(2)}; });
 }
 
 // Most pages first; ties to the lower id, so the choice is stable.

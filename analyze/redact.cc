@@ -18,6 +18,7 @@
 #include <cstring>
 #include <set>
 
+#include "analyze/data/redact_writer.h"
 #include "analyze/run.h"
 #include "common/profile_db.h"
 #include "common/sqlite.h"
@@ -130,18 +131,6 @@ void RedactFn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   sqlite3_result_value(ctx, argv[0]);
 }
 
-std::string Quote(const std::string& name) {
-  std::string q = "\"";
-  for (char c : name) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
-
-std::string SqlString(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("''") : std::string(1, c);
-  return q + "'";
-}
-
 // Creates `path` empty with `mode`; VACUUM INTO then fills it (it accepts
 // an empty file), so the copy never exists with wider permissions.
 Status CreateEmpty(const std::string& path, mode_t mode) {
@@ -172,44 +161,24 @@ Result<RedactReport> RewriteValues(Db& db, const RedactOptions& options) {
   if (sqlite3_create_function(db.raw(), "syspgo_redact", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, &fn, RedactFn,
                               nullptr, nullptr) != SQLITE_OK)
     return MakeError("cannot register the redaction function on '" + db.path() + "': " + db.ErrorText());
-  std::vector<std::pair<std::string, std::string>> columns;
-  {
-    auto tables = db.Prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
-                             "ORDER BY name");
-    if (!tables) return tables.error();
-    std::vector<std::string> names;
-    while (tables->Step()) names.push_back(tables->Text(0));
-    for (const auto& t : names) {
-      auto cols = db.Prepare("SELECT name FROM pragma_table_info(" + SqlString(t) + ") ORDER BY cid");
-      if (!cols) return cols.error();
-      while (cols->Step()) columns.emplace_back(t, cols->Text(0));
-    }
-  }
+  auto columns = data::ReadColumns(db);
+  if (!columns) return columns.error();
   RedactReport report;
-  SYSPGO_TRY(db.Exec("BEGIN IMMEDIATE"));
-  auto fail = [&](const Error& e) {
-    (void)db.Exec("ROLLBACK");
-    return e;
-  };
-  for (const auto& [table, column] : columns) {
+  auto writer = data::RedactWriter::Begin(db);
+  if (!writer) return writer.error();
+  for (const auto& [table, column] : *columns) {
     if (kKeptColumns.count(table + "." + column)) continue;
     int64_t before = fn.changed;
-    Status st = db.Exec("UPDATE " + Quote(table) + " SET " + Quote(column) + " = syspgo_redact(" + Quote(column) +
-                        ") WHERE typeof(" + Quote(column) + ") IN ('text', 'blob')");
-    if (!st.ok()) return fail(st.error());
+    SYSPGO_TRY(writer->RewriteColumn(table, column));
     if (fn.changed > before) report.columns.push_back(table + "." + column);
   }
   if (!options.keep_kallsyms) {
-    auto n = db.QueryInt("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'kallsyms'");
-    if (n.ok() && *n > 0) {
-      Status st = db.Exec("UPDATE kallsyms SET text = '' WHERE text != ''");
-      if (!st.ok()) return fail(st.error());
-      int64_t changed = sqlite3_changes(db.raw());
-      report.kallsyms_removed = changed > 0;
-      fn.changed += changed;
-    }
+    auto changed = writer->ClearKallsyms();
+    if (!changed) return changed.error();
+    report.kallsyms_removed = *changed > 0;
+    fn.changed += *changed;
   }
-  SYSPGO_TRY(db.Exec("COMMIT"));
+  SYSPGO_TRY(writer->Commit());
   report.values = fn.changed;
   std::sort(report.columns.begin(), report.columns.end());
   return report;
@@ -235,17 +204,16 @@ Result<RedactReport> Redact(const std::string& in, const std::string& out, const
     return e;
   };
   if (Status s = CreateEmpty(scratch, 0600); !s.ok()) return cleanup(s.error());
-  if (Status s = src->Exec("VACUUM INTO " + SqlString(scratch)); !s.ok()) return cleanup(s.error());
+  if (Status s = data::CopyInto(*src, scratch); !s.ok()) return cleanup(s.error());
   Result<RedactReport> report = MakeError("");
   {
     auto work = Db::Open(scratch, SQLITE_OPEN_READWRITE);
     if (!work) return cleanup(work.error());
     // The copy is in rollback-journal mode: no -wal file holds originals.
-    if (Status s = work->Exec("PRAGMA journal_mode = DELETE; PRAGMA secure_delete = ON"); !s.ok())
-      return cleanup(s.error());
+    if (Status s = data::ForgetOriginals(*work); !s.ok()) return cleanup(s.error());
     report = RewriteValues(*work, options);
     if (!report) return cleanup(report.error());
-    if (Status s = work->Exec("VACUUM INTO " + SqlString(out)); !s.ok()) return cleanup(s.error());
+    if (Status s = data::CopyInto(*work, out); !s.ok()) return cleanup(s.error());
   }
   unlink(scratch.c_str());
   return report;

@@ -16,6 +16,11 @@
 
 #include "analyze/access_summary.h"
 #include "analyze/blockhist.h"
+#include "analyze/data/block.h"
+#include "analyze/data/file_calls.h"
+#include "analyze/data/offcpu.h"
+#include "analyze/data/pagecache.h"
+#include "analyze/data/paths.h"
 #include "analyze/file_calls.h"
 #include "analyze/files.h"
 #include "analyze/pagecache_chart.h"
@@ -24,7 +29,7 @@
 #include "analyze/run.h"
 #include "analyze/sample_db.h"
 #include "analyze/symbolize.h"
-#include "analyze/tasks.h"
+#include "analyze/data/tasks.h"
 
 namespace syspgo {
 namespace {
@@ -34,83 +39,6 @@ using Json = nlohmann::ordered_json;
 // A share or a width in ns: the page reads a number, so one that is not
 // finite (a run of no time) is sent as 0.
 Json Number(double v) { return std::isfinite(v) ? v : 0.0; }
-
-// ===--- Queries -----------------------------------------------------=== //
-
-constexpr char kProbesSql[] = R"sql(
-SELECT probe_group, attached, detail, events
-FROM run_probe
-WHERE run_id = ?1
-ORDER BY probe_group
-)sql";
-
-// Threads seen in events but not in the thread table (attached to late, or
-// the proc group lost their fork).
-const std::string kEventThreadsSql = std::string("WITH ") + kFileCallsCte + R"sql(
-SELECT tid, pid, MIN(ts) FROM (
-  SELECT tid, pid, ts FROM offcpu WHERE run_id = ?1
-  UNION ALL SELECT tid, pid, ts FROM file_calls
-)
-GROUP BY tid, pid
-ORDER BY tid, pid
-)sql";
-
-// File syscalls as one stream (file_calls.h); an open's file counts as a
-// regular one (S_IFREG), which is what the page shows it as. Syscall names
-// and file paths are looked up in memory (kSyscallNamesSql, kFilePathsSql),
-// not joined here: the sort then carries no text, which on a run of 1.1M
-// calls took 0.45 s off the query's 1.15 s.
-const std::string kSyscallsSql = std::string("WITH ") + kFileCallsCte + R"sql(
-SELECT c.tid, c.ts, c.dur, c.nr, c.fd, c.dev, c.ino,
-       CASE WHEN c.source = 1 THEN )sql" + std::to_string(SYSPGO_S_IFREG) + R"sql( ELSE c.kind END, c.ret, c.pos, c.req, c.path
-FROM file_calls c
-ORDER BY c.tid, c.ts
-)sql";
-
-constexpr char kSyscallNamesSql[] = "SELECT nr, name FROM syscall_name";
-
-constexpr char kOffCpuSql[] = R"sql(
-SELECT tid, ts, dur, state, COALESCE(waker_comm, ''), COALESCE(waker_tid, -1)
-FROM offcpu
-WHERE run_id = ?1
-ORDER BY tid, ts
-)sql";
-
-constexpr char kBlockSql[] = R"sql(
-SELECT b.dev, b.ts, b.dur, COALESCE(o.name, 'op ' || b.op), b.bytes, b.flags, b.tid, b.comm,
-       COALESCE(f.path, ''), b.target
-FROM block_rq b
-LEFT JOIN block_op o ON o.run_id = b.run_id AND o.op = b.op
-LEFT JOIN file f ON f.run_id = b.run_id AND f.dev = b.file_dev AND f.ino = b.file_ino
-WHERE b.run_id = ?1
-ORDER BY b.dev, b.ts
-)sql";
-
-// Partial completions are parts of one request: the histogram the kernel
-// keeps counts whole requests, and so do the totals here.
-constexpr char kBlockTotalsSql[] = R"sql(
-SELECT dev, SUM(CASE WHEN flags & 512 THEN 0 ELSE 1 END), SUM(bytes), COUNT(*)
-FROM block_rq
-WHERE run_id = ?1
-GROUP BY dev
-ORDER BY dev
-)sql";
-
-// The page-cache section draws a PageCacheChart (analyze/pagecache_chart.h),
-// tallied in one pass over the run's page_cache rows, per file in time order.
-// The findings' page-cache analysis makes that pass and tallies the chart as
-// it goes; this query is for when it could not. (The page_cache_refault view
-// that defines refaults answers with correlated subqueries per addition,
-// which took 90 s of a report of a run with 1.8M additions.)
-// {page_cache}: see WithRunTables; the order is that of the analysis's pass.
-constexpr char kPageCacheSql[] = R"sql(
-SELECT dev, ino, ts, op, idx, pages, CASE WHEN op = 2 THEN comm END
-FROM {page_cache}
-WHERE run_id = ?1
-ORDER BY dev, ino, ts, op, idx, rowid
-)sql";
-
-constexpr char kFilePathsSql[] = "SELECT dev, ino, path FROM file WHERE run_id = ?1";
 
 // ===--- Pieces -------------------------------------------------------=== //
 
@@ -242,9 +170,10 @@ Status ReportBuilder::RunHeader(const DrawnSummaries& drawn) {
   r["bucket_ns"] = Number(static_cast<double>(axis_.span - axis_.origin) / o_.time_buckets);
   r["offcpu_min_ns"] = settings->offcpu_min_ns;
   Json& probes = r["probes"] = Json::array();
-  return ForEachRow(db_, What("run_probe"), kProbesSql, {run_.id}, [&](Stmt& s) {
-    probes.push_back(Json::array({s.Text(0), s.Int(1), s.Text(2), s.Int(3)}));
-  });
+  auto rows = ReadProbes(db_, run_.id);
+  if (!rows) return rows.error();
+  for (const ProbeRow& p : *rows) probes.push_back(Json::array({p.group, p.attached, p.detail, p.events}));
+  return {};
 }
 
 Status ReportBuilder::Threads() {
@@ -263,7 +192,9 @@ Status ReportBuilder::Threads() {
     t.process = latest ? latest->comm : "";
     t.process_start = latest ? tasks->FirstProcess(life.pid)->start_ts : life.start_ts;
   }
-  return ForEachRow(db_, What("events"), kEventThreadsSql, {run_.id}, [&](Stmt& s) {
+  // Threads seen in events but not in the thread table (attached to late,
+  // or the proc group lost their fork).
+  return data::VisitEventThreads(db_, What("events"), run_.id, [&](Stmt& s) {
     if (threads_.count(s.Int(0))) return;
     PageThread& t = threads_[s.Int(0)];
     t.tid = s.Int(0);
@@ -275,19 +206,19 @@ Status ReportBuilder::Threads() {
 }
 
 Status ReportBuilder::Syscalls() {
-  std::unordered_map<int64_t, std::string> names;
-  SYSPGO_TRY(ForEachRow(db_, What("syscall_name"), kSyscallNamesSql, {},
-                        [&](Stmt& s) { names.emplace(s.Int(0), s.Text(1)); }));
+  auto names = data::ReadSyscallNames(db_, What("syscall_name"));
+  if (!names) return names.error();
   std::map<std::pair<int64_t, int64_t>, int64_t> path_index;  // file -> its path's index in strings_
   // Per syscall number: its name's index in strings_ and its histogram.
   std::unordered_map<int64_t, std::pair<int64_t, SysHist*>> by_nr;
   std::map<int64_t, Longest> kept;
-  SYSPGO_TRY(ForEachRow(db_, What("file_io, file_open and file_lookup"), kSyscallsSql, {run_.id}, [&](Stmt& s) {
+  const std::string what = What("file_io, file_open and file_lookup");
+  SYSPGO_TRY(data::VisitFileCallsByThread(db_, what, run_.id, [&](Stmt& s) {
     int64_t tid = s.Int(0), ts = s.Int(1), dur = s.Int(2), nr = s.Int(3);
     auto [call, first_call] = by_nr.try_emplace(nr);
     if (first_call) {
-      auto n = names.find(nr);
-      std::string name = n != names.end() ? n->second : "syscall " + std::to_string(nr);
+      auto n = names->find(nr);
+      std::string name = n != names->end() ? n->second : "syscall " + std::to_string(nr);
       call->second = {strings_.Index(name), &sys_hist_[name]};
     }
     auto [it, added] = kept.try_emplace(tid, o_.max_syscalls_per_thread);
@@ -326,7 +257,7 @@ Status ReportBuilder::Syscalls() {
 
 Status ReportBuilder::OffCpu() {
   std::map<int64_t, Longest> kept;
-  SYSPGO_TRY(ForEachRow(db_, What("offcpu"), kOffCpuSql, {run_.id}, [&](Stmt& s) {
+  SYSPGO_TRY(data::VisitWaits(db_, What("offcpu"), run_.id, [&](Stmt& s) {
     auto [it, added] = kept.try_emplace(s.Int(0), o_.max_offcpu_per_thread);
     Interval iv{s.Int(1), s.Int(2)};
     iv.a = strings_.Index(OffCpuStateName(s.Int(3)));
@@ -348,12 +279,12 @@ Status ReportBuilder::Block() {
     int64_t requests = 0, bytes = 0, rows = 0;
   };
   std::map<int64_t, Dev> devs;
-  SYSPGO_TRY(ForEachRow(db_, What("block_rq"), kBlockTotalsSql, {run_.id}, [&](Stmt& s) {
+  SYSPGO_TRY(data::VisitDeviceTotals(db_, What("block_rq"), run_.id, [&](Stmt& s) {
     devs[s.Int(0)] = {s.Int(1), s.Int(2), s.Int(3)};
   }));
   Longest kept(o_.max_block_requests);
   std::vector<int64_t> dev_of;  // Interval.d indexes this
-  SYSPGO_TRY(ForEachRow(db_, What("block_rq"), kBlockSql, {run_.id}, [&](Stmt& s) {
+  SYSPGO_TRY(data::VisitRequestsByDevice(db_, What("block_rq"), run_.id, [&](Stmt& s) {
     Interval iv{s.Int(1), s.Int(2)};
     iv.a = strings_.Index(s.Text(3));
     iv.b = s.Int(4);
@@ -485,7 +416,7 @@ Status ReportBuilder::Files() {
 
 Status ReportBuilder::PageCache(const DrawnSummaries& drawn) {
   Json& out = data_["pagecache"] = Json::object();
-  if (!HasTable(db_, "page_cache")) {
+  if (!data::HasTable(db_, "page_cache")) {
     out["note"] = "no page-cache data in this run: the database predates the pagecache probe group";
     return {};
   }
@@ -499,8 +430,8 @@ Status ReportBuilder::PageCache(const DrawnSummaries& drawn) {
     if (!lean) return lean.error();
     chart = std::make_shared<PageCacheChart>(std::move(*lean));
   } else if (!chart || !(chart->axis() == axis_)) {
-    auto own = std::make_shared<PageCacheChart>(axis_, HasTable(db_, "page_cache_refault"));
-    SYSPGO_TRY(ForEachRow(db_, What("page_cache"), WithRunTables(db_, kPageCacheSql), {run_.id}, [&](Stmt& s) {
+    auto own = std::make_shared<PageCacheChart>(axis_, data::HasTable(db_, "page_cache_refault"));
+    SYSPGO_TRY(data::VisitPageCacheForChart(db_, What("page_cache"), run_.id, [&](Stmt& s) {
       std::string comm = s.Text(6);
       own->Add({s.Int(0), s.Int(1), s.Int(2), s.Int(3), s.Int(4), s.Int(5), comm});
     }));
@@ -658,8 +589,10 @@ void ReportBuilder::Flame() {
 Result<std::string> ReportBuilder::Build(const FindingSet& findings, const DrawnSummaries& drawn) {
   SYSPGO_TRY(RunHeader(drawn));
   SYSPGO_TRY(Threads());
-  SYSPGO_TRY(ForEachRow(db_, What("file"), kFilePathsSql, {run_.id},
-                        [&](Stmt& s) { paths_[{s.Int(0), s.Int(1)}] = s.Text(2); }));
+  auto paths = data::ReadFileTable(db_, run_.id, What("file"));
+  if (!paths) return paths.error();
+  for (auto& [file, path] : *paths)
+    paths_[{static_cast<int64_t>(file.first), static_cast<int64_t>(file.second)}] = std::move(path);
   SYSPGO_TRY(Syscalls());
   SYSPGO_TRY(OffCpu());
   // Thread rows in process order (by process start), main thread first.

@@ -50,13 +50,4 @@ std::string OffCpuStateName(int64_t state) {
   return "state " + std::to_string(state);
 }
 
-bool HasTable(Db& db, const std::string& name) {
-  constexpr char kHasTableSql[] =
-      "SELECT COUNT(*) FROM sqlite_master WHERE type IN ('table', 'view') AND name = ?1";
-  auto st = db.Prepare(kHasTableSql);
-  if (!st) return false;
-  st->Bind(1, std::string_view(name));
-  return st->Step() && st->Int(0) > 0;
-}
-
 }  // namespace syspgo

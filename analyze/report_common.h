@@ -54,8 +54,4 @@ class LaneAssigner {
 // What an offcpu.state value means, for people: "S (sleeping)", ...
 std::string OffCpuStateName(int64_t state);
 
-// True if the database has a table or view of that name. Tables added by a
-// later probe group may be missing from databases written before it.
-bool HasTable(Db& db, const std::string& name);
-
 }  // namespace syspgo

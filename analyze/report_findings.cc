@@ -2,6 +2,7 @@
 #include "analyze/report_findings.h"
 
 #include "analyze/access_summary.h"
+#include "analyze/data/query.h"
 #include "analyze/pagecache.h"
 #include "analyze/pagecache_chart.h"
 #include "analyze/report_common.h"
@@ -29,7 +30,7 @@ Result<std::vector<Finding>> Pagecache(Db& db, const RunInfo& run, DrawnSummarie
   if (drawn && drawn->chart_buckets > 0) {
     // Without an axis the report tallies the chart in a pass of its own.
     if (auto axis = ReadTimeAxis(db, run.id, drawn->chart_buckets); axis.ok()) {
-      chart = std::make_shared<PageCacheChart>(*axis, HasTable(db, "page_cache_refault"));
+      chart = std::make_shared<PageCacheChart>(*axis, data::HasTable(db, "page_cache_refault"));
       q.on_row = [&chart](const PageCacheRow& r) { chart->Add(r); };
     }
   }

@@ -1,4 +1,7 @@
-//===- run.h - choosing the run an analysis reads ------------------------===//
+//===- run.h - the run accessor: choosing the run an analysis reads ------===//
+// The run's row, its settings and which probe groups ran: the run table
+// and its satellites as the read-side data layer (analyze/data/run.cc)
+// reads them for every pass.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -36,13 +39,6 @@ Result<OpenedRun> OpenRun(const std::string& path, int64_t requested);
 // command is recorded outside input, shown through TerminalSafe.
 std::string RunHeadline(const RunInfo& run);
 
-// `sql`, a query over one run's rows, with each table written {table}
-// (e.g. "FROM {page_cache}") named as it should be read: followed by NOT
-// INDEXED when the database holds one run. Its rows are then the whole
-// table, and SQLite would still read them through the run_id index, a
-// lookup per row: 0.8 s against 0.2 s for a scan of 2.3M page-cache rows.
-std::string WithRunTables(Db& db, std::string sql);
-
 // Whether a probe group ran in a run (its run_probe row): not recorded
 // (no row: the group was not asked for), recorded but not attached (with
 // why), or attached. The one place analyses ask.
@@ -52,6 +48,14 @@ struct ProbeStatus {
   std::string detail;  // why it did not attach, or its note
 };
 Result<ProbeStatus> ReadProbeStatus(Db& db, int64_t run_id, const std::string& group);
+// Every probe group's run_probe row of a run, by group name.
+struct ProbeRow {
+  std::string group;
+  int64_t attached = 0;  // 1 if it attached
+  std::string detail;
+  int64_t events = 0;
+};
+Result<std::vector<ProbeRow>> ReadProbes(Db& db, int64_t run_id);
 // An error unless `group` attached in the run, in the words every analysis
 // uses: "run N of 'DB' has no WHAT: the GROUP probe group was not recorded
 // (did not attach (DETAIL)). Record one with: syspgo collect --probes
@@ -68,6 +72,9 @@ struct RunWindow {
   int64_t target_pid = 0;
 };
 Result<RunWindow> ReadRunWindow(Db& db, int64_t run_id);
+// When the last file call, off-CPU interval or block request of the run
+// ended (0 if none): for runs whose end_ts was never written.
+Result<int64_t> ReadLastEventTs(Db& db, int64_t run_id);
 
 // Where, by what and from when a run was recorded, as the pages that
 // describe a run (report, trace export) name it.

@@ -14,7 +14,6 @@
 namespace syspgo {
 namespace {
 
-constexpr char kStackSql[] = "SELECT frames FROM stack WHERE run_id = ?1 AND id = ?2";
 
 
 std::string Hex(uint64_t v) {
@@ -64,10 +63,8 @@ Result<std::unique_ptr<StackNames>> StackNames::Load(Db& db, int64_t run_id) {
 const std::vector<uint64_t>& StackNames::Frames(int64_t id) {
   auto [it, fresh] = frames_.try_emplace(id);
   if (!fresh || id == 0) return it->second;
-  auto st = db_.Prepare(kStackSql);
-  if (!st) return it->second;  // an unreadable stack shows as an empty one
-  st->Bind(1, run_id_).Bind(2, id);
-  if (st->Step()) it->second = StackFrames(*st, 0);
+  auto frames = ReadStack(db_, run_id_, id);
+  if (frames.ok()) it->second = std::move(*frames);  // an unreadable stack shows as an empty one
   return it->second;
 }
 

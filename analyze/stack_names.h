@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "analyze/cpu_tables.h"
+#include "analyze/data/cpu_tables.h"
 #include "common/result.h"
 #include "common/sqlite.h"
 

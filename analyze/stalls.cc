@@ -37,68 +37,24 @@
 
 #include "analyze/blockhist.h"
 #include "analyze/critical_path.h"
+#include "analyze/data/block.h"
+#include "analyze/data/cpu_tables.h"
+#include "analyze/data/file_calls.h"
+#include "analyze/data/offcpu.h"
+#include "analyze/data/pagecache.h"
+#include "analyze/data/paths.h"
 #include "analyze/file_calls.h"
 #include "analyze/file_paths.h"
 #include "analyze/finding_print.h"
 #include "analyze/run.h"
 #include "analyze/stack_names.h"
 #include "analyze/stall_rules.h"
-#include "analyze/tasks.h"
+#include "analyze/data/tasks.h"
 #include "analyze/wait_interval.h"
 #include "common/util.h"
 
 namespace syspgo {
 namespace {
-
-// The columns of an Interval, in its order.
-constexpr char kOffcpuSql[] =
-    "SELECT ts, dur, pid, tid, cpu, state, kernel_stack_id, user_stack_id, wake_ts IS NOT NULL, COALESCE(wake_ts, 0), "
-    "COALESCE(waker_pid, 0), COALESCE(waker_tid, 0), COALESCE(waker_kernel_stack_id, 0), "
-    "COALESCE(waker_user_stack_id, 0), COALESCE(waker_comm, '') "
-    "FROM offcpu WHERE run_id = ?1 ORDER BY tid, ts";
-// Who ran on a CPU in [?2, ?3) besides thread ?5: the traced threads the
-// cpu group sampled there, most samples first.
-constexpr char kCpuBusySql[] =
-    "SELECT tid, pid, COUNT(*) AS n FROM cpu_sample WHERE run_id = ?1 AND ts >= ?2 AND ts < ?3 AND cpu = ?4 "
-    "AND tid != ?5 GROUP BY tid, pid ORDER BY n DESC, tid LIMIT 3";
-// Block requests that completed within a wait, by who made them (the task
-// whose bio it was; for writeback and the journal a kworker or jbd2). A
-// request's issue (ts) precedes its completion by at most a few seconds.
-constexpr char kDiskRequestsSql[] =
-    "SELECT tid, pid, comm, COUNT(*) AS n, SUM(bytes) AS b FROM block_rq WHERE run_id = ?1 "
-    "AND ts BETWEEN ?2 - 30000000000 AND ?3 AND ts + dur BETWEEN ?2 AND ?3 AND tid != 0 "
-    "GROUP BY tid, pid, comm ORDER BY b DESC, n DESC, tid LIMIT 3";
-// When the command's root thread ?2 exited, else ?3 (the recording's end).
-constexpr char kSyscallNamesSql[] = "SELECT nr, name FROM syscall_name ORDER BY nr";
-// Every recorded file syscall (file_calls.h), in the order they began; a
-// path lookup (stat...) has its path.
-const std::string kCallsSql = std::string("WITH ") + kFileCallsCte + R"sql(
-SELECT ts, dur, pid, tid, nr, fd, dev, ino, kind, pos, ret, flags, CASE WHEN source = 2 THEN path ELSE '' END
-FROM file_calls
-ORDER BY ts, tid
-)sql";
-// One thread's syscalls between two stalls: where its steps show.
-constexpr char kThreadCallsSql[] =
-    "SELECT ts, nr, fd, dev, ino, kind FROM file_io WHERE run_id = ?1 AND tid = ?2 AND ts >= ?3 AND ts < ?4 "
-    "ORDER BY ts";
-// Block requests in flight during [?4, ?3) issued by thread ?5 or carrying
-// pages of file (?6, ?7): the I/O a stall waited for. ?2 bounds how early a
-// request may have been issued, so the time index is used.
-constexpr char kBlockSql[] = R"sql(
-SELECT b.ts, b.dur, b.bytes, COALESCE(o.name, 'op ' || b.op), b.flags, b.tid, b.comm
-FROM block_rq AS b LEFT JOIN block_op AS o ON o.run_id = b.run_id AND o.op = b.op
-WHERE b.run_id = ?1 AND b.ts >= ?2 AND b.ts < ?3 AND b.ts + b.dur > ?4
-  AND (b.tid = ?5 OR (?7 != 0 AND b.file_dev = ?6 AND b.file_ino = ?7))
-ORDER BY b.ts, b.sector
-)sql";
-// What the cpu group sampled of a thread in user mode in [?2, ?3): time
-// it spent running its own code (the sampling period is the run's freq_hz).
-constexpr char kUserSamplesSql[] =
-    "SELECT COUNT(*) FROM cpu_sample WHERE run_id = ?1 AND ts >= ?2 AND ts < ?3 AND tid = ?4 AND kernel = 0";
-// The page fault a thread waits in: the last one it began before sleeping.
-constexpr char kFaultSql[] =
-    "SELECT dev, ino FROM page_fault WHERE run_id = ?1 AND tid = ?2 AND ts <= ?3 AND ts >= ?4 "
-    "ORDER BY ts DESC LIMIT 1";
 
 constexpr size_t kMaxLinks = 1000;                    // wakeups kept per finding for arrows
 constexpr int64_t kBurstGapNs = 2'000'000;            // on-CPU time between syscalls of one operation
@@ -294,31 +250,20 @@ Status Analysis::LoadRun() {
 }
 
 Status Analysis::LoadIntervals() {
-  auto st = db_.Prepare(kOffcpuSql);
-  if (!st) return st.error();
-  st->Bind(1, q_.run_id);
-  Status err;
-  while (st->Step(&err)) {
-    Interval iv{.ts = st->Int(0), .dur = st->Int(1), .pid = st->Int(2), .tid = st->Int(3), .cpu = st->Int(4),
-                .state = st->Int(5), .kstack = st->Int(6), .ustack = st->Int(7), .woken = st->Int(8) != 0,
-                .wake_ts = st->Int(9), .waker_pid = st->Int(10), .waker_tid = st->Int(11),
-                .waker_kstack = st->Int(12), .waker_ustack = st->Int(13), .waker_comm = st->Text(14)};
+  return data::VisitIntervals(db_, q_.run_id, [&](Interval&& iv) {
     ++report_.intervals;
     report_.longest_ns = std::max(report_.longest_ns, iv.dur);
     threads_[iv.tid].push_back(std::move(iv));
-  }
-  return err;
+  });
 }
 
 Status Analysis::LoadNames() {
   auto tasks = Tasks::Load(db_, q_.run_id);
   if (!tasks) return tasks.error();
   tasks_ = std::move(*tasks);
-  Status err;
-  auto sc = db_.Prepare(kSyscallNamesSql);
-  if (!sc) return sc.error();
-  while (sc->Step(&err)) syscall_names_[sc->Int(0)] = sc->Text(1);
-  if (!err.ok()) return err;
+  auto calls = data::ReadSyscallNames(db_);
+  if (!calls) return calls.error();
+  syscall_names_ = std::move(*calls);
   auto names = StackNames::Load(db_, q_.run_id);
   if (!names) return names.error();
   names_ = std::move(*names);
@@ -339,9 +284,6 @@ std::string Analysis::Comm(int64_t tid, int64_t pid, int64_t ts) const {
 }
 
 Status Analysis::ScanCalls() {
-  auto st = db_.Prepare(kCallsSql);
-  if (!st) return st.error();
-  st->Bind(1, q_.run_id);
   struct Open {
     Episode ep;
     bool active = false;
@@ -358,11 +300,10 @@ Status Analysis::ScanCalls() {
     if (it != ivs.end() && it->ts < o.ep.end) episodes_.push_back(std::move(o.ep));
   };
 
-  Status err;
-  while (st->Step(&err)) {
-    CallRow r{st->Int(0), st->Int(1), st->Int(2), st->Int(3), st->Int(4), st->Int(5),
-              static_cast<uint64_t>(st->Int(6)), static_cast<uint64_t>(st->Int(7)), st->Int(8), st->Int(9),
-              st->Int(10), st->Int(11), st->Text(12)};
+  SYSPGO_TRY(data::VisitFileCallsByTime(db_, q_.run_id, [&](Stmt& st) {
+    CallRow r{st.Int(0), st.Int(1), st.Int(2), st.Int(3), st.Int(4), st.Int(5),
+              static_cast<uint64_t>(st.Int(6)), static_cast<uint64_t>(st.Int(7)), st.Int(8), st.Int(9),
+              st.Int(10), st.Int(11), st.Text(12)};
     std::pair<uint64_t, uint64_t> file{r.dev, r.ino};
     bool opened = IsOpenCall(r.nr) && r.ret >= 0 && r.ino != 0;
     int64_t dirty_before = -1;
@@ -376,7 +317,7 @@ Status Analysis::ScanCalls() {
     }
 
     auto t = threads_.find(r.tid);
-    if (t == threads_.end()) continue;  // a thread that never went off-CPU for long cannot stall
+    if (t == threads_.end()) return;  // a thread that never went off-CPU for long cannot stall
     std::string name = CallName(r.nr);
     for (auto it = std::lower_bound(t->second.begin(), t->second.end(), r.ts,
                                     [](const Interval& iv, int64_t ts) { return iv.ts < ts; });
@@ -404,8 +345,7 @@ Status Analysis::ScanCalls() {
       o.active = true;
     }
     AddCall(o.ep, r, name, dirty_before);
-  }
-  if (!err.ok()) return err;
+  }));
   for (auto& [tid, o] : current) close(o);
   std::sort(episodes_.begin(), episodes_.end(),
             [](const Episode& a, const Episode& b) { return std::tie(a.tid, a.start) < std::tie(b.tid, b.start); });
@@ -541,14 +481,12 @@ void Analysis::Describe(Stall& s) {
   }
   // A wait on the disk in a page fault is about the fault's file.
   if (RuleOf(s.wait.cls).disk && InPageFault(Kernel(s.rep->kstack))) {
-    if (auto st = db_.Prepare(kFaultSql)) {  // the faults group may not have been recorded
-      st->Bind(1, q_.run_id).Bind(2, s.tid).Bind(3, s.start).Bind(4, s.start - kFaultLookbackNs);
-      if (st->Step() && st->Int(1) != 0) {
-        s.dev = static_cast<uint64_t>(st->Int(0));
-        s.ino = static_cast<uint64_t>(st->Int(1));
-        s.path = paths_->At(s.dev, s.ino, s.start);
-        if (s.path.empty()) s.path = "inode " + std::to_string(s.ino);
-      }
+    // The faults group may not have been recorded: then no file.
+    if (auto f = data::LastFault(db_, q_.run_id, s.tid, s.start, s.start - kFaultLookbackNs); f.ok() && *f) {
+      s.dev = (*f)->first;
+      s.ino = (*f)->second;
+      s.path = paths_->At(s.dev, s.ino, s.start);
+      if (s.path.empty()) s.path = "inode " + std::to_string(s.ino);
     }
     s.key = who + "|fault|" + PathShape(s.path);
     return;
@@ -558,30 +496,21 @@ void Analysis::Describe(Stall& s) {
 
 Status Analysis::AddBlock(Stall& s) {
   if (!RuleOf(s.wait.cls).disk) return {};  // never blame I/O for other waits
-  auto st = db_.Prepare(kBlockSql);
-  if (!st) return st.error();
-  st->Bind(1, q_.run_id).Bind(2, s.start - kBlockLookbackNs).Bind(3, s.end).Bind(4, s.start).Bind(5, s.tid);
-  st->Bind(6, static_cast<int64_t>(s.dev)).Bind(7, static_cast<int64_t>(s.ino));
-  Status err;
-  while (st->Step(&err)) {
-    auto& op = s.block_ops[st->Text(3)];
+  return data::VisitRequestsInFlight(db_, q_.run_id, s.start - kBlockLookbackNs, s.start, s.end, s.tid,
+                                     {s.dev, s.ino}, [&](Stmt& st) {
+    auto& op = s.block_ops[st.Text(3)];
     ++op.first;
-    op.second += st->Int(2);
-    if (!(st->Int(4) & kBlockFlagUnissued)) s.block_lat.push_back(st->Int(1));
-    s.issuers.insert(st->Int(5) == s.tid ? "" : st->Text(6).empty() ? "the kernel" : st->Text(6));
-  }
-  return err;
+    op.second += st.Int(2);
+    if (!(st.Int(4) & kBlockFlagUnissued)) s.block_lat.push_back(st.Int(1));
+    s.issuers.insert(st.Int(5) == s.tid ? "" : st.Text(6).empty() ? "the kernel" : st.Text(6));
+  });
 }
 
 // Time the thread ran its own code in [a, b): from user-mode CPU samples
 // when the run has them, else all the time it was not off-CPU.
 int64_t Analysis::UserTime(const Intervals& ivs, int64_t tid, int64_t a, int64_t b) {
   if (sample_period_ns_ > 0) {
-    auto st = db_.Prepare(kUserSamplesSql);
-    if (st) {
-      st->Bind(1, q_.run_id).Bind(2, a).Bind(3, b).Bind(4, tid);
-      if (st->Step()) return st->Int(0) * sample_period_ns_;
-    }
+    if (auto n = CountUserSamples(db_, q_.run_id, tid, a, b); n.ok()) return *n * sample_period_ns_;
   }
   return OnCpu(ivs, a, b);
 }
@@ -624,11 +553,10 @@ std::string Analysis::StallFile(const Interval& iv) {
     return ep.lookup;
   }
   if (!InPageFault(Kernel(iv.kstack))) return "";
-  auto st = db_.Prepare(kFaultSql);  // the faults group may not have been recorded
-  if (!st) return "";
-  st->Bind(1, q_.run_id).Bind(2, iv.tid).Bind(3, iv.ts).Bind(4, iv.ts - kFaultLookbackNs);
-  if (!st->Step() || st->Int(1) == 0) return "";
-  return paths_->At(static_cast<uint64_t>(st->Int(0)), static_cast<uint64_t>(st->Int(1)), iv.ts);
+  // The faults group may not have been recorded: then no file.
+  auto f = data::LastFault(db_, q_.run_id, iv.tid, iv.ts, iv.ts - kFaultLookbackNs);
+  if (!f.ok() || !*f) return "";
+  return paths_->At((*f)->first, (*f)->second, iv.ts);
 }
 
 Wait Analysis::Classify(const Interval& iv, std::string* syscall) {
@@ -647,12 +575,10 @@ std::string Analysis::Doing(const Interval& iv) {
 
 std::string Analysis::Busy(const Interval& iv) {
   std::vector<std::string> who;
-  if (auto st = db_.Prepare(kCpuBusySql)) {
-    st->Bind(1, q_.run_id).Bind(2, iv.ts).Bind(3, iv.end()).Bind(4, iv.cpu).Bind(5, iv.tid);
-    while (st->Step())
-      who.push_back(Comm(st->Int(0), st->Int(1), iv.ts) + " (tid " + std::to_string(st->Int(0)) + ", " +
-                    std::to_string(st->Int(2)) + " samples)");
-  }
+  (void)VisitCpuBusy(db_, q_.run_id, iv.cpu, iv.ts, iv.end(), iv.tid, [&](Stmt& st) {
+    who.push_back(Comm(st.Int(0), st.Int(1), iv.ts) + " (tid " + std::to_string(st.Int(0)) + ", " +
+                  std::to_string(st.Int(2)) + " samples)");
+  });
   std::string cpu = "CPU " + std::to_string(iv.cpu);
   if (!who.empty()) return cpu + " ran " + Join(who, ", ");
   return cpu + " ran tasks outside the traced tree" + (sample_period_ns_ ? "" : " (or the cpu group was off)");
@@ -660,13 +586,10 @@ std::string Analysis::Busy(const Interval& iv) {
 
 std::string Analysis::DiskRequests(const Interval& iv) {
   std::vector<std::string> who;
-  if (auto st = db_.Prepare(kDiskRequestsSql)) {
-    st->Bind(1, q_.run_id).Bind(2, iv.ts).Bind(3, iv.woken ? iv.wake_ts : iv.end());
-    while (st->Step()) {
-      who.push_back(std::to_string(st->Int(3)) + " of " + st->Text(2) + " (tid " + std::to_string(st->Int(0)) +
-                    "), " + FormatBytes(static_cast<uint64_t>(st->Int(4))));
-    }
-  }
+  (void)data::VisitRequestsCompleted(db_, q_.run_id, iv.ts, iv.woken ? iv.wake_ts : iv.end(), [&](Stmt& st) {
+    who.push_back(std::to_string(st.Int(3)) + " of " + st.Text(2) + " (tid " + std::to_string(st.Int(0)) + "), " +
+                  FormatBytes(static_cast<uint64_t>(st.Int(4))));
+  });
   if (who.empty()) return "";
   return "block requests completed meanwhile: " + Join(who, "; ");
 }
@@ -738,16 +661,15 @@ Period Analysis::FindPeriod(const std::vector<const Stall*>& all) {
     auto operator<=>(const Key&) const = default;
   };
   std::map<Key, std::vector<std::vector<int64_t>>> marks;  // key -> per gap, the mark times
-  auto st = db_.Prepare(kThreadCallsSql);
-  if (st) {
-    st->Bind(1, q_.run_id).Bind(2, occ.front()->tid).Bind(3, occ.front()->end).Bind(4, occ.back()->start);
+  {
     size_t gap = 0;
-    while (st->Step()) {
-      int64_t ts = st->Int(0);
+    const int64_t tid = occ.front()->tid, from = occ.front()->end, to = occ.back()->start;
+    (void)data::VisitThreadFileIo(db_, q_.run_id, tid, from, to, [&](Stmt& st) {
+      int64_t ts = st.Int(0);
       while (gap + 1 < occ.size() && ts >= occ[gap + 1]->start) ++gap;
-      if (ts < occ[gap]->end || gap + 1 >= occ.size()) continue;  // inside an occurrence
-      Key k{st->Int(1), st->Int(2), static_cast<uint64_t>(st->Int(3)), static_cast<uint64_t>(st->Int(4)), st->Int(5)};
-      if (own.count({k.dev, k.ino})) continue;
+      if (ts < occ[gap]->end || gap + 1 >= occ.size()) return;  // inside an occurrence
+      Key k{st.Int(1), st.Int(2), static_cast<uint64_t>(st.Int(3)), static_cast<uint64_t>(st.Int(4)), st.Int(5)};
+      if (own.count({k.dev, k.ino})) return;
       auto& per_gap = marks[k];
       per_gap.resize(occ.size() - 1);
       auto& m = per_gap[gap];
@@ -755,7 +677,7 @@ Period Analysis::FindPeriod(const std::vector<const Stall*>& all) {
       // time, however long the thread was preempted between them.
       if (m.empty() || OnCpu(threads_.at(occ.front()->tid), m.back(), ts) >= kMarkMergeNs) m.push_back(ts);
       else m.back() = ts;
-    }
+    });
   }
   // A marker's step is the median time between its marks; the stall
   // recurs every k-th step, k being the median number of marks between

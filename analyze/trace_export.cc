@@ -12,10 +12,14 @@
 #include <nlohmann/json.hpp>
 
 #include "analyze/blockhist.h"
+#include "analyze/data/block.h"
+#include "analyze/data/file_calls.h"
+#include "analyze/data/offcpu.h"
+#include "analyze/data/pagecache.h"
 #include "analyze/file_calls.h"
 #include "analyze/report_common.h"
 #include "analyze/run.h"
-#include "analyze/tasks.h"
+#include "analyze/data/tasks.h"
 #include "common/files.h"
 #include "common/util.h"
 
@@ -23,74 +27,6 @@ namespace syspgo {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-// ===--- Queries: every stream is ordered by ts, longer first at equal ts
-// (a parent before what nests in it); columns 0 and 1 are ts and dur.
-
-// Tasks with events but no thread row: threads the proc group missed, and
-// (page_cache) tasks outside the traced tree such as kswapd.
-const std::string kEventTasksSql = std::string("WITH ") + kFileCallsCte + R"sql(
-SELECT pid, tid, MIN(comm) FROM (
-  SELECT pid, tid, '' AS comm FROM file_calls
-  UNION ALL SELECT pid, tid, '' FROM offcpu WHERE run_id = ?1
-)
-GROUP BY pid, tid
-ORDER BY pid, tid
-)sql";
-
-constexpr char kPageCacheTasksSql[] = R"sql(
-SELECT pid, tid, MIN(comm)
-FROM page_cache
-WHERE run_id = ?1
-GROUP BY pid, tid
-ORDER BY pid, tid
-)sql";
-
-// File syscalls (file_calls.h); the last but one column says which table:
-// 0 file_io, 1 an open, 2 a path lookup.
-const std::string kSyscallsSql = std::string("WITH ") + kFileCallsCte + R"sql(
-SELECT c.ts, c.dur, c.pid, c.tid, COALESCE(n.name, 'syscall ' || c.nr), c.fd,
-       CASE WHEN c.source = 0 THEN COALESCE(f.path, '') ELSE c.path END, c.ret, c.pos, c.req, c.source, c.flags
-FROM file_calls c
-LEFT JOIN syscall_name n ON n.nr = c.nr
-LEFT JOIN file f ON c.source = 0 AND f.run_id = ?1 AND f.dev = c.dev AND f.ino = c.ino
-ORDER BY c.ts, c.dur DESC
-)sql";
-
-constexpr char kOffCpuSql[] = R"sql(
-SELECT ts, dur, pid, tid, state, cpu, COALESCE(waker_comm, ''), COALESCE(waker_tid, -1), COALESCE(wake_ts, -1)
-FROM offcpu
-WHERE run_id = ?1
-ORDER BY ts, dur DESC
-)sql";
-
-constexpr char kBlockSql[] = R"sql(
-SELECT b.ts, b.dur, b.dev, COALESCE(o.name, 'op ' || b.op), b.bytes, b.sector, b.flags, b.error, b.tid, b.comm,
-       COALESCE(f.path, ''), COALESCE(b.queue_dur, -1), b.target
-FROM block_rq b
-LEFT JOIN block_op o ON o.run_id = b.run_id AND o.op = b.op
-LEFT JOIN file f ON f.run_id = b.run_id AND f.dev = b.file_dev AND f.ino = b.file_ino
-WHERE b.run_id = ?1
-ORDER BY b.ts, b.dur DESC
-)sql";
-
-// Only the columns that decide lanes, in the same order as kBlockSql.
-constexpr char kBlockLanesSql[] = R"sql(
-SELECT ts, dur, dev
-FROM block_rq
-WHERE run_id = ?1
-ORDER BY ts, dur DESC
-)sql";
-
-constexpr char kPageCacheSql[] = R"sql(
-SELECT pc.ts, 0, pc.pid, pc.tid, pc.op, pc.idx, pc.pages, COALESCE(f.path, ''), pc.dev, pc.ino,
-       COALESCE(mc.path, ''), pc.why
-FROM page_cache pc
-LEFT JOIN file f ON f.run_id = pc.run_id AND f.dev = pc.dev AND f.ino = pc.ino
-LEFT JOIN memory_cgroup mc ON mc.run_id = pc.run_id AND mc.id = pc.page_cgroup
-WHERE pc.run_id = ?1
-ORDER BY pc.ts, pc.op
-)sql";
 
 // ===--- Event text -------------------------------------------------------=== //
 
@@ -143,7 +79,7 @@ struct Stream {
 class Exporter {
  public:
   Exporter(Db& db, const RunInfo& run, const FindingSet& findings) : db_(db), run_(run), findings_(findings) {}
-  Status Prepare();
+  Status Gather();
   Status Write(FILE* out);
   const TraceStats& stats() const { return stats_; }
 
@@ -151,7 +87,6 @@ class Exporter {
   std::string What(const std::string& table) const { return table + " of run " + std::to_string(run_.id); }
   Status Names();
   Status BlockLanes();
-  Result<Stmt> Query(const char* table, const char* sql);
   // One event into traceEvents: one line of JSON.
   void Emit(FILE* out, const Json& event) {
     fputs(first_ ? "\n" : ",\n", out);
@@ -181,13 +116,6 @@ class Exporter {
   std::vector<int> occurrence_lane_;
 };
 
-Result<Stmt> Exporter::Query(const char* table, const char* sql) {
-  auto st = db_.Prepare(sql);
-  if (!st) return MakeError("cannot read " + What(table) + ": " + st.error().message);
-  st->Bind(1, run_.id);
-  return st;
-}
-
 Status Exporter::Names() {
   auto origin = ReadRunOrigin(db_, run_.id);
   if (!origin) return origin.error();
@@ -213,15 +141,18 @@ Status Exporter::Names() {
     if (!threads_.count(tid)) threads_[tid] = {pid, comm.empty() ? "tid " + std::to_string(tid) : comm};
     if (!procs_.count(pid)) procs_[pid] = {comm.empty() ? "pid " + std::to_string(pid) : comm, 1000000 + pid};
   };
-  SYSPGO_TRY(ForEachRow(db_, What("events"), kEventTasksSql, {run_.id}, add_task));
-  if (has_page_cache_) SYSPGO_TRY(ForEachRow(db_, What("page_cache"), kPageCacheTasksSql, {run_.id}, add_task));
+  // Tasks with events but no thread row: threads the proc group missed, and
+  // (page_cache) tasks outside the traced tree such as kswapd.
+  SYSPGO_TRY(data::VisitEventTasks(db_, What("events"), run_.id, add_task));
+  if (has_page_cache_) SYSPGO_TRY(data::VisitPageCacheTasks(db_, What("page_cache"), run_.id, add_task));
   return {};
 }
 
 Status Exporter::BlockLanes() {
   std::map<int64_t, LaneAssigner> lanes;
-  SYSPGO_TRY(ForEachRow(db_, What("block_rq"), kBlockLanesSql, {run_.id},
-                        [&](Stmt& s) { lanes[s.Int(2)].Add(s.Int(0), s.Int(1)); }));
+  // The requests in the order the export writes them (data::OpenRequestsByTime).
+  SYSPGO_TRY(data::VisitRequestTimes(db_, What("block_rq"), run_.id,
+                                     [&](Stmt& s) { lanes[s.Int(2)].Add(s.Int(0), s.Int(1)); }));
   int64_t pid = kTraceSyntheticPid + 2000;
   for (auto& [dev, l] : lanes) {
     device_lanes_[dev] = l.lanes();
@@ -231,8 +162,8 @@ Status Exporter::BlockLanes() {
   return {};
 }
 
-Status Exporter::Prepare() {
-  has_page_cache_ = HasTable(db_, "page_cache");
+Status Exporter::Gather() {
+  has_page_cache_ = data::HasTable(db_, "page_cache");
   SYSPGO_TRY(Names());
   SYSPGO_TRY(BlockLanes());
   for (const Finding& f : findings_.findings)
@@ -296,14 +227,14 @@ Status Exporter::Write(FILE* out) {
       meta("thread_name", findings_pid, findings_pid + 1 + l, "name", "findings " + std::to_string(l));
   }
 
-  // The streams.
+  // The streams: each ordered by ts, longer first at equal ts (a parent
+  // before what nests in it), with ts and dur its columns 0 and 1.
   std::vector<Stream> streams;
-  std::vector<std::unique_ptr<Stmt>> stmts;
-  auto from_query = [&](const char* table, const char* sql, auto format) -> Status {
-    auto st = Query(table, sql);
+  std::vector<std::unique_ptr<CachedStmt>> stmts;
+  auto from_query = [&](Result<CachedStmt> st, auto format) -> Status {
     if (!st) return st.error();
-    stmts.push_back(std::make_unique<Stmt>(std::move(*st)));
-    Stmt* s = stmts.back().get();
+    stmts.push_back(std::make_unique<CachedStmt>(std::move(*st)));
+    Stmt* s = &**stmts.back();
     Stream stream;
     stream.next = [this, s, format, &streams, idx = streams.size()](Status* err) {
       Stream& me = streams[idx];
@@ -317,7 +248,8 @@ Status Exporter::Write(FILE* out) {
     return {};
   };
   streams.reserve(5);
-  SYSPGO_TRY(from_query("file_io, file_open and file_lookup", kSyscallsSql.c_str(), [this](Stmt& s) {
+  SYSPGO_TRY(from_query(data::OpenFileCallsByTime(db_, What("file_io, file_open and file_lookup"), run_.id),
+                        [this](Stmt& s) {
     ++stats_.syscalls;
     Json e = Complete(s.Text(4), "syscall", s.Int(2), s.Int(3), s.Int(0), s.Int(1));
     Json& args = e["args"] = Json::object();
@@ -335,7 +267,7 @@ Status Exporter::Write(FILE* out) {
     }
     return e;
   }));
-  SYSPGO_TRY(from_query("offcpu", kOffCpuSql, [this](Stmt& s) {
+  SYSPGO_TRY(from_query(data::OpenIntervalsByTime(db_, What("offcpu"), run_.id), [this](Stmt& s) {
     ++stats_.offcpu;
     std::string state = OffCpuStateName(s.Int(4));
     Json e = Complete("off-CPU " + state, "offcpu", s.Int(2), s.Int(3), s.Int(0), s.Int(1));
@@ -346,7 +278,7 @@ Status Exporter::Write(FILE* out) {
     return e;
   }));
   auto lanes = std::make_shared<std::map<int64_t, LaneAssigner>>();
-  SYSPGO_TRY(from_query("block_rq", kBlockSql, [this, lanes](Stmt& s) {
+  SYSPGO_TRY(from_query(data::OpenRequestsByTime(db_, What("block_rq"), run_.id), [this, lanes](Stmt& s) {
     ++stats_.block;
     int64_t dev = s.Int(2);
     int lane = (*lanes)[dev].Add(s.Int(0), s.Int(1));
@@ -365,10 +297,10 @@ Status Exporter::Write(FILE* out) {
     // Instant events, and the run's net pages as a counter at most once per
     // millisecond (enough to see churn; the trace stays about the size of
     // the events it describes), plus the final value when the stream ends.
-    auto st = Query("page_cache", kPageCacheSql);
+    auto st = data::OpenPageCacheByTime(db_, What("page_cache"), run_.id);
     if (!st) return st.error();
-    stmts.push_back(std::make_unique<Stmt>(std::move(*st)));
-    Stmt* s = stmts.back().get();
+    stmts.push_back(std::make_unique<CachedStmt>(std::move(*st)));
+    Stmt* s = &**stmts.back();
     struct Counter {
       int64_t net = 0, shown = 0;        // pages: now, and as last written
       int64_t last_ts = -1, shown_ts = -1;
@@ -488,7 +420,7 @@ Status Exporter::Write(FILE* out) {
 
 Result<TraceStats> ExportChromeTrace(Db& db, const RunInfo& run, const FindingSet& findings, const std::string& out) {
   Exporter e(db, run, findings);
-  SYSPGO_TRY(e.Prepare());
+  SYSPGO_TRY(e.Gather());
   SYSPGO_TRY(WriteFileAtomically(out, [&](FILE* f) { return e.Write(f); }));
   return e.stats();
 }

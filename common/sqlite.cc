@@ -158,6 +158,7 @@ Db& Db::operator=(Db&& o) noexcept {
     db_ = o.db_;
     path_ = std::move(o.path_);
     budget_ = std::move(o.budget_);
+    cache_ = std::move(o.cache_);
     o.db_ = nullptr;
   }
   return *this;
@@ -214,6 +215,30 @@ Status Db::Exec(std::string_view sql) {
     return MakeError("database '" + path_ + "': " + m + BoundNote(sqlite3_extended_errcode(db_), budget_.get()), rc);
   }
   return {};
+}
+
+CachedStmt::CachedStmt(CachedStmt&& o) noexcept
+    : own_(std::move(o.own_)), stmt_(o.stmt_ == &o.own_ ? &own_ : o.stmt_), busy_(o.busy_) {
+  o.stmt_ = nullptr;
+  o.busy_ = nullptr;
+}
+
+CachedStmt::~CachedStmt() {
+  if (!busy_) return;  // own_ is finalized with this
+  stmt_->Reset();
+  sqlite3_clear_bindings(stmt_->raw());
+  *busy_ = false;
+}
+
+Result<CachedStmt> Db::Cached(std::string_view sql) {
+  auto it = cache_->find(std::string(sql));
+  if (it != cache_->end() && !it->second.busy) return CachedStmt(&it->second.stmt, &it->second.busy);
+  auto st = Prepare(sql);
+  if (!st) return st.error();
+  if (it != cache_->end()) return CachedStmt(std::move(*st));
+  CacheEntry& e = (*cache_)[std::string(sql)];
+  e.stmt = std::move(*st);
+  return CachedStmt(&e.stmt, &e.busy);
 }
 
 Result<Stmt> Db::Prepare(std::string_view sql) {

@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "common/result.h"
 
@@ -88,10 +89,35 @@ class Stmt {
   int64_t steps_ = 0;             // steps of the current execution
 };
 
+// A statement of a connection's cache (Db::Cached), lent to one user: it
+// goes back reset, its bindings cleared, when the CachedStmt goes out of
+// scope. A statement asked for while it is lent (a query run inside the
+// loop over its own rows) is prepared afresh and finalized after use.
+class CachedStmt {
+ public:
+  CachedStmt(Stmt* lent, bool* busy) : stmt_(lent), busy_(busy) { *busy_ = true; }
+  explicit CachedStmt(Stmt own) : own_(std::move(own)), stmt_(&own_) {}
+  CachedStmt(CachedStmt&& o) noexcept;
+  CachedStmt& operator=(CachedStmt&&) = delete;
+  CachedStmt(const CachedStmt&) = delete;
+  CachedStmt& operator=(const CachedStmt&) = delete;
+  ~CachedStmt();
+  Stmt& operator*() { return *stmt_; }
+  Stmt* operator->() { return stmt_; }
+
+ private:
+  Stmt own_;                 // a statement prepared for this use only
+  Stmt* stmt_ = nullptr;     // own_, or the cache's
+  bool* busy_ = nullptr;     // the cache entry's flag, when lent from the cache
+};
+
 class Db {
  public:
   Db() = default;
-  Db(Db&& o) noexcept : db_(o.db_), path_(std::move(o.path_)), budget_(std::move(o.budget_)) { o.db_ = nullptr; }
+  Db(Db&& o) noexcept
+      : db_(o.db_), path_(std::move(o.path_)), budget_(std::move(o.budget_)), cache_(std::move(o.cache_)) {
+    o.db_ = nullptr;
+  }
   Db& operator=(Db&& o) noexcept;
   ~Db();
   Db(const Db&) = delete;
@@ -111,6 +137,10 @@ class Db {
 
   Status Exec(std::string_view sql);
   Result<Stmt> Prepare(std::string_view sql);
+  // `sql` prepared once for this connection and kept: the read-side data
+  // layer (analyze/data/) runs its named statements through here, so a
+  // statement run per stall or per file is compiled once.
+  Result<CachedStmt> Cached(std::string_view sql);
   // Runs a query that returns one integer (e.g. a PRAGMA).
   Result<int64_t> QueryInt(std::string_view sql);
   int64_t LastInsertId() const { return sqlite3_last_insert_rowid(db_); }
@@ -123,6 +153,14 @@ class Db {
   std::string path_;
   // The progress handler's; on the heap, so that moving the Db keeps its address.
   std::unique_ptr<StepBudget> budget_ = std::make_unique<StepBudget>();
+  // Db::Cached's statements by their text. Declared last, so that they are
+  // finalized after ~Db's sqlite3_close_v2, which waits for them.
+  struct CacheEntry {
+    Stmt stmt;
+    bool busy = false;
+  };
+  std::unique_ptr<std::unordered_map<std::string, CacheEntry>> cache_ =
+      std::make_unique<std::unordered_map<std::string, CacheEntry>>();
 };
 
 // Runs `sql` with `binds` as ?1, ?2, ... and calls row(stmt) per row.

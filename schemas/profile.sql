@@ -6,11 +6,17 @@
 -- number as stat(2) reports it in st_dev (makedev(major, minor)); ino is the
 -- inode number (st_ino). pid is the process (thread group) id, tid the thread.
 -- Every table here is written only by collect/ (and copied, redacted, by
--- `syspgo redact`). There are no derived tables: an analysis is an in-process API
--- (analyze/*.h) that report, export and optimize call, and it reads these
--- rows through analyze/run.h's accessors (the run, its window, its
--- settings, which probe groups attached) and its own queries, so its
--- answers always match the rows. profile_db.cc applies this file to a new
+-- `syspgo redact`, whose writer is analyze/data/redact_writer.cc). There are
+-- no derived tables: no pass writes what it computed back. Passes read these
+-- rows only through the read-side data layer, analyze/data/ (one accessor
+-- per table or concern: run.h's run accessor, paths, file calls, off-CPU
+-- intervals, page cache and faults, samples and stacks, block requests;
+-- named, cached statements with bound parameters), and hand each other
+-- in-process values: stalls its FindingSet (with the critical path) to
+-- report and export; the page-cache pass its PageCacheChart, tallied in the
+-- same pass, to the report; FileAccessOrder its AccessOrder to access and
+-- to optimize's plans; LoadCpuSamples its SampleSet to hot and optimize's
+-- emitters. So every answer matches the rows. profile_db.cc applies this file to a new
 -- database in one transaction and sets PRAGMA application_id / user_version;
 -- it migrates older databases (versions 1 to 4 are in schemas/frozen/).
 

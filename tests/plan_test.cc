@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analyze/access_order.h"
+#include "analyze/data/query.h"
 #include "analyze/run.h"
 #include "common/profile_db.h"
 #include "optimize/deploy_lists.h"
@@ -235,14 +236,15 @@ TEST(RunTables, ScanTheTableWhenTheDatabaseHoldsOneRun) {
   };
   const std::string sql = "SELECT ts FROM {page_cache} WHERE run_id = 1 ORDER BY ts";
   ASSERT_TRUE(add_run(1).ok());
-  std::string one = WithRunTables(*db, sql);
+  std::string one = data::WithRunTables(*db, sql);
   EXPECT_EQ(one, "SELECT ts FROM page_cache NOT INDEXED WHERE run_id = 1 ORDER BY ts");
   EXPECT_NE(plan(one).find("SCAN page_cache"), std::string::npos) << plan(one);
   ASSERT_TRUE(add_run(2).ok());
-  std::string two = WithRunTables(*db, sql);
+  std::string two = data::WithRunTables(*db, sql);
   EXPECT_EQ(two, "SELECT ts FROM page_cache WHERE run_id = 1 ORDER BY ts");
   EXPECT_NE(plan(two).find("INDEX page_cache_by_page"), std::string::npos) << plan(two);
-  EXPECT_EQ(WithRunTables(*db, "SELECT 1 FROM {page_fault}, {page_cache}"), "SELECT 1 FROM page_fault, page_cache");
+  EXPECT_EQ(data::WithRunTables(*db, "SELECT 1 FROM {page_fault}, {page_cache}"),
+            "SELECT 1 FROM page_fault, page_cache");
 }
 
 TEST(PlanBuilder, ClampsToTheFileAndLeavesOutReplacedAndMissingFiles) {

@@ -9,9 +9,10 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "analyze/cpu_tables.h"
+#include "analyze/data/cpu_tables.h"
+#include "analyze/data/query.h"
 #include "analyze/run.h"
-#include "analyze/tasks.h"
+#include "analyze/data/tasks.h"
 
 namespace syspgo {
 namespace {
@@ -20,19 +21,11 @@ constexpr char kSamplesSql[] =
     "SELECT pid, kernel, ip, user_stack_id, kernel_stack_id, MAX(ts), COUNT(*) FROM cpu_sample "
     "WHERE run_id = ?1 GROUP BY pid, kernel, ip, user_stack_id, kernel_stack_id "
     "ORDER BY pid, kernel, ip, user_stack_id, kernel_stack_id";
-constexpr char kStacksSql[] =
-    "SELECT id, frames FROM stack WHERE run_id = ?1 AND id IN "
-    "(SELECT user_stack_id FROM cpu_sample WHERE run_id = ?1 UNION SELECT kernel_stack_id FROM cpu_sample "
-    "WHERE run_id = ?1) ORDER BY id";
 // Off-CPU time folded by stack as the samples are; `ts` picks the mapping
 // as for a sample.
 constexpr char kOffCpuSql[] =
     "SELECT pid, user_stack_id, kernel_stack_id, MAX(ts), SUM(dur) FROM offcpu WHERE run_id = ?1 "
     "GROUP BY pid, user_stack_id, kernel_stack_id ORDER BY pid, user_stack_id, kernel_stack_id";
-constexpr char kOffCpuStacksSql[] =
-    "SELECT id, frames FROM stack WHERE run_id = ?1 AND id IN "
-    "(SELECT user_stack_id FROM offcpu WHERE run_id = ?1 UNION SELECT kernel_stack_id FROM offcpu "
-    "WHERE run_id = ?1) ORDER BY id";
 constexpr char kCpuRunsSql[] = "SELECT DISTINCT run_id FROM cpu_sample ORDER BY run_id";
 
 struct Mapping {
@@ -42,7 +35,7 @@ struct Mapping {
 };
 
 Error DbError(Db& db, const std::string& what) {
-  return MakeError("cannot read " + what + " from '" + db.path() + "': " + db.ErrorText() + ".");
+  return MakeError("cannot read " + what + " from '" + db.path() + "': it has no such table.");
 }
 
 }  // namespace
@@ -82,14 +75,9 @@ Result<SampleSet> LoadCpuSamples(Db& db, int64_t run_id, bool offcpu) {
   }
 
   std::unordered_map<int64_t, std::vector<uint64_t>> stacks;
-  {
-    auto st = db.Prepare(kStacksSql);
-    if (!st) return DbError(db, "stacks");
-    st->Bind(1, run_id);
-    Status err;
-    while (st->Step(&err)) stacks[st->Int(0)] = StackFrames(*st, 1);
-    if (!err.ok()) return err.error();
-  }
+  if (!data::HasTable(db, "stack")) return DbError(db, "stacks");
+  SYSPGO_TRY(VisitStacksOf(db, run_id, StackTable::kCpuSample,
+                           [&](int64_t id, std::vector<uint64_t> frames) { stacks[id] = std::move(frames); }));
 
   // The mapping that covered `a` in `pid` at `ts`: the latest one seen by then.
   auto resolve = [&](uint32_t pid, uint64_t a, int64_t ts) -> UserFrame {
@@ -110,30 +98,25 @@ Result<SampleSet> LoadCpuSamples(Db& db, int64_t run_id, bool offcpu) {
     return {best->binary, a - best->start + best->off};
   };
 
-  {
-    auto st = db.Prepare(kSamplesSql);
-    if (!st) return MakeError(run_name + " has no CPU sample table: " + need("the cpu probe group"));
-    st->Bind(1, run_id);
-    Status err;
-    while (st->Step(&err)) {
-      StackSample s;
-      s.pid = static_cast<uint32_t>(st->Int(0));
-      s.kernel_mode = st->Int(1) != 0;
-      int64_t ts = st->Int(5);
-      s.count = static_cast<uint64_t>(st->Int(6));
-      auto u = stacks.find(st->Int(3));
-      if (u != stacks.end()) {
-        for (uint64_t a : u->second) s.user.push_back(resolve(s.pid, a, ts));
-      } else if (!s.kernel_mode) {
-        s.user.push_back(resolve(s.pid, static_cast<uint64_t>(st->Int(2)), ts));
-      }
-      auto k = stacks.find(st->Int(4));
-      if (k != stacks.end()) s.kernel = k->second;
-      else if (s.kernel_mode) s.kernel.push_back(static_cast<uint64_t>(st->Int(2)));
-      set.samples.push_back(std::move(s));
+  if (!data::HasTable(db, "cpu_sample"))
+    return MakeError(run_name + " has no CPU sample table: " + need("the cpu probe group"));
+  SYSPGO_TRY(data::Visit(db, "", kSamplesSql, {run_id}, [&](Stmt& st) {
+    StackSample s;
+    s.pid = static_cast<uint32_t>(st.Int(0));
+    s.kernel_mode = st.Int(1) != 0;
+    int64_t ts = st.Int(5);
+    s.count = static_cast<uint64_t>(st.Int(6));
+    auto u = stacks.find(st.Int(3));
+    if (u != stacks.end()) {
+      for (uint64_t a : u->second) s.user.push_back(resolve(s.pid, a, ts));
+    } else if (!s.kernel_mode) {
+      s.user.push_back(resolve(s.pid, static_cast<uint64_t>(st.Int(2)), ts));
     }
-    if (!err.ok()) return err.error();
-  }
+    auto k = stacks.find(st.Int(4));
+    if (k != stacks.end()) s.kernel = k->second;
+    else if (s.kernel_mode) s.kernel.push_back(static_cast<uint64_t>(st.Int(2)));
+    set.samples.push_back(std::move(s));
+  }));
   if (set.samples.empty()) {
     std::string why = "the cpu probe group was not enabled";
     if (auto p = ReadProbeStatus(db, run_id, "cpu"); p.ok() && p->recorded) {
@@ -144,35 +127,27 @@ Result<SampleSet> LoadCpuSamples(Db& db, int64_t run_id, bool offcpu) {
     return MakeError(run_name + " has no CPU samples: " + why + "; " + need("sampled stacks need frame pointers"));
   }
 
-  if (offcpu) {
-    // A database from before the sched group, or a run without it, has
-    // no intervals: then there is no off-CPU time to add, not an error.
-    if (auto st = db.Prepare(kOffCpuStacksSql)) {
-      st->Bind(1, run_id);
-      Status err;
-      while (st->Step(&err)) stacks.try_emplace(st->Int(0), StackFrames(*st, 1));
-      if (!err.ok()) return err.error();
-    }
-    if (auto st = db.Prepare(kOffCpuSql)) {
-      st->Bind(1, run_id);
-      Status err;
-      while (st->Step(&err)) {
-        // The thread is in the kernel when it leaves the CPU: the first
-        // user frame is where it entered, as in a kernel-mode sample.
-        StackSample s;
-        s.pid = static_cast<uint32_t>(st->Int(0));
-        s.kernel_mode = true;
-        int64_t ts = st->Int(3);
-        s.count = static_cast<uint64_t>(std::max<int64_t>(st->Int(4), 0));
-        auto u = stacks.find(st->Int(1));
-        if (u != stacks.end())
-          for (uint64_t a : u->second) s.user.push_back(resolve(s.pid, a, ts));
-        auto k = stacks.find(st->Int(2));
-        if (k != stacks.end()) s.kernel = k->second;
-        if (s.count) set.offcpu.push_back(std::move(s));
-      }
-      if (!err.ok()) return err.error();
-    }
+  // A database from before the sched group, or a run without it, has no
+  // intervals: then there is no off-CPU time to add, not an error.
+  if (offcpu && data::HasTable(db, "offcpu")) {
+    SYSPGO_TRY(VisitStacksOf(db, run_id, StackTable::kOffCpu, [&](int64_t id, std::vector<uint64_t> frames) {
+      stacks.try_emplace(id, std::move(frames));
+    }));
+    SYSPGO_TRY(data::Visit(db, "", kOffCpuSql, {run_id}, [&](Stmt& st) {
+      // The thread is in the kernel when it leaves the CPU: the first
+      // user frame is where it entered, as in a kernel-mode sample.
+      StackSample s;
+      s.pid = static_cast<uint32_t>(st.Int(0));
+      s.kernel_mode = true;
+      int64_t ts = st.Int(3);
+      s.count = static_cast<uint64_t>(std::max<int64_t>(st.Int(4), 0));
+      auto u = stacks.find(st.Int(1));
+      if (u != stacks.end())
+        for (uint64_t a : u->second) s.user.push_back(resolve(s.pid, a, ts));
+      auto k = stacks.find(st.Int(2));
+      if (k != stacks.end()) s.kernel = k->second;
+      if (s.count) set.offcpu.push_back(std::move(s));
+    }));
   }
 
   auto tasks = Tasks::Load(db, run_id);
@@ -184,12 +159,9 @@ Result<SampleSet> LoadCpuSamples(Db& db, int64_t run_id, bool offcpu) {
 }
 
 Result<std::vector<int64_t>> CpuRuns(Db& db) {
-  auto st = db.Prepare(kCpuRunsSql);
-  if (!st) return DbError(db, "the runs with CPU samples");
+  if (!data::HasTable(db, "cpu_sample")) return DbError(db, "the runs with CPU samples");
   std::vector<int64_t> out;
-  Status err;
-  while (st->Step(&err)) out.push_back(st->Int(0));
-  if (!err.ok()) return err.error();
+  SYSPGO_TRY(data::Visit(db, "", kCpuRunsSql, {}, [&](Stmt& st) { out.push_back(st.Int(0)); }));
   return out;
 }
 

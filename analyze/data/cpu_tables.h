@@ -6,6 +6,7 @@
 // stacks, reports and exports all read them through here.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -35,10 +36,27 @@ Result<std::optional<std::string>> ReadKallsyms(Db& db, int64_t run_id);
 // first.
 std::vector<uint64_t> StackFrames(Stmt& st, int col);
 
-// (dev, ino, path) of the files the run's processes mapped with a path
-// (the executable and interpreter of an exec, which no open names): a
-// query to append ORDER BY to or to use as a subquery. ?1 is the run.
-inline constexpr char kMappedFilesSql[] =
-    "SELECT dev, ino, path FROM mapping WHERE run_id = ?1 AND ino != 0 AND path LIKE '/%'";
+// The frames of stack `id` of the run (none for an unknown id).
+Result<std::vector<uint64_t>> ReadStack(Db& db, int64_t run_id, int64_t id);
+// The frames of every stack the rows of one table name, by id.
+enum class StackTable { kCpuSample, kOffCpu };
+Status VisitStacksOf(Db& db, int64_t run_id, StackTable table,
+                     const std::function<void(int64_t id, std::vector<uint64_t> frames)>& fn);
+
+// The files the run's processes mapped with a path (the executable and
+// interpreter of an exec, which no open names), by (dev, ino) and then
+// when the mapping was seen.
+struct MappedFile {
+  uint64_t dev = 0, ino = 0;
+  std::string path;
+};
+Status VisitMappedFiles(Db& db, int64_t run_id, const std::function<void(const MappedFile&)>& fn);
+
+// The traced threads the cpu group sampled on `cpu` in [from, to) other
+// than `but_tid`, the 3 with the most samples: tid, pid, samples.
+Status VisitCpuBusy(Db& db, int64_t run_id, int64_t cpu, int64_t from, int64_t to, int64_t but_tid,
+                    const std::function<void(Stmt&)>& row);
+// The samples of thread `tid` in user mode in [from, to).
+Result<int64_t> CountUserSamples(Db& db, int64_t run_id, int64_t tid, int64_t from, int64_t to);
 
 }  // namespace syspgo

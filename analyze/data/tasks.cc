@@ -1,39 +1,32 @@
 //===- tasks.cc - the traced tree's processes and threads ----------------===//
-#include "analyze/tasks.h"
+#include "analyze/data/tasks.h"
 
 #include <algorithm>
+
+#include "analyze/data/query.h"
 
 namespace syspgo {
 namespace {
 
 // Start order: a reused tid's or pid's lives in the order they were lived,
 // and a process's latest name is its last row.
-constexpr char kThreadsSql[] = R"sql(
-SELECT tid, pid, comm, start_ts, exit_ts
-FROM thread
-WHERE run_id = ?1
-ORDER BY start_ts, tid
-)sql";
+constexpr char kThreadsSql[] = 
+    "SELECT tid, pid, comm, start_ts, exit_ts FROM thread WHERE run_id = ?1 ORDER BY start_ts, tid";
 
-constexpr char kProcessesSql[] = R"sql(
-SELECT pid, comm, start_ts
-FROM process
-WHERE run_id = ?1
-ORDER BY start_ts, pid
-)sql";
+constexpr char kProcessesSql[] = "SELECT pid, comm, start_ts FROM process WHERE run_id = ?1 ORDER BY start_ts, pid";
 
 }  // namespace
 
 Result<Tasks> Tasks::Load(Db& db, int64_t run_id) {
   Tasks t;
   const std::string run = " of run " + std::to_string(run_id);
-  SYSPGO_TRY(ForEachRow(db, "the threads" + run, kThreadsSql, {run_id}, [&](Stmt& s) {
+  SYSPGO_TRY(data::Visit(db, "the threads" + run, kThreadsSql, {run_id}, [&](Stmt& s) {
     ThreadRow r{.tid = s.Int(0), .pid = s.Int(1), .comm = s.Text(2), .start_ts = s.Int(3)};
     if (!s.IsNull(4)) r.exit_ts = s.Int(4);
     t.by_tid_[r.tid].push_back(t.threads_.size());
     t.threads_.push_back(std::move(r));
   }));
-  SYSPGO_TRY(ForEachRow(db, "the processes" + run, kProcessesSql, {run_id}, [&](Stmt& s) {
+  SYSPGO_TRY(data::Visit(db, "the processes" + run, kProcessesSql, {run_id}, [&](Stmt& s) {
     t.by_pid_[s.Int(0)].push_back(t.processes_.size());
     t.processes_.push_back({.pid = s.Int(0), .comm = s.Text(1), .start_ts = s.Int(2)});
   }));
