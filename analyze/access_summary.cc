@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analyze/data/access.h"
+#include "analyze/file_calls.h"
 #include "common/util.h"
 
 namespace syspgo {
@@ -30,6 +32,51 @@ constexpr double kHintAmplification = 4;
 constexpr uint64_t kHintMinUsed = 64 << 10;
 constexpr double kHintOutOfOrder = 0.5;
 
+struct WriteSpan {
+  uint64_t dev = 0, ino = 0;
+  int64_t start = 0, end = 0;     // ns since the command started, the call's entry and exit
+  uint64_t first = 0, last = 0;   // pages written, inclusive
+};
+
+Result<std::vector<WriteSpan>> ReadWrites(Db& db, int64_t run_id) {
+  auto window = ReadRunWindow(db, run_id);
+  if (!window) return window.error();
+  std::vector<WriteSpan> out;
+  Status err = data::VisitWrites(db, run_id, [&](Stmt& st) {
+    WriteSpan w;
+    w.dev = st.Int(2), w.ino = st.Int(3);
+    w.start = st.Int(0) - window->command_start_ns;
+    w.end = w.start + st.Int(1);
+    w.first = st.Int(4) / kPage;
+    w.last = (st.Int(4) + st.Int(5) - 1) / kPage;
+    out.push_back(w);
+  });
+  if (!err.ok()) return err.error();
+  return out;
+}
+
+// Marks the page-cache additions a write of the same file made: the page is
+// in the range the write wrote and the addition came while it ran. Both
+// lists are in time order, so the writes that may cover an addition are the
+// few that started before it and had not ended: one sweep.
+std::vector<bool> AddedByWrites(const AccessOrder& order, const std::vector<WriteSpan>& writes) {
+  std::vector<bool> out(order.touches.size(), false);
+  std::vector<const WriteSpan*> active;
+  size_t next = 0;
+  for (size_t i = 0; i < order.touches.size(); ++i) {
+    const FileTouch& t = order.touches[i];
+    if (t.source != 'p') continue;
+    const auto ts = static_cast<int64_t>(t.ts_ns);
+    while (next < writes.size() && writes[next].start <= ts) active.push_back(&writes[next++]);
+    std::erase_if(active, [&](const WriteSpan* w) { return w->end < ts; });
+    const TouchedFile& f = order.files[t.file];
+    const uint64_t page = t.offset / kPage;
+    for (const WriteSpan* w : active)
+      if (w->dev == f.dev && w->ino == f.ino && page >= w->first && page <= w->last) out[i] = true;
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<AccessSummary> SummarizeAccess(Db& db, int64_t run_id) {
@@ -38,6 +85,9 @@ Result<AccessSummary> SummarizeAccess(Db& db, int64_t run_id) {
   if (!order) return order.error();
   s.order = std::move(*order);
   s.no_readahead = RecordedWithoutReadahead(db, run_id);
+  auto writes = ReadWrites(db, run_id);
+  if (!writes) return writes.error();
+  const std::vector<bool> written = AddedByWrites(s.order, *writes);
   struct Acc {
     FileAccess f;
     std::vector<uint64_t> used, cached;  // page numbers, with repeats until counted
@@ -62,7 +112,9 @@ Result<AccessSummary> SummarizeAccess(Db& db, int64_t run_id) {
     a.f.touches.push_back(static_cast<uint32_t>(i));
     a.f.size = std::max(a.f.size, t.offset + t.length);
     std::vector<uint64_t>& pages = t.source == 'p' ? a.cached : a.used;
-    for (uint64_t p = t.offset / kPage; p * kPage < t.offset + t.length; ++p) pages.push_back(p);
+    // Pages a write added hold what the program wrote: nothing was read.
+    if (!written[i])
+      for (uint64_t p = t.offset / kPage; p * kPage < t.offset + t.length; ++p) pages.push_back(p);
     if (t.source == 'p') continue;
     (t.source == 'f' ? a.f.faults : a.f.reads)++;
     if (a.f.faults + a.f.reads > 1) {
@@ -90,17 +142,20 @@ Result<AccessSummary> SummarizeAccess(Db& db, int64_t run_id) {
 std::optional<Finding> RandomPagingFinding(const AccessSummary& s, const RunInfo& run) {
   uint64_t used = 0, cached = 0;
   for (const FileAccess& f : s.files) used += f.used_pages * kPage, cached += f.cached_pages * kPage;
-  // Of the files with much used, the one the kernel read most for.
+  // Of the files with much used, read far beyond it and touched mostly out
+  // of order, the one the kernel read most for: the title and its facts
+  // speak of that one file, so each holds for it.
   const FileAccess* most = nullptr;
   for (const FileAccess& f : s.files)
-    if (f.used_pages * kPage >= kHintMinUsed && (!most || f.cached_pages > most->cached_pages)) most = &f;
-  if (!most || cached < kHintAmplification * used || most->in_order < 0 || most->in_order >= kHintOutOfOrder)
-    return std::nullopt;
+    if (f.used_pages * kPage >= kHintMinUsed && f.cached_pages >= kHintAmplification * f.used_pages &&
+        f.in_order >= 0 && f.in_order < kHintOutOfOrder && (!most || f.cached_pages > most->cached_pages))
+      most = &f;
+  if (!most) return std::nullopt;
   Finding x;
   x.kind = "random-paging";
   char buf[256];
   snprintf(buf, sizeof buf, "The kernel read %.1fx what the program used, around touches at scattered offsets",
-           static_cast<double>(cached) / static_cast<double>(used));
+           static_cast<double>(most->cached_pages) / static_cast<double>(most->used_pages));
   x.title = std::string(buf) + " in " + most->path.substr(most->path.rfind('/') + 1);
   snprintf(buf, sizeof buf, "%.0f%%", 100 * (1 - most->in_order));
   x.facts = {{"file", most->path},

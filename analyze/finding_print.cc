@@ -15,13 +15,14 @@ namespace syspgo {
 namespace {
 
 constexpr size_t kWidth = 100;     // wrap long values here
+constexpr size_t kTitleWidth = 120;  // and titles longer than a terminal line here
 constexpr size_t kIndent = 4;      // facts under the headline
 
 // `value` wrapped at word boundaries; lines after the first start at `col`.
-std::string Wrap(const std::string& value, size_t col) {
+std::string Wrap(const std::string& value, size_t col, size_t width = kWidth) {
   std::string out, line;
   for (const std::string& word : Split(value, ' ')) {
-    if (!line.empty() && col + line.size() + 1 + word.size() > kWidth) {
+    if (!line.empty() && col + line.size() + 1 + word.size() > width) {
       out += line + "\n" + std::string(col, ' ');
       line.clear();
     }
@@ -31,6 +32,8 @@ std::string Wrap(const std::string& value, size_t col) {
 }
 
 }  // namespace
+
+std::string WrapText(const std::string& value, size_t col) { return Wrap(value, col); }
 
 std::string Ordinal(int64_t n) {
   const char* suffix = "th";
@@ -63,7 +66,10 @@ std::string FindingText(const Finding& f, size_t number, bool verbose) {
 
   size_t label = 0;
   for (const auto& [k, v] : rows) label = std::max(label, k.size());
-  std::string out = std::to_string(number) + ". " + TerminalSafe(f.title) + "\n";
+  std::string head = std::to_string(number) + ". ";
+  std::string title = TerminalSafe(f.title);
+  if (head.size() + title.size() > kTitleWidth) title = Wrap(title, head.size(), kTitleWidth);
+  std::string out = head + title + "\n";
   for (const auto& [k, v] : rows) {
     size_t col = kIndent + label + 2;
     out += std::string(kIndent, ' ') + k + std::string(label - k.size() + 2, ' ') + Wrap(v, col) + "\n";

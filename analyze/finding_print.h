@@ -19,6 +19,10 @@ std::string FindingText(const Finding& f, size_t number, bool verbose);
 // (left out if null).
 nlohmann::ordered_json FindingJson(const Finding& f, nlohmann::ordered_json detail);
 
+// `value` wrapped at word boundaries as findings' facts are (100 columns);
+// lines after the first start at column `col`.
+std::string WrapText(const std::string& value, size_t col);
+
 // "5th", "2nd", "11th".
 std::string Ordinal(int64_t n);
 // "8.4%" (one decimal; "<0.1%" for small non-zero shares).

@@ -585,13 +585,25 @@ std::string Analysis::Busy(const Interval& iv) {
 }
 
 std::string Analysis::DiskRequests(const Interval& iv) {
-  std::vector<std::string> who;
+  // Requests that carried no data are the disk's write-cache flushes (an
+  // fsync's last step): said as what they are, not as "0 B".
+  std::vector<std::string> who, flushed_for;
+  int64_t flushes = 0;
   (void)data::VisitRequestsCompleted(db_, q_.run_id, iv.ts, iv.woken ? iv.wake_ts : iv.end(), [&](Stmt& st) {
-    who.push_back(std::to_string(st.Int(3)) + " of " + st.Text(2) + " (tid " + std::to_string(st.Int(0)) + "), " +
-                  FormatBytes(static_cast<uint64_t>(st.Int(4))));
+    std::string task = st.Text(2) + " (tid " + std::to_string(st.Int(0)) + ")";
+    if (st.Int(4) == 0) {
+      flushes += st.Int(3);
+      flushed_for.push_back(task);
+      return;
+    }
+    who.push_back(std::to_string(st.Int(3)) + " of " + task + ", " + FormatBytes(static_cast<uint64_t>(st.Int(4))));
   });
-  if (who.empty()) return "";
-  return "block requests completed meanwhile: " + Join(who, "; ");
+  std::vector<std::string> parts;
+  if (!who.empty()) parts.push_back("block requests completed meanwhile: " + Join(who, "; "));
+  if (flushes)
+    parts.push_back((flushes == 1 ? std::string("a cache flush") : std::to_string(flushes) + " cache flushes") +
+                    " completed meanwhile, for " + Join(flushed_for, ", "));
+  return Join(parts, "; ");
 }
 
 CriticalPath& Analysis::Path() {
@@ -1148,26 +1160,29 @@ Json DetailJson(const StallDetail& d) {
 }
 
 // What bounds the command: its main thread's time from release to exit,
-// by root, as a table.
+// by root: share and time, then the root and the threads it went through,
+// wrapped under it (a root names paths: a table's column would not fit).
 std::string CommandPathText(const StallsReport& r) {
   if (r.command_path.empty()) return "";
   int64_t all = 0;
   for (const RootShare& s : r.command_path) all += s.ns;
-  Table t({{"root", "root", Table::Align::kLeft},
-           {"time", "ns", Table::Align::kRight, true},
-           {"share", "share", Table::Align::kRight},
-           {"through", "through", Table::Align::kLeft}});
+  constexpr size_t kRootCol = 21;  // past the share and time columns
+  std::string out = "\nwhat bounds the command: its main thread's (tid " + std::to_string(r.command_tid) +
+                    ") critical path from start to exit, " +
+                    FormatNs(static_cast<uint64_t>(all)) + ", by root:\n" + "  share        time  root (through)\n";
   size_t shown = 0;
   for (const RootShare& s : r.command_path) {
     if (shown == 8 || (shown >= 3 && s.ns * 100 < all)) break;  // the few that matter
     ++shown;
     std::vector<std::string> via;
     for (const PathHop& h : s.hops) via.push_back(h.comm + " (tid " + std::to_string(h.tid) + ")");
-    t.AddRow({s.root.Text(), FormatNs(static_cast<uint64_t>(s.ns)), FormatShare(static_cast<double>(s.ns) / all),
-              via.empty() ? "-" : Join(via, " <- ")});
+    char head[64];
+    snprintf(head, sizeof head, "%7s  %10s  ", FormatShare(static_cast<double>(s.ns) / all).c_str(),
+             FormatNs(static_cast<uint64_t>(s.ns)).c_str());
+    std::string root = s.root.Text() + (via.empty() ? "" : " (through " + Join(via, " <- ") + ")");
+    out += head + WrapText(TerminalSafe(root), kRootCol) + "\n";
   }
-  return "\nwhat bounds the command: the critical path of its main thread (tid " + std::to_string(r.command_tid) +
-         ") from its start to its exit, " + FormatNs(static_cast<uint64_t>(all)) + ", by root:\n" + t.Text();
+  return out;
 }
 
 }  // namespace

@@ -25,10 +25,21 @@ SELECT ts, pid, dev, ino, idx * 4096, 4096, 3 FROM page_cache_page
  WHERE run_id = ?1 AND ts >= ?2 AND (why & 1) != 0
 )sql";
 
+const std::string kWritesSql = R"sql(
+SELECT ts, dur, dev, ino, pos, ret FROM file_io
+ WHERE run_id = ?1 AND kind = )sql" + std::to_string(SYSPGO_S_IFREG) + " AND nr IN (" + SqlList(kWriteCalls) +
+                                  R"sql() AND ret > 0 AND pos >= 0
+ ORDER BY ts
+)sql";
+
 }  // namespace
 
 Status VisitTouches(Db& db, int64_t run_id, int64_t since, const RowFn& row) {
   return Visit(db, "", WithRunTables(db, kTouchesSql), {run_id, since}, row);
+}
+
+Status VisitWrites(Db& db, int64_t run_id, const RowFn& row) {
+  return Visit(db, "the run's writes to files", kWritesSql, {run_id}, row);
 }
 
 }  // namespace syspgo::data

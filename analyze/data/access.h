@@ -16,4 +16,9 @@ namespace syspgo::data {
 // one, which is all a first touch needs).
 Status VisitTouches(Db& db, int64_t run_id, int64_t since, const RowFn& row);
 
+// Every write to a regular file that wrote something at a known offset, in
+// time order: ts, dur, dev, ino, byte offset, bytes written. The pages they
+// add to the cache are the program's own data, not pages read for it.
+Status VisitWrites(Db& db, int64_t run_id, const RowFn& row);
+
 }  // namespace syspgo::data
