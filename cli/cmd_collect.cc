@@ -18,6 +18,7 @@ namespace {
 
 const char kAbout[] = R"(usage: syspgo collect [OPTIONS] -- COMMAND [ARGS...]
        syspgo collect [OPTIONS] -p PID
+       syspgo collect [OPTIONS] --cgroup PATH | --all [--duration SECONDS]
 
 Records COMMAND and every process it starts (forks, threads, execs) into a
 profile database. COMMAND is held before it starts until every probe is
@@ -28,6 +29,9 @@ const char kExamples[] = R"(Examples:
   sudo syspgo collect -o run.db -- dd if=/dev/zero of=f bs=1M count=10 conv=fsync
   sudo syspgo collect -o run.db --probes fileio,block -- ./train.sh
   sudo syspgo collect -o run.db -p 1234 --duration 30
+  syspgo collect -o run.db --new-cgroup -- ./train.sh
+  syspgo collect -o run.db --cgroup /sys/fs/cgroup/memory/job --duration 30
+  syspgo collect -o run.db --all --duration 10
 )";
 
 void OnSignal(int sig) { g_collect_stop_signal.store(sig); }
@@ -56,6 +60,14 @@ std::optional<int> ParseRequest(const std::vector<std::string>& args, CollectReq
   app->add_option("-p,--pid", req->attach_pid, "attach to a running process and its future children")
       ->type_name("PID")
       ->transform(Whole(1, 1 << 30, "a process id"));
+  app->add_option("--cgroup", req->cgroup,
+                  "record every process of this cgroup (a v1 or v2 directory under /sys/fs/cgroup) and those that "
+                  "join it while recording; under sudo only if all its processes are yours")
+      ->type_name("PATH");
+  app->add_flag("--all", req->all, "record every process of the host (like perf record -a); needs real root");
+  app->add_flag("--new-cgroup", req->new_cgroup,
+                "run COMMAND in a fresh cgroup of its own (memory v1 under the collector's, and v2 if mounted), so "
+                "its page-cache charges, memory pressure and reclaim are its own; removed at the end");
   Decimal(app->add_option("--duration", req->duration_s,
                           "stop recording after SECONDS (a spawned command keeps running)"),
           "SECONDS", 0.001, 1e7, "seconds");
@@ -127,9 +139,12 @@ std::optional<int> ParseRequest(const std::vector<std::string>& args, CollectReq
   req->opts.offcpu_min_ns = static_cast<uint64_t>(offcpu_us * 1000);
   req->opts.irq_min_ns = static_cast<uint64_t>(irq_us * 1000);
   req->opts.verbose = std::min(req->opts.verbose, 3);
-  if (req->attach_pid && !req->argv.empty()) return UsageError("give either -p PID or a command, not both");
-  if (!req->attach_pid && req->argv.empty())
-    return UsageError("no command to record: syspgo collect -o run.db -- COMMAND [ARGS...] (or -p PID)");
+  int scopes = (req->attach_pid != 0) + !req->argv.empty() + !req->cgroup.empty() + req->all;
+  if (scopes > 1) return UsageError("give one of a command, -p PID, --cgroup PATH or --all, not several");
+  if (!scopes)
+    return UsageError("no command to record: syspgo collect -o run.db -- COMMAND [ARGS...] (or -p PID, --cgroup "
+                      "PATH, --all)");
+  if (req->new_cgroup && req->argv.empty()) return UsageError("--new-cgroup needs a command: --new-cgroup -- COMMAND");
   return std::nullopt;
 }
 
@@ -166,7 +181,7 @@ int Collect(const std::vector<std::string>& args) {
     t.AddRow({g.name, g.attached ? "yes" : "no", std::to_string(g.events), std::to_string(g.dropped)});
   fprintf(stderr, "\nsyspgo: run %lld recorded into %s: %llu events in %.2f s (%s), command %s with status %d\n",
           static_cast<long long>(res.run_id), req.db_path.c_str(), static_cast<unsigned long long>(res.events),
-          res.seconds, res.exit_reason.c_str(), req.attach_pid ? "(attached)" : "exited", res.exit_status);
+          res.seconds, res.exit_reason.c_str(), req.Attached() ? "(attached)" : "exited", res.exit_status);
   fprintf(stderr, "%s", t.Text().c_str());
   if (res.dropped)
     fprintf(stderr,
@@ -187,7 +202,7 @@ int Collect(const std::vector<std::string>& args) {
       j["groups"].push_back({{"group", g.name}, {"attached", g.attached}, {"events", g.events}, {"lost", g.dropped}});
     WriteJsonSummary(json_path, j);
   }
-  return req.attach_pid ? 0 : res.exit_status;
+  return req.Attached() ? 0 : res.exit_status;
 }
 
 const Command kCollect("collect", "record a command's syscalls, files, faults, I/O and CPU into a profile DB", &Collect,

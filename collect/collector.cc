@@ -2,6 +2,7 @@
 #include "collect/collector.h"
 #include "collect/btf_hooks.h"
 #include "collect/kallsyms.h"
+#include "collect/scope.h"
 #include "collect/readahead_off.h"
 
 #include <bpf/bpf.h>
@@ -23,6 +24,7 @@
 #include <fstream>
 #include <memory>
 #include <optional>
+#include <functional>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -231,7 +233,7 @@ Result<int64_t> InsertRun(Db& db, const CollectRequest& req, pid_t pid, uint64_t
       "start_realtime_ns, start_monotonic_ns, collector_pid, boot_id) "
       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   if (!st) return st.error();
-  st->Bind(1, JoinShell(req.argv)).Bind(2, argv_json).Bind(3, int64_t{pid}).Bind(4, int64_t{req.attach_pid != 0});
+  st->Bind(1, JoinShell(req.argv)).Bind(2, argv_json).Bind(3, int64_t{pid}).Bind(4, int64_t{req.Attached()});
   st->Bind(5, std::string(u.nodename)).Bind(6, std::string(u.release)).Bind(7, std::string(SYSPGO_VERSION));
   st->Bind(8, static_cast<int64_t>(start_real)).Bind(9, static_cast<int64_t>(start_mono));
   st->Bind(10, int64_t{getpid()}).Bind(11, CurrentBootId());
@@ -409,6 +411,27 @@ struct Setup {
   std::optional<Db> db;
 };
 
+// --all, and --cgroup with a process the user could not trace, show what
+// is not the user's: under sudo they are refused (real root only).
+Status CheckScope(const CollectRequest& req, const std::optional<User>& user) {
+  const char kRoot[] = " Run syspgo as root itself, without sudo, to record it.";
+  if (req.all && user)
+    return MakeError("--all records every process of the host, not only those of uid " + std::to_string(user->uid) +
+                         ": under sudo it is refused; it needs real root." + kRoot,
+                     EPERM);
+  if (req.cgroup.empty()) return {};
+  SYSPGO_TRY(CheckCgroupDir(req.cgroup));
+  if (!user) return {};
+  auto pids = CgroupProcs(req.cgroup);
+  if (!pids) return pids.error();
+  for (pid_t p : *pids)
+    if (Status st = CheckMayAttach(p, *user); !st.ok() && st.error().code == EPERM)
+      return MakeError("--cgroup " + req.cgroup + " holds a process that is not only yours (" + st.error().message +
+                           "): under sudo a cgroup whose processes are not all yours is refused; it needs real root.",
+                       EPERM);
+  return {};
+}
+
 Result<Setup> Prepare(const CollectRequest& req) {
   Setup s;
   auto user = InvokingUserOrNull();
@@ -424,6 +447,8 @@ Result<Setup> Prepare(const CollectRequest& req) {
   if (req.attach_pid) {
     SYSPGO_TRY(CheckPid(req.attach_pid));
     if (s.user) SYSPGO_TRY(CheckMayAttach(req.attach_pid, *s.user));
+  } else if (req.all || !req.cgroup.empty()) {
+    SYSPGO_TRY(CheckScope(req, s.user));
   } else {
     auto r = [&]() -> Result<std::string> {
       if (req.as_root) return ResolveCommand(req.argv.empty() ? "" : req.argv[0]);
@@ -510,9 +535,23 @@ Result<RingBuffers> OpenRingBuffers(const std::vector<ProbeGroup*>& live, Writer
 // after it was put in `targets`, so that an exec after the check is the
 // kernel's to judge (bpf/proc.bpf.c); one the user could not trace, and
 // everything below it, is left out. Returns how many were left out.
-uint64_t TraceFromTheStart(const CollectRequest& req, const Setup& s, pid_t root, int targets_fd,
-                           const std::vector<ProbeGroup*>& live, Writer& writer) {
-  std::vector<TreeProcess> tree = req.attach_pid ? ProcessTree(root) : std::vector<TreeProcess>{{root, 0}};
+// The processes a run starts from: the command, -p's tree, or every
+// process of the cgroup or host (each a root: their forks are followed in
+// the kernel). Never the collector itself, which would record its writes.
+std::vector<TreeProcess> StartingProcesses(const CollectRequest& req, pid_t root) {
+  if (req.attach_pid) return ProcessTree(root);
+  if (!req.Attached()) return {{root, 0}};
+  std::vector<pid_t> pids;
+  if (req.all) pids = AllProcesses();
+  else if (auto r = CgroupProcs(req.cgroup)) pids = *r;
+  std::vector<TreeProcess> out;
+  for (pid_t p : pids)
+    if (p != getpid()) out.push_back({p, 0});
+  return out;
+}
+
+uint64_t TraceFromTheStart(const CollectRequest& req, const Setup& s, const std::vector<TreeProcess>& tree,
+                           int targets_fd, const std::vector<ProbeGroup*>& live, Writer& writer) {
   std::set<pid_t> out;  // left out, or gone
   uint64_t left_out = 0;
   for (const TreeProcess& t : tree) {
@@ -523,7 +562,7 @@ uint64_t TraceFromTheStart(const CollectRequest& req, const Setup& s, pid_t root
       continue;
     }
     bpf_map_update_elem(targets_fd, &k, &one, BPF_ANY);
-    if (req.attach_pid && s.user) {
+    if (req.Attached() && s.user) {
       if (Status st = CheckMayAttach(t.pid, *s.user); !st.ok()) {
         bpf_map_delete_elem(targets_fd, &k);
         out.insert(t.pid);
@@ -531,7 +570,7 @@ uint64_t TraceFromTheStart(const CollectRequest& req, const Setup& s, pid_t root
         continue;
       }
     }
-    for (auto* g : live) g->OnTarget(writer, t.pid, req.attach_pid != 0);
+    for (auto* g : live) g->OnTarget(writer, t.pid, req.Attached());
   }
   return left_out;
 }
@@ -543,7 +582,7 @@ uint64_t TraceFromTheStart(const CollectRequest& req, const Setup& s, pid_t root
 // *child_done when the command was reaped.
 void Record(const CollectRequest& req, HeldCommand& child, pid_t root, uint64_t release_mono, ring_buffer* rb,
             const std::vector<ProbeGroup*>& live, Writer& writer, CollectResult& res, int* status,
-            bool* child_done) {
+            bool* child_done, const std::function<void()>& tick) {
   uint64_t deadline = req.duration_s > 0 ? release_mono + static_cast<uint64_t>(req.duration_s * 1e9) : 0;
   constexpr uint64_t kGraceNs = 1000000000, kWindDownNs = 5000000000;
   uint64_t stop_at = 0;
@@ -554,6 +593,7 @@ void Record(const CollectRequest& req, HeldCommand& child, pid_t root, uint64_t 
     int n = ring_buffer__poll(rb, 100);
     ring_buffer__consume(rb);  // events below the wakeup threshold
     if (uint64_t t = Now(CLOCK_MONOTONIC); t >= next_drain) {
+      tick();
       for (auto* g : live) g->Drain(writer);
       next_drain = t + kDrainIntervalNs;
     }
@@ -567,7 +607,7 @@ void Record(const CollectRequest& req, HeldCommand& child, pid_t root, uint64_t 
       if (res.exit_reason.empty()) res.exit_reason = child->Signaled() ? "signaled" : "exited";
       return;
     }
-    if (!child && !ProcessAlive(root)) {
+    if (!child && root && !ProcessAlive(root)) {
       if (res.exit_reason.empty()) res.exit_reason = "target-exited";
       return;
     }
@@ -608,6 +648,18 @@ void NoteLeftOut(const std::vector<ProbeGroup*>& live, uint64_t at_start, Collec
                  " processes left out: they had rights the invoking user lacks (setuid, setgid, capabilities, "
                  "or not dumpable); nothing of them is recorded.";
   }
+}
+
+// What the run recorded, when more than a command or -p's tree, in the
+// proc group's note (the run's run_probe row).
+void NoteScope(const std::vector<ProbeGroup*>& live, const CollectRequest& req, const NewCgroup& made) {
+  std::string scope = req.all              ? "scope: the whole host (--all)."
+                      : !req.cgroup.empty() ? "scope: cgroup " + req.cgroup + " (--cgroup)."
+                      : req.new_cgroup      ? "scope: the command in new cgroup " + made.Describe() + " (--new-cgroup)."
+                                            : "";
+  if (scope.empty()) return;
+  for (ProbeGroup* g : live)
+    if (g->id() == SYSPGO_GROUP_PROC) g->note += (g->note.empty() ? "" : " ") + scope;
 }
 
 // 6. Each group's report: events, drops per CPU (rows of run_drop), and the
@@ -656,10 +708,22 @@ Result<CollectResult> Collect(const CollectRequest& req) {
 
   // 2. The command, held before exec; the run's row; the writer; the probes.
   std::unique_ptr<HeldChild> spawned;
-  if (!req.attach_pid) {
+  NewCgroup new_cgroup;  // removed after the command (declared before it)
+  if (!req.Attached()) {
     auto c = HeldChild::Spawn(s.exe, req.argv, s.user && !req.as_root ? &*s.user : nullptr);
     if (!c) return c.error();
     spawned = std::move(c.value());
+    if (req.new_cgroup) {
+      // Moved while held: everything it does after exec is charged there.
+      Status st = new_cgroup.Create();
+      if (st.ok()) st = new_cgroup.Add(spawned->pid());
+      if (!st.ok()) {
+        kill(spawned->pid(), SIGKILL);
+        int ignored;
+        spawned->Reap(&ignored, true);
+        return st.error();
+      }
+    }
   }
   HeldCommand child(std::move(spawned));
   pid_t root = child ? child->pid() : req.attach_pid;
@@ -704,7 +768,8 @@ Result<CollectResult> Collect(const CollectRequest& req) {
   if (!rb) return rb.error();
 
   // 4. Targets, then release.
-  uint64_t left_out_at_start = TraceFromTheStart(req, s, root, ctx.targets_fd, *live, writer);
+  std::vector<TreeProcess> starting = StartingProcesses(req, root);
+  uint64_t left_out_at_start = TraceFromTheStart(req, s, starting, ctx.targets_fd, *live, writer);
   for (auto* g : *live) g->OnStart(writer);
   ReadaheadOff readahead_off;
   if (req.no_readahead) {
@@ -735,7 +800,26 @@ Result<CollectResult> Collect(const CollectRequest& req) {
   // 5. Drain until the command ends.
   int status = 0;
   bool child_done = false;
-  Record(req, child, root, release_mono, rb->get(), *live, writer, res, &status, &child_done);
+  std::set<pid_t> seen;  // --cgroup: processes already followed, or found not the user's
+  for (const TreeProcess& t : starting) seen.insert(t.pid);
+  uint64_t joined_left_out = 0;
+  auto tick = [&] {
+    if (req.cgroup.empty()) return;
+    auto pids = CgroupProcs(req.cgroup);
+    if (!pids) return;
+    for (pid_t p : *pids) {
+      if (!seen.insert(p).second || p == getpid()) continue;
+      uint32_t k = p, one = 1;
+      bpf_map_update_elem(ctx.targets_fd, &k, &one, BPF_ANY);
+      if (s.user && !CheckMayAttach(p, *s.user).ok()) {
+        bpf_map_delete_elem(ctx.targets_fd, &k);
+        ++joined_left_out;
+        continue;
+      }
+      for (auto* g : *live) g->OnTarget(writer, p, true);
+    }
+  };
+  Record(req, child, root, release_mono, rb->get(), *live, writer, res, &status, &child_done, tick);
   uint64_t end_mono = Now(CLOCK_MONOTONIC);
   if (Status st = readahead_off.Restore(); !st.ok()) fprintf(stderr, "syspgo: warning: %s\n", st.error().message.c_str());
 
@@ -745,7 +829,8 @@ Result<CollectResult> Collect(const CollectRequest& req) {
   rb->reset();
   for (auto* g : *live) g->Drain(writer);
   for (auto* g : *live) g->Finish(writer);
-  NoteLeftOut(*live, left_out_at_start, res);
+  NoteLeftOut(*live, left_out_at_start + joined_left_out, res);
+  NoteScope(*live, req, new_cgroup);
   std::string kallsyms_note = StoreKallsyms(writer, kallsyms_tbl, synthetic.get());
   if (synthetic && !writer.kernel_addresses().empty())
     kallsyms_note += "kernel addresses are synthetic (symbol + offset): the invoking user may not see the kernel's. ";

@@ -30,8 +30,13 @@ struct CollectRequest {
   std::string db_path;
   std::vector<std::string> argv;  // command to spawn (empty with attach_pid)
   pid_t attach_pid = 0;           // -p
+  std::string cgroup;             // --cgroup: every process of this cgroup directory, and those joining it
+  bool all = false;               // --all: every process of the host
+  bool new_cgroup = false;        // --new-cgroup: the command runs in a fresh cgroup (collect/scope.h)
   double duration_s = 0;          // 0 = until the command exits
   CollectOptions opts;
+  // True when no command is spawned: the processes recorded already run.
+  bool Attached() const { return argv.empty(); }
   bool as_root = false;            // --as-root: run the command as root (refused under sudo for a user)
   bool cold = false;              // drop the page cache just before the command starts
   bool no_readahead = false;      // device readahead off while the command runs (ReadaheadOff)
