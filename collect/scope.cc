@@ -2,6 +2,7 @@
 #include "collect/scope.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,6 +10,8 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+
+#include "common/identity.h"
 
 namespace syspgo {
 namespace {
@@ -37,14 +40,21 @@ constexpr Hierarchy kHierarchies[] = {{"memory", "memory"}, {"unified", ""}};
 
 }  // namespace
 
+// The cgroup path is the user's: under sudo it is checked and read with
+// their filesystem ids (cgroup.procs is world-readable), so naming a path in
+// a directory they cannot enter reveals nothing and reads nothing as root.
 Status CheckCgroupDir(const std::string& dir) {
-  if (access((dir + "/cgroup.procs").c_str(), R_OK) == 0) return {};
+  ActAsUser as_user;
+  if (!as_user.ok()) return as_user.error();
+  if (faccessat(AT_FDCWD, (dir + "/cgroup.procs").c_str(), R_OK, AT_EACCESS) == 0) return {};
   return MakeError("'" + dir + "' is not a cgroup directory (no readable cgroup.procs): give its path under " +
                        kCgroupRoot + ", e.g. " + kCgroupRoot + "/memory/NAME or a v2 path",
                    errno ? errno : ENOENT);
 }
 
 Result<std::vector<pid_t>> CgroupProcs(const std::string& dir) {
+  ActAsUser as_user;
+  if (!as_user.ok()) return as_user.error();
   std::ifstream f(dir + "/cgroup.procs");
   if (!f) return MakeError("cannot read " + dir + "/cgroup.procs: " + strerror(errno), errno);
   std::vector<pid_t> out;
