@@ -677,7 +677,8 @@ TEST(Pgo, InterpreterDemoGainsInstructionsAndShipsNoProfilingFlags) {
   TempDir t;
   std::string src = CopyDemo(t, SYSPGO_PGO_INTERP), dir = t.File("pgo");
   auto r = Pgo(src, {"--build", "make clean >/dev/null; make", "--binary", "./interp", "--train", "./interp train 100",
-                     "--freq", "9999", "--eval", "./interp eval 2", "--eval-metric", "instructions", "--runs", "2",
+                     "--freq", "9999", "--sample-counts", "stacks", "--eval", "./interp eval 2", "--eval-metric",
+                     "instructions", "--runs", "2",
                      "--dir", dir});
   ASSERT_EQ(r.status, 0) << r.err;
   nlohmann::ordered_json s = ReadOrderedJson(dir + "/summary.json");
