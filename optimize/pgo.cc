@@ -875,7 +875,9 @@ Status Pipeline::Eval(Stage& s) {
     if (round >= o_.runs) {
       JudgeEval(v);
       if (!EvalUndecided(v) || elapsed() > o_.eval_budget_s) break;
-      Say("      undecided after %d rounds: one more (at most %d, %.0f s)", round, o_.max_runs, o_.eval_budget_s);
+      if (round == o_.runs)  // said once; the rounds it took are in the verdicts
+        Say("      undecided after %d rounds: more, one at a time (at most %d, %.0f s)", round, o_.max_runs,
+            o_.eval_budget_s);
     }
     for (size_t k = 0; k < n; ++k) {
       size_t i = (k + static_cast<size_t>(round)) % n;
