@@ -26,12 +26,12 @@ profiles the rebuilt binary and rewrites it with BOLT. With --eval it also
 builds your program as it is (your flags, none of syspgo's) and runs every
 variant against it in paired, interleaved rounds; a stage becomes the final
 binary only when it is faster than your build with 95% confidence (a
-bootstrap interval of the ratio of medians), and every speedup is printed
-with its interval. Each build carries only the flags its stage needs. Every
-stage's commands, logs and binaries stay in DIR with manifest.json
-(everything) and summary.json (for CI); PATH ends up holding the final
-binary. Exit status: 0, 1 if a stage failed (named on stderr and in
-summary.json), 2 for bad options.
+bootstrap interval of the ratio of medians) and not slower in wall or CPU
+time with confidence, and every speedup is printed with its interval. Each
+build carries only the flags its stage needs. Every stage's commands, logs
+and binaries stay in DIR with manifest.json (everything) and summary.json
+(for CI); PATH ends up holding the final binary. Exit status: 0, 1 if a
+stage failed (named on stderr and in summary.json), 2 for bad options.
 )";
 
 const char kExamples[] = R"(Examples:

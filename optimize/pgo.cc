@@ -615,7 +615,8 @@ Status Pipeline::Bolt(Stage& s, const std::string& input, const std::string& fda
   std::string sub = Sub("bolt");
   std::string out = sub + "/" + name_, log = sub + "/bolt.log";
   unlink(log.c_str());
-  std::vector<std::string> argv = {bolt_, input, "-o", out, "-data", fdata};
+  // -v=1: BOLT then names the functions it could not optimize, and why.
+  std::vector<std::string> argv = {bolt_, input, "-o", out, "-data", fdata, "-v=1"};
   const std::vector<std::string>& opts = !o_.bolt_args.empty() ? o_.bolt_args
                                         : sample_built         ? kBoltOptionsAfterSampleProfile
                                                                : kDefaultBoltOptions;
@@ -652,7 +653,7 @@ Status Pipeline::Bolt(Stage& s, const std::string& input, const std::string& fda
     profile_summary_["bolt_matched_share"] = share;
     Say("      BOLT matched %llu of the %zu profiled functions (%.1f%%)", static_cast<unsigned long long>(with), fns.size(),
         100 * share);
-    if (!fns.empty() && share < 0.5)
+    if (!fns.empty() && share < 0.5 && BoltLeftOutReason(rb, fns.size()).empty())
       rep_.warnings.push_back("BOLT found only " + std::to_string(static_cast<int>(100 * share)) +
                               "% of the fdata profile's functions in the binary: the profile is for other code");
   } else {
@@ -667,6 +668,14 @@ Status Pipeline::Bolt(Stage& s, const std::string& input, const std::string& fda
   s.j["log"] = log;
   auto id = ReadBuildId(out);
   if (id) s.j["build_id"] = *id;
+  std::string left_out = BoltLeftOutReason(rb, fns.size());
+  if (!left_out.empty()) {
+    // Nothing of the profile is in it: not a stage to evaluate or ship.
+    s.j["bolt"]["left_out"] = left_out;
+    rep_.warnings.push_back("the bolt stage is left out: " + left_out + " (" + log + ")");
+    SayWrapped("      left out: " + left_out);
+    return {};
+  }
   variants_.emplace_back("bolt", out);
   return {};
 }
@@ -750,6 +759,18 @@ Status Pipeline::CountInstructions(size_t i, const std::string& bin, PgoEvalVari
   return {};
 }
 
+// Whether the instructions of `x` need no more counting: its last two
+// rounds agree to within a hundredth of a percent (a program that does the
+// same work each run). Counting is the slow part of a round, under
+// cachegrind; the rounds that follow still time every variant, so wall
+// and CPU time get as many rounds as the decision needs.
+bool InstructionsSettled(const PgoEvalVariant& x) {
+  size_t n = x.instructions.size();
+  if (n < 2) return false;
+  double a = x.instructions[n - 2], b = x.instructions[n - 1];
+  return std::fabs(a - b) <= 1e-4 * std::max(a, b);
+}
+
 // Every variant's intervals on the deciding metric: against the user's
 // build (v[0]) and against the profiling build.
 void Pipeline::JudgeEval(std::vector<PgoEvalVariant>& v) const {
@@ -758,7 +779,10 @@ void Pipeline::JudgeEval(std::vector<PgoEvalVariant>& v) const {
     if (v[i].name == kPgoProfilingVariant) base = i;
   for (auto& x : v) {
     x.values = o_.eval_metric == "instructions" ? x.instructions : x.seconds;
-    if (x.failed.empty()) x.vs_plain = PairedSpeedup(v[0].values, x.values);
+    if (!x.failed.empty()) continue;
+    x.vs_plain = PairedSpeedup(v[0].values, x.values);
+    x.wall_vs_plain = PairedSpeedup(v[0].seconds, x.seconds);
+    x.cpu_vs_plain = PairedSpeedup(v[0].cpu_seconds, x.cpu_seconds);
   }
   if (base < v.size() && v[base].failed.empty())
     for (auto& x : v)
@@ -784,7 +808,8 @@ void Pipeline::SayEval(const std::vector<PgoEvalVariant>& v) {
     Say("      %-7s %s", x.name.c_str(), head.c_str());
     if (x.name == kPgoPlainVariant) continue;
     Say("                vs your build: %s%s", instr ? "instructions " : "", DescribeSpeedup(x.vs_plain).c_str());
-    if (instr) Say("                vs your build: wall %s", DescribeSpeedup(PairedSpeedup(v[0].seconds, x.seconds)).c_str());
+    if (instr) Say("                vs your build: wall %s", DescribeSpeedup(x.wall_vs_plain).c_str());
+    Say("                vs your build: cpu %s", DescribeSpeedup(x.cpu_vs_plain).c_str());
     if (x.name != kPgoProfilingVariant && x.vs_base.high > 0)
       Say("                vs the profiling build: %s", DescribeSpeedup(x.vs_base).c_str());
   }
@@ -812,7 +837,8 @@ Json Pipeline::EvalJson(const PgoEvalVariant& x) const {
   if (!x.instructions.empty()) e["instructions"] = arr(x.instructions);
   e["vs_plain"] = IntervalJson(x.vs_plain);
   e["vs_plain"]["metric"] = MetricName();
-  if (!x.instructions.empty()) e["vs_plain_wall"] = IntervalJson(PairedSpeedup(rep_.eval[0].seconds, x.seconds));
+  if (!x.instructions.empty()) e["vs_plain_wall"] = IntervalJson(x.wall_vs_plain);
+  e["vs_plain_cpu"] = IntervalJson(x.cpu_vs_plain);
   if (x.vs_base.high > 0) e["vs_profiling_build"] = IntervalJson(x.vs_base);
   e["output_differs"] = static_cast<bool>(x.output_differs);
   e["failed"] = x.failed.empty() ? Json() : Json(x.failed);
@@ -849,14 +875,16 @@ Status Pipeline::Eval(Stage& s) {
     if (round >= o_.runs) {
       JudgeEval(v);
       if (!EvalUndecided(v) || elapsed() > o_.eval_budget_s) break;
-      Say("      undecided after %d rounds: one more (at most %d, %.0f s)", round, o_.max_runs, o_.eval_budget_s);
+      if (round == o_.runs)  // said once; the rounds it took are in the verdicts
+        Say("      undecided after %d rounds: more, one at a time (at most %d, %.0f s)", round, o_.max_runs,
+            o_.eval_budget_s);
     }
     for (size_t k = 0; k < n; ++k) {
       size_t i = (k + static_cast<size_t>(round)) % n;
       if (!v[i].failed.empty()) continue;
       std::string text;
       Status st = EvalRun(i, bins[i], v[i], &text);
-      if (st.ok() && instr) st = CountInstructions(i, bins[i], v[i]);
+      if (st.ok() && instr && !InstructionsSettled(v[i])) st = CountInstructions(i, bins[i], v[i]);
       // The user's build must run the command; a stage that fails it
       // (a crash, a wrong exit) is left out and never chosen.
       if (!st.ok() && i == 0) return st;
@@ -1032,7 +1060,29 @@ PgoBoltReport ReadBoltReport(const std::string& text) {
   }
   if (std::regex_search(text, m, stale)) r.stale_functions = std::stoull(m[1]), r.stale_share = std::stod(m[2]) / 100;
   else FindUnread(text, "have invalid (possibly stale) profile", stale, "bolt.stale_functions", &r.unread);
+  static const std::regex unopt(R"((\d+) functions? with profile could not be optimized)");
+  if (std::regex_search(text, m, unopt)) r.profiled_not_optimized = std::stoull(m[1]);
+  static const std::regex indirect(R"(failed to post-process indirect branches for (\S+))");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), indirect); it != std::sregex_iterator(); ++it)
+    r.indirect_branch_failures.push_back((*it)[1]);
   return r;
+}
+
+std::string BoltLeftOutReason(const PgoBoltReport& r, size_t profiled) {
+  if (!r.has_profile_line || profiled == 0 || r.functions_with_profile > 0) return "";
+  std::string why = "BOLT applied the profile to none of its " + std::to_string(profiled) + " function(s)";
+  if (r.profiled_not_optimized)
+    why += ": " + std::to_string(r.profiled_not_optimized) + " with a profile could not be optimized";
+  if (!r.indirect_branch_failures.empty()) {
+    std::string names;
+    for (const std::string& f : r.indirect_branch_failures) names += (names.empty() ? "" : ", ") + f;
+    // A PIE's jump table is read through a register holding its address;
+    // when the compiler loads that register outside the jump's block,
+    // BOLT 19 cannot tell the table's targets and leaves the function alone.
+    why += " (BOLT could not follow the indirect branches of " + names + ": a jump table of a position-independent "
+           "executable whose address is loaded away from the jump; a -no-pie build lets BOLT read it)";
+  }
+  return why;
 }
 
 PgoSampleCoverage ReadSampleCoverage(const std::string& build_log) {

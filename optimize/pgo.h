@@ -136,9 +136,18 @@ struct PgoBoltReport {
   uint64_t functions_with_profile = 0, functions_in_binary = 0;
   uint64_t stale_functions = 0;
   double stale_share = 0;
+  // "N functions with profile could not be optimized": BOLT could not build
+  // their control flow (non-simple functions), so it left them as they were.
+  uint64_t profiled_not_optimized = 0;
+  std::vector<std::string> indirect_branch_failures;  // "failed to post-process indirect branches for F"
   std::vector<PgoUnreadLine> unread;
 };
 PgoBoltReport ReadBoltReport(const std::string& text);
+// Why the bolt stage is left out ("" if it is not): BOLT gave none of the
+// profiled functions a profile, so its output is the input with functions
+// moved and nothing the profile asked for. `profiled` is the number of
+// functions in the fdata profile.
+std::string BoltLeftOutReason(const PgoBoltReport& r, size_t profiled);
 // clang's -sample-profile-check-sample-coverage warnings in a build log,
 // "N of M available profile samples (P%) were applied", one per function
 // whose profile did not fully apply; none at all is a profile that applied

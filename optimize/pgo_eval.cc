@@ -103,6 +103,37 @@ std::string DescribeSpeedup(const PgoInterval& iv) {
   return std::string(VerdictName(v)) + " " + Fixed("%.3fx", iv.ratio) + " (" + ci + ")";
 }
 
+namespace {
+
+// The times a stage may not lose in, whatever the deciding metric: a
+// stage slower than the user's build in either, with confidence, is refused.
+struct TimeCheck {
+  const char* name;
+  PgoInterval PgoEvalVariant::*vs_plain;
+};
+constexpr TimeCheck kTimeChecks[] = {{"wall time", &PgoEvalVariant::wall_vs_plain},
+                                     {"CPU time", &PgoEvalVariant::cpu_vs_plain}};
+
+// ", but slower than your build in wall time: slower 0.904x (...)" for the
+// first time `x` loses in with confidence, "" if none.
+std::string SlowerInTime(const PgoEvalVariant& x) {
+  for (const TimeCheck& t : kTimeChecks)
+    if (Judge(x.*t.vs_plain) == PgoVerdict::kSlower)
+      return std::string(", but slower than your build in ") + t.name + ": " + DescribeSpeedup(x.*t.vs_plain) +
+             ", so not chosen";
+  return "";
+}
+
+// Whether `iv` still straddles the threshold with its point estimate
+// beyond it: more rounds may make it sure.
+bool Straddles(const PgoInterval& iv) {
+  bool above = iv.low > 1 + kPgoMinEffect, below = iv.high > 0 && iv.high < 1 - kPgoMinEffect;
+  bool point_beyond = iv.ratio > 1 + kPgoMinEffect || (iv.ratio > 0 && iv.ratio < 1 - kPgoMinEffect);
+  return !above && !below && point_beyond;
+}
+
+}  // namespace
+
 size_t ChooseFinalVariant(const std::vector<PgoEvalVariant>& v, const std::string& metric, std::string* why) {
   size_t pick = 0;
   std::string verdicts;
@@ -112,9 +143,9 @@ size_t ChooseFinalVariant(const std::vector<PgoEvalVariant>& v, const std::strin
       verdicts += (verdicts.empty() ? "" : "; ") + v[i].name + " failed the evaluation command";
       continue;
     }
-    PgoVerdict vs_plain = Judge(v[i].vs_plain);
-    bool better = vs_plain == PgoVerdict::kFaster;
-    std::string note;
+    bool better = Judge(v[i].vs_plain) == PgoVerdict::kFaster;
+    std::string note = better ? SlowerInTime(v[i]) : "";
+    better = better && note.empty();
     if (better && pick != 0) {
       PgoInterval vs_pick = PairedSpeedup(v[pick].values, v[i].values);
       better = Judge(vs_pick) == PgoVerdict::kFaster;
@@ -124,6 +155,8 @@ size_t ChooseFinalVariant(const std::vector<PgoEvalVariant>& v, const std::strin
     verdicts += (verdicts.empty() ? "" : "; ") + v[i].name + " " + DescribeSpeedup(v[i].vs_plain) + note;
   }
   std::string rounds = std::to_string(v.empty() ? 0 : v[0].values.size()) + " paired rounds";
+  if (!v.empty() && v[0].seconds.size() > v[0].values.size())
+    rounds += ", " + std::to_string(v[0].seconds.size()) + " timed";
   std::string w = pick == 0 ? "no stage was faster than your build with confidence"
                             : v[pick].name + " is faster than your build";
   w += " (" + metric + ", " + rounds + (verdicts.empty() ? "" : ": " + verdicts) + ")";
@@ -134,12 +167,9 @@ size_t ChooseFinalVariant(const std::vector<PgoEvalVariant>& v, const std::strin
 bool EvalUndecided(const std::vector<PgoEvalVariant>& v) {
   for (size_t i = 1; i < v.size(); ++i) {
     if (v[i].name == kPgoProfilingVariant || !v[i].failed.empty()) continue;
-    const PgoInterval& iv = v[i].vs_plain;
-    bool above = iv.low > 1 + kPgoMinEffect, below = iv.high < 1 - kPgoMinEffect;
-    // Straddling, yet the point estimate is beyond the threshold: more
-    // rounds may make it sure.
-    bool point_beyond = iv.ratio > 1 + kPgoMinEffect || iv.ratio < 1 - kPgoMinEffect;
-    if (!above && !below && point_beyond) return true;
+    if (Straddles(v[i].vs_plain)) return true;
+    // Faster on the metric, yet wall time cannot say yet whether it loses.
+    if (Judge(v[i].vs_plain) == PgoVerdict::kFaster && Straddles(v[i].wall_vs_plain)) return true;
   }
   return false;
 }

@@ -50,6 +50,10 @@ struct PgoEvalVariant {
   std::vector<double> cpu_seconds;   // user + system time of the command, per round
   std::vector<double> instructions;  // cachegrind's instruction count, per round (--eval-metric instructions)
   PgoInterval vs_plain, vs_base;     // on `values`; vs_base left at 0 when there is no profiling build
+  // Wall and CPU time against the user's build, whatever `values` are: a
+  // stage slower in either with confidence is never chosen. Left at 0 (no
+  // verdict) when the times were not measured.
+  PgoInterval wall_vs_plain, cpu_vs_plain;
   bool output_differs = false;
   std::string failed;                // why the evaluation command failed on it ("" if it did not): never chosen
 };
@@ -60,12 +64,16 @@ constexpr const char* kPgoProfilingVariant = "base";  // the profiling build: re
 // Which variant becomes the final binary. v[0] is the user's own build;
 // the profiling build is never chosen. Going through the stages in order,
 // a stage replaces the one chosen so far only when it is faster than the
-// user's build and faster than the chosen one, each with confidence
-// (Judge). So a stage within noise is not chosen, and `why` names every
-// stage's verdict, the slower ones as slower.
+// user's build and faster than the chosen one on `values`, each with
+// confidence (Judge), and not slower than the user's build with confidence
+// in wall or CPU time (wall_vs_plain, cpu_vs_plain): fewer instructions do
+// not make a binary that runs longer a better one. So a stage within noise
+// is not chosen, and `why` names every stage's verdict, the slower ones as
+// slower.
 size_t ChooseFinalVariant(const std::vector<PgoEvalVariant>& v, const std::string& metric, std::string* why);
 // Whether more rounds could change the decision: a stage's interval
-// against the user's build still straddles the threshold.
+// against the user's build still straddles the threshold, on `values` or,
+// for a stage faster on them, in wall time.
 bool EvalUndecided(const std::vector<PgoEvalVariant>& v);
 
 // How good a sample profile is.

@@ -7,9 +7,12 @@
 #  3. rebuilds a small bundled bytecode interpreter (tests/workloads/pgo_interp)
 #     with `syspgo pgo` (profile, sample-profile rebuild, symbol order, BOLT)
 #     and compares every build with the plain one in paired rounds: the
-#     instructions it runs (cachegrind, the same every run) decide, wall time
-#     is shown beside them, each with its 95% interval; where a stage gains
-#     nothing on this machine the output says so;
+#     instructions it runs (cachegrind, the same every run) decide, and a
+#     stage slower in wall or CPU time is refused; each figure has its 95%
+#     interval; where a stage gains nothing on this machine the output says so.
+#     Its counts come from the stacks (--sample-counts stacks): its hot
+#     arithmetic is a call, whose time the stacks give to the call's line,
+#     so the compiler inlines it (docs/profiles.md);
 # and ends with a summary of what each step produced and where. Run it as
 # root, or as a sudo user with sudo (it never calls sudo itself); under sudo
 # the outputs are the invoking user's, as syspgo makes them. The set-up
@@ -38,7 +41,8 @@ step "3/3 syspgo pgo: build, profile, rebuild with the profile and BOLT, compare
 cp -r tests/workloads/pgo_interp "$work/pgo-src"
 [ -n "${SUDO_UID:-}" ] && [ -n "${SUDO_GID:-}" ] && chown -R "$SUDO_UID:$SUDO_GID" "$work/pgo-src"
 (cd "$work/pgo-src" && "$syspgo" pgo --build 'make clean >/dev/null; make' --binary ./interp \
-  --train './interp train 100' --freq 9999 --eval './interp eval 2' --eval-metric instructions --runs 3 \
+  --train './interp train 100' --freq 9999 --sample-counts stacks --eval './interp eval 5' \
+  --eval-metric instructions --runs 10 \
   --dir "$work/pgo")
 
 step "what each step produced"
