@@ -5,51 +5,33 @@
 #include "analyze/run.h"
 #include "analyze/sample_set.h"
 
-#include <sys/stat.h>
 #include <sys/sysmacros.h>
 
 #include <algorithm>
-#include <climits>
 #include <cstring>
-#include <cstdlib>
 #include <map>
+#include <set>
 #include <tuple>
 #include <utility>
 
 namespace syspgo {
 namespace {
 
-// Each absolute file the run exec'd, with its ELF interpreter as the file
-// names it now ("" for none, or if it cannot be read).
-std::map<std::string, std::string> ExecInterpreters(Db& db, int64_t run_id) {
-  std::map<std::string, std::string> out;
-  auto files = data::ReadExecFiles(db, run_id);
-  if (!files) return out;
-  for (const std::string& exe : *files) {
-    if (exe.empty() || exe[0] != '/') continue;
-    auto interp = ReadElfInterpreter(exe);
-    out[exe] = interp ? *interp : "";
-  }
-  return out;
-}
+// What collect found of the files the run's execs mapped without an open
+// call, the executables and their ELF interpreters: each exec'd name's
+// interpreter, and each such file's real path by (dev, ino).
+struct ExecFiles {
+  std::map<std::string, std::string> interpreter;                   // exec'd name -> PT_INTERP ("" none)
+  std::map<std::pair<uint64_t, uint64_t>, std::string> path_of;    // (dev, ino) -> real path
+};
 
-// Names for files the run touched but never opened: what the kernel maps
-// at exec without an open call, the executable and its ELF interpreter.
-// Each exec's file and interpreter is looked up now, and a match on
-// (dev, ino) names it by its real path. A file replaced since the run no
-// longer matches and stays unnamed (a plan would not read it blindly).
-std::map<std::pair<uint64_t, uint64_t>, std::string> ExecNames(const std::map<std::string, std::string>& execs) {
-  std::map<std::pair<uint64_t, uint64_t>, std::string> out;
-  std::vector<std::string> candidates;
-  for (const auto& [exe, interp] : execs) {
-    candidates.push_back(exe);
-    if (!interp.empty()) candidates.push_back(interp);
-  }
-  for (const std::string& c : candidates) {
-    struct stat sb {};
-    char real[PATH_MAX];
-    if (stat(c.c_str(), &sb) != 0 || !S_ISREG(sb.st_mode) || !realpath(c.c_str(), real)) continue;
-    out.emplace(std::make_pair(static_cast<uint64_t>(sb.st_dev), static_cast<uint64_t>(sb.st_ino)), real);
+Result<ExecFiles> ReadExecFiles(Db& db, int64_t run_id) {
+  auto files = data::ReadExecFiles(db, run_id);
+  if (!files) return files.error();
+  ExecFiles out;
+  for (const data::ExecFile& f : *files) {
+    out.interpreter[f.filename] = f.interpreter;
+    out.path_of.emplace(std::make_pair(f.dev, f.ino), f.path);
   }
   return out;
 }
@@ -58,16 +40,80 @@ std::map<std::pair<uint64_t, uint64_t>, std::string> ExecNames(const std::map<st
 // keep the metadata they read (directories, inode tables, extent blocks):
 // its inode lives on the kernel's internal bdev file system (an anonymous
 // device, major 0), numbered by the device's kernel dev_t (major << 20 |
-// minor), and the device is here now.
-bool IsBlockDeviceCache(uint64_t dev, uint64_t ino) {
+// minor), and the machine had that device when the run started.
+bool IsBlockDeviceCache(uint64_t dev, uint64_t ino, const std::set<std::pair<uint32_t, uint32_t>>& devices) {
   if (major(static_cast<dev_t>(dev)) != 0 || ino == 0) return false;
-  std::string sys = "/sys/dev/block/" + std::to_string(ino >> 20) + ":" + std::to_string(ino & 0xfffff);
-  struct stat sb {};
-  return stat(sys.c_str(), &sb) == 0;
+  return devices.count({static_cast<uint32_t>(ino >> 20), static_cast<uint32_t>(ino & 0xfffff)}) != 0;
 }
 
 // FileTouch::source of each arm of data::VisitTouches.
 constexpr char kSources[] = "rfap";
+
+// Sorts the touches in time order; at the same time by file and offset,
+// then by layer (read, fault, fault-around, addition). Touches equal in all
+// of that and in length are alike, so the order is the same every time.
+// Files are then numbered in the order of their first touch.
+void SortInFirstTouchOrder(AccessOrder& out) {
+  auto rank = [](char source) { return std::strchr(kSources, source) - kSources; };
+  const std::vector<TouchedFile>& f = out.files;
+  std::sort(out.touches.begin(), out.touches.end(), [&](const FileTouch& a, const FileTouch& b) {
+    if (a.ts_ns != b.ts_ns) return a.ts_ns < b.ts_ns;
+    if (a.file != b.file) {
+      if (f[a.file].dev != f[b.file].dev) return f[a.file].dev < f[b.file].dev;
+      return f[a.file].ino < f[b.file].ino;
+    }
+    if (a.offset != b.offset) return a.offset < b.offset;
+    if (a.source != b.source) return rank(a.source) < rank(b.source);
+    return a.length < b.length;
+  });
+  std::vector<uint32_t> order(out.files.size(), UINT32_MAX);
+  std::vector<TouchedFile> files;
+  files.reserve(out.files.size());
+  for (FileTouch& t : out.touches) {
+    if (order[t.file] == UINT32_MAX) {
+      order[t.file] = static_cast<uint32_t>(files.size());
+      files.push_back(std::move(out.files[t.file]));
+    }
+    t.file = order[t.file];
+  }
+  out.files = std::move(files);
+}
+
+// Files no open named: an exec's file or interpreter gets its path; a
+// block device's own cache is no file a plan reads (its lookups read it
+// again); the rest stay unnamed (out.unnamed) and their touches are left
+// out.
+void KeepNamedFiles(const std::map<std::pair<uint64_t, uint64_t>, std::string>& exec_files,
+                    const std::set<std::pair<uint32_t, uint32_t>>& devices, AccessOrder& out) {
+  std::vector<uint32_t> kept(out.files.size(), UINT32_MAX);
+  std::vector<TouchedFile> files;
+  std::vector<std::string> unnamed;
+  for (uint32_t i = 0; i < out.files.size(); ++i) {
+    TouchedFile& f = out.files[i];
+    if (f.path.empty()) {
+      if (auto e = exec_files.find({f.dev, f.ino}); e != exec_files.end()) {
+        f.path = e->second;
+      } else {
+        if (!IsBlockDeviceCache(f.dev, f.ino, devices))
+          unnamed.push_back(std::to_string(f.dev) + ":" + std::to_string(f.ino));
+        continue;
+      }
+    }
+    kept[i] = static_cast<uint32_t>(files.size());
+    files.push_back(std::move(f));
+  }
+  size_t n = 0;
+  for (const FileTouch& t : out.touches)
+    if (kept[t.file] != UINT32_MAX) {
+      out.touches[n] = t;
+      out.touches[n++].file = kept[t.file];
+    }
+  out.touches.resize(n);
+  out.touches.shrink_to_fit();
+  out.files = std::move(files);
+  std::sort(unnamed.begin(), unnamed.end());
+  out.unnamed = std::move(unnamed);
+}
 
 }  // namespace
 
@@ -87,8 +133,11 @@ Result<AccessOrder> FileAccessOrder(Db& db, int64_t run_id) {
   // Paths: the file table's, then the mappings the cpu group saw.
   auto paths = data::ReadFileAndMappedPaths(db, run_id);
   if (!paths) return paths.error();
-  auto execs = ExecInterpreters(db, run_id);
-  auto exec_files = ExecNames(execs);
+  auto execs = ReadExecFiles(db, run_id);
+  if (!execs) return execs.error();
+  const auto& exec_files = execs->path_of;
+  auto devices = data::ReadBlockDevices(db, run_id);
+  if (!devices) return devices.error();
   // Files here are numbered as the scan meets them, and renumbered in
   // first-touch order once the touches are sorted.
   std::map<std::pair<uint64_t, uint64_t>, uint32_t> file_of;  // (dev, ino) -> index in out.files
@@ -98,8 +147,8 @@ Result<AccessOrder> FileAccessOrder(Db& db, int64_t run_id) {
     // Before the root's exec: only what the exec loaded is the command's.
     // Loading reads the program's and its interpreter's headers, and
     // zeroes the tail of the program's last data page (a kernel-mode
-    // fault, seen as that page's page-cache add): left out, python3.11's
-    // last page cost every replay a major fault and a 2 MiB readahead.
+    // fault, seen as that page's page-cache add): left out, a plan would
+    // leave that page to a major fault and its readahead at every replay.
     if (st.Int(1) == root && ts < *root_exec && !exec_files.count({dev, ino})) return;
     auto [it, fresh] = file_of.try_emplace({dev, ino}, static_cast<uint32_t>(out.files.size()));
     if (fresh) {
@@ -115,68 +164,12 @@ Result<AccessOrder> FileAccessOrder(Db& db, int64_t run_id) {
     (t.source == 'r' ? out.reads : t.source == 'f' ? out.faults : t.source == 'a' ? out.around : out.additions)++;
     out.touches.push_back(t);
   }));
-  {
-    // Time order; at the same time by file and offset, then by layer
-    // (read, fault, fault-around, addition). Touches equal in all of that
-    // and in length are alike, so the order is the same every time.
-    auto rank = [](char source) { return std::strchr(kSources, source) - kSources; };
-    const std::vector<TouchedFile>& f = out.files;
-    std::sort(out.touches.begin(), out.touches.end(), [&](const FileTouch& a, const FileTouch& b) {
-      if (a.ts_ns != b.ts_ns) return a.ts_ns < b.ts_ns;
-      if (a.file != b.file) {
-        if (f[a.file].dev != f[b.file].dev) return f[a.file].dev < f[b.file].dev;
-        return f[a.file].ino < f[b.file].ino;
-      }
-      if (a.offset != b.offset) return a.offset < b.offset;
-      if (a.source != b.source) return rank(a.source) < rank(b.source);
-      return a.length < b.length;
-    });
-    std::vector<uint32_t> order(out.files.size(), UINT32_MAX);
-    std::vector<TouchedFile> files;
-    files.reserve(out.files.size());
-    for (FileTouch& t : out.touches) {
-      if (order[t.file] == UINT32_MAX) {
-        order[t.file] = static_cast<uint32_t>(files.size());
-        files.push_back(std::move(out.files[t.file]));
-      }
-      t.file = order[t.file];
-    }
-    out.files = std::move(files);
-  }
-  // Files no open named: an exec's file or interpreter gets its path;
-  // a block device's own cache is no file a plan reads (its lookups read
-  // it again); the rest stay unnamed and their touches are left out.
-  std::vector<uint32_t> kept(out.files.size(), UINT32_MAX);
-  std::vector<TouchedFile> files;
-  std::vector<std::string> unnamed;
-  for (uint32_t i = 0; i < out.files.size(); ++i) {
-    TouchedFile& f = out.files[i];
-    if (f.path.empty()) {
-      if (auto e = exec_files.find({f.dev, f.ino}); e != exec_files.end()) {
-        f.path = e->second;
-      } else {
-        if (!IsBlockDeviceCache(f.dev, f.ino)) unnamed.push_back(std::to_string(f.dev) + ":" + std::to_string(f.ino));
-        continue;
-      }
-    }
-    kept[i] = static_cast<uint32_t>(files.size());
-    files.push_back(std::move(f));
-  }
-  size_t n = 0;
-  for (const FileTouch& t : out.touches)
-    if (kept[t.file] != UINT32_MAX) {
-      out.touches[n] = t;
-      out.touches[n++].file = kept[t.file];
-    }
-  out.touches.resize(n);
-  out.touches.shrink_to_fit();
-  out.files = std::move(files);
-  std::sort(unnamed.begin(), unnamed.end());
-  out.unnamed = std::move(unnamed);
+  SortInFirstTouchOrder(out);
+  KeepNamedFiles(exec_files, *devices, out);
   SYSPGO_TRY(data::VisitPathWalks(db, run_id, t0, [&](const data::PathWalk& w) {
     PathLookup l{w.path, static_cast<uint64_t>(w.since_ns)};
-    if (auto e = execs.find(l.path); w.is_exec && e != execs.end() && !e->second.empty())
-      out.lookups.push_back({e->second, l.ts_ns});
+    auto e = execs->interpreter.find(l.path);
+    if (w.is_exec && e != execs->interpreter.end() && !e->second.empty()) out.lookups.push_back({e->second, l.ts_ns});
     out.lookups.push_back(std::move(l));
   }));
   return out;

@@ -1,8 +1,6 @@
 //===- access_summary.cc - how a run read its files, per file --------------===//
 #include "analyze/access_summary.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -13,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analyze/data/access.h"
+#include "analyze/data/paths.h"
 #include "analyze/file_calls.h"
 #include "common/util.h"
 
@@ -87,6 +86,8 @@ Result<AccessSummary> SummarizeAccess(Db& db, int64_t run_id) {
   s.no_readahead = RecordedWithoutReadahead(db, run_id);
   auto writes = ReadWrites(db, run_id);
   if (!writes) return writes.error();
+  auto sizes = data::ReadFileSizes(db, run_id);
+  if (!sizes) return sizes.error();
   const std::vector<bool> written = AddedByWrites(s.order, *writes);
   struct Acc {
     FileAccess f;
@@ -124,9 +125,11 @@ Result<AccessSummary> SummarizeAccess(Db& db, int64_t run_id) {
     a.last_end = t.offset + t.length;
   }
   for (Acc& a : acc) {
-    struct stat sb {};
-    if (stat(a.f.path.c_str(), &sb) == 0 && static_cast<uint64_t>(sb.st_ino) == a.f.ino)
-      a.f.size = static_cast<uint64_t>(sb.st_size);
+    // The size collect read when it first saw the file, unless the run
+    // touched pages past its last one (the file grew: one it wrote); else
+    // the extent touched.
+    if (auto size = sizes->find({a.f.dev, a.f.ino}); size != sizes->end())
+      if (a.f.size <= (size->second + kPage - 1) / kPage * kPage) a.f.size = size->second;
     auto distinct = [](std::vector<uint64_t>& v) {
       std::sort(v.begin(), v.end());
       return static_cast<uint64_t>(std::unique(v.begin(), v.end()) - v.begin());

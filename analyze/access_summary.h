@@ -24,7 +24,7 @@ namespace syspgo {
 struct FileAccess {
   std::string path;
   uint64_t dev = 0, ino = 0;
-  uint64_t size = 0;          // st_size if the file is still there, else past the furthest byte touched
+  uint64_t size = 0;          // st_size when collect first saw it, or past the furthest byte touched if beyond
   uint64_t first_ns = 0;      // first touch, ns since the command started
   uint64_t used_pages = 0;    // distinct pages faulted on or read
   uint64_t cached_pages = 0;  // distinct pages the kernel added to the cache for the traced tree

@@ -2,9 +2,11 @@
 // Order of work: check the input (a profile, no collection still writing
 // it), VACUUM INTO a private scratch copy (mode 0600, beside the output),
 // rewrite values there in one transaction through an SQL function, then
-// VACUUM INTO the output: a freshly built file, so the free pages and
-// unused cell space of the scratch copy, which still hold originals, are
-// not carried over. The scratch copy is removed on every path.
+// VACUUM INTO a second private copy: a freshly built file, so the free
+// pages and unused cell space of the first, which still hold originals,
+// are not carried over. That copy becomes the output through
+// WriteFileAtomically, as every output does. The scratch copies are
+// removed on every path.
 #include "analyze/redact.h"
 
 #include <fcntl.h>
@@ -17,9 +19,11 @@
 #include <cerrno>
 #include <cstring>
 #include <set>
+#include <vector>
 
 #include "analyze/data/redact_writer.h"
 #include "analyze/run.h"
+#include "common/files.h"
 #include "common/profile_db.h"
 #include "common/sqlite.h"
 
@@ -131,17 +135,32 @@ void RedactFn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   sqlite3_result_value(ctx, argv[0]);
 }
 
-// Creates `path` empty with `mode`; VACUUM INTO then fills it (it accepts
-// an empty file), so the copy never exists with wider permissions.
-Status CreateEmpty(const std::string& path, mode_t mode) {
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+// Creates the scratch copy `path` empty and private; VACUUM INTO then fills
+// it (it accepts an empty file), so the copy never exists with wider
+// permissions.
+Status CreateScratch(const std::string& path) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0)
-    return MakeError(errno == EEXIST ? "'" + path + "' already exists; redact never overwrites a file. Pass another -o "
-                                           "path or remove it."
-                                     : "cannot create '" + path + "': " + strerror(errno) +
-                                           ". Check that the directory exists and is writable.",
+    return MakeError("cannot create the scratch copy '" + path + "': " + strerror(errno) +
+                         ". Check that the output's directory exists and is writable.",
                      errno);
   close(fd);
+  return {};
+}
+
+// The bytes of the file at `from` into `to` (write errors show in `to`).
+Status CopyBytes(const std::string& from, FILE* to) {
+  int fd = open(from.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return MakeError("cannot read the redacted copy '" + from + "': " + strerror(errno), errno);
+  std::vector<char> buf(1 << 20);
+  ssize_t n;
+  while ((n = read(fd, buf.data(), buf.size())) != 0) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 || fwrite(buf.data(), 1, static_cast<size_t>(n), to) != static_cast<size_t>(n)) break;
+  }
+  int e = n < 0 ? errno : 0;
+  close(fd);
+  if (e) return MakeError("cannot read the redacted copy '" + from + "': " + strerror(e), e);
   return {};
 }
 
@@ -184,7 +203,11 @@ Result<RedactReport> RewriteValues(Db& db, const RedactOptions& options) {
   return report;
 }
 
-Result<RedactReport> Redact(const std::string& in, const std::string& out, const RedactOptions& given) {
+// Whether the output may replace a file: only redact's own --in-place.
+enum class Output { kNew, kReplace };
+
+Result<RedactReport> Redact(const std::string& in, const std::string& out, const RedactOptions& given, Output output,
+                            mode_t mode) {
   RedactOptions options = given;
   if (options.hash && options.salt.empty()) {
     uint8_t r[16];
@@ -196,15 +219,19 @@ Result<RedactReport> Redact(const std::string& in, const std::string& out, const
   if (!src) return src.error();
   SYSPGO_TRY(RefuseLiveRuns(*src));
 
-  std::string scratch = out + ".redact-" + std::to_string(getpid());
-  SYSPGO_TRY(CreateEmpty(out, 0644));
+  struct stat sb {};
+  if (output == Output::kNew && lstat(out.c_str(), &sb) == 0)
+    return MakeError("'" + out + "' already exists; redact never overwrites a file. Pass another -o path or remove it.",
+                     EEXIST);
+  std::string scratch = out + ".redact-" + std::to_string(getpid()), rebuilt = scratch + "-rebuilt";
   auto cleanup = [&](const Error& e) {
     unlink(scratch.c_str());
-    unlink(out.c_str());
+    unlink(rebuilt.c_str());
     return e;
   };
-  if (Status s = CreateEmpty(scratch, 0600); !s.ok()) return cleanup(s.error());
+  if (Status s = CreateScratch(scratch); !s.ok()) return cleanup(s.error());
   if (Status s = data::CopyInto(*src, scratch); !s.ok()) return cleanup(s.error());
+  { Db closed = std::move(*src); }  // closed before the output may replace its file (--in-place)
   Result<RedactReport> report = MakeError("");
   {
     auto work = Db::Open(scratch, SQLITE_OPEN_READWRITE);
@@ -213,9 +240,15 @@ Result<RedactReport> Redact(const std::string& in, const std::string& out, const
     if (Status s = data::ForgetOriginals(*work); !s.ok()) return cleanup(s.error());
     report = RewriteValues(*work, options);
     if (!report) return cleanup(report.error());
-    if (Status s = data::CopyInto(*work, out); !s.ok()) return cleanup(s.error());
+    if (Status s = CreateScratch(rebuilt); !s.ok()) return cleanup(s.error());
+    if (Status s = data::CopyInto(*work, rebuilt); !s.ok()) return cleanup(s.error());
   }
+  auto copy = [&](FILE* f) { return CopyBytes(rebuilt, f); };
+  Status written =
+      output == Output::kNew ? WriteNewFileAtomically(out, copy, mode) : WriteFileAtomically(out, copy, mode);
+  if (!written.ok()) return cleanup(written.error());
   unlink(scratch.c_str());
+  unlink(rebuilt.c_str());
   return report;
 }
 
@@ -239,24 +272,16 @@ Result<RedactReport> RedactProfile(const std::string& in, const std::string& out
   if (stat(in.c_str(), &a) == 0 && stat(out.c_str(), &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
     return MakeError("'" + out + "' is the input itself; redact writes a new file (use --in-place to replace it).",
                      EINVAL);
-  return Redact(in, out, options);
+  return Redact(in, out, options, Output::kNew, 0644);
 }
 
 Result<RedactReport> RedactProfileInPlace(const std::string& path, const RedactOptions& options) {
-  std::string out = path + ".redacted-" + std::to_string(getpid());
-  auto report = Redact(path, out, options);
-  if (!report) return report;
-  // The redacted file keeps the original's owner and mode.
+  // The redacted file keeps the original's mode; it belongs to whoever
+  // replaced it, as every output does (common/files.h).
   struct stat sb {};
-  if (stat(path.c_str(), &sb) == 0) {
-    (void)!chown(out.c_str(), sb.st_uid, sb.st_gid);
-    chmod(out.c_str(), sb.st_mode & 07777);
-  }
-  if (rename(out.c_str(), path.c_str()) != 0) {
-    int e = errno;
-    unlink(out.c_str());
-    return MakeError("cannot replace '" + path + "' with its redacted copy: " + strerror(e) + ". It is unchanged.", e);
-  }
+  mode_t mode = stat(path.c_str(), &sb) == 0 ? sb.st_mode & 0777 : 0644;
+  auto report = Redact(path, path, options, Output::kReplace, mode);
+  if (!report) return report;
   // A -wal or -shm of the original would describe pages of the old file.
   unlink((path + "-wal").c_str());
   unlink((path + "-shm").c_str());

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <tuple>
 
+#include "common/elf.h"
 #include "common/files.h"
 
 namespace syspgo {
@@ -80,48 +81,6 @@ void SampleSet::Normalize() {
 void SampleSet::KeepPid(uint32_t pid) {
   std::erase_if(samples, [&](const StackSample& s) { return s.pid != pid; });
   std::erase_if(offcpu, [&](const StackSample& s) { return s.pid != pid; });
-}
-
-namespace {
-
-// Runs read(elf) on the ELF file at `path`, opened and closed here. The
-// path is a profile's (a mapping's): it may name a FIFO, which must not
-// block the open, or anything else that is no regular file.
-template <typename T, typename F>
-Result<T> WithElf(const std::string& path, F read) {
-  static const bool init = elf_version(EV_CURRENT) != EV_NONE;
-  if (!init) return MakeError("libelf could not be initialized.");
-  auto opened = OpenRegularAsUser(path);
-  if (!opened) return opened.error();
-  int fd = *opened;
-  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
-  if (!elf || elf_kind(elf) != ELF_K_ELF) {
-    if (elf) elf_end(elf);
-    close(fd);
-    return MakeError("'" + path + "' is not an ELF file.");
-  }
-  T out = read(elf);
-  elf_end(elf);
-  close(fd);
-  return out;
-}
-
-}  // namespace
-
-Result<std::string> ReadElfInterpreter(const std::string& path) {
-  return WithElf<std::string>(path, [](Elf* elf) {
-    size_t n = 0;
-    if (elf_getphdrnum(elf, &n) != 0) return std::string();
-    for (size_t i = 0; i < n; ++i) {
-      GElf_Phdr ph;
-      if (!gelf_getphdr(elf, static_cast<int>(i), &ph) || ph.p_type != PT_INTERP) continue;
-      size_t size = 0;
-      const char* raw = elf_rawfile(elf, &size);
-      if (!raw || ph.p_offset >= size || ph.p_filesz > size - ph.p_offset) return std::string();
-      return std::string(raw + ph.p_offset, strnlen(raw + ph.p_offset, ph.p_filesz));
-    }
-    return std::string();
-  });
 }
 
 Result<std::string> ReadBuildId(const std::string& path) {

@@ -80,10 +80,6 @@ Result<uint32_t> FindBinary(const SampleSet& set, const std::string& path);
 // Reads the GNU build-id note of an ELF file (lowercase hex); "" if it has none.
 Result<std::string> ReadBuildId(const std::string& path);
 
-// Reads the ELF interpreter an executable names (PT_INTERP, e.g.
-// /lib64/ld-linux-x86-64.so.2); "" if it names none.
-Result<std::string> ReadElfInterpreter(const std::string& path);
-
 // A function of an ELF file's symbol table, where its code lies in the file.
 struct ElfFunction {
   std::string name;     // as the symbol table has it (mangled): what a linker's ordering file names

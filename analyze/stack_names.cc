@@ -10,17 +10,12 @@
 #include <cstring>
 
 #include "analyze/symbolize.h"
+#include "common/util.h"
 
 namespace syspgo {
 namespace {
 
 
-
-std::string Hex(uint64_t v) {
-  char buf[24];
-  snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 std::string Basename(const std::string& path) {
   size_t slash = path.rfind('/');

@@ -23,6 +23,8 @@
 #include <set>
 #include <unordered_map>
 
+#include "common/util.h"
+
 namespace syspgo {
 
 namespace {
@@ -67,12 +69,6 @@ std::string FunctionName(Dwarf_Die* die) {
   if (n.empty()) n = AttrString(die, DW_AT_MIPS_linkage_name);
   if (n.empty()) n = AttrString(die, DW_AT_name);
   return n;
-}
-
-std::string Hex(uint64_t v) {
-  char b[24];
-  snprintf(b, sizeof b, "0x%" PRIx64, v);
-  return b;
 }
 
 }  // namespace
@@ -201,7 +197,7 @@ struct Symbolizer::Module {
   std::unordered_map<uint64_t, Dwarf_Addr> prologue_ends;
   // Symbols libdwfl found, by start (module address), for the addresses
   // inside them. dwfl_module_addrinfo scans every symbol of the module for
-  // each address: 75% of `analyze hot` on a Python run (8.8k samples, 1.6 s).
+  // each address, which made it most of the time of `analyze hot`.
   // A symbol [start, start + size) is kept here only when no other symbol
   // starts inside it, bar its aliases (same start and size). Then every
   // address in it has the same symbols at or below it, this one the
@@ -613,32 +609,28 @@ static bool EnteredAfterInstruction(const Symbolizer& sym, const std::vector<uin
   return entry == "asm_int80_emulation" || entry == "asm_exc_int3";
 }
 
-Profile Symbolize(const SampleSet& set, Symbolizer& sym) {
-  Profile p;
-  p.comm = set.comm;
-  p.period_ns = set.period_ns;
-  p.kernel_build_id = set.kernel_build_id;
-  p.binaries.resize(set.binaries.size());
-  for (size_t i = 0; i < set.binaries.size(); ++i) {
-    const BinaryStatus& st = sym.Open(set.binaries[i]);
-    ProfileBinary& b = p.binaries[i];
-    b.ref = set.binaries[i];
-    b.problem = st.problem;
-    b.has_lines = st.has_lines;
-    b.has_symtab = st.has_symtab;
-    b.debug_file = st.debug_file;
-    if (st.problem.empty() && st.file != st.debug_file) b.code_file = st.file;
-    if (st.problem.empty()) b.loads = sym.Segments(set.binaries[i]);
-  }
-  if (!set.kallsyms.empty()) sym.SetKallsyms(set.kallsyms);
+namespace {
 
-  std::map<std::pair<uint32_t, std::string>, uint32_t> fn_ids;
-  auto function = [&](uint32_t binary, const std::string& name, const std::string& file) {
-    auto [it, fresh] = fn_ids.try_emplace({binary, name}, static_cast<uint32_t>(p.functions.size()));
-    if (fresh) p.functions.push_back({name, Demangle(name), file, binary});
-    return it->second;
-  };
-  std::map<std::tuple<uint32_t, uint64_t, std::string>, int32_t> sym_ids;
+// Builds one Profile from a SampleSet: each distinct (binary, address,
+// return address) becomes one location, each symbol and function one
+// entry, in the order the samples first meet them.
+class ProfileBuilder {
+ public:
+  ProfileBuilder(const SampleSet& set, Symbolizer& sym) : set_(set), sym_(sym) {}
+
+  Profile Build() {
+    p_.comm = set_.comm;
+    p_.period_ns = set_.period_ns;
+    p_.kernel_build_id = set_.kernel_build_id;
+    OpenBinaries();
+    if (!set_.kallsyms.empty()) sym_.SetKallsyms(set_.kallsyms);
+    AddSamples();
+    AddUnsampledLines();
+    AddOffCpu();
+    return std::move(p_);
+  }
+
+ private:
   struct Key {
     uint32_t binary;
     uint64_t addr;
@@ -648,128 +640,171 @@ Profile Symbolize(const SampleSet& set, Symbolizer& sym) {
   struct KeyHash {
     size_t operator()(const Key& k) const { return std::hash<uint64_t>()(k.addr * 31 + k.binary * 2 + k.ret); }
   };
-  std::unordered_map<Key, uint32_t, KeyHash> loc_ids;
 
-  auto user_location = [&](const UserFrame& f, bool ret) -> uint32_t {
+  void OpenBinaries() {
+    p_.binaries.resize(set_.binaries.size());
+    for (size_t i = 0; i < set_.binaries.size(); ++i) {
+      const BinaryStatus& st = sym_.Open(set_.binaries[i]);
+      ProfileBinary& b = p_.binaries[i];
+      b.ref = set_.binaries[i];
+      b.problem = st.problem;
+      b.has_lines = st.has_lines;
+      b.has_symtab = st.has_symtab;
+      b.debug_file = st.debug_file;
+      if (st.problem.empty() && st.file != st.debug_file) b.code_file = st.file;
+      if (st.problem.empty()) b.loads = sym_.Segments(set_.binaries[i]);
+    }
+  }
+
+  uint32_t Function(uint32_t binary, const std::string& name, const std::string& file) {
+    auto [it, fresh] = fn_ids_.try_emplace({binary, name}, static_cast<uint32_t>(p_.functions.size()));
+    if (fresh) p_.functions.push_back({name, Demangle(name), file, binary});
+    return it->second;
+  }
+
+  uint32_t Add(const Key& k, Location l) {
+    p_.locations.push_back(std::move(l));
+    return loc_ids_[k] = static_cast<uint32_t>(p_.locations.size() - 1);
+  }
+
+  // The symbol and source frames of a user address, as the binary's
+  // symbols and line table have them.
+  void Describe(const UserFrame& f, bool ret, uint64_t vaddr, Location& l) {
+    const AddressInfo* ai = sym_.Lookup(set_.binaries[f.binary], ret ? vaddr - 1 : vaddr);
+    if (!ai) return;
+    l.prologue = ai->prologue && !ret;
+    if (!ai->symbol.empty()) {
+      auto [sit, fresh] =
+          sym_ids_.try_emplace({f.binary, ai->symbol_start, ai->symbol}, static_cast<int32_t>(p_.symbols.size()));
+      if (fresh) p_.symbols.push_back({ai->symbol, ai->bolt_name, ai->symbol_start, ai->symbol_size, f.binary});
+      l.symbol = sit->second;
+    }
+    for (const AddressInfo::Frame& fr : ai->frames) {
+      SourceFrame sf;
+      sf.function = Function(f.binary, fr.function, fr.file);
+      sf.line = fr.line;
+      sf.line_offset = fr.line ? ((fr.line - fr.decl_line) & 0xffff) : 0;
+      sf.discriminator = fr.discriminator;
+      l.frames.push_back(sf);
+    }
+  }
+
+  uint32_t UserLocation(const UserFrame& f, bool ret) {
     Key k{f.binary, f.offset, ret};
-    auto it = loc_ids.find(k);
-    if (it != loc_ids.end()) return it->second;
+    if (auto it = loc_ids_.find(k); it != loc_ids_.end()) return it->second;
     Location l;
     l.binary = f.binary;
     l.address = f.offset;
     l.offset = f.offset;
     l.return_address = ret;
     uint64_t vaddr;
-    bool prologue = false;
-    if (f.binary != kNoBinary && p.binaries[f.binary].problem.empty() &&
-        sym.ToVaddr(set.binaries[f.binary], f.offset, &vaddr)) {
+    if (f.binary != kNoBinary && p_.binaries[f.binary].problem.empty() &&
+        sym_.ToVaddr(set_.binaries[f.binary], f.offset, &vaddr)) {
       l.address = vaddr;
-      if (const AddressInfo* ai = sym.Lookup(set.binaries[f.binary], ret ? vaddr - 1 : vaddr)) {
-        prologue = ai->prologue && !ret;
-        if (!ai->symbol.empty()) {
-          auto [sit, fresh] = sym_ids.try_emplace({f.binary, ai->symbol_start, ai->symbol},
-                                                  static_cast<int32_t>(p.symbols.size()));
-          if (fresh) p.symbols.push_back({ai->symbol, ai->bolt_name, ai->symbol_start, ai->symbol_size, f.binary});
-          l.symbol = sit->second;
-        }
-        for (const AddressInfo::Frame& fr : ai->frames) {
-          SourceFrame sf;
-          sf.function = function(f.binary, fr.function, fr.file);
-          sf.line = fr.line;
-          sf.line_offset = fr.line ? ((fr.line - fr.decl_line) & 0xffff) : 0;
-          sf.discriminator = fr.discriminator;
-          l.frames.push_back(sf);
-        }
-      }
+      Describe(f, ret, vaddr, l);
     }
-    l.prologue = prologue;
-    p.locations.push_back(std::move(l));
-    return loc_ids[k] = static_cast<uint32_t>(p.locations.size() - 1);
-  };
-  auto kernel_location = [&](uint64_t addr, bool ret) -> uint32_t {
+    return Add(k, std::move(l));
+  }
+
+  uint32_t KernelLocation(uint64_t addr, bool ret) {
     Key k{kKernelBinary, addr, ret};
-    auto it = loc_ids.find(k);
-    if (it != loc_ids.end()) return it->second;
+    if (auto it = loc_ids_.find(k); it != loc_ids_.end()) return it->second;
     Location l;
     l.binary = kKernelBinary;
     l.address = addr;
     l.offset = addr;
     l.return_address = ret;
-    std::string name = sym.KernelName(ret ? addr - 1 : addr);
+    std::string name = sym_.KernelName(ret ? addr - 1 : addr);
     if (name.empty()) name = "[kernel " + Hex(addr) + "]";
     SourceFrame sf;
-    sf.function = function(kKernelBinary, name, "");
+    sf.function = Function(kKernelBinary, name, "");
     l.frames.push_back(sf);
-    p.locations.push_back(std::move(l));
-    return loc_ids[k] = static_cast<uint32_t>(p.locations.size() - 1);
-  };
+    return Add(k, std::move(l));
+  }
 
   // A sampled stack as locations: kernel frames, then user frames; caller
   // frames are return addresses, and so is where a system call entered.
-  auto stack = [&](const StackSample& s) {
+  ProfileSample Stack(const StackSample& s) {
     ProfileSample ps;
     ps.pid = s.pid;
     ps.count = s.count;
-    for (size_t i = 0; i < s.kernel.size(); ++i) ps.stack.push_back(kernel_location(s.kernel[i], i > 0));
+    for (size_t i = 0; i < s.kernel.size(); ++i) ps.stack.push_back(KernelLocation(s.kernel[i], i > 0));
     ps.first_user = static_cast<uint32_t>(ps.stack.size());
     ps.kernel_mode = s.kernel_mode;
-    bool entry_after = s.kernel_mode && EnteredAfterInstruction(sym, s.kernel);
-    for (size_t i = 0; i < s.user.size(); ++i)
-      ps.stack.push_back(user_location(s.user[i], i > 0 || entry_after));
+    bool entry_after = s.kernel_mode && EnteredAfterInstruction(sym_, s.kernel);
+    for (size_t i = 0; i < s.user.size(); ++i) ps.stack.push_back(UserLocation(s.user[i], i > 0 || entry_after));
     return ps;
-  };
-  p.samples.reserve(set.samples.size());
-  for (const StackSample& s : set.samples) {
-    ProfileSample ps = stack(s);
-    p.total += s.count;
-    if (ps.first_user < ps.stack.size() && p.locations[ps.stack[ps.first_user]].has_line()) p.user_with_line += s.count;
-    std::vector<uint32_t> seen;
-    for (size_t i = ps.first_user; i < ps.stack.size(); ++i) {
-      uint32_t b = p.locations[ps.stack[i]].binary;
-      if (b < p.binaries.size() && std::find(seen.begin(), seen.end(), b) == seen.end()) {
-        seen.push_back(b);
-        p.binaries[b].samples += s.count;
+  }
+
+  void AddSamples() {
+    p_.samples.reserve(set_.samples.size());
+    for (const StackSample& s : set_.samples) {
+      ProfileSample ps = Stack(s);
+      p_.total += s.count;
+      if (ps.first_user < ps.stack.size() && p_.locations[ps.stack[ps.first_user]].has_line())
+        p_.user_with_line += s.count;
+      std::vector<uint32_t> seen;
+      for (size_t i = ps.first_user; i < ps.stack.size(); ++i) {
+        uint32_t b = p_.locations[ps.stack[i]].binary;
+        if (b < p_.binaries.size() && std::find(seen.begin(), seen.end(), b) == seen.end()) {
+          seen.push_back(b);
+          p_.binaries[b].samples += s.count;
+        }
       }
+      p_.samples.push_back(std::move(ps));
     }
-    p.samples.push_back(std::move(ps));
   }
 
   // Every other line-table row of each sampled function symbol, for the
   // zero counts of sample profiles. The symbols list grows while rows are
   // symbolized (an inlined row still belongs to its symbol), so only the
   // ones found from samples are walked.
-  std::set<std::pair<uint32_t, uint64_t>> hit;  // (binary, vaddr) of sampled code
-  for (const ProfileSample& s : p.samples)
-    for (size_t i = s.first_user; i < s.stack.size(); ++i) {
-      const Location& l = p.locations[s.stack[i]];
-      if (!l.return_address && l.binary < p.binaries.size()) hit.insert({l.binary, l.address});
-    }
-  size_t sampled_symbols = p.symbols.size();
-  for (size_t si = 0; si < sampled_symbols; ++si) {
-    const Symbol s = p.symbols[si];
-    if (s.binary >= p.binaries.size() || !p.binaries[s.binary].has_lines) continue;
-    for (uint64_t vaddr : sym.LineAddresses(set.binaries[s.binary], s.start, s.size)) {
-      uint64_t off;
-      if (hit.count({s.binary, vaddr}) || !sym.ToOffset(set.binaries[s.binary], vaddr, &off)) continue;
-      uint32_t id = user_location(UserFrame{s.binary, off}, false);
-      p.unsampled.push_back(id);
+  void AddUnsampledLines() {
+    std::set<std::pair<uint32_t, uint64_t>> hit;  // (binary, vaddr) of sampled code
+    for (const ProfileSample& s : p_.samples)
+      for (size_t i = s.first_user; i < s.stack.size(); ++i) {
+        const Location& l = p_.locations[s.stack[i]];
+        if (!l.return_address && l.binary < p_.binaries.size()) hit.insert({l.binary, l.address});
+      }
+    size_t sampled_symbols = p_.symbols.size();
+    for (size_t si = 0; si < sampled_symbols; ++si) {
+      const Symbol s = p_.symbols[si];
+      if (s.binary >= p_.binaries.size() || !p_.binaries[s.binary].has_lines) continue;
+      for (uint64_t vaddr : sym_.LineAddresses(set_.binaries[s.binary], s.start, s.size)) {
+        uint64_t off;
+        if (hit.count({s.binary, vaddr}) || !sym_.ToOffset(set_.binaries[s.binary], vaddr, &off)) continue;
+        p_.unsampled.push_back(UserLocation(UserFrame{s.binary, off}, false));
+      }
     }
   }
+
   // Off-CPU stacks last, so that nothing above (the unsampled rows of the
   // sampled symbols) depends on whether they were loaded. They were taken
   // in the sched_switch probe, whose own frames go (IsProbeFrame).
   // Stacks that differ only there are folded together again.
-  SampleSet off;
-  off.offcpu = set.offcpu;
-  for (StackSample& t : off.offcpu) {
-    size_t skip = 0;
-    for (size_t i = 0; i < t.kernel.size() && i < kProbeFramesMax; ++i)
-      if (IsProbeFrame(sym.KernelName(t.kernel[i]))) skip = i + 1;
-    t.kernel.erase(t.kernel.begin(), t.kernel.begin() + static_cast<long>(skip));
+  void AddOffCpu() {
+    SampleSet off;
+    off.offcpu = set_.offcpu;
+    for (StackSample& t : off.offcpu) {
+      size_t skip = 0;
+      for (size_t i = 0; i < t.kernel.size() && i < kProbeFramesMax; ++i)
+        if (IsProbeFrame(sym_.KernelName(t.kernel[i]))) skip = i + 1;
+      t.kernel.erase(t.kernel.begin(), t.kernel.begin() + static_cast<long>(skip));
+    }
+    off.Normalize();
+    for (const StackSample& s : off.offcpu) p_.offcpu.push_back(Stack(s));
   }
-  off.Normalize();
-  for (const StackSample& s : off.offcpu) p.offcpu.push_back(stack(s));
-  return p;
-}
+
+  const SampleSet& set_;
+  Symbolizer& sym_;
+  Profile p_;
+  std::map<std::pair<uint32_t, std::string>, uint32_t> fn_ids_;
+  std::map<std::tuple<uint32_t, uint64_t, std::string>, int32_t> sym_ids_;
+  std::unordered_map<Key, uint32_t, KeyHash> loc_ids_;
+};
+
+}  // namespace
+
+Profile Symbolize(const SampleSet& set, Symbolizer& sym) { return ProfileBuilder(set, sym).Build(); }
 
 }  // namespace syspgo

@@ -203,7 +203,7 @@ def damon_text(scheme):
     return f"{scheme['path']} ({scheme['ops']}): pageout after {idle:g} s idle"
 
 
-# ---- Images in first-touch order (--images, issue 25) ----------------------
+# ---- Images in first-touch order (--images) --------------------------------
 
 def add_to_root(root, path, seen=None):
     """Copies path from this host into root at the same place, with every
@@ -618,7 +618,7 @@ def images(a):
     publish("coldstart_images", a, body, "--images")
 
 
-# ---- Readahead plans (--readahead, issue 25) -------------------------------
+# ---- Readahead plans (--readahead) -----------------------------------------
 
 READAHEAD_VARIANTS = ["cold", "cold+ra", "ra+device", "preload", "plan", "plan+ra"]
 

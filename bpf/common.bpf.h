@@ -74,7 +74,7 @@ static __always_inline void count_drop(void)
 
 /* Wake the reader on the event that makes `wakeup_bytes` pending (a quarter
  * of the buffer), not on every event after it: a reader that is busy would
- * otherwise be woken per event, the 3 us cost batching avoids. Past three
+ * otherwise be woken per event, a cost of microseconds batching avoids. Past three
  * quarters, when a drop is near, every event wakes it. The reader also
  * drains every 100 ms, so a wakeup lost to a race between CPUs only delays. */
 static __always_inline __u64 wake_flags(__u64 before, __u64 after)

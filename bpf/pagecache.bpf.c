@@ -313,8 +313,8 @@ struct {
 /* Lean tier: the deleter of the current reclaim batch, per task. Reclaim
  * deletes folios in batches (one shrink_folio_list call, at most 32), all
  * from one call chain: the batch's first deletion takes the kernel stack
- * that names the deleter (about 6 us each: 12 M of them, 75 s, while one
- * clang thrashed in a 32 MiB memory cgroup), the others reuse it. The
+ * that names the deleter (microseconds each, and a thrashing memory cgroup
+ * deletes millions), the others reuse it. The
  * tracepoints where a task's reclaim may change path end its batch: before
  * each batch (lru_isolate), around slab shrinking (inode eviction truncates
  * page cache under PF_MEMALLOC by another path), after reclaim_pages (DAMON

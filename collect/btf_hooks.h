@@ -18,8 +18,8 @@ namespace syspgo {
 // once: each parse reads /sys/kernel/btf/vmlinux (5 MiB, a page a read)
 // and five groups ask. With it, the tracepoints it has (the names of its
 // btf_trace_<name> typedefs), gathered in one pass: btf__find_by_name_kind
-// walks all ~150k types on every call, and the groups ask about ~35
-// tracepoints. The collector drops both (about 10 MiB) once every group is
+// walks all the kernel's types on every call, and the groups ask about
+// dozens of tracepoints. The collector drops both once every group is
 // loaded, before the ring buffers are mapped. Null and empty if the kernel
 // has no BTF. Not thread-safe: groups load one after the other.
 struct KernelBtfCache {
@@ -36,7 +36,8 @@ inline const btf* KernelBtf() {
   KernelBtfCache& c = KernelBtfSlot();
   // Reserved before the parse: allocated or grown after it, the index
   // would sit inside the heap the freed BTF leaves to the next group's
-  // parse and split it (6 MiB more peak RSS for one group). ~1600 here.
+  // parse and split it, and raise the peak RSS. A kernel has a few
+  // thousand tracepoints.
   if (!c.parsed) c.tracepoints.reserve(4096);
   if (!c.parsed && (c.parsed = btf__load_vmlinux_btf())) {
     const std::string_view prefix = "btf_trace_";

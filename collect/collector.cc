@@ -4,16 +4,17 @@
 #include "collect/kallsyms.h"
 #include "collect/scope.h"
 #include "collect/readahead_off.h"
+#include "collect/run_row.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <dirent.h>
 #include <elf.h>
 #include <malloc.h>
 #include <signal.h>
 #include <sys/auxv.h>
 #include <sys/resource.h>
 #include <sys/sysmacros.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,8 +27,6 @@
 #include <optional>
 #include <functional>
 #include <set>
-
-#include <nlohmann/json.hpp>
 
 #include "collect/groups.h"
 #include "collect/target.h"
@@ -44,11 +43,6 @@ std::atomic<int> g_collect_stop_signal{0};
 
 namespace {
 
-uint64_t Now(clockid_t c) {
-  timespec ts;
-  clock_gettime(c, &ts);
-  return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 int g_verbose = 0;
 
@@ -161,16 +155,18 @@ RunSettings Settings(const CollectRequest& req, const CollectOptions& o, uint64_
   return s;
 }
 
+constexpr char kInsertKallsyms[] = "INSERT OR IGNORE INTO kallsyms (hash, size, text) VALUES (?1, ?2, ?3)";
 
 // Stores the kernel's code symbols the run's kernel stacks fall in (for
 // each address, the symbol at or below it: what analyze/symbolize.cc looks
 // up), in /proc/kallsyms's own lines, once per distinct content, and points
 // the run at them (a row of `run_kallsyms_table`), so those stacks resolve
-// later, on any machine. Only when a stack was stored: the lines a run
-// needs are a few hundred of 120k. Returns a note when the stacks will not
-// resolve.
+// later, on any machine. Only when a stack was stored: a run needs a few
+// of the file's lines, not the whole. Returns a note when the stacks will
+// not resolve.
 // With `synthetic` (a sudo user who may not see kernel addresses) the
 // stacks hold its addresses and the lines are its symbols.
+
 std::string StoreKallsyms(Writer& w, int run_kallsyms_table, const SyntheticKernelAddresses* synthetic) {
   if (w.kernel_addresses().empty()) return "";
   std::string text;
@@ -187,25 +183,37 @@ std::string StoreKallsyms(Writer& w, int run_kallsyms_table, const SyntheticKern
     text = symbols.LinesFor(ips);
   }
   std::string hash = ContentHash(text);
-  std::string size = std::to_string(text.size());
-  std::vector<std::string> params;  // not an initializer list: that would copy the text
-  params.push_back(hash);
-  params.push_back(std::move(text));
-  Status s = w.Exec("INSERT OR IGNORE INTO kallsyms (hash, size, text) VALUES (?1, " + size + ", ?2)",
-                    std::move(params));
+  std::vector<SqlValue> params;  // not an initializer list: that would copy the text
+  params.emplace_back(hash);
+  params.emplace_back(static_cast<int64_t>(text.size()));
+  params.emplace_back(std::move(text));
+  Status s = w.Exec(kInsertKallsyms, std::move(params));
   if (!s.ok()) return "kernel symbols not stored: " + s.error().message + " ";
   w.Row(run_kallsyms_table).T(hash);
   return "";
 }
 
+// The machine's block devices, from /sys/dev/block (run_block_device): an
+// analysis tells a device's own page cache from a file by them.
+void StoreBlockDevices(Writer& w, int table) {
+  DIR* d = opendir("/sys/dev/block");
+  if (!d) return;
+  while (dirent* e = readdir(d)) {
+    unsigned major = 0, minor = 0;
+    char rest = 0;
+    if (sscanf(e->d_name, "%u:%u%c", &major, &minor, &rest) == 2) w.Row(table).I(major).I(minor);
+  }
+  closedir(d);
+}
+
 // How much the collector's threads are favoured over the work they record.
 // Every event waits in a ring buffer until the drain thread takes it, and
 // the writer thread must keep up for the drain thread to go on: on a busy
-// machine (a build at -j2 beside a memory-cgroup thrash on 2 CPUs) the two
-// were starved long enough for a 2 MiB ring buffer to overflow, and 100,000
-// block events of one run were lost. Their work is bounded by the event
-// rate, so favouring them costs the others little; the recorded command
-// keeps the priority syspgo was started with (it is forked before).
+// machine, threads of normal priority can be starved long enough for a
+// ring buffer to overflow and its events to be lost. Their work is bounded
+// by the event rate, so favouring them costs the others little; the
+// recorded command keeps the priority syspgo was started with (it is
+// forked before).
 constexpr int kCollectorNiceBoost = 10;
 
 // Lowers this thread's nice value by kCollectorNiceBoost (threads made
@@ -219,50 +227,6 @@ void FavourCollectorThreads() {
             "may be lost\n", strerror(errno));
 }
 
-// The run's row and its settings, in one transaction: no reader sees the
-// run without them.
-Result<int64_t> InsertRun(Db& db, const CollectRequest& req, pid_t pid, uint64_t start_real, uint64_t start_mono,
-                          const RunSettings& settings) {
-  utsname u{};
-  uname(&u);
-  // Arguments are bytes: one that is not UTF-8 is stored with U+FFFD (the
-  // command column keeps them exactly, shell-quoted).
-  std::string argv_json = JsonText(nlohmann::ordered_json(req.argv));
-  auto st = db.Prepare(
-      "INSERT INTO run (command, argv_json, target_pid, attached, host, kernel_release, syspgo_version, "
-      "start_realtime_ns, start_monotonic_ns, collector_pid, boot_id) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  if (!st) return st.error();
-  st->Bind(1, JoinShell(req.argv)).Bind(2, argv_json).Bind(3, int64_t{pid}).Bind(4, int64_t{req.Attached()});
-  st->Bind(5, std::string(u.nodename)).Bind(6, std::string(u.release)).Bind(7, std::string(SYSPGO_VERSION));
-  st->Bind(8, static_cast<int64_t>(start_real)).Bind(9, static_cast<int64_t>(start_mono));
-  st->Bind(10, int64_t{getpid()}).Bind(11, CurrentBootId());
-  Status rs = db.Exec("BEGIN IMMEDIATE");
-  if (rs.ok()) rs = st->Run();
-  int64_t id = db.LastInsertId();
-  if (rs.ok()) rs = WriteRunSettings(db, id, settings);
-  if (rs.ok()) rs = db.Exec("COMMIT");
-  if (!rs.ok()) {
-    (void)db.Exec("ROLLBACK");
-    return MakeError("cannot record the run in '" + db.path() + "': " + rs.error().message, rs.error().code);
-  }
-  return id;
-}
-
-// Runs left 'running' by a collector that died (SIGKILL, reboot) are
-// marked incomplete: what they committed stays readable.
-Status MarkDeadRuns(Db& db) {
-  auto st = db.Prepare("SELECT id, collector_pid, boot_id FROM run WHERE status = 'running' ORDER BY id");
-  if (!st) return st.error();
-  std::vector<int64_t> dead;
-  while (st->Step())
-    if (CollectorGone(st->Int(1), st->Text(2))) dead.push_back(st->Int(0));
-  for (int64_t id : dead)
-    SYSPGO_TRY(db.Exec("UPDATE run SET status = 'incomplete', exit_reason = COALESCE(exit_reason, 'collector-died') "
-                       "WHERE id = " + std::to_string(id)));
-  return {};
-}
-
 // Per-CPU drop counters of every group, from the shared `drops` map.
 std::vector<std::vector<uint64_t>> ReadDrops(int drops_fd) {
   int ncpu = libbpf_num_possible_cpus();
@@ -272,15 +236,6 @@ std::vector<std::vector<uint64_t>> ReadDrops(int drops_fd) {
 }
 
 constexpr uint64_t kMiB = 1 << 20;
-
-std::string Mib(uint64_t bytes) {
-  char buf[32];
-  if (bytes % kMiB == 0)
-    snprintf(buf, sizeof buf, "%" PRIu64 " MiB", bytes / kMiB);
-  else
-    snprintf(buf, sizeof buf, "%.2f MiB", static_cast<double>(bytes) / kMiB);
-  return buf;
-}
 
 // The collector's memory as its peak RSS counts it, one budget split into
 // pieces. Ring buffers are mapped by the kernel at load, all of them, and
@@ -300,17 +255,16 @@ struct MemoryPlan {
 };
 
 constexpr uint64_t kDefaultBudget = kCollectDefaultMemoryBytes;
-// What the collector holds besides ring buffers, rows and SQLite's cache,
-// measured on this machine kind: 17 MiB while recording (code and libraries
-// 10 MiB, libbpf's objects, SQLite's schema and statements). Loading peaks
-// higher, at 27 MiB, while a group parses the kernel's BTF or the kallsyms
-// text is stored, but that is over before the ring buffers are mapped.
+// What the collector holds besides ring buffers, rows and SQLite's cache:
+// code and libraries, libbpf's objects, SQLite's schema and statements.
+// Loading peaks higher, while a group parses the kernel's BTF or the
+// kallsyms text is stored, but that is over before the ring buffers are
+// mapped. bench/RESULTS.md has the collector's measured peak RSS.
 constexpr uint64_t kFixed = 20 * kMiB;
 constexpr uint64_t kSqliteCache = 4 * kMiB;
 // Rows from every group share the pool, where a ring buffer serves one
 // group, so the pool gets most of the budget. A ring buffer only has to
-// cover the drain thread's pauses: on a single dd of 2 M events, 1 MiB
-// buffers lost 1-3 % of them and 2 MiB none.
+// cover the drain thread's pauses, which a few MiB do.
 constexpr uint64_t kMaxAutoRingbuf = 2 * kMiB, kMinAutoRingbuf = 256 << 10;
 constexpr uint64_t kMinQueue = 4 * kMiB;
 // The pool when --ringbuf-mb alone sets the size and the budget follows.
@@ -335,9 +289,10 @@ Result<MemoryPlan> PlanMemory(const CollectOptions& o, size_t groups) {
   }
   if (p.total < base + p.rings() + kMinQueue) {
     uint64_t need = base + p.rings() + kMinQueue;
-    return MakeError("a memory budget of " + Mib(p.total) + " is too small for " + std::to_string(groups) +
-                         " probe groups with ring buffers of " + Mib(p.ringbuf) + " (" + Mib(p.rings()) +
-                         " resident) and the collector's fixed " + Mib(base) + ": give --memory-mb " +
+    return MakeError("a memory budget of " + FormatMib(p.total) + " is too small for " + std::to_string(groups) +
+                         " probe groups with ring buffers of " + FormatMib(p.ringbuf) + " (" +
+                         FormatMib(p.rings()) + " resident) and the collector's fixed " + FormatMib(base) +
+                         ": give --memory-mb " +
                          std::to_string((need + kMiB - 1) / kMiB) + " or more" +
                          (o.ringbuf_bytes ? ", a smaller --ringbuf-mb" : "") + ", or fewer --probes.",
                      EINVAL);
@@ -347,9 +302,10 @@ Result<MemoryPlan> PlanMemory(const CollectOptions& o, size_t groups) {
 }
 
 std::string DescribePlan(const MemoryPlan& p) {
-  return "memory budget " + Mib(p.total) + ": " + std::to_string(p.groups) + " ring buffers of " + Mib(p.ringbuf) +
-         " (" + Mib(p.rings()) + " resident, mapped twice), writer queue " + Mib(p.queue) + ", SQLite cache " +
-         Mib(p.sqlite_cache) + ", program and libraries " + Mib(p.fixed);
+  return "memory budget " + FormatMib(p.total) + ": " + std::to_string(p.groups) + " ring buffers of " +
+         FormatMib(p.ringbuf) + " (" + FormatMib(p.rings()) + " resident, mapped twice), writer queue " +
+         FormatMib(p.queue) + ", SQLite cache " + FormatMib(p.sqlite_cache) + ", program and libraries " +
+         FormatMib(p.fixed);
 }
 
 // After loading: the heap's free pages back to the kernel, and large
@@ -463,8 +419,8 @@ Result<Setup> Prepare(const CollectRequest& req) {
   auto plan = PlanMemory(req.opts, s.groups.size());
   if (!plan) return plan.error();
   if (s.user && plan->total > kCollectSudoMemoryCapBytes)
-    return MakeError("under sudo the collector may use at most " + Mib(kCollectSudoMemoryCapBytes) +
-                         ", and this run asks for " + Mib(plan->total) + " (" + DescribePlan(*plan) +
+    return MakeError("under sudo the collector may use at most " + FormatMib(kCollectSudoMemoryCapBytes) +
+                         ", and this run asks for " + FormatMib(plan->total) + " (" + DescribePlan(*plan) +
                          "): give a smaller --memory-mb or --ringbuf-mb, or fewer --probes; only root without "
                          "sudo may go past the cap.",
                      EPERM);
@@ -588,11 +544,11 @@ void Record(const CollectRequest& req, HeldCommand& child, pid_t root, uint64_t 
   uint64_t stop_at = 0;
   bool forwarded = false;
   bool write_failure_reported = false;
-  uint64_t next_drain = Now(CLOCK_MONOTONIC) + kDrainIntervalNs;
+  uint64_t next_drain = NowNs(CLOCK_MONOTONIC) + kDrainIntervalNs;
   for (;;) {
     int n = ring_buffer__poll(rb, 100);
     ring_buffer__consume(rb);  // events below the wakeup threshold
-    if (uint64_t t = Now(CLOCK_MONOTONIC); t >= next_drain) {
+    if (uint64_t t = NowNs(CLOCK_MONOTONIC); t >= next_drain) {
       tick();
       for (auto* g : live) g->Drain(writer);
       next_drain = t + kDrainIntervalNs;
@@ -617,7 +573,7 @@ void Record(const CollectRequest& req, HeldCommand& child, pid_t root, uint64_t 
               writer.error_message().c_str());
       write_failure_reported = true;
     }
-    uint64_t now = Now(CLOCK_MONOTONIC);
+    uint64_t now = NowNs(CLOCK_MONOTONIC);
     if (int sig = g_collect_stop_signal.load(); sig && !stop_at) {
       res.exit_reason = "interrupted";
       stop_at = now;
@@ -690,14 +646,79 @@ void ReportGroups(const std::vector<ProbeGroup*>& live, const std::vector<std::u
 
 }  // namespace
 
+// The command, spawned held before its exec (none when attaching); with
+// --new-cgroup, moved into the new cgroup while held, so that everything it
+// does after its exec is charged there.
+Result<std::unique_ptr<HeldChild>> SpawnHeld(const CollectRequest& req, const Setup& s, NewCgroup& new_cgroup) {
+  if (req.Attached()) return std::unique_ptr<HeldChild>();
+  auto spawned = HeldChild::Spawn(s.exe, req.argv, s.user && !req.as_root ? &*s.user : nullptr);
+  if (!spawned) return spawned.error();
+  if (!req.new_cgroup) return std::move(*spawned);
+  Status st = new_cgroup.Create();
+  if (st.ok()) st = new_cgroup.Add((*spawned)->pid());
+  if (st.ok()) return std::move(*spawned);
+  kill((*spawned)->pid(), SIGKILL);
+  int ignored;
+  (*spawned)->Reap(&ignored, true);
+  return st.error();
+}
+
+// The machine-wide settings a run asks for, last before the release and
+// after the probes loaded (their own page-ins are not the command's):
+// readahead off (--no-readahead) and a cold page cache (--cold).
+Status SetUpMachine(const CollectRequest& req, ReadaheadOff& readahead_off) {
+  if (req.no_readahead) {
+    SYSPGO_TRY(readahead_off.TurnOff());
+    fprintf(stderr, "syspgo: --no-readahead: readahead off until the command ends (was: %s)\n",
+            readahead_off.Describe().c_str());
+  }
+  if (req.cold) {
+    sync();
+    FILE* f = fopen("/proc/sys/vm/drop_caches", "w");
+    if (!f || fputs("3\n", f) < 0 || fclose(f) != 0)
+      fprintf(stderr, "syspgo: warning: --cold could not drop the page cache: %s\n", strerror(errno));
+  }
+  return {};
+}
+
+// --cgroup: the processes that join the cgroup while the command runs,
+// traced from when the drain loop sees them, or left out (and counted) when
+// they are not only the user's.
+struct CgroupFollower {
+  const std::string& cgroup;
+  const std::optional<User>& user;
+  int targets_fd;
+  const std::vector<ProbeGroup*>& live;
+  Writer& writer;
+  std::set<pid_t> seen;  // processes already followed, or found not the user's
+  uint64_t left_out;
+
+  void Tick() {
+    if (cgroup.empty()) return;
+    auto pids = CgroupProcs(cgroup);
+    if (!pids) return;
+    for (pid_t p : *pids) {
+      if (!seen.insert(p).second || p == getpid()) continue;
+      uint32_t k = p, one = 1;
+      bpf_map_update_elem(targets_fd, &k, &one, BPF_ANY);
+      if (user && !CheckMayAttach(p, *user).ok()) {
+        bpf_map_delete_elem(targets_fd, &k);
+        ++left_out;
+        continue;
+      }
+      for (auto* g : live) g->OnTarget(writer, p, true);
+    }
+  }
+};
+
 Result<CollectResult> Collect(const CollectRequest& req) {
   g_verbose = req.opts.verbose;
   libbpf_set_print(LibbpfPrint);
   // Loading reads large, short-lived buffers: libbpf parses the kernel's
-  // BTF (6 MiB) again for every group. Served from the heap, each group
+  // BTF (megabytes) again for every group. Served from the heap, each group
   // reuses the pages the last one freed; from mmap (glibc's default for
-  // the first, and for all with a fixed threshold) each faults in 6 MiB
-  // afresh, a third of the collector's start. The heap is given back after
+  // the first, and for all with a fixed threshold) each faults its buffer
+  // in afresh, much of the collector's start. The heap is given back after
   // loading (StartLean).
   mallopt(M_MMAP_THRESHOLD, 64 << 20);
   mallopt(M_TRIM_THRESHOLD, 256 << 20);  // nor shrink the heap under the next group
@@ -707,42 +728,28 @@ Result<CollectResult> Collect(const CollectRequest& req) {
   Setup& s = *setup;
 
   // 2. The command, held before exec; the run's row; the writer; the probes.
-  std::unique_ptr<HeldChild> spawned;
   NewCgroup new_cgroup;  // removed after the command (declared before it)
-  if (!req.Attached()) {
-    auto c = HeldChild::Spawn(s.exe, req.argv, s.user && !req.as_root ? &*s.user : nullptr);
-    if (!c) return c.error();
-    spawned = std::move(c.value());
-    if (req.new_cgroup) {
-      // Moved while held: everything it does after exec is charged there.
-      Status st = new_cgroup.Create();
-      if (st.ok()) st = new_cgroup.Add(spawned->pid());
-      if (!st.ok()) {
-        kill(spawned->pid(), SIGKILL);
-        int ignored;
-        spawned->Reap(&ignored, true);
-        return st.error();
-      }
-    }
-  }
-  HeldCommand child(std::move(spawned));
+  auto spawned = SpawnHeld(req, s, new_cgroup);
+  if (!spawned) return spawned.error();
+  HeldCommand child(std::move(*spawned));
   pid_t root = child ? child->pid() : req.attach_pid;
   FavourCollectorThreads();  // after the fork: the command keeps its own priority
   std::vector<std::string> names;
   for (auto& g : s.groups) names.push_back(g->name());
-  uint64_t start_real = Now(CLOCK_REALTIME), start_mono = Now(CLOCK_MONOTONIC);
+  uint64_t start_real = NowNs(CLOCK_REALTIME), start_mono = NowNs(CLOCK_MONOTONIC);
   auto run_id = [&]() -> Result<int64_t> {
     ActAsUser as_user;  // its commit may checkpoint the -wal: as the user, as every write to the database
     if (!as_user.ok()) return as_user.error();
-    return InsertRun(*s.db, req, root, start_real, start_mono, Settings(req, s.opts, s.plan.total, names));
+    RunStart start{req.argv, root, req.Attached(), start_real, start_mono};
+    return InsertRun(*s.db, start, Settings(req, s.opts, s.plan.total, names));
   }();
   if (!run_id) return run_id.error();
   CollectResult res;
   res.run_id = *run_id;
-  const std::string where_run = " WHERE id = " + std::to_string(res.run_id);
 
   fprintf(stderr, "syspgo: %s\n", DescribePlan(s.plan).c_str());
   Writer writer(std::move(*s.db), res.run_id, Writer::Limits{s.plan.queue, s.plan.sqlite_cache});
+  RunRow run_row(writer, res.run_id);
   std::unique_ptr<SyntheticKernelAddresses> synthetic;  // collect/kallsyms.h: the user may not see them
   if (!InvokingUserSeesKernelAddresses()) {
     synthetic = std::make_unique<SyntheticKernelAddresses>();
@@ -752,7 +759,9 @@ Result<CollectResult> Collect(const CollectRequest& req) {
   int probe_tbl = writer.Table("run_probe", {"probe_group", "attached", "detail", "events"}, "INSERT OR REPLACE");
   int drop_tbl = writer.Table("run_drop", {"probe_group", "cpu", "dropped"});
   int kallsyms_tbl = writer.Table("run_kallsyms", {"hash"}, "INSERT OR IGNORE");
+  int block_device_tbl = writer.Table("run_block_device", {"major", "minor"}, "INSERT OR IGNORE");
   SYSPGO_TRY(writer.Start());
+  StoreBlockDevices(writer, block_device_tbl);
 
   GroupContext ctx;
   ctx.start_ns = start_mono;
@@ -760,7 +769,7 @@ Result<CollectResult> Collect(const CollectRequest& req) {
   auto live = LoadGroups(s, ctx, res);
   StartLean();
   if (!live) {
-    (void)writer.Exec("UPDATE run SET status = 'incomplete', exit_reason = 'setup-failed', end_ts = 0" + where_run);
+    (void)run_row.SetupFailed();
     return live.error();
   }
   std::vector<std::unique_ptr<RingCtx>> rctx;
@@ -772,27 +781,14 @@ Result<CollectResult> Collect(const CollectRequest& req) {
   uint64_t left_out_at_start = TraceFromTheStart(req, s, starting, ctx.targets_fd, *live, writer);
   for (auto* g : *live) g->OnStart(writer);
   ReadaheadOff readahead_off;
-  if (req.no_readahead) {
-    SYSPGO_TRY(readahead_off.TurnOff());
-    fprintf(stderr, "syspgo: --no-readahead: readahead off until the command ends (was: %s)\n",
-            readahead_off.Describe().c_str());
-  }
-  if (req.cold) {
-    // Last thing before the release, after the probes loaded (their own
-    // page-ins are not the command's): a cold start for the command.
-    sync();
-    FILE* f = fopen("/proc/sys/vm/drop_caches", "w");
-    if (!f || fputs("3\n", f) < 0 || fclose(f) != 0)
-      fprintf(stderr, "syspgo: warning: --cold could not drop the page cache: %s\n", strerror(errno));
-  }
-  uint64_t release_mono = Now(CLOCK_MONOTONIC);
-  (void)writer.Exec("UPDATE run SET command_start_ts = " + std::to_string(release_mono - start_mono) + where_run);
+  SYSPGO_TRY(SetUpMachine(req, readahead_off));
+  uint64_t release_mono = NowNs(CLOCK_MONOTONIC);
+  (void)run_row.CommandReleased(release_mono - start_mono);
   if (child) {
     if (Status st = child.Release(); !st.ok()) {
       int ignored;
       child->Reap(&ignored, true);
-      (void)writer.Exec("UPDATE run SET status = 'complete', exit_reason = 'exec-failed', exit_code = 127, end_ts = " +
-                        std::to_string(Now(CLOCK_MONOTONIC) - start_mono) + where_run);
+      (void)run_row.ExecFailed(NowNs(CLOCK_MONOTONIC) - start_mono);
       return st.error();
     }
   }
@@ -800,27 +796,11 @@ Result<CollectResult> Collect(const CollectRequest& req) {
   // 5. Drain until the command ends.
   int status = 0;
   bool child_done = false;
-  std::set<pid_t> seen;  // --cgroup: processes already followed, or found not the user's
-  for (const TreeProcess& t : starting) seen.insert(t.pid);
-  uint64_t joined_left_out = 0;
-  auto tick = [&] {
-    if (req.cgroup.empty()) return;
-    auto pids = CgroupProcs(req.cgroup);
-    if (!pids) return;
-    for (pid_t p : *pids) {
-      if (!seen.insert(p).second || p == getpid()) continue;
-      uint32_t k = p, one = 1;
-      bpf_map_update_elem(ctx.targets_fd, &k, &one, BPF_ANY);
-      if (s.user && !CheckMayAttach(p, *s.user).ok()) {
-        bpf_map_delete_elem(ctx.targets_fd, &k);
-        ++joined_left_out;
-        continue;
-      }
-      for (auto* g : *live) g->OnTarget(writer, p, true);
-    }
-  };
-  Record(req, child, root, release_mono, rb->get(), *live, writer, res, &status, &child_done, tick);
-  uint64_t end_mono = Now(CLOCK_MONOTONIC);
+  CgroupFollower joined{req.cgroup, s.user, ctx.targets_fd, *live, writer, {}, 0};
+  for (const TreeProcess& t : starting) joined.seen.insert(t.pid);
+  Record(req, child, root, release_mono, rb->get(), *live, writer, res, &status, &child_done,
+         [&] { joined.Tick(); });
+  uint64_t end_mono = NowNs(CLOCK_MONOTONIC);
   if (Status st = readahead_off.Restore(); !st.ok()) fprintf(stderr, "syspgo: warning: %s\n", st.error().message.c_str());
 
   // 6. The last events: what the tree did up to its exit is already in the
@@ -829,7 +809,7 @@ Result<CollectResult> Collect(const CollectRequest& req) {
   rb->reset();
   for (auto* g : *live) g->Drain(writer);
   for (auto* g : *live) g->Finish(writer);
-  NoteLeftOut(*live, left_out_at_start + joined_left_out, res);
+  NoteLeftOut(*live, left_out_at_start + joined.left_out, res);
   NoteScope(*live, req, new_cgroup);
   std::string kallsyms_note = StoreKallsyms(writer, kallsyms_tbl, synthetic.get());
   if (synthetic && !writer.kernel_addresses().empty())
@@ -846,12 +826,9 @@ Result<CollectResult> Collect(const CollectRequest& req) {
   res.exit_status = child ? status : 0;
   res.seconds = (end_mono - release_mono) / 1e9;
 
-  Status fs = writer.Exec("UPDATE run SET end_ts = " + std::to_string(end_mono - start_mono) +
-                              ", status = 'complete', exit_reason = ?1, exit_code = " +
-                              (child ? std::to_string(res.exit_status) : std::string("NULL")) +
-                              ", events_recorded = " + std::to_string(res.events) +
-                              ", events_dropped = " + std::to_string(res.dropped) + where_run,
-                          {res.exit_reason});
+  std::optional<int> exit_code;
+  if (child) exit_code = res.exit_status;
+  Status fs = run_row.Complete(end_mono - start_mono, res.exit_reason, exit_code, res.events, res.dropped);
   Status ss = writer.Stop();
   res.rows = writer.rows_written();
   if (!fs.ok() || !ss.ok()) res.write_error = (!ss.ok() ? ss : fs).error().message;

@@ -1,6 +1,7 @@
 //===- fileio_group.cc - loader for bpf/fileio.bpf.c: file-I/O syscalls --===//
 // Decodes the fileio events into file_io, file_open, file_lookup and mmap
-// rows, and records each (dev, ino) -> path the first time an open names it.
+// rows, and records each (dev, ino) -> path the first time an open names it,
+// with the file's size then.
 // With --detail lean (the default) the kernel counts every read, write, sync
 // and close per (file, syscall) and sends only the calls analyses need one
 // by one (bpf/fileio.bpf.c); the loader drains the counts into file_io_total
@@ -77,6 +78,7 @@ class FileioGroup : public ProbeGroup {
     lookup_ = w.Table("file_lookup", {"ts", "dur", "pid", "tid", "nr", "path", "flags", "ret"});
     mmap_ = w.Table("mmap", {"ts", "dur", "pid", "tid", "addr", "len", "prot", "flags", "fd", "dev", "ino", "off"});
     file_ = w.Table("file", {"dev", "ino", "path"}, "INSERT OR IGNORE");
+    file_size_ = w.Table("file_size", {"dev", "ino", "size"}, "INSERT OR IGNORE");
     total_ = w.Table("file_io_total", {"dev", "ino", "kind", "nr", "calls", "errors", "bytes", "req", "total_ns",
                                        "max_ns", "first_ts"}, "INSERT OR REPLACE");
     hist_ = w.Table("file_io_hist", {"dev", "ino", "kind", "nr", "slot", "calls"}, "INSERT OR REPLACE");
@@ -144,7 +146,10 @@ class FileioGroup : public ProbeGroup {
       std::string target = ReadLinkOrEmpty(fd);
       struct stat sb {};
       if (target.empty() || target[0] != '/' || stat(fd.c_str(), &sb) != 0) continue;
-      if (seen_.insert({sb.st_dev, sb.st_ino}).second) w.Row(file_).I(sb.st_dev).I(sb.st_ino).T(target);
+      if (seen_.insert({sb.st_dev, sb.st_ino}).second) {
+        w.Row(file_).I(sb.st_dev).I(sb.st_ino).T(target);
+        if (S_ISREG(sb.st_mode)) w.Row(file_size_).I(sb.st_dev).I(sb.st_ino).I(sb.st_size);
+      }
     }
     closedir(d);
   }
@@ -171,7 +176,11 @@ class FileioGroup : public ProbeGroup {
             .I(ts).I(e->dur).I(h->pid).I(h->tid).I(e->nr)
             .T(std::string(e->given, strnlen(e->given, sizeof e->given)))
             .I(e->flags).I(e->ret).I(dev).I(ino);
-        if (e->ret >= 0 && seen_.insert({dev, ino}).second) w.Row(file_).I(dev).I(ino).T(JoinPath(e));
+        if (e->ret >= 0 && seen_.insert({dev, ino}).second) {
+          std::string path = JoinPath(e);
+          if (auto bytes = RegularFileSize(path, dev, ino)) w.Row(file_size_).I(dev).I(ino).I(*bytes);
+          w.Row(file_).I(dev).I(ino).T(path);
+        }
         return;
       }
       case FILEIO_LOOKUP: {
@@ -208,7 +217,8 @@ class FileioGroup : public ProbeGroup {
 
  private:
   uint64_t instance_min_ns_ = 0;
-  int io_ = -1, open_ = -1, lookup_ = -1, mmap_ = -1, file_ = -1, total_ = -1, hist_ = -1, ledger_ = -1;
+  int io_ = -1, open_ = -1, lookup_ = -1, mmap_ = -1, file_ = -1, file_size_ = -1, total_ = -1, hist_ = -1;
+  int ledger_ = -1;
   uint64_t totals_ = 0;
   std::vector<uint64_t> overflow_ = std::vector<uint64_t>(FILEIO_OVERFLOW_MAX);  // refused updates, by map
   Status drain_status_;

@@ -95,8 +95,8 @@ KernelSymbols KernelSymbols::Load(const std::string& cache_dir) {
     s.readable_ = s.from_cache_ = true;
     return s;
   }
-  // One buffer, lines kept as (address, offset, length): 120k small
-  // strings would cost more than the reading.
+  // One buffer, lines kept as (address, offset, length): a small string
+  // per line would cost more than the reading.
   std::string all = ReadFileOrEmpty("/proc/kallsyms");
   struct Line {
     uint64_t addr;

@@ -1,9 +1,9 @@
 //===- kallsyms.h - the kernel's code symbols, read once per boot ---------===//
 // A run stores the kernel symbols its kernel stacks fall in, so that the
 // stacks resolve later on any machine. /proc/kallsyms is the only source,
-// and reading it is dear: the kernel formats its 120k lines on every read
-// (~55 ms of system time here, the largest single cost of recording
-// `true`). Those lines change only when the kernel boots or a module is
+// and reading it is dear: the kernel formats its hundred thousand lines or
+// more on every read, in system time that a short recording would spend
+// mostly there. Those lines change only when the kernel boots or a module is
 // loaded or unloaded, so the code symbols are kept, sorted, in a cache
 // that belongs to syspgo (root): /run/syspgo/kallsyms, on tmpfs, keyed by
 // the boot id and the loaded modules (name, size, address). A key that
@@ -60,7 +60,7 @@ class KernelSymbols {
   friend class SyntheticKernelAddresses;
 
   // The lines: read from /proc/kallsyms into `owned_`, or the cache file
-  // mapped (a run needs a few hundred of its 120k lines: no copy, no index;
+  // mapped (a run needs a few of its lines: no copy, no index;
   // LinesFor searches the bytes).
   std::string owned_;
   std::shared_ptr<const void> mapping_;

@@ -253,9 +253,7 @@ class PagecacheGroup : public ProbeGroup {
     // cache was counted here (analyze/run.h RecordingTier); Finish() writes
     // the whole ledger.
     w.Row(ledger_).T(name()).T("pc_totals").I(totals_).I(0);
-    timespec ts{};
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    uint64_t now_slice = (uint64_t(ts.tv_sec) * 1000000000 + uint64_t(ts.tv_nsec) - start_ns_) / PAGECACHE_SLICE_NS;
+    uint64_t now_slice = (NowNs(CLOCK_MONOTONIC) - start_ns_) / PAGECACHE_SLICE_NS;
     std::vector<pc_series_key> final_slices;
     series_live_ = 0;
     drain_status_ = ForEachEntry<pc_series_key, uint64_t>(

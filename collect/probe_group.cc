@@ -2,6 +2,7 @@
 #include "collect/probe_group.h"
 
 #include <bpf/bpf.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 
 #include <algorithm>
@@ -21,6 +22,13 @@ uint64_t KernelDevToUser(uint64_t kdev) { return makedev(kdev >> 20, kdev & 0xff
 int ExitStatusFromWait(uint32_t code) {
   if (code & 0x7f) return 128 + (code & 0x7f);
   return (code >> 8) & 0xff;
+}
+
+std::optional<uint64_t> RegularFileSize(const std::string& path, uint64_t dev, uint64_t ino) {
+  struct stat sb {};
+  if (path.empty() || stat(path.c_str(), &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_dev != dev || sb.st_ino != ino)
+    return std::nullopt;
+  return static_cast<uint64_t>(sb.st_size);
 }
 
 std::string JoinNulSeparated(const char* p, size_t n) {

@@ -27,7 +27,7 @@ struct syspgo_bpf;  // the skeleton of every group's programs (bpf/CMakeLists.tx
 
 namespace syspgo {
 
-// How much each group records (issue 23's two tiers). kLean: what analyses
+// How much each group records, in two tiers. kLean: what analyses
 // only count is aggregated in the kernel and drained into summary tables;
 // single events are kept only where an analysis needs the instance (each
 // group's header says which). kFull: every event as a row, as before the
@@ -166,6 +166,9 @@ std::vector<std::string> AllProbeGroupNames();
 uint64_t KernelDevToUser(uint64_t kdev);
 // A wait status from task->exit_code as a shell reports it (128+N for signal N).
 int ExitStatusFromWait(uint32_t code);
+// st_size of the regular file at `path` if the path leads to (dev, ino):
+// what file_size records when a group first sees a file.
+std::optional<uint64_t> RegularFileSize(const std::string& path, uint64_t dev, uint64_t ino);
 // Replaces NULs in the first n bytes with spaces (argv blobs), trimming the end.
 std::string JoinNulSeparated(const char* p, size_t n);
 // The first n (at most max) frames of a BPF-side stack, stored once

@@ -7,6 +7,7 @@
 // lacks (bpf/proc.bpf.c); it is then forgotten here: its rows stay as they
 // were before that exec, and nothing more is read or written of it.
 #include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,9 +15,11 @@
 #include <filesystem>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "collect/bpf_maps.h"
 #include "collect/groups.h"
+#include "common/elf.h"
 #include "common/identity.h"
 #include "common/util.h"
 #include "bpf/proc.h"
@@ -70,6 +73,8 @@ class ProcGroup : public ProbeGroup {
                        "INSERT OR REPLACE");
     thread_ = w.Table("thread", {"tid", "pid", "comm", "start_ts", "exit_ts"}, "INSERT OR REPLACE");
     exec_ = w.Table("exec", {"ts", "pid", "tid", "filename", "argv"});
+    exec_file_ = w.Table("exec_file", {"filename", "dev", "ino", "path", "interpreter"}, "INSERT OR IGNORE");
+    file_size_ = w.Table("file_size", {"dev", "ino", "size"}, "INSERT OR IGNORE");
   }
 
   uint64_t left_out() const {
@@ -164,6 +169,7 @@ class ProcGroup : public ProbeGroup {
         t.comm = p.comm;
         WriteThread(w, h->pid);
         w.Row(exec_).I(ts).I(h->pid).I(h->tid).T(p.exe).T(p.argv);
+        RecordExecFiles(w, h->pid, p.exe);
         return;
       }
       case PROC_LEFT_OUT: {
@@ -238,6 +244,34 @@ class ProcGroup : public ProbeGroup {
     if (p.exit_ts >= 0) r.I(p.exit_ts).I(p.exit_code);
     else r.Null().Null();
   }
+  // The files an exec maps without an open call, once per name a run
+  // (exec_file, file_size): the file exec'd, found through /proc/PID/exe
+  // while the process is still traced (the program it runs, in its own
+  // mount namespace), else by its name; and the ELF interpreter it names.
+  void RecordExecFiles(Writer& w, uint32_t pid, const std::string& exe) {
+    if (exe.empty() || exe[0] != '/' || !exec_files_.insert(exe).second) return;
+    std::string via = "/proc/" + std::to_string(pid) + "/exe", real = ReadLinkOrEmpty(via);
+    struct stat sb {};
+    if (real.empty() || stat(via.c_str(), &sb) != 0 || !StillTraced(pid)) {
+      via = exe;
+      real = RealPathOrEmpty(exe);
+      if (real.empty() || stat(exe.c_str(), &sb) != 0) return;
+    }
+    if (!S_ISREG(sb.st_mode)) return;
+    auto interp = ReadElfInterpreter(via);
+    std::string interpreter = interp ? *interp : "";
+    WriteExecFile(w, exe, sb, real, interpreter);
+    if (interpreter.empty() || interpreter[0] != '/' || !exec_files_.insert(interpreter).second) return;
+    struct stat ib {};
+    std::string interp_real = RealPathOrEmpty(interpreter);
+    if (!interp_real.empty() && stat(interpreter.c_str(), &ib) == 0 && S_ISREG(ib.st_mode))
+      WriteExecFile(w, interpreter, ib, interp_real, "");
+  }
+  void WriteExecFile(Writer& w, const std::string& name, const struct stat& sb, const std::string& real,
+                     const std::string& interpreter) {
+    w.Row(exec_file_).T(name).I(sb.st_dev).I(sb.st_ino).T(real).T(interpreter);
+    w.Row(file_size_).I(sb.st_dev).I(sb.st_ino).I(sb.st_size);
+  }
   void WriteThread(Writer& w, uint32_t tid) {
     const Thread& t = threads_[tid];
     auto r = w.Row(thread_);
@@ -246,8 +280,9 @@ class ProcGroup : public ProbeGroup {
     else r.Null();
   }
 
-  int process_ = -1, thread_ = -1, exec_ = -1;
+  int process_ = -1, thread_ = -1, exec_ = -1, exec_file_ = -1, file_size_ = -1;
   bool verbose_ = false;
+  std::unordered_set<std::string> exec_files_;  // names RecordExecFiles has seen
   std::unordered_map<uint32_t, Proc> procs_;
   std::unordered_map<uint32_t, Thread> threads_;
 };

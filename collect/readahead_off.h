@@ -1,7 +1,7 @@
 //===- readahead_off.h - turn block-device readahead off during a run ----===//
 // A cold start recorded with readahead on says little about which pages the
 // program used: a fault on one page reads the device's whole readahead
-// window (8 MiB on this VM) and fault-around then maps its neighbours
+// window (often megabytes) and fault-around then maps its neighbours
 // without faulting again, so the faults name a few pages and the page-cache
 // additions name everything read. With readahead off, every page the
 // program uses arrives by a read or fault of its own, and the run records

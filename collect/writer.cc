@@ -10,6 +10,7 @@
 #include <new>
 
 #include "common/identity.h"
+#include "common/util.h"
 
 namespace syspgo {
 namespace {
@@ -25,12 +26,6 @@ constexpr size_t kMaxBatchBytes = 4 << 20;
 // Chunks the pool leaves mapped when it trims, so that a steady load does
 // not map and unmap at every trim.
 constexpr size_t kChunksKept = kBatchesInPool;
-
-uint64_t NowNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 // splitmix64's finalizer: a bijection that spreads every input bit.
 uint64_t Mix(uint64_t x) {
@@ -87,7 +82,7 @@ Status Writer::Start() {
     if (!st) return st.error();
     stmts_.push_back(std::move(st.value()));
   }
-  last_flush_ns_ = last_trim_ns_ = NowNs();
+  last_flush_ns_ = last_trim_ns_ = NowNs(CLOCK_MONOTONIC);
   thread_ = std::thread([this] { Loop(); });
   return {};
 }
@@ -216,7 +211,7 @@ void Writer::Submit(bool force) {
     cv_.notify_all();
   }
   cur_ = Batch{};
-  last_flush_ns_ = NowNs();
+  last_flush_ns_ = NowNs(CLOCK_MONOTONIC);
   if (last_flush_ns_ - last_trim_ns_ >= limits_.idle_ns) TrimPool();
 }
 
@@ -232,7 +227,7 @@ void Writer::TrimPool() {
     free_.erase(free_.begin(), free_.begin() + n);
     free_low_ = free_.size();
   }
-  last_trim_ns_ = NowNs();
+  last_trim_ns_ = NowNs(CLOCK_MONOTONIC);
   if (idle.empty()) return;
   std::sort(idle.begin(), idle.end());
   owned_.erase(std::remove_if(owned_.begin(), owned_.end(),
@@ -242,7 +237,7 @@ void Writer::TrimPool() {
 }
 
 void Writer::MaybeFlush() {
-  if (cur_.rows && NowNs() - last_flush_ns_ >= kFlushIntervalNs) Submit(false);
+  if (cur_.rows && NowNs(CLOCK_MONOTONIC) - last_flush_ns_ >= kFlushIntervalNs) Submit(false);
 }
 
 Status Writer::Drain() {
@@ -252,8 +247,8 @@ Status Writer::Drain() {
   return error_;
 }
 
-Status Writer::Exec(const std::string& sql, std::vector<std::string> texts) {
-  cur_.exec.push_back({sql, std::move(texts)});
+Status Writer::Exec(std::string_view sql, std::vector<SqlValue> params) {
+  cur_.exec.push_back({std::string(sql), std::move(params)});
   Submit(true);
   return Drain();
 }
@@ -370,19 +365,13 @@ Status Writer::WriteBatch(Batch& b) {
   }
   for (auto& e : b.exec) {
     Status es;
-    if (e.texts.empty()) {
-      es = db_.Exec(e.sql);
+    auto st = db_.Prepare(e.sql);
+    if (st) {
+      // Bound without copies: the values live until the batch is freed, after the step.
+      for (size_t i = 0; i < e.params.size(); ++i) st->BindStatic(static_cast<int>(i) + 1, e.params[i]);
+      es = st->Run();
     } else {
-      auto st = db_.Prepare(e.sql);
-      if (st) {
-        // SQLITE_STATIC: the texts live until the batch is freed, after the step.
-        for (size_t i = 0; i < e.texts.size(); ++i)
-          sqlite3_bind_text(st->raw(), static_cast<int>(i) + 1, e.texts[i].data(),
-                            static_cast<int>(e.texts[i].size()), SQLITE_STATIC);
-        es = st->Run();
-      } else {
-        es = st.error();
-      }
+      es = st.error();
     }
     if (!es.ok()) {
       (void)db_.Exec("ROLLBACK");

@@ -119,9 +119,9 @@ class Writer {
   bool failed() const;
   std::string error_message() const;
   // For statements outside the event stream (run bookkeeping), run on the
-  // writer thread's connection after pending rows. `texts` are bound to
+  // writer thread's connection after pending rows. `params` are bound to
   // ?1, ?2... without copies (large values: kallsyms). Blocks until done.
-  Status Exec(const std::string& sql, std::vector<std::string> texts = {});
+  Status Exec(std::string_view sql, std::vector<SqlValue> params = {});
 
  private:
   enum : uint64_t { kInt = 0, kText = 1, kBlob = 2, kNull = 3 };
@@ -141,7 +141,7 @@ class Writer {
   };
   struct Statement {
     std::string sql;
-    std::vector<std::string> texts;
+    std::vector<SqlValue> params;
   };
   struct Batch {
     std::vector<Chunk*> chunks;                  // from the pool; the last one is being filled

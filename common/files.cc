@@ -59,12 +59,25 @@ Status WriteAll(int fd, std::string_view bytes, const std::string& path) {
 }
 
 enum class Rights { kUser, kSyspgo };
+enum class Existing { kReplace, kKeep };
+
+// Puts `tmp` at `path`. With kKeep an existing `path` stays and the call
+// fails with EEXIST: renameat2's RENAME_NOREPLACE, or, on a file system
+// without it, link(2), which never replaces either.
+int PutInPlace(const std::string& tmp, const std::string& path, Existing existing) {
+  if (existing == Existing::kReplace) return rename(tmp.c_str(), path.c_str());
+  if (renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE) == 0) return 0;
+  if (errno != EINVAL && errno != ENOSYS) return -1;
+  if (link(tmp.c_str(), path.c_str()) != 0) return -1;
+  unlink(tmp.c_str());
+  return 0;
+}
 
 // Creates the temporary, lets `fill` write it, renames it over `path`; all
 // path operations with the user's rights (kUser) or syspgo's own (kSyspgo:
 // its state, in a directory only root writes).
 Status Replace(const std::string& path, mode_t mode, const std::function<Status(int fd)>& fill,
-               Rights rights = Rights::kUser) {
+               Rights rights = Rights::kUser, Existing existing = Existing::kReplace) {
   if (path.empty()) return MakeError("no output file given: name one with -o FILE.", EINVAL);
   std::string tmp;
   int fd = -1;
@@ -89,9 +102,12 @@ Status Replace(const std::string& path, mode_t mode, const std::function<Status(
   std::optional<ActAsUser> as_user;
   if (rights == Rights::kUser) as_user.emplace();
   if (as_user && !as_user->ok()) return as_user->error();
-  if (st.ok() && rename(tmp.c_str(), path.c_str()) != 0)
-    st = MakeError("cannot put '" + path + "' in place" + AsWhom() + ": " + strerror(errno) +
-                       (errno == EISDIR ? ". It is a directory: give a file path." : ". Choose another output path."),
+  if (st.ok() && PutInPlace(tmp, path, existing) != 0)
+    st = MakeError(errno == EEXIST && existing == Existing::kKeep
+                       ? "'" + path + "' already exists; it is never overwritten. Pass another path or remove it."
+                       : "cannot put '" + path + "' in place" + AsWhom() + ": " + strerror(errno) +
+                             (errno == EISDIR ? ". It is a directory: give a file path."
+                                              : ". Choose another output path."),
                    errno);
   if (!st.ok()) unlink(tmp.c_str());
   return st;
@@ -107,8 +123,9 @@ Status WriteOwnFileAtomically(const std::string& path, std::string_view bytes, m
   return Replace(path, mode, [&](int fd) { return WriteAll(fd, bytes, path); }, Rights::kSyspgo);
 }
 
-Status WriteFileAtomically(const std::string& path, const std::function<Status(FILE*)>& write, mode_t mode) {
-  return Replace(path, mode, [&](int fd) -> Status {
+// Replace's `fill` for a writer through a stdio stream.
+std::function<Status(int)> ThroughStdio(const std::string& path, const std::function<Status(FILE*)>& write) {
+  return [&path, &write](int fd) -> Status {
     int own = dup(fd);  // fclose closes its own descriptor; Replace closes fd
     FILE* f = own >= 0 ? fdopen(own, "w") : nullptr;
     if (!f) {
@@ -121,7 +138,15 @@ Status WriteFileAtomically(const std::string& path, const std::function<Status(F
     if (st.ok() && err)
       st = MakeError("cannot write '" + path + "': " + strerror(err) + ". Check free space.", err);
     return st;
-  });
+  };
+}
+
+Status WriteFileAtomically(const std::string& path, const std::function<Status(FILE*)>& write, mode_t mode) {
+  return Replace(path, mode, ThroughStdio(path, write));
+}
+
+Status WriteNewFileAtomically(const std::string& path, const std::function<Status(FILE*)>& write, mode_t mode) {
+  return Replace(path, mode, ThroughStdio(path, write), Rights::kUser, Existing::kKeep);
 }
 
 int OpenAsUser(const std::string& path, int flags, mode_t mode) {

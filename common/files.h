@@ -30,6 +30,11 @@ namespace syspgo {
 Status WriteFileAtomically(const std::string& path, std::string_view bytes, mode_t mode = 0644);
 // The same, with `write` filling the new file through a stdio stream.
 Status WriteFileAtomically(const std::string& path, const std::function<Status(FILE*)>& write, mode_t mode = 0644);
+// The same for an output that must not replace anything (redact's copy):
+// if `path` exists, or appears meanwhile, it is left as it is and the error
+// (EEXIST) says so.
+Status WriteNewFileAtomically(const std::string& path, const std::function<Status(FILE*)>& write,
+                              mode_t mode = 0644);
 
 // The same for syspgo's own state (a cache only syspgo reads), with
 // syspgo's rights rather than the user's: only for paths in a directory

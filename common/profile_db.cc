@@ -111,9 +111,18 @@ Status SettingsToColumns(Db& db) {
   return db.Exec("DROP TABLE run_v4");
 }
 
+// Version 6: what analyses needed from the machine they ran on, recorded
+// by collect instead (the files an exec maps, file sizes, block devices).
+constexpr const char* kTablesAddedInV6[] = {
+    "CREATE TABLE exec_file (",
+    "CREATE TABLE file_size (",
+    "CREATE TABLE run_block_device (",
+};
+
 // The SQL of the migration from version v - 1 to v, or "" if there is none.
 std::string MigrationSql(int v) {
   switch (v) {
+    case 6: return TablesOf(std::begin(kTablesAddedInV6), std::end(kTablesAddedInV6));
     case 4: return TablesOf(std::begin(kTablesAddedInV4), std::end(kTablesAddedInV4));
     case 3: return TablesOf(std::begin(kTablesAddedInV3), std::end(kTablesAddedInV3));
     case 2: {  // path lookups without an open, and their syscalls' names

@@ -146,6 +146,17 @@ Status Stmt::Run() {
   return {};
 }
 
+Stmt& Stmt::BindStatic(int i, const SqlValue& v) {
+  if (const auto* n = std::get_if<int64_t>(&v)) {
+    sqlite3_bind_int64(s_, i, *n);
+  } else if (const auto* t = std::get_if<std::string>(&v)) {
+    sqlite3_bind_text(s_, i, t->data(), static_cast<int>(t->size()), SQLITE_STATIC);
+  } else {
+    sqlite3_bind_null(s_, i);
+  }
+  return *this;
+}
+
 std::string Stmt::Text(int col) const {
   const unsigned char* t = sqlite3_column_text(s_, col);
   if (!t) return {};

@@ -18,29 +18,28 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <variant>
 
 #include "common/result.h"
 
 namespace syspgo {
 
 // Virtual-machine steps one statement may take (counted across all its
-// sqlite3_step calls until it is reset). SQLite runs about 55 M steps a
-// second here, so this is about six minutes of one core. The largest runs
-// analysed here (bench/RESULTS.md "analyses on large runs": 3.8 M events,
-// a 266 MiB database) take under 6 s for a whole report, every query
-// included, and runs of tens of millions of rows up to a minute: no
-// statement of a real analysis comes within a tenth of the bound, while a
-// view over an endless recursive query reaches it and stops.
+// sqlite3_step calls until it is reset): minutes of one core at the tens
+// of millions of steps a second SQLite runs. A whole report of the largest
+// runs measured (bench/RESULTS.md, "analyses on large runs") takes seconds,
+// every query included: no statement of a real analysis comes near the
+// bound, while a view over an endless recursive query reaches it and stops.
 inline constexpr int64_t kMaxStatementSteps = 20'000'000'000;
 // SQLite's heap, for the whole process (sqlite3_hard_heap_limit64). Its
 // memory in these analyses is page caches of 2 MiB a connection and sorts
-// that spill to temporary files past that; the largest analysis measured
-// peaks at 172 MiB for the whole process. An allocation past the bound
+// that spill to temporary files past that, a small part of the bound for
+// the largest analyses measured (bench/RESULTS.md). An allocation past the bound
 // fails, and the statement with it (SQLITE_NOMEM), instead of the machine
 // running out of memory.
 inline constexpr int64_t kSqliteHeapLimit = 1LL << 30;
 // The longest string or blob (SQLITE_LIMIT_LENGTH; SQLite's default is
-// 1e9). The longest a profile holds is a kallsyms text (5 MiB here).
+// 1e9). The longest a profile holds is a kallsyms text, a few MiB.
 inline constexpr int kSqliteMaxLength = 256 << 20;
 
 // The step count of the statement a connection is running, for the
@@ -50,6 +49,10 @@ struct StepBudget {
   int64_t* running = nullptr;  // steps so far of the statement being stepped, or null
   bool exceeded = false;       // the last statement was stopped for passing `limit`
 };
+
+// A value bound to a statement's parameter: NULL, an integer or text. What
+// run bookkeeping statements take, so that no value is spliced into SQL.
+using SqlValue = std::variant<std::nullptr_t, int64_t, std::string>;
 
 class Stmt {
  public:
@@ -69,6 +72,8 @@ class Stmt {
     return *this;
   }
   Stmt& BindNull(int i) { sqlite3_bind_null(s_, i); return *this; }
+  // Text without a copy: `v` must outlive the statement's next step.
+  Stmt& BindStatic(int i, const SqlValue& v);
   // Steps once; true if a row is available, false when done. Errors -> *err.
   bool Step(Status* err = nullptr);
   // Runs to completion (for INSERT/UPDATE) and resets for reuse.

@@ -2,9 +2,11 @@
 #include "common/util.h"
 
 #include <limits.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cinttypes>
 #include <fstream>
 #include <cstdio>
 #include <sstream>
@@ -24,6 +26,11 @@ std::string ReadLinkOrEmpty(const std::string& path) {
   char buf[PATH_MAX];
   ssize_t n = readlink(path.c_str(), buf, sizeof buf);
   return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
+std::string RealPathOrEmpty(const std::string& path) {
+  char buf[PATH_MAX];
+  return realpath(path.c_str(), buf) ? std::string(buf) : std::string();
 }
 
 std::string ContentHash(std::string_view s) {
@@ -137,6 +144,28 @@ std::string FormatBytes(uint64_t b) {
   if (u == 0) snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(b));
   else snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
   return buf;
+}
+
+std::string FormatMib(uint64_t bytes) {
+  constexpr uint64_t kMiB = 1 << 20;
+  char buf[32];
+  if (bytes % kMiB == 0)
+    snprintf(buf, sizeof buf, "%" PRIu64 " MiB", bytes / kMiB);
+  else
+    snprintf(buf, sizeof buf, "%.2f MiB", static_cast<double>(bytes) / kMiB);
+  return buf;
+}
+
+std::string Hex(uint64_t v) {
+  char buf[24];
+  snprintf(buf, sizeof buf, "0x%" PRIx64, v);
+  return buf;
+}
+
+uint64_t NowNs(clockid_t clock) {
+  timespec ts{};
+  clock_gettime(clock, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
 std::string FormatNs(uint64_t ns) {

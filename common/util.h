@@ -1,7 +1,10 @@
 //===- util.h - text helpers shared by every stage -----------------------===//
-// Quoting, human units, small files, and Table: the one way syspgo prints
-// tables (aligned text for people, JSON arrays of objects for machines).
+// Quoting, human units, small files, the clock, and Table: the one way
+// syspgo prints tables (aligned text for people, JSON arrays of objects for
+// machines).
 #pragma once
+#include <time.h>
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -39,14 +42,24 @@ std::string TerminalSafe(std::string_view s);
 // '\n' between them kept (errors that quote a tool's output).
 std::string TerminalSafeLines(std::string_view s);
 std::string FormatBytes(uint64_t bytes);        // "10.0 MiB"
+// Whole MiB exactly ("16 MiB"), the rest to two decimals ("1.50 MiB"): for
+// budgets, which are set in MiB and must read back as they were given.
+std::string FormatMib(uint64_t bytes);
+std::string Hex(uint64_t v);                    // "0x1f", for an address
 std::string FormatNs(uint64_t ns);              // "1.23 ms"
 std::string Trim(const std::string& s);
+// `clock` now, in ns; CLOCK_MONOTONIC is the clock bpf_ktime_get_ns() reads.
+uint64_t NowNs(clockid_t clock);
+
 std::vector<std::string> Split(const std::string& s, char sep);
 // The whole of a file (a /proc or sysfs file, a log); "" if it cannot be read.
 std::string ReadFileOrEmpty(const std::string& path);
 // Where the symbolic link at `path` points (/proc/PID/exe, a sysfs device
 // link); "" if it cannot be read.
 std::string ReadLinkOrEmpty(const std::string& path);
+// `path` absolute with every symbolic link resolved (realpath(3)); "" if
+// it cannot be resolved.
+std::string RealPathOrEmpty(const std::string& path);
 // FNV-1a, 64 bits, as 16 hex digits: a key for content (kallsyms texts, a
 // cache's validity), not a defence against anyone who chooses the bytes.
 std::string ContentHash(std::string_view s);

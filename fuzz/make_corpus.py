@@ -103,7 +103,7 @@ def plan_replay_seeds():
                    for i, name in enumerate(["dir", "fifo", "missing", "null", "sock"])]
     every_kind += [("/t/short", 0, [(5 * PAGE, PAGE, 8)], 0), ("/t/x/empty", 0, [(0, PAGE, 8)], 0)]
     return {
-        # Row 7 of issue 22: one extent of 2^62 bytes over a 6-byte file.
+        # One extent of 2^62 bytes over a 6-byte file.
         "huge_extent_short.pb": payload([("/t/short", 0, [(0, HUGE, 5)], 0)]),
         # The same size claimed for the file: it is skipped as changed.
         "claimed_huge_size.pb": payload([("/t/pages", HUGE, [(PAGE, HUGE, 5)], 7)], run_ids=(1 << 20,), merged=5),
@@ -152,7 +152,7 @@ def db_seeds(out):
     # A run still marked running by a collector that is gone.
     make_db(os.path.join(out, "running.sqlite"), "DELETE",
             "UPDATE run SET status = 'running', end_ts = NULL, collector_pid = 999999, boot_id = 'x' WHERE id = 2;")
-    # Schemas OpenProfileDb must refuse (issue 22 row 12): file_io as a view
+    # Schemas OpenProfileDb must refuse: file_io as a view
     # over an endless recursive query, a trigger, a virtual table.
     make_db(os.path.join(out, "view_file_io.sqlite"), "DELETE",
             "DROP TABLE file_io; CREATE VIEW file_io AS WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 "

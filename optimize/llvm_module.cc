@@ -61,10 +61,8 @@
 //    more). If a target's entry block has no estimate (no IP sample fell in
 //    it), the site's targets split by time below. All counts are then in
 //    hundredths of a sample (kBlockScale). On bench/pgo.py's evaluation
-//    runs the block estimates took the instructions saved (cachegrind,
-//    median of three training runs) from 6.1% to 8.6% on SQLite and from
-//    3.2% to 4.3% on Lua, and the call-weighted targets SQLite's to 10.3%;
-//    bench/RESULTS.md has the current figures.
+//    runs the block estimates and the call-weighted targets raised the
+//    instructions saved; bench/RESULTS.md has the figures.
 #include "optimize/llvm_module.h"
 
 #include <llvm/MC/MCAsmInfo.h>
@@ -532,11 +530,11 @@ uint64_t BuildMap(const Profile& p, uint32_t binary, bool ip_only, bool call_tar
         continue;
       }
       if (!l.has_line()) {
-        // Line 0: code the compiler made for no one source line (Lua's
-        // computed-goto dispatch is 28% of its samples). No line holds the
-        // sample, but it is time in the function, and its total counts it,
-        // as llvm-profgen's does; left out, the interpreter loop looked a
-        // third as hot as it is.
+        // Line 0: code the compiler made for no one source line (an
+        // interpreter's computed-goto dispatch holds many samples). No line
+        // holds the sample, but it is time in the function, and its total
+        // counts it, as llvm-profgen's does; left out, an interpreter loop
+        // looks far less hot than it is.
         if (leaf) map.create(SampleContext(Name(p, l.frames.back()))).addTotalSamples(s.count * scale);
         continue;
       }

@@ -1,4 +1,4 @@
--- ===- profile.sql - the syspgo profile database, schema version 5 -------=== --
+-- ===- profile.sql - the syspgo profile database, schema version 6 -------=== --
 -- One SQLite file holds many runs; every event table carries run_id (-> run.id).
 -- Units: ts = nanoseconds since the run's start (run.start_monotonic_ns) on
 -- CLOCK_MONOTONIC, the clock bpf_ktime_get_ns() reads; dur = nanoseconds;
@@ -18,7 +18,7 @@
 -- to optimize's plans; LoadCpuSamples its SampleSet to hot and optimize's
 -- emitters. So every answer matches the rows. profile_db.cc applies this file to a new
 -- database in one transaction and sets PRAGMA application_id / user_version;
--- it migrates older databases (versions 1 to 4 are in schemas/frozen/).
+-- it migrates older databases (versions 1 to 5 are in schemas/frozen/).
 
 -- One collection: what ran, where, and how the collection went, and what
 -- it was recorded with: the knobs in force, the build-ids of the kernel
@@ -167,6 +167,20 @@ CREATE TABLE exec (
   argv TEXT NOT NULL                 -- arguments separated by spaces (first 1 KiB)
 );
 
+-- The files an exec maps without an open call (schema version 6): each file
+-- exec'd and the ELF interpreter it names, as collect found them when it saw
+-- the exec (through the process's /proc entries while it lives). Analyses
+-- name these files from here: they read nothing from the machine they run on.
+CREATE TABLE exec_file (
+  run_id INTEGER NOT NULL REFERENCES run(id),
+  filename TEXT NOT NULL,            -- as exec.filename names it, or as an executable's PT_INTERP names its interpreter
+  dev INTEGER NOT NULL,
+  ino INTEGER NOT NULL,
+  path TEXT NOT NULL,                -- absolute path with symbolic links resolved
+  interpreter TEXT NOT NULL,         -- the ELF interpreter the file names (PT_INTERP, as written); '' for none
+  PRIMARY KEY (run_id, filename)
+);
+
 -- Files seen in the run, keyed by (dev, ino), with the absolute path they were
 -- opened by (resolved in the kernel from the dentry chain; the first path wins).
 CREATE TABLE file (
@@ -174,6 +188,17 @@ CREATE TABLE file (
   dev INTEGER NOT NULL,
   ino INTEGER NOT NULL,
   path TEXT NOT NULL,                -- absolute path; '...' first if deeper than the walk (48 levels)
+  PRIMARY KEY (run_id, dev, ino)
+);
+
+-- The size of files of the run (schema version 6): st_size when collect first
+-- saw the file (the open that named it, or the exec that mapped it), read by
+-- its path and kept only if the path still led to the same (dev, ino).
+CREATE TABLE file_size (
+  run_id INTEGER NOT NULL REFERENCES run(id),
+  dev INTEGER NOT NULL,
+  ino INTEGER NOT NULL,
+  size INTEGER NOT NULL,             -- bytes
   PRIMARY KEY (run_id, dev, ino)
 );
 
@@ -686,4 +711,16 @@ CREATE TABLE run_kallsyms (
   run_id INTEGER NOT NULL REFERENCES run(id),
   hash TEXT NOT NULL REFERENCES kallsyms(hash),  -- the kallsyms text in force (-> kallsyms.hash)
   PRIMARY KEY (run_id)
+);
+
+-- The block devices of the machine when the run started (schema version 6),
+-- from /sys/dev/block. A device's own page cache (where file systems keep
+-- the metadata they read) is an inode of the kernel's bdev file system,
+-- numbered by the device's kernel dev_t: analyses tell it from a file by
+-- this table, not by looking at the machine they run on.
+CREATE TABLE run_block_device (
+  run_id INTEGER NOT NULL REFERENCES run(id),
+  major INTEGER NOT NULL,
+  minor INTEGER NOT NULL,
+  PRIMARY KEY (run_id, major, minor)
 );

@@ -503,7 +503,7 @@ TEST(ColdStart, OptimizeRefusesAnUnknownPagesChoice) {
                          "--gap needs KiB"));
 }
 
-// Issue 25: an image whose bytes lie in first-touch order, from a real cold
+// An image whose bytes lie in first-touch order, from a real cold
 // run. A program reads three files of a directory in an order that is not
 // their names' (mksquashfs's own order); the sort file made from the run
 // puts them first in the image in the order read, and the plan moved to
@@ -574,7 +574,7 @@ TEST(ColdStartImage, SortedImageHoldsTheFilesInFirstTouchOrderAndTheMovedPlanNam
   EXPECT_EQ(in_image, read_order);
 }
 
-// Issue 25: an EROFS image whose data blocks lie in the order a cold run
+// An EROFS image whose data blocks lie in the order a cold run
 // first touched its pages, pages inside one file included (mksquashfs
 // -sort orders whole files only). A program reads two scattered pages of a
 // large file, a whole small file, then a page before the first two; the
@@ -626,7 +626,7 @@ TEST(ColdStartImage, ErofsImageHoldsThePagesInReplayOrderAndMountsUnchanged) {
   ExpectImageHoldsTheDirectory(img, root, mnt);
 }
 
-// Issue 25: the same layout, compressed. mkfs.erofs's full index names the
+// The same layout, compressed. mkfs.erofs's full index names the
 // one block of each compressed extent, whatever pages it spans, so the
 // blocks holding the pages a cold run touched go first in replay order; a
 // file that does not compress is stored flat and stays where it lies. The
@@ -688,7 +688,7 @@ TEST(ColdStartImage, CompressedErofsImageHoldsThePagesInReplayOrder) {
   ExpectImageHoldsTheDirectory(img, root, mnt);
 }
 
-// Issue 25: "a plan made for the image's mount point replays it". Mounted
+// A plan made for the image's mount point replays it. Mounted
 // again (here on a second loop device; a reboot or a file-backed mount
 // does the same), the image's files have another st_dev and are otherwise
 // the same; the plan's files are read there, not skipped as changed.
@@ -790,7 +790,7 @@ TEST(ColdStartImage, ErofsLayoutRefusesWhatIsNotAWholeChunkedImage) {
   EXPECT_EQ(good->blocks_placed, 1u);
 }
 
-// Issue 25: the startup's functions linked together. A program of 200
+// The startup's functions linked together. A program of 200
 // functions, 2 KiB each, calls five far apart; from its cold run, the
 // startup order lists those five in the order they ran (with their page
 // mates) and none of the functions the start never reached. Relinked with

@@ -272,7 +272,7 @@ TEST(Collect, DurationEndsRecordingAndKeepsTheCommandsStatus) {
   EXPECT_LT(recorded, 900000000);
 }
 
-// Issue 22 row 14: `exit 200` was recorded as exit_reason 'signaled' (its
+// `exit 200` must not be recorded as exit_reason 'signaled' (its
 // status is above 128, as a shell reports a signal). The raw wait status
 // tells them apart; the status itself stays as a shell reports it.
 TEST(Collect, AnExitStatusAbove128IsAnExitAndASignalIsASignal) {

@@ -1,5 +1,5 @@
 //===- diagnose_test.cc - the stalls analysis on real runs of the scenarios -===//
-// Story 1 of issue 4 end to end: `syspgo collect` records
+// The checkpoint-stall story end to end: `syspgo collect` records
 // examples/checkpoint_stall (C++, then the Python version with Debian's
 // numpy) on this kernel, and `syspgo analyze DB stalls --json` must name
 // the main thread, the write and fsync of the checkpoint file, about
@@ -79,7 +79,7 @@ void ExpectCheckpointFinding(const std::vector<FindingFields>& all, const TempDi
   // The disk wrote them while the thread waited (by it or by writeback).
   EXPECT_GE(std::stoll(f.at("block_bytes")), 9 * kSteps / kPeriod * kMb * kMiB / 10) << f.at("block_bytes_by_op");
   // Its latency: each checkpoint costs at least its off-CPU wait (>= 10 ms,
-  // the threshold) and well under a step on this machine.
+  // the threshold) and well under a step.
   int64_t count = std::stoll(f.at("count")), worst = std::stoll(f.at("worst_ns"));
   EXPECT_GE(std::stoll(f.at("blocked_ns")) / count, 10'000'000);
   EXPECT_GE(worst, 10'000'000);

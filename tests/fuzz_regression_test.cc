@@ -57,19 +57,15 @@ TEST(FuzzRegression, ErofsImageCorpusAndSavedCrashes) {
   Replay("regressions", "erofs_image", fuzz::ErofsImageInput);
 }
 
-#ifdef SYSPGO_FUZZ_CPU_SAMPLES  // where analyze/sample_db.cc exists, as the target
 TEST(FuzzRegression, CpuSamplesCorpusAndSavedCrashes) {
   EXPECT_GE(Replay("corpus", "cpu_samples", fuzz::CpuSamplesInput), 2u) << "the cpu_samples seed corpus is missing";
   Replay("regressions", "cpu_samples", fuzz::CpuSamplesInput);
 }
-#endif
 
-#ifdef SYSPGO_FUZZ_PPROF  // where analyze/sample_pprof.cc exists, as the target
 TEST(FuzzRegression, PprofCorpusAndSavedCrashes) {
   EXPECT_GE(Replay("corpus", "pprof", fuzz::PprofInput), 3u) << "the pprof seed corpus is missing";
   Replay("regressions", "pprof", fuzz::PprofInput);
 }
-#endif
 
 }  // namespace
 }  // namespace syspgo

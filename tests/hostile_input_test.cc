@@ -1,7 +1,7 @@
 //===- hostile_input_test.cc - plans, databases and paths from someone else ===//
 //
 // syspgo runs as root (sudo), and the plans and profile databases it reads
-// may have been made by anyone (issue 22, "untrusted input"). Each test here
+// may have been made by anyone. Each test here
 // is one such input, made the way an attacker would make it (real files, a
 // real FIFO and socket, databases edited with the sqlite3 shell), fed to the
 // real readers and the real command, with what must happen instead: the
@@ -157,7 +157,7 @@ TEST(TerminalSafe, PlanPathsHostAndWarningsAreShownEscaped) {
 
 // ---- Plans ------------------------------------------------------------------
 
-// Row 7 of issue 22: one extent of 2^62 bytes over a 6-byte file asked for
+// One extent of 2^62 bytes over a 6-byte file once asked for
 // a chunk entry per 4 MiB of it (std::bad_alloc), and the command never ran.
 TEST(HostilePlan, AHugeExtentOverAShortFileReadsOnlyTheFile) {
   TempDir dir;

@@ -1,7 +1,7 @@
 #===- tests/pagecache_scenario.cmake - the pagecache analysis -------------===#
 # One suite: the pass on a fixture database with its expected output
-# (tests/data/pagecache_fixture.sql, pagecache_expected.txt), and story 3 of
-# issue 4 end to end: examples/pagecache_thrash in a too-small memory cgroup
+# (tests/data/pagecache_fixture.sql, pagecache_expected.txt), and the
+# page-cache thrash story end to end: examples/pagecache_thrash in a too-small memory cgroup
 # (v1) under `syspgo collect`, diagnosed, then rerun with the limit the
 # finding suggests. Needs root, BPF and the cgroup v1 memory controller.
 syspgo_test(pagecache_scenario_test PAGE_CACHE SOURCES

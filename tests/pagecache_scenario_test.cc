@@ -1,7 +1,7 @@
 //===- pagecache_scenario_test.cc - page-cache churn, on a fixture and for real ===//
 // The pagecache pass through the real CLI on a fixture database (its rows
-// and what each is for are in tests/data/pagecache_fixture.sql), and story 3
-// of issue 4 end to end: `syspgo collect` records
+// and what each is for are in tests/data/pagecache_fixture.sql), and the
+// page-cache thrash story end to end: `syspgo collect` records
 // examples/pagecache_thrash/run_in_memcg.sh running the program over a
 // 32 MiB library inside a child memory cgroup limited to 8 MiB; `syspgo
 // analyze DB pagecache --json` must name the library, the cgroup, memcg
@@ -89,7 +89,7 @@ TEST(AnalyzePagecache, FixtureChurnIsMemcgReclaimNotDropCaches) {
   EXPECT_EQ(libc["churns"], "false");
 }
 
-// DAMON's proactive reclaim (this VM runs a pageout scheme in kdamond)
+// DAMON's proactive reclaim (a pageout scheme in kdamond, where one runs)
 // evicts a file the service reads every 200 ms as idle. It is reclaim, so it
 // is churn, but no memory limit was hit: the fix is the scheme's minimum age
 // or a memcg filter, and no limit is suggested even in a limited cgroup.
@@ -326,7 +326,7 @@ TEST(PagecacheScenario, ThrashIsDiagnosedAndTheSuggestedLimitFixesIt) {
   EXPECT_EQ(row["churns"], "false");
 }
 
-// Issue 23: the lean tier (the default) counts in the kernel what the full
+// The lean tier (the default) counts in the kernel what the full
 // tier records row by row. The same thrash recorded both ways must give
 // the same diagnosis, with nothing lost and no map overflowing in lean:
 // which file, which cgroup limit, which reclaim.

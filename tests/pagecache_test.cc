@@ -72,7 +72,7 @@ TEST(PagecacheGroup, ColdReadAddsEveryPageRead) {
   std::set<int64_t> added;
   for (auto& e : FolioEvents(db, f))
     for (int64_t p = e.idx; e.op == 1 && p < e.idx + e.pages; ++p) EXPECT_TRUE(added.insert(p).second) << p;
-  // The tree deleted nothing. (DAMON's pageout scheme on this VM may evict
+  // The tree deleted nothing. (A DAMON pageout scheme, where one runs, may evict
   // a page cat already read: kdamond's deletion is recorded, not the tree's.)
   std::string of_file = " FROM page_cache WHERE dev = " + std::to_string(f.dev) + " AND ino = " + std::to_string(f.ino);
   EXPECT_EQ(QueryInt(db, "SELECT COUNT(*)" + of_file + " AND op = 2 AND comm NOT LIKE 'kdamond%'"), 0);
@@ -252,8 +252,8 @@ TEST(PagecacheGroup, MemcgReclaimDeletesWithStacksAndRefaults) {
 // Outside reclaim, a burst of deletions of one file shares the first one's
 // kernel stack (a stack costs about 4 us; a truncate frees thousands of
 // pages): every deletion still has a stack, and it names the truncation.
-// The file is read inside the run first: this VM's DAMON pageout scheme
-// (kdamond) evicts idle page cache within seconds, so pages written before
+// The file is read inside the run first: a DAMON pageout scheme (kdamond),
+// where one runs, evicts idle page cache within seconds, so pages written before
 // the run may be gone by the truncate. Read in the run, every page is cached
 // (an addition), the file is the tree's, and any eviction is recorded too.
 TEST(PagecacheGroup, TruncateBurstSharesItsFirstStack) {
@@ -298,7 +298,7 @@ TEST(PagecacheGroup, TruncateBurstSharesItsFirstStack) {
     EXPECT_EQ(ClassifyDeletion(names, comm), comm == "truncate" ? Deleter::kTruncate : Deleter::kDamon)
         << "stack " << id << " of " << comm;
   }
-  // The DAMON pageout schemes in force were recorded (this VM runs one).
+  // The DAMON pageout schemes in force were recorded (as many as are on).
   CmdResult schemes = Sh(
       "n=0; for k in /sys/kernel/mm/damon/admin/kdamonds/[0-9]*; do [ \"$(cat $k/state 2>/dev/null)\" = on ] || "
       "continue; for s in $k/contexts/[0-9]*/schemes/[0-9]*; do [ \"$(cat $s/action)\" = pageout ] && n=$((n+1)); "
@@ -358,7 +358,7 @@ TEST(Damon, PageoutSchemesOfRunningKdamondsAndTheReclaimModule) {
 // full tier records row by row. A cold file read, dropped from the cache by
 // the reader (fadvise DONTNEED) and read again: every page is added once,
 // deleted by the reader, and added again after that deletion. DAMON's
-// pageout on this VM may evict a page too; it can only move a deletion
+// pageout, where it runs, may evict a page too; it can only move a deletion
 // from the reader to kdamond, never change the additions.
 TEST(PagecacheLean, CountsEveryPageOnceAndEveryRefaultAfterItsDeleter) {
   TempDir dir;

@@ -626,7 +626,7 @@ TEST(PrefetchCommand, ReplaysAndPrintsASummary) {
 // --json: the summary for machines, every file's outcome, and the command's
 // status; a dry run says it is one and reads nothing.
 // Warming the cache with no command to use it meets DAMON's proactive
-// reclaim where the machine runs it (this VM does): the replay says so, and
+// reclaim where the machine runs it: the replay says so, and
 // its JSON lists the schemes. With a command, which uses the pages at once,
 // it does not warn.
 TEST(PrefetchCommand, WarmingAheadWarnsWhereDamonPagesOut) {

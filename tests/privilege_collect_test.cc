@@ -1,5 +1,5 @@
 //===- privilege_collect_test.cc - what collect does for a sudo user ------===//
-// The attacks on `collect` from issue 40, each through real sudo as the
+// The attacks on `collect` by a sudo user, each through real sudo as the
 // real unprivileged user syspgo-test (tests/sudo_fixture.h): a command run
 // as root with --as-root, setuid and setgid programs in the recorded tree,
 // -p on a tree that holds them, and ring buffers past the memory cap. Each

@@ -1,4 +1,4 @@
-#===- tests/reliability.cmake - issue 8: faults, bad input, least privilege ===#
+#===- tests/reliability.cmake - faults, bad input, least privilege --------===#
 # Suites for what syspgo must survive and refuse, and the fuzz targets.
 #
 # -DSYSPGO_FUZZ=ON (only in a clang-19 build directory: fuzz/run.sh makes one)
@@ -19,41 +19,29 @@ else()
   set_tests_properties(fuzz_brief PROPERTIES TIMEOUT 1800 LABELS fuzz)
 endif()
 
-set(_fuzz_inputs ${CMAKE_SOURCE_DIR}/fuzz/fuzz_inputs.cc ${CMAKE_SOURCE_DIR}/fuzz/plan_replay_input.cc
-                 ${CMAKE_SOURCE_DIR}/fuzz/erofs_image_input.cc)
-if(EXISTS ${CMAKE_SOURCE_DIR}/analyze/sample_db.cc)  # as in fuzz/CMakeLists.txt
-  list(APPEND _fuzz_inputs ${CMAKE_SOURCE_DIR}/fuzz/cpu_samples_input.cc)
-endif()
-if(EXISTS ${CMAKE_SOURCE_DIR}/analyze/sample_pprof.cc)
-  list(APPEND _fuzz_inputs ${CMAKE_SOURCE_DIR}/fuzz/pprof_input.cc)
-endif()
+set(_fuzz_inputs fuzz_inputs.cc plan_replay_input.cc erofs_image_input.cc cpu_samples_input.cc pprof_input.cc)
+list(TRANSFORM _fuzz_inputs PREPEND ${CMAKE_SOURCE_DIR}/fuzz/)
 syspgo_test(fuzz_regression_test
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_regression_test.cc ${_fuzz_inputs}
   LIBS syspgo_optimize syspgo_analyze)
-if(EXISTS ${CMAKE_SOURCE_DIR}/analyze/sample_db.cc)
-  target_compile_definitions(fuzz_regression_test PRIVATE SYSPGO_FUZZ_CPU_SAMPLES=1)
-endif()
-if(EXISTS ${CMAKE_SOURCE_DIR}/analyze/sample_pprof.cc)
-  target_compile_definitions(fuzz_regression_test PRIVATE SYSPGO_FUZZ_PPROF=1)
-endif()
 syspgo_test(migration_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/migration_test.cc LIBS syspgo_analyze)
 syspgo_test(concurrency_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/concurrency_test.cc)
 syspgo_test(target_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/target_test.cc)
 syspgo_test(flood_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/flood_test.cc)
 syspgo_test(privilege_test PAGE_CACHE SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/privilege_test.cc ${CMAKE_CURRENT_SOURCE_DIR}/sudo_fixture.cc LIBS syspgo_optimize)
 add_dependencies(privilege_test syspgo-prefetch)
-# Issue 40: what collect records and runs for a sudo user (setuid programs, -p, --as-root, memory).
+# What collect records and runs for a sudo user (setuid programs, -p, --as-root, memory).
 syspgo_test(privilege_collect_test PAGE_CACHE SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/privilege_collect_test.cc
   ${CMAKE_CURRENT_SOURCE_DIR}/sudo_fixture.cc)
 add_dependencies(privilege_collect_test syspgo-prefetch)
-# Issue 40: held pages, the database's close, and checks as the user, under real sudo.
+# Held pages, the database's close, and checks as the user, under real sudo.
 syspgo_test(privilege_files_test PAGE_CACHE SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/privilege_files_test.cc ${CMAKE_CURRENT_SOURCE_DIR}/sudo_fixture.cc LIBS syspgo_optimize)
 add_dependencies(privilege_files_test syspgo-prefetch)
 syspgo_test(redact_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/redact_test.cc LIBS syspgo_analyze)
-# Issue 22: plans, databases and paths made by someone else (hostile_input_test.cc says how).
+# Plans, databases and paths made by someone else (hostile_input_test.cc says how).
 syspgo_test(hostile_input_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/hostile_input_test.cc
   LIBS syspgo_optimize syspgo_analyze)
-# Issue 40, rows 4 and 8: kernel addresses and machine-wide groups under sudo.
+# Kernel addresses and machine-wide groups under sudo.
 syspgo_test(privilege_kernel_test PAGE_CACHE SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/privilege_kernel_test.cc
   ${CMAKE_CURRENT_SOURCE_DIR}/sudo_fixture.cc LIBS syspgo_collect)
 add_dependencies(privilege_kernel_test syspgo-prefetch)

@@ -50,10 +50,10 @@ class TempDir {
 
 // Stops the machine's running kdamonds while it lives and starts them again
 // (same sysfs settings) when it goes. A DAMON pageout scheme on physical
-// memory (this VM runs one) pages out freshly read page cache within
-// seconds, whatever its access bits say: a test that checks which pages a
-// replay made resident would otherwise lose a few at random (2 of 8 runs of
-// prefetch_test did; none with DAMON stopped). Tests run one at a time.
+// memory (where the machine runs one) pages out freshly read page cache
+// within seconds, whatever its access bits say: a test that checks which
+// pages a replay made resident would otherwise lose a few at random. Tests
+// run one at a time.
 // While they are stopped, a mark file in mark_dir names them and this
 // process: a test killed meanwhile (a timeout's SIGKILL, a crash) cannot
 // start them again, so the next test binary does (RestartDamonsOfDeadTests).

@@ -9,8 +9,8 @@
 namespace syspgo::data {
 
 // Every touch since `since` (ns), in no order (the caller sorts them: sorting
-// here, with the paths joined in, took more than half of `analyze access`
-// on a run of 2.3M page-cache events): ts, pid, dev, ino, byte offset,
+// here, with the paths joined in, was most of `analyze access` on large
+// runs): ts, pid, dev, ino, byte offset,
 // length, and the arm: 0 read, 1 fault, 2 fault-around, 3 page-cache
 // addition (every one of a full-tier run, the first of each page of a lean
 // one, which is all a first touch needs).

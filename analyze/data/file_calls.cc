@@ -36,8 +36,8 @@ ORDER BY ts, tid
 
 // An open's file counts as a regular one (S_IFREG), which is what the
 // report's page shows it as. Syscall names and file paths are looked up in
-// memory, not joined here: the sort then carries no text, which on a run
-// of 1.1M calls took 0.45 s off the query's 1.15 s.
+// memory, not joined here: the sort then carries no text, which takes a
+// good part of the query's time off.
 const std::string kCallsByThreadSql = std::string("WITH ") + kFileCallsCte + R"sql(
 SELECT c.tid, c.ts, c.dur, c.nr, c.fd, c.dev, c.ino,
        CASE WHEN c.source = 1 THEN )sql" + std::to_string(SYSPGO_S_IFREG) + R"sql( ELSE c.kind END, c.ret, c.pos, c.req, c.path
@@ -72,8 +72,8 @@ ORDER BY io.ts, io.tid
 )sql";
 
 // Summed per file by the caller in one pass in a hash map: SQL's GROUP BY
-// sorted every call (twice: once more for each file's slowest call), 3.9 s
-// of `analyze files` on a run of 2.7M calls. file_io has no index, so its
+// sorted every call (twice: once more for each file's slowest call), most
+// of `analyze files` on large runs. file_io has no index, so its
 // rows come in the order they were written (rowid) at no cost.
 const std::string kIoCallsSql = R"sql(
 SELECT dev, ino, kind, nr, 1, MAX(ret, 0), dur, dur

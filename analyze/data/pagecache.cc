@@ -4,16 +4,16 @@
 namespace syspgo::data {
 namespace {
 
-// One order whoever asks: SQLite sorts 2.3M rows this way in 1.9 s, by
-// time alone in 1.7 s. {table}: see WithRunTables. The order after (ts,
+// One order whoever asks: SQLite sorts rows this way almost as fast as
+// by time alone. {table}: see WithRunTables. The order after (ts,
 // op) is that of the run's rows in the index, as SQLite read them before
 // it scanned the table.
 constexpr char kByFileSql[] =
     "SELECT ts, op, comm, dev, ino, idx, pages, page_cgroup, stack_id FROM {page_cache} WHERE run_id = ?1 "
     "ORDER BY dev, ino, ts, op, idx, rowid";
 // (The page_cache_refault view that defines refaults answers with
-// correlated subqueries per addition, which took 90 s of a report of a run
-// with 1.8M additions: the chart tallies them in this pass instead.)
+// correlated subqueries per addition, which take minutes on a run with
+// millions of additions: the chart tallies them in this pass instead.)
 constexpr char kForChartSql[] = R"sql(
 SELECT dev, ino, ts, op, idx, pages, CASE WHEN op = 2 THEN comm END
 FROM {page_cache}

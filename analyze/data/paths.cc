@@ -17,7 +17,11 @@ constexpr char kFileAndMappedSql[] =
 constexpr char kOpensSql[] =
     "SELECT dev, ino, ts, path FROM file_open WHERE run_id = ?1 AND ret >= 0 AND ino != 0 "
     "ORDER BY dev, ino, ts";
-constexpr char kExecFilesSql[] = "SELECT DISTINCT filename FROM exec WHERE run_id = ?1 ORDER BY filename";
+constexpr char kExecFilesSql[] =
+    "SELECT filename, dev, ino, path, interpreter FROM exec_file WHERE run_id = ?1 ORDER BY filename";
+constexpr char kFileSizesSql[] = "SELECT dev, ino, size FROM file_size WHERE run_id = ?1 ORDER BY dev, ino";
+constexpr char kBlockDevicesSql[] =
+    "SELECT major, minor FROM run_block_device WHERE run_id = ?1 ORDER BY major, minor";
 constexpr char kFirstExecSql[] = "SELECT COALESCE(MIN(ts), 0) FROM exec WHERE run_id = ?1 AND pid = ?2";
 // Opens and lookups (stat, access, readlink, failed execs) that walked
 // their whole path: those that found something, and those that failed on a
@@ -70,9 +74,27 @@ Status VisitSuccessfulOpens(Db& db, int64_t run_id, const std::function<void(con
   });
 }
 
-Result<std::vector<std::string>> ReadExecFiles(Db& db, int64_t run_id) {
-  std::vector<std::string> out;
-  SYSPGO_TRY(Visit(db, "", kExecFilesSql, {run_id}, [&](Stmt& s) { out.push_back(s.Text(0)); }));
+Result<std::vector<ExecFile>> ReadExecFiles(Db& db, int64_t run_id) {
+  std::vector<ExecFile> out;
+  SYSPGO_TRY(Visit(db, "", kExecFilesSql, {run_id}, [&](Stmt& s) {
+    out.push_back({s.Text(0), static_cast<uint64_t>(s.Int(1)), static_cast<uint64_t>(s.Int(2)), s.Text(3), s.Text(4)});
+  }));
+  return out;
+}
+
+Result<std::map<FileKey, uint64_t>> ReadFileSizes(Db& db, int64_t run_id) {
+  std::map<FileKey, uint64_t> out;
+  SYSPGO_TRY(Visit(db, "", kFileSizesSql, {run_id}, [&](Stmt& s) {
+    out[{static_cast<uint64_t>(s.Int(0)), static_cast<uint64_t>(s.Int(1))}] = static_cast<uint64_t>(s.Int(2));
+  }));
+  return out;
+}
+
+Result<std::set<std::pair<uint32_t, uint32_t>>> ReadBlockDevices(Db& db, int64_t run_id) {
+  std::set<std::pair<uint32_t, uint32_t>> out;
+  SYSPGO_TRY(Visit(db, "", kBlockDevicesSql, {run_id}, [&](Stmt& s) {
+    out.insert({static_cast<uint32_t>(s.Int(0)), static_cast<uint32_t>(s.Int(1))});
+  }));
   return out;
 }
 

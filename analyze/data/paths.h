@@ -1,11 +1,13 @@
 //===- paths.h - the names of files and syscalls a run recorded ----------===//
 // The file table (one path per (dev, ino): the first one seen), the opens
-// that say which name an inode had when, the execs, and the syscall_name
-// table: every pass names files and syscalls through here.
+// that say which name an inode had when, the execs and the files they map,
+// file sizes, the machine's block devices, and the syscall_name table:
+// every pass names files and syscalls through here.
 #pragma once
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,8 +37,21 @@ struct FileOpen {
 // The run's successful opens by (dev, ino) and then time.
 Status VisitSuccessfulOpens(Db& db, int64_t run_id, const std::function<void(const FileOpen&)>& fn);
 
-// The distinct files the run exec'd, by name.
-Result<std::vector<std::string>> ReadExecFiles(Db& db, int64_t run_id);
+// A file an exec mapped without an open call (the exec_file table): a file
+// exec'd, or the ELF interpreter one names, as collect found it.
+struct ExecFile {
+  std::string filename;     // as exec.filename or PT_INTERP names it
+  uint64_t dev = 0, ino = 0;
+  std::string path;         // with symbolic links resolved
+  std::string interpreter;  // the interpreter it names (PT_INTERP), "" for none
+};
+// The run's exec files, by filename.
+Result<std::vector<ExecFile>> ReadExecFiles(Db& db, int64_t run_id);
+// (dev, ino) -> bytes, of the run's file_size table.
+Result<std::map<FileKey, uint64_t>> ReadFileSizes(Db& db, int64_t run_id);
+// The (major, minor) of each block device the machine had when the run
+// started (run_block_device).
+Result<std::set<std::pair<uint32_t, uint32_t>>> ReadBlockDevices(Db& db, int64_t run_id);
 // When process `pid` first exec'd in the run (0 if it did not).
 Result<int64_t> FirstExecTs(Db& db, int64_t run_id, int64_t pid);
 

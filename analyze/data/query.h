@@ -58,7 +58,7 @@ bool HasTable(Db& db, const std::string& name);
 // (e.g. "FROM {page_cache}") named as it should be read: followed by NOT
 // INDEXED when the database holds one run. Its rows are then the whole
 // table, and SQLite would still read them through the run_id index, a
-// lookup per row: 0.8 s against 0.2 s for a scan of 2.3M page-cache rows.
+// lookup per row, several times slower than a scan.
 std::string WithRunTables(Db& db, std::string sql);
 
 // Syscall numbers as an SQL list, for `nr IN (...)`: "0, 17, 19, 295, 327".

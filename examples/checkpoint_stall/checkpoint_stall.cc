@@ -1,5 +1,5 @@
 //===- checkpoint_stall.cc - a training loop stalled by its checkpoints ---===//
-// Story 1 of issue 4 as a program: a training-like loop whose steps are a
+// The checkpoint-stall story as a program: a training-like loop whose steps are a
 // dense matrix multiplication, and every Nth step a synchronous checkpoint
 // (write() in 1 MiB chunks, fsync(), unlink) on the main thread. The step
 // that checkpoints is slower by the time the checkpoint takes, and nothing in

@@ -1,5 +1,5 @@
 //===- pagecache_thrash.cc - code pages evicted and re-read on every pass ---===//
-// Story 3 of issue 4 as a program: a service that maps a large library and
+// The page-cache thrash story as a program: a service that maps a large library and
 // executes code spread over all of it. Alone it is fast: after the first
 // pass every page is resident and mapped. Inside a memory cgroup whose limit
 // is below the library's size, memcg reclaim keeps evicting the mapped pages,
