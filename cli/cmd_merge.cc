@@ -10,6 +10,7 @@
 
 #include "cli/command.h"
 #include "cli/options.h"
+#include "optimize/artifact_kinds.h"
 #include "optimize/profile_artifacts.h"
 
 namespace syspgo::cli {
@@ -45,7 +46,7 @@ int Merge(const std::vector<std::string>& args) {
   auto app = NewApp("syspgo merge", kAbout, kExamples);
   CLI::Option* input_opt = app->add_option("inputs", inputs, "the runs and profiles to merge");
   app->option_defaults()->group("Options");
-  app->add_option("--emit", r.kind, "sample-profile, sample-profile-binary, fdata, order, pprof, folded")
+  app->add_option("--emit", r.kind, ArtifactKindNames(ArtifactInput::kCpuSamples))
       ->type_name("KIND");
   app->add_option("-o", r.output, "where to write it")->type_name("FILE");
   AddJsonSummary(*app, &json,

@@ -1,8 +1,7 @@
 //===- cmd_optimize.cc - `syspgo optimize DB --emit KIND -o FILE` --------===//
 // Turns a recorded run into an artifact for a compiler, linker, binary
-// rewriter or viewer. Each kind is one row of kEmitKinds: its name, a line
-// of help, and the function that writes it, so a new artifact is one line
-// here and its code in optimize/.
+// rewriter or viewer. The kinds are the rows of optimize/artifact_kinds.h;
+// what each is made from picks the function here that makes it.
 #include <cstdio>
 #include <cstdint>
 #include <string>
@@ -14,6 +13,7 @@
 #include "common/util.h"
 #include "analyze/run.h"
 #include "analyze/sample_pprof.h"
+#include "optimize/artifact_kinds.h"
 #include "optimize/deploy_lists.h"
 #include "optimize/erofs_image.h"
 #include "optimize/plan_from_run.h"
@@ -42,7 +42,7 @@ struct OptimizeArgs {
 };
 
 // CPU-sample artifacts: every kind goes through optimize/emitter.h.
-int EmitProfile(const OptimizeArgs& a) {
+int EmitProfile(const OptimizeArgs& a, const ArtifactKind& kind) {
   ArtifactRequest r;
   if (!a.db.empty()) {
     auto in = ParseProfileInput(a.db);
@@ -56,7 +56,7 @@ int EmitProfile(const OptimizeArgs& a) {
     if (!in) return UsageError(in.error().message);
     r.inputs.push_back(*in);
   }
-  r.kind = a.emit == "sample-profile" && a.format == "binary" ? "sample-profile-binary" : a.emit;
+  r.kind = *kind.binary_form && a.format == "binary" ? kind.binary_form : kind.name;
   r.binary = a.binary;
   r.output = a.output;
   r.pid = static_cast<uint32_t>(a.pid);
@@ -120,89 +120,73 @@ void NoteReadaheadCost(Db& db, int64_t run, PlanFromRunOptions po, uint64_t mapp
   Note(msg);
 }
 
-// Cold-start artifacts: the plan, and the deploy lists made from it.
-int EmitFromPlan(const OptimizeArgs& a) {
-  if (!a.pprof.empty() || a.db.empty() || IsPprofFile(a.db))
-    return UsageError("--emit " + a.emit + " is made from a cold start recorded in a profile database "
-                      "(syspgo collect --cold); a pprof profile holds CPU samples only");
-  if (!a.json.empty() && a.emit != "erofs")
-    return UsageError("--json summarizes an artifact made from CPU samples (sample-profile, fdata, order, pprof, "
-                      "folded) or an EROFS image, not --emit " + a.emit);
-  // What each artifact needs besides the run, checked before the plan is built (it reads every file).
-  if (a.emit == "startup-order" && a.binary.empty())
-    return UsageError("--emit startup-order orders one program's functions: give it with --binary PATH");
-  if (a.emit == "erofs" && a.source_dir == "/")
-    return UsageError("--emit erofs makes an image of one directory: give it with --source-dir DIR (the "
-                      "directory the recorded run read its files from, e.g. through chroot DIR)");
-  auto opened = OpenRun(a.db, a.run);
-  if (!opened) return Fail(opened.error().message);
-  auto& [db, run] = *opened;
-  PlanFromRunOptions po;
-  po.pages = *ParsePlanPages(a.pages);
-  po.merge_gap = static_cast<uint64_t>(a.gap_kib) << 10;
-  // The startup order wants each page at its own first touch, and no gap.
-  po.keep_pieces = a.emit == "startup-order";
-  auto p = PlanFromRun(db, run.id, po);
-  if (!p) return Fail(p.error().message);
-  for (const std::string& w : p->warnings) Warn(w);
-  auto [bytes, extents] = PlanSize(p->plan);
-  if (a.emit == "plan") {
-    const uint64_t recorded_bytes = bytes;  // before --relocate leaves files out
-    if (!a.relocate.empty()) {
-      size_t eq = a.relocate.find('=');
-      auto r = RelocatePlan(p->plan, a.relocate.substr(0, eq), a.relocate.substr(eq + 1));
-      if (!r) return UsageError("--relocate: " + r.error().message);
-      PrintLeftOut(r->left_out);
-      fprintf(stderr, "syspgo: %zu of %zu files moved to %s\n", r->moved, p->plan.files.size(),
-              a.relocate.substr(eq + 1).c_str());
-      p->plan = std::move(r->plan);
-      std::tie(bytes, extents) = PlanSize(p->plan);
-    }
-    if (Status s = WritePlan(p->plan, a.output); !s.ok()) return Fail(s.error().message);
-    fprintf(stderr, "syspgo: wrote %s: %zu files, %llu extents, %.1f MiB (%s pages), from %llu touches of run %lld\n",
-            a.output.c_str(), p->plan.files.size(), static_cast<unsigned long long>(extents), bytes / 1048576.0,
-            PlanPagesName(p->pages), static_cast<unsigned long long>(p->touches), static_cast<long long>(run.id));
-    if (po.pages == PlanPages::kAuto && p->pages == PlanPages::kMapped) NoteReadaheadCost(db, run.id, po, recorded_bytes);
-    return 0;
+// The cold start's plan as an artifact, optionally moved to where an image
+// of the recorded directory is mounted (--relocate).
+int WriteColdStartPlan(const OptimizeArgs& a, Db& db, int64_t run, const PlanFromRunOptions& po,
+                       PlanFromRunResult& p) {
+  auto [bytes, extents] = PlanSize(p.plan);
+  const uint64_t recorded_bytes = bytes;  // before --relocate leaves files out
+  if (!a.relocate.empty()) {
+    size_t eq = a.relocate.find('=');
+    auto r = RelocatePlan(p.plan, a.relocate.substr(0, eq), a.relocate.substr(eq + 1));
+    if (!r) return UsageError("--relocate: " + r.error().message);
+    PrintLeftOut(r->left_out);
+    fprintf(stderr, "syspgo: %zu of %zu files moved to %s\n", r->moved, p.plan.files.size(),
+            a.relocate.substr(eq + 1).c_str());
+    p.plan = std::move(r->plan);
+    std::tie(bytes, extents) = PlanSize(p.plan);
   }
-  if (a.emit == "startup-order") {
-    auto order = StartupOrderFromPlan(p->plan, a.binary);
-    if (!order) return Fail(order.error().message);
-    if (Status s = WriteFileAtomically(a.output, StartupOrderText(*order)); !s.ok()) return Fail(s.error().message);
-    fprintf(stderr, "syspgo: wrote %s: %zu functions on the %zu text pages of %zu the start touched in %s, in "
-            "first-touch order (ld.lld --symbol-ordering-file, code built with -ffunction-sections)\n",
-            a.output.c_str(), order->symbols.size(), order->text_pages, order->pages, a.binary.c_str());
-    return 0;
-  }
-  if (a.emit == "erofs") {
-    std::string mkfs_args;
-    for (const std::string& arg : MkfsErofsLayoutArgs(a.compress)) mkfs_args += " " + arg;
-    fprintf(stderr, "syspgo: making %s from %s (mkfs.erofs%s, then the plan's %llu pages first)\n", a.output.c_str(),
-            a.source_dir.c_str(), mkfs_args.c_str(), static_cast<unsigned long long>(bytes / kPlanPageSize));
-    auto laid = BuildErofsImage(a.source_dir, a.output, p->plan, a.compress);
-    if (!laid) return Fail(laid.error().message);
-    PrintLeftOut(laid->left_out);
-    if (laid->files_flat)
-      fprintf(stderr, "syspgo: %zu files of the plan are stored flat by mkfs.erofs (small, inline or not "
-              "compressible) and stay where it put them\n", laid->files_flat);
-    fprintf(stderr, "syspgo: wrote %s: %zu files, %llu of its %llu data blocks first, in replay order\n",
-            a.output.c_str(), laid->files_placed, static_cast<unsigned long long>(laid->blocks_placed),
-            static_cast<unsigned long long>(laid->data_blocks));
-    // blocks_placed is what a replay of the plan reads from the image (for
-    // a compressed one, fewer bytes than the plan's pages).
-    WriteJsonSummary(a.json, {{"artifact", "erofs"},
-                              {"output", a.output},
-                              {"compress", a.compress.empty() ? "none" : a.compress},
-                              {"files_placed", laid->files_placed},
-                              {"files_flat", laid->files_flat},
-                              {"blocks_placed", laid->blocks_placed},
-                              {"data_blocks", laid->data_blocks},
-                              {"block_size", kErofsBlockSize},
-                              {"left_out", laid->left_out}});
-    return 0;
-  }
-  auto list = a.emit == "squashfs-sort" ? SquashfsSortList(p->plan, a.source_dir)
-                                        : PrefetchPathList(p->plan, a.image_root);
+  if (Status s = WritePlan(p.plan, a.output); !s.ok()) return Fail(s.error().message);
+  fprintf(stderr, "syspgo: wrote %s: %zu files, %llu extents, %.1f MiB (%s pages), from %llu touches of run %lld\n",
+          a.output.c_str(), p.plan.files.size(), static_cast<unsigned long long>(extents), bytes / 1048576.0,
+          PlanPagesName(p.pages), static_cast<unsigned long long>(p.touches), static_cast<long long>(run));
+  if (po.pages == PlanPages::kAuto && p.pages == PlanPages::kMapped) NoteReadaheadCost(db, run, po, recorded_bytes);
+  return 0;
+}
+
+int WriteStartupOrder(const OptimizeArgs& a, const Plan& plan) {
+  auto order = StartupOrderFromPlan(plan, a.binary);
+  if (!order) return Fail(order.error().message);
+  if (Status s = WriteFileAtomically(a.output, StartupOrderText(*order)); !s.ok()) return Fail(s.error().message);
+  fprintf(stderr, "syspgo: wrote %s: %zu functions on the %zu text pages of %zu the start touched in %s, in "
+          "first-touch order (ld.lld --symbol-ordering-file, code built with -ffunction-sections)\n",
+          a.output.c_str(), order->symbols.size(), order->text_pages, order->pages, a.binary.c_str());
+  return 0;
+}
+
+int WriteErofs(const OptimizeArgs& a, const Plan& plan) {
+  std::string mkfs_args;
+  for (const std::string& arg : MkfsErofsLayoutArgs(a.compress)) mkfs_args += " " + arg;
+  fprintf(stderr, "syspgo: making %s from %s (mkfs.erofs%s, then the plan's %llu pages first)\n", a.output.c_str(),
+          a.source_dir.c_str(), mkfs_args.c_str(),
+          static_cast<unsigned long long>(PlanSize(plan).first / kPlanPageSize));
+  auto laid = BuildErofsImage(a.source_dir, a.output, plan, a.compress);
+  if (!laid) return Fail(laid.error().message);
+  PrintLeftOut(laid->left_out);
+  if (laid->files_flat)
+    fprintf(stderr, "syspgo: %zu files of the plan are stored flat by mkfs.erofs (small, inline or not "
+            "compressible) and stay where it put them\n", laid->files_flat);
+  fprintf(stderr, "syspgo: wrote %s: %zu files, %llu of its %llu data blocks first, in replay order\n",
+          a.output.c_str(), laid->files_placed, static_cast<unsigned long long>(laid->blocks_placed),
+          static_cast<unsigned long long>(laid->data_blocks));
+  // blocks_placed is what a replay of the plan reads from the image (for
+  // a compressed one, fewer bytes than the plan's pages).
+  WriteJsonSummary(a.json, {{"artifact", "erofs"},
+                            {"output", a.output},
+                            {"compress", a.compress.empty() ? "none" : a.compress},
+                            {"files_placed", laid->files_placed},
+                            {"files_flat", laid->files_flat},
+                            {"blocks_placed", laid->blocks_placed},
+                            {"data_blocks", laid->data_blocks},
+                            {"block_size", kErofsBlockSize},
+                            {"left_out", laid->left_out}});
+  return 0;
+}
+
+// The deploy lists: paths in first-touch order, for mksquashfs or an image's prefetch.
+int WriteDeployList(const OptimizeArgs& a, const ArtifactKind& kind, const Plan& plan) {
+  auto list = kind.id == ArtifactKindId::kSquashfsSort ? SquashfsSortList(plan, a.source_dir)
+                                                       : PrefetchPathList(plan, a.image_root);
   if (!list) return Fail(list.error().message);
   PrintLeftOut(list->left_out);
   if (Status s = WriteFileAtomically(a.output, list->text); !s.ok()) return Fail(s.error().message);
@@ -210,8 +194,40 @@ int EmitFromPlan(const OptimizeArgs& a) {
   return 0;
 }
 
+// Cold-start artifacts: the plan, and what is made from it.
+int EmitFromPlan(const OptimizeArgs& a, const ArtifactKind& kind) {
+  if (!a.pprof.empty() || a.db.empty() || IsPprofFile(a.db))
+    return UsageError("--emit " + a.emit + " is made from a cold start recorded in a profile database "
+                      "(syspgo collect --cold); a pprof profile holds CPU samples only");
+  if (!a.json.empty() && !kind.json_summary)
+    return UsageError("--json summarizes an artifact made from CPU samples (sample-profile, fdata, order, pprof, "
+                      "folded) or an EROFS image, not --emit " + a.emit);
+  // What each artifact needs besides the run, checked before the plan is built (it reads every file).
+  if (kind.needs_binary && a.binary.empty())
+    return UsageError("--emit " + a.emit + " orders one program's functions: give it with --binary PATH");
+  if (kind.needs_source_dir && a.source_dir == "/")
+    return UsageError("--emit " + a.emit + " makes an image of one directory: give it with --source-dir DIR (the "
+                      "directory the recorded run read its files from, e.g. through chroot DIR)");
+  auto opened = OpenRun(a.db, a.run);
+  if (!opened) return Fail(opened.error().message);
+  auto& [db, run] = *opened;
+  PlanFromRunOptions po;
+  po.pages = *ParsePlanPages(a.pages);
+  po.merge_gap = static_cast<uint64_t>(a.gap_kib) << 10;
+  po.keep_pieces = kind.page_order;
+  auto p = PlanFromRun(db, run.id, po);
+  if (!p) return Fail(p.error().message);
+  for (const std::string& w : p->warnings) Warn(w);
+  switch (kind.id) {
+    case ArtifactKindId::kPlan: return WriteColdStartPlan(a, db, run.id, po, *p);
+    case ArtifactKindId::kStartupOrder: return WriteStartupOrder(a, p->plan);
+    case ArtifactKindId::kErofs: return WriteErofs(a, p->plan);
+    default: return WriteDeployList(a, kind, p->plan);
+  }
+}
+
 // The readahead plan: per file the advice that fits how the run used it.
-int EmitReadahead(const OptimizeArgs& a) {
+int EmitReadahead(const OptimizeArgs& a, const ArtifactKind&) {
   if (!a.pprof.empty() || a.db.empty() || IsPprofFile(a.db))
     return UsageError("--emit readahead is made from a run recorded in a profile database with the fileio and "
                       "faults groups (syspgo collect --cold); a pprof profile holds CPU samples only");
@@ -237,37 +253,20 @@ int EmitReadahead(const OptimizeArgs& a) {
   return 0;
 }
 
-struct EmitKind {
-  const char* name;
-  const char* help;
-  int (*run)(const OptimizeArgs&);
-};
+// The function that makes each kind, by what it is made from.
+int Emit(const OptimizeArgs& a, const ArtifactKind& kind) {
+  switch (kind.input) {
+    case ArtifactInput::kCpuSamples: return EmitProfile(a, kind);
+    case ArtifactInput::kColdStart: return EmitFromPlan(a, kind);
+    case ArtifactInput::kFileAccess: return EmitReadahead(a, kind);
+  }
+  return 1;
+}
 
-const EmitKind kEmitKinds[] = {
-    {"sample-profile", "LLVM sample profile for clang -fprofile-sample-use (text; --format binary: extbinary)",
-     EmitProfile},
-    {"sample-profile-binary", "LLVM sample profile, extensible binary form", EmitProfile},
-    {"fdata", "BOLT profile, no_lbr form: llvm-bolt BIN -o OUT -data FILE", EmitProfile},
-    {"order", "symbol ordering file: ld.lld --symbol-ordering-file=FILE (compile with -ffunction-sections)",
-     EmitProfile},
-    {"pprof", "gzipped pprof profile.proto (pprof, speedscope); --binary optional", EmitProfile},
-    {"folded", "folded stacks for flame graphs; --binary optional", EmitProfile},
-    {"plan", "prefetch plan for syspgo prefetch, from a cold start (collect --cold)", EmitFromPlan},
-    {"squashfs-sort", "mksquashfs -sort file, first-touched first (--source-dir DIR, default /)", EmitFromPlan},
-    {"startup-order", "symbol ordering file from a cold start's text pages (--binary): ld.lld "
-     "--symbol-ordering-file=FILE", EmitFromPlan},
-    {"erofs", "EROFS image of --source-dir DIR, the plan's pages first in replay order (runs mkfs.erofs)",
-     EmitFromPlan},
-    {"prefetch-list", "ordered absolute paths, as Nydus/eStargz prefetch lists take (--image-root DIR)",
-     EmitFromPlan},
-    {"readahead", "readahead plan for syspgo prefetch --readahead: per-file advice, per-device read_ahead_kb",
-     EmitReadahead},
-};
-
-// The usage lines, what the command does and its artifacts (kEmitKinds).
+// The usage lines, what the command does and its artifacts (ArtifactKinds()).
 std::string About() {
   std::string kinds;
-  for (const EmitKind& k : kEmitKinds) {
+  for (const ArtifactKind& k : ArtifactKinds()) {
     char line[256];
     snprintf(line, sizeof line, "  %-22s %s\n", k.name, k.help);
     kinds += line;
@@ -384,14 +383,12 @@ int Optimize(const std::vector<std::string>& args) {
     return UsageError("usage: syspgo optimize DB --emit KIND -o FILE, or syspgo optimize --pprof FILE --emit KIND -o "
                       "FILE; see --help");
   if (a.output.empty()) return UsageError("-o FILE is needed: where to write the artifact");
-  if (!a.compress.empty() && a.emit != "erofs")
+  const ArtifactKind* kind = FindArtifactKind(a.emit);
+  if (!a.compress.empty() && (!kind || kind->id != ArtifactKindId::kErofs))
     return UsageError("--compress compresses an EROFS image: it goes with --emit erofs, not --emit " + a.emit);
-  for (const EmitKind& k : kEmitKinds) {
-    if (a.emit != k.name) continue;
-    return k.run(a);
-  }
+  if (kind) return Emit(a, *kind);
   std::string names;
-  for (const EmitKind& k : kEmitKinds) names += (names.empty() ? "" : ", ") + std::string(k.name);
+  for (const ArtifactKind& k : ArtifactKinds()) names += (names.empty() ? "" : ", ") + std::string(k.name);
   return UsageError((a.emit.empty() ? std::string("--emit KIND is needed") : "unknown --emit '" + a.emit + "'") +
                     "; choose one of: " + names);
 }

@@ -4,12 +4,10 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/capability.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -54,93 +52,27 @@ Result<std::string> ResolveCommand(const std::string& argv0) {
                    last);
 }
 
-HeldChild::~HeldChild() {
-  if (go_fd_ >= 0) close(go_fd_);
-  if (err_fd_ >= 0) close(err_fd_);
-}
-
 Result<std::unique_ptr<HeldChild>> HeldChild::Spawn(const std::string& path, const std::vector<std::string>& argv,
                                                     const User* as) {
-  int go[2], err[2];
-  if (pipe2(go, O_CLOEXEC) || pipe2(err, O_CLOEXEC))
-    return MakeError(std::string("cannot create pipes: ") + strerror(errno), errno);
-  std::vector<char*> args;
-  for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  std::vector<std::string> env_strings = as ? UserEnvironment(*as) : std::vector<std::string>{};
-  std::vector<char*> env;
-  for (auto& e : env_strings) env.push_back(e.data());
-  env.push_back(nullptr);
-  pid_t pid = fork();
-  if (pid < 0) return MakeError(std::string("cannot fork: ") + strerror(errno), errno);
-  if (pid == 0) {
-    // Only the collector may hold the write end: if it dies before the
-    // release, we see end-of-file instead of waiting forever.
-    close(go[1]);
-    close(err[0]);
-    // Wait with poll (not read): the probes are attached before we wake,
-    // and poll is not a file-I/O syscall, so the record starts at exec.
-    pollfd p{go[0], POLLIN, 0};
-    while (poll(&p, 1, -1) < 0 && errno == EINTR) {
-    }
-    char go_byte = 0;
-    if (read(go[0], &go_byte, 1) != 1) {
-      static const char msg[] = "syspgo: the collector exited before starting the command; not running it\n";
-      (void)!write(2, msg, sizeof msg - 1);
-      _exit(125);
-    }
+  ProcessSpec spec;
+  spec.argv = argv;
+  spec.path = path;
+  spec.user = as;
+  spec.out = spec.err = ProcessOutput::Inherit();
+  spec.inherit_stdin = true;
+  spec.before_exec = [] {
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     signal(SIGPIPE, SIG_DFL);
     // The command must not inherit ambient capabilities the collector may
     // hold (CAP_BPF, CAP_PERFMON): it gets what its user has, no more.
     prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
-    int e = as ? BecomeUserInChild(*as) : 0;
-    if (!e) {
-      if (as) execve(path.c_str(), args.data(), env.data());
-      else execv(path.c_str(), args.data());
-      e = errno;
-    }
-    (void)!write(err[1], &e, sizeof e);
-    _exit(127);
-  }
-  close(go[0]);
-  close(err[1]);
-  auto c = std::make_unique<HeldChild>();
-  c->pid_ = pid;
-  c->go_fd_ = go[1];
-  c->err_fd_ = err[0];
+    return 0;
+  };
+  std::unique_ptr<HeldChild> c(new HeldChild());
+  SYSPGO_TRY(c->Start(spec, true));
   return c;
 }
-
-Status HeldChild::Release() {
-  char b = 1;
-  if (write(go_fd_, &b, 1) != 1) return MakeError(std::string("cannot release the command: ") + strerror(errno));
-  close(go_fd_);
-  go_fd_ = -1;
-  int e = 0;
-  ssize_t n = read(err_fd_, &e, sizeof e);  // EOF (0) when exec succeeded: the pipe is CLOEXEC
-  close(err_fd_);
-  err_fd_ = -1;
-  if (n == sizeof e) return MakeError(std::string("cannot execute the command: ") + strerror(e), e);
-  return {};
-}
-
-bool HeldChild::Reap(int* status, bool block) {
-  if (reaped_) return true;
-  int st = 0;
-  pid_t r;
-  do {
-    r = waitpid(pid_, &st, block ? 0 : WNOHANG);
-  } while (r < 0 && errno == EINTR);
-  if (r != pid_) return false;
-  reaped_ = true;
-  wait_status_ = st;
-  *status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  return true;
-}
-
-bool HeldChild::Signaled() const { return reaped_ && WIFSIGNALED(wait_status_); }
 
 Status CheckPid(pid_t pid) {
   if (pid <= 0) return MakeError("-p needs a process id greater than 0, got " + std::to_string(pid), EINVAL);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/identity.h"
+#include "common/process.h"
 #include "common/result.h"
 
 namespace syspgo {
@@ -18,35 +19,17 @@ namespace syspgo {
 // Finds argv0 like execvp would; the error says why it cannot run.
 Result<std::string> ResolveCommand(const std::string& argv0);
 
-// A child forked and waiting before its exec.
-class HeldChild {
+// The command, forked and waiting before its exec (common/process.h):
+// pid(), Release(), Reap(), Signaled().
+class HeldChild : public ChildProcess {
  public:
-  HeldChild() = default;
-  HeldChild(const HeldChild&) = delete;
-  HeldChild& operator=(const HeldChild&) = delete;
-  ~HeldChild();
-  // Forks; the child waits until Release(), then execs `path` with argv.
-  // With `as` set, the child becomes that user before exec, with what
-  // `sudo -u` gives (groups, HOME, USER, LOGNAME, SHELL; common/identity.h).
+  // Forks; the child waits until Release(), then execs `path` with argv,
+  // with the default dispositions of the signals the collector handles and
+  // none of the collector's ambient capabilities. With `as` set, the child
+  // becomes that user before exec, with what `sudo -u` gives (groups, HOME,
+  // USER, LOGNAME, SHELL; common/identity.h).
   static Result<std::unique_ptr<HeldChild>> Spawn(const std::string& path, const std::vector<std::string>& argv,
                                                   const User* as = nullptr);
-  pid_t pid() const { return pid_; }
-  // Lets the child exec. Returns an error if the exec failed.
-  Status Release();
-  // Non-blocking reap: true when the child has exited; *status as a shell
-  // reports it (128+N for signal N, which a command can also exit with).
-  bool Reap(int* status, bool block = false);
-  // After Reap returned true: whether a signal ended the child, from the
-  // raw wait status (WIFSIGNALED), since `exit 200` and SIGSEGV (139) both
-  // look like a signal in the shell's form.
-  bool Signaled() const;
-
- private:
-  pid_t pid_ = -1;
-  int go_fd_ = -1;    // write end: one byte releases the child
-  int err_fd_ = -1;   // read end: the child writes errno here if exec fails
-  bool reaped_ = false;
-  int wait_status_ = 0;  // as waitpid(2) gave it, once reaped_
 };
 
 // Checks that `pid` names a live process; the error says what to do.

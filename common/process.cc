@@ -1,4 +1,4 @@
-//===- process.cc - run a program and wait for it -------------------------===//
+//===- process.cc - start a program, held or not, and wait for it ---------===//
 #include "common/process.h"
 
 #include <fcntl.h>
@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <optional>
 
 #include "common/files.h"
 
@@ -140,80 +141,169 @@ void Drain(Stream* streams, size_t n) {
   }
 }
 
+// In the child, before the exec: waits for the parent's go byte, and ends
+// with status 125 if the parent closed its end first.
+void AwaitRelease(int go) {
+  pollfd p{go, POLLIN, 0};
+  while (poll(&p, 1, -1) < 0 && errno == EINTR) {
+  }
+  char go_byte = 0;
+  if (read(go, &go_byte, 1) != 1) {
+    static const char msg[] = "syspgo: syspgo exited before starting the command; not running it\n";
+    (void)!write(2, msg, sizeof msg - 1);
+    _exit(125);
+  }
+}
+
+// Why `program` could not be started, from the errno its child reported.
+Error StartError(const std::string& program, int e) {
+  std::string why = strerror(e);
+  if (e == ENOENT && program.find('/') == std::string::npos) why = "no such program on PATH";
+  return MakeError("cannot run " + program + ": " + why, e);
+}
+
 }  // namespace
 
-Result<ProcessResult> RunProcess(const ProcessSpec& spec) {
+// Everything the child needs and the parent keeps until it is reaped.
+struct ChildProcess::State {
+  std::string program;
+  Stream streams[2];  // stdout, stderr
+  int in = -1;        // the child's stdin (/dev/null), until forked
+  int report[2] = {-1, -1};  // the child's errno if its exec failed; end-of-file once it succeeded
+  int go[2] = {-1, -1};      // held: one byte releases the child
+  std::optional<InterruptsIgnored> interrupts;
+  std::chrono::steady_clock::time_point started;
+  bool reaped = false;
+  int wait_status = 0;  // as waitpid(2) gave it, once reaped
+
+  ~State() {
+    for (Stream& s : streams) Close(s.child), Close(s.parent);
+    for (int* fd : {&in, &report[0], &report[1], &go[0], &go[1]}) Close(*fd);
+  }
+  // Opens the descriptors the child gets, before the fork.
+  Status Open(const ProcessSpec& spec, bool held) {
+    Status opened = ::syspgo::Open(spec.out, program, &streams[0]);
+    if (opened.ok() && !spec.err_to_out) opened = ::syspgo::Open(spec.err, program, &streams[1]);
+    if (opened.ok() && !spec.inherit_stdin && (in = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
+      opened = MakeError("cannot run " + program + ": cannot open /dev/null: " + strerror(errno), errno);
+    if (opened.ok() && (pipe2(report, O_CLOEXEC) != 0 || (held && pipe2(go, O_CLOEXEC) != 0)))
+      opened = MakeError("cannot run " + program + ": cannot create a pipe: " + strerror(errno), errno);
+    return opened;
+  }
+  // In the child: everything up to the exec; returns the errno it met.
+  int Prepare(const ProcessSpec& spec) {
+    Close(report[0]);
+    Close(go[1]);  // only the parent may hold it: if it dies before the release, we see end-of-file
+    if (go[0] >= 0) AwaitRelease(go[0]);
+    if (!MoveTo(in, 0) || !MoveTo(streams[0].child, 1) ||
+        !(spec.err_to_out ? dup2(1, 2) == 2 : MoveTo(streams[1].child, 2)))
+      return errno;
+    int e = interrupts->RestoreInChild();
+    if (!e && spec.before_exec) e = spec.before_exec();
+    if (!e && spec.user) e = BecomeUserInChild(*spec.user);
+    return e;
+  }
+};
+
+ChildProcess::ChildProcess() : state_(std::make_unique<State>()) {}
+ChildProcess::~ChildProcess() = default;
+
+Status ChildProcess::Start(const ProcessSpec& spec, bool held) {
   if (spec.argv.empty() || spec.argv[0].empty()) return MakeError("no program to run (an empty command line)", EINVAL);
-  const std::string& program = spec.argv[0];
-  ProcessResult r;
+  State& st = *state_;
+  st.program = spec.path.empty() ? spec.argv[0] : spec.path;
   std::vector<std::string> env_strings = Environment(spec);
   std::vector<char*> args, envp;
   for (const std::string& a : spec.argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   for (std::string& e : env_strings) envp.push_back(e.data());
   envp.push_back(nullptr);
+  SYSPGO_TRY(st.Open(spec, held));
 
-  Stream streams[2];  // stdout, stderr
-  streams[0].into = &r.out;
-  streams[1].into = &r.err;
-  int in = -1, report[2] = {-1, -1};
-  auto close_all = [&] {
-    for (Stream& s : streams) Close(s.child), Close(s.parent);
-    Close(in);
-    Close(report[0]);
-    Close(report[1]);
-  };
-  Status opened = Open(spec.out, program, &streams[0]);
-  if (opened.ok() && !spec.err_to_out) opened = Open(spec.err, program, &streams[1]);
-  if (opened.ok() && !spec.inherit_stdin && (in = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
-    opened = MakeError("cannot run " + program + ": cannot open /dev/null: " + strerror(errno), errno);
-  if (opened.ok() && pipe2(report, O_CLOEXEC) != 0)
-    opened = MakeError("cannot run " + program + ": cannot create a pipe: " + strerror(errno), errno);
-  if (!opened.ok()) {
-    close_all();
-    return opened.error();
-  }
-
-  auto t0 = std::chrono::steady_clock::now();
-  InterruptsIgnored interrupts(spec.ignore_interrupts);
+  st.started = std::chrono::steady_clock::now();
+  st.interrupts.emplace(spec.ignore_interrupts);
   pid_t pid = fork();
   if (pid == 0) {
-    // The exec's outcome goes back through `report`, which the exec closes:
-    // an errno if it failed, end-of-file if it succeeded.
-    int e = 0;
-    if (!MoveTo(in, 0) || !MoveTo(streams[0].child, 1) ||
-        !(spec.err_to_out ? dup2(1, 2) == 2 : MoveTo(streams[1].child, 2)))
-      e = errno;
-    if (!e) e = interrupts.RestoreInChild();
-    if (!e && spec.before_exec) e = spec.before_exec();
-    if (!e && spec.user) e = BecomeUserInChild(*spec.user);
+    // The exec's outcome goes back through `report`, which the exec closes.
+    int e = st.Prepare(spec);
     if (!e) {
-      execvpe(args[0], args.data(), envp.data());
+      if (spec.path.empty()) execvpe(args[0], args.data(), envp.data());
+      else execve(spec.path.c_str(), args.data(), envp.data());
       e = errno;
     }
-    (void)!write(report[1], &e, sizeof e);
+    (void)!write(st.report[1], &e, sizeof e);
     _exit(127);
   }
-  int e = pid < 0 ? errno : 0;
-  Close(report[1]);
-  Close(in);
-  for (Stream& s : streams) Close(s.child);
-  if (pid > 0) {
-    if (read(report[0], &e, sizeof e) != sizeof e) e = 0;
-    Drain(streams, 2);
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-    }
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  int e = errno;
+  Close(st.report[1]);
+  Close(st.go[0]);
+  Close(st.in);
+  for (Stream& s : st.streams) Close(s.child);
+  if (pid < 0) {
+    st.interrupts.reset();
+    return MakeError("cannot run " + st.program + ": cannot fork: " + strerror(e), e);
   }
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  close_all();
-  if (pid < 0) return MakeError("cannot run " + program + ": cannot fork: " + strerror(e), e);
-  if (e != 0) {
-    std::string why = strerror(e);
-    if (e == ENOENT && program.find('/') == std::string::npos) why = "no such program on PATH";
-    return MakeError("cannot run " + program + ": " + why, e);
+  pid_ = pid;
+  return {};
+}
+
+Result<std::unique_ptr<ChildProcess>> ChildProcess::SpawnHeld(const ProcessSpec& spec) {
+  constexpr auto kCapture = ProcessOutput::Kind::kCapture;
+  if (spec.out.kind == kCapture || (!spec.err_to_out && spec.err.kind == kCapture))
+    return MakeError("cannot hold a program whose output is captured: nothing would read it (give a file, "
+                     "Discard or Inherit)",
+                     EINVAL);
+  std::unique_ptr<ChildProcess> c(new ChildProcess());
+  SYSPGO_TRY(c->Start(spec, true));
+  return c;
+}
+
+Status ChildProcess::Release() {
+  State& st = *state_;
+  if (st.go[1] >= 0) {
+    char b = 1;
+    if (write(st.go[1], &b, 1) != 1)
+      return MakeError("cannot run " + st.program + ": cannot release it: " + strerror(errno), errno);
+    Close(st.go[1]);
   }
+  int e = 0;
+  if (read(st.report[0], &e, sizeof e) != sizeof e) e = 0;  // end-of-file: the exec closed it
+  Close(st.report[0]);
+  if (e != 0) return StartError(st.program, e);
+  return {};
+}
+
+bool ChildProcess::Reap(int* status, bool block) {
+  State& st = *state_;
+  if (!st.reaped) {
+    int ws = 0;
+    pid_t r;
+    do {
+      r = waitpid(pid_, &ws, block ? 0 : WNOHANG);
+    } while (r < 0 && errno == EINTR);
+    if (r != pid_) return false;
+    st.reaped = true;
+    st.wait_status = ws;
+    st.interrupts.reset();
+  }
+  *status = WIFEXITED(st.wait_status) ? WEXITSTATUS(st.wait_status) : 128 + WTERMSIG(st.wait_status);
+  return true;
+}
+
+bool ChildProcess::Signaled() const { return state_->reaped && WIFSIGNALED(state_->wait_status); }
+
+Result<ProcessResult> RunProcess(const ProcessSpec& spec) {
+  ChildProcess c;
+  SYSPGO_TRY(c.Start(spec, false));
+  ProcessResult r;
+  ChildProcess::State& st = *c.state_;
+  st.streams[0].into = &r.out;
+  st.streams[1].into = &r.err;
+  Status released = c.Release();
+  Drain(st.streams, 2);
+  c.Reap(&r.status, true);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - st.started).count();
+  if (!released.ok()) return released.error();
   return r;
 }
 

@@ -1,15 +1,20 @@
-//===- process.h - run a program and wait for it --------------------------===//
-// The one way syspgo starts a program it waits for (pgo's builds, tools and
-// collections, and the command prefetch starts): argv with an environment
-// on top of ours, optionally as the invoking user (common/identity.h),
-// stdout and stderr each captured, appended to a file, discarded or
-// inherited, and back the exit status, the wall time and what was captured.
-// An exec that fails is reported as an error naming the program and why,
-// never as a child's exit status 127 that a caller would have to tell from
-// the program's own.
+//===- process.h - start a program, held or not, and wait for it ----------===//
+// The one way syspgo starts a program (pgo's builds, tools and collections,
+// the command prefetch starts, the command collect records): argv with an
+// environment on top of ours, optionally as the invoking user
+// (common/identity.h), stdout and stderr each captured, appended to a file,
+// discarded or inherited, and back the exit status, the wall time and what
+// was captured. RunProcess runs a program to its end; ChildProcess holds
+// one before its exec until the caller releases it (collect attaches its
+// probes meanwhile) and reaps it when the caller asks. An exec that fails
+// is reported as an error naming the program and why, never as a child's
+// exit status 127 that a caller would have to tell from the program's own.
 #pragma once
+#include <sys/types.h>
+
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -36,7 +41,8 @@ struct ProcessOutput {
 };
 
 struct ProcessSpec {
-  std::vector<std::string> argv;  // argv[0] is looked up on our PATH (execvpe(3)), not on `env`'s
+  std::vector<std::string> argv;  // argv[0] is looked up on our PATH (execvpe(3)), not on `env`'s, unless `path`
+  std::string path;               // the program's file, when the caller found it (collect, as the user)
   // Set on top of the base environment (ours, or the user's as
   // UserEnvironment makes it when `user` is set); a key with an empty value
   // is removed.
@@ -50,10 +56,11 @@ struct ProcessSpec {
   // sends them to the child too, and its status tells what they did), and
   // the child gets the dispositions we were started with.
   bool ignore_interrupts = false;
-  // Runs in the child after its descriptors are set and before it becomes
-  // `user` and execs: signal dispositions, a wait for the parent's go.
-  // Async-signal-safe calls only (the parent may have threads). Returns 0,
-  // or an errno that ends the child and becomes the error of RunProcess.
+  // Runs in the child after its descriptors are set (and, when held, after
+  // the release) and before it becomes `user` and execs: signal
+  // dispositions, capabilities. Async-signal-safe calls only (the parent
+  // may have threads). Returns 0, or an errno that ends the child and
+  // becomes the error of RunProcess or ChildProcess::Release.
   std::function<int()> before_exec;
 };
 
@@ -69,5 +76,46 @@ struct ProcessResult {
 // could not be become, a failed before_exec. A program that ran and failed
 // is a result with its status.
 Result<ProcessResult> RunProcess(const ProcessSpec& spec);
+
+// A program started from a ProcessSpec and held before its exec.
+class ChildProcess {
+ public:
+  // Forks a child that waits until Release(),
+  // polling (poll is no file-I/O syscall, so a recording that starts
+  // meanwhile sees nothing of the wait). If we exit first, it says so on
+  // its stderr and ends with status 125 instead of running the program.
+  // The error, when the child could not be forked, is as RunProcess's.
+  // Its output goes to a file, /dev/null or ours: nothing would read a
+  // capture, so one is refused.
+  static Result<std::unique_ptr<ChildProcess>> SpawnHeld(const ProcessSpec& spec);
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+  virtual ~ChildProcess();  // neither kills nor reaps the child
+
+  pid_t pid() const { return pid_; }
+  // Lets the child exec (at once for RunProcess's). An error, as
+  // RunProcess's, when the exec or what comes before it failed; the child
+  // has then ended.
+  Status Release();
+  // Reaps the child, waiting for it if `block`: true once it has ended,
+  // with *status as a shell reports it (128+N for signal N, which a
+  // command can also exit with).
+  bool Reap(int* status, bool block = false);
+  // After Reap returned true: whether a signal ended the child, from the
+  // raw wait status (WIFSIGNALED), since `exit 200` and SIGSEGV (139) both
+  // look like a signal in the shell's form.
+  bool Signaled() const;
+
+ protected:
+  ChildProcess();
+  // Forks the child of `spec`; held until Release() if `held`.
+  Status Start(const ProcessSpec& spec, bool held);
+
+ private:
+  friend Result<ProcessResult> RunProcess(const ProcessSpec& spec);
+  struct State;
+  std::unique_ptr<State> state_;
+  pid_t pid_ = -1;
+};
 
 }  // namespace syspgo

@@ -4,31 +4,26 @@
 #include <cerrno>
 #include <cstring>
 
-namespace syspgo {
+#include "optimize/artifact_kinds.h"
 
-const std::vector<ProfileEmitter::Kind>& ProfileEmitter::Kinds() {
-  static const std::vector<Kind> kinds = {
-      {"sample-profile", "LLVM sample profile, text (clang -fprofile-sample-use=FILE)", true},
-      {"sample-profile-binary", "LLVM sample profile, extensible binary (same use, smaller, faster to read)", true},
-      {"fdata", "BOLT profile, no_lbr form (llvm-bolt BIN -o OUT -data FILE)", true},
-      {"order", "symbol ordering file, hot call chains together (ld.lld --symbol-ordering-file=FILE)", true},
-      {"pprof", "gzipped pprof profile.proto (pprof, speedscope, Perfetto, pprof backends)", false, true},
-      {"folded", "folded stacks, one 'frame;frame;... count' line each (flamegraph.pl, speedscope)", false},
-  };
-  return kinds;
-}
+namespace syspgo {
 
 Result<std::unique_ptr<ProfileEmitter>> ProfileEmitter::Create(std::string_view kind, SampleCounts counts,
                                                                ProfileKind profile) {
-  if (kind == "sample-profile") return MakeSampleProfileEmitter(false, counts, profile);
-  if (kind == "sample-profile-binary") return MakeSampleProfileEmitter(true, counts, profile);
-  if (kind == "fdata") return MakeBoltFdataEmitter();
-  if (kind == "order") return MakeSymbolOrderEmitter();
-  if (kind == "pprof") return MakePprofEmitter();
-  if (kind == "folded") return MakeFoldedEmitter();
-  std::string names;
-  for (const Kind& k : Kinds()) names += (names.empty() ? "" : ", ") + std::string(k.name);
-  return MakeError("unknown profile artifact '" + std::string(kind) + "'; choose one of: " + names);
+  const ArtifactKind* k = FindArtifactKind(kind);
+  if (k && k->input == ArtifactInput::kCpuSamples) {
+    switch (k->id) {
+      case ArtifactKindId::kSampleProfile: return MakeSampleProfileEmitter(false, counts, profile);
+      case ArtifactKindId::kSampleProfileBinary: return MakeSampleProfileEmitter(true, counts, profile);
+      case ArtifactKindId::kFdata: return MakeBoltFdataEmitter();
+      case ArtifactKindId::kOrder: return MakeSymbolOrderEmitter();
+      case ArtifactKindId::kPprof: return MakePprofEmitter();
+      case ArtifactKindId::kFolded: return MakeFoldedEmitter();
+      default: break;
+    }
+  }
+  return MakeError("unknown profile artifact '" + std::string(kind) +
+                   "'; choose one of: " + ArtifactKindNames(ArtifactInput::kCpuSamples));
 }
 
 Status CheckBinary(const Profile& p, uint32_t binary, const char* what, bool ProfileBinary::*needs,

@@ -1,7 +1,8 @@
 //===- emitter.h - one interface for every profile artifact --------------===//
 // Each artifact built from CPU samples (LLVM sample profile, BOLT fdata,
-// linker symbol order, pprof, folded stacks) is a small ProfileEmitter in
-// its own file, made by kind name through Create(), as LLVM's
+// linker symbol order, pprof, folded stacks; the kCpuSamples rows of
+// artifact_kinds.h) is a small ProfileEmitter in its own file, made by kind
+// name through Create(), as LLVM's
 // SampleProfileWriter::create does for its formats. An emitter reads only
 // the symbolized Profile, and its output is sorted: the same samples give
 // the same bytes.
@@ -18,15 +19,7 @@ namespace syspgo {
 
 class ProfileEmitter {
  public:
-  struct Kind {
-    const char* name;
-    const char* help;
-    bool needs_binary;  // the artifact is for one binary (--binary); else the whole profile, or one binary's share
-    bool offcpu = false;  // it writes off-CPU time too (Profile::offcpu); the others never see it
-  };
   virtual ~ProfileEmitter() = default;
-  // Every kind, in the order --help lists them.
-  static const std::vector<Kind>& Kinds();
   // How a sample profile counts (docs/profiles.md): kStacks, the IP
   // samples plus the time below each call site from the stacks, with call
   // targets and head samples; kIp, line counts from the IP samples only,

@@ -37,6 +37,7 @@
 #include "common/identity.h"
 #include "common/process.h"
 #include "common/util.h"
+#include "optimize/artifact_kinds.h"
 
 namespace syspgo {
 namespace {
@@ -1291,12 +1292,13 @@ PgoReport Pipeline::Run() {
                            : "taking the profiles of " + o_.use_profile,
           [&](Stage& s) -> Status {
             Sub("profile");
-            std::string up = o_.use_profile + "/profile/";
-            sample_prof_ = o_.sample ? dir_ + "/profile/sample.prof" : "";
-            order_file_ = o_.order ? dir_ + "/profile/order.txt" : "";
+            const std::string& up = o_.use_profile;
+            sample_prof_ = o_.sample ? PgoArtifactPath(dir_, ArtifactKindId::kSampleProfile) : "";
+            order_file_ = o_.order ? PgoArtifactPath(dir_, ArtifactKindId::kOrder) : "";
             if (!train) {
               // Reused profiles are copied in, so DIR stays complete.
-              for (auto& [want, from] : {std::pair{sample_prof_, up + "sample.prof"}, std::pair{order_file_, up + "order.txt"}}) {
+              for (auto& [want, from] : {std::pair{sample_prof_, PgoArtifactPath(up, ArtifactKindId::kSampleProfile)},
+                                         std::pair{order_file_, PgoArtifactPath(up, ArtifactKindId::kOrder)}}) {
                 if (want.empty()) continue;
                 std::error_code ec;
                 fs::copy_file(from, want, fs::copy_options::overwrite_existing, ec);
@@ -1320,7 +1322,7 @@ PgoReport Pipeline::Run() {
             if (!rebuilds.empty() || !o_.bolt) return {};
             // BOLT alone: the plain build is what gets rewritten, so its
             // training run is the BOLT profile's too.
-            fdata_ = dir_ + "/profile/bolt.fdata";
+            fdata_ = PgoArtifactPath(dir_, ArtifactKindId::kFdata);
             return Emit(s, db_, "fdata", fdata_);
           });
   for (const std::string& r : rebuilds) {
@@ -1348,10 +1350,10 @@ PgoReport Pipeline::Run() {
             std::string db = !o_.profile_db.empty() ? db_ : Sub("retrain") + "/retrain.db";
             if (o_.profile_db.empty()) unlink(db.c_str());
             SYSPGO_TRY(CollectAll(s, db, "retrain"));
-            fdata_ = dir_ + "/profile/bolt.fdata";
+            fdata_ = PgoArtifactPath(dir_, ArtifactKindId::kFdata);
             return Emit(s, db, "fdata", fdata_);
           });
-  if (o_.bolt && fdata_.empty() && !o_.use_profile.empty()) fdata_ = o_.use_profile + "/profile/bolt.fdata";
+  if (o_.bolt && fdata_.empty() && !o_.use_profile.empty()) fdata_ = PgoArtifactPath(o_.use_profile, ArtifactKindId::kFdata);
   if (o_.bolt)
     stage("bolt", "llvm-bolt with the syspgo fdata profile", [&](Stage& s) -> Status {
       if (!MayAccess(fdata_, R_OK))

@@ -1,30 +1,29 @@
 //===- prefetch.cc - replay a prefetch plan into the page cache ------------===//
 //
-// How the pages are read, and why. Measured on this VM (virtio disk, 8 MiB
-// readahead window, kernel 6.18), reading a 64 MiB range of an evicted file:
+// How the pages are read, and why, for a range of an evicted file longer
+// than the device's readahead window:
 // - readahead(2) and POSIX_FADV_WILLNEED return after queueing I/O: right
-//   after the call no page of the range is resident yet, and only the first
-//   8 MiB (the readahead window) ever become resident. Neither is reliable
+//   after the call no page of the range is resident yet, and only the
+//   first readahead window ever becomes resident. Neither is reliable
 //   alone, and neither says when the data has arrived.
-// - pread() is synchronous but the kernel's own readahead adds 8 MiB past
-//   the range, which the plan did not ask for.
+// - pread() is synchronous but the kernel's own readahead adds a window
+//   past the range, which the plan did not ask for.
 // - pread() on a descriptor marked POSIX_FADV_RANDOM reads exactly the
 //   range, and every page is resident when it returns.
-// - Issuing POSIX_FADV_WILLNEED on a chunk (<= 4 MiB, inside the window)
-//   and then pread()ing through it with a small reused buffer was the
-//   fastest of these with 2-4 threads (about 1.2 GB/s against 1.0 GB/s):
-//   the whole chunk is queued at once, and the pread waits for it.
+// - Issuing POSIX_FADV_WILLNEED on a chunk (kPrefetchMaxChunk at most,
+//   inside the window) and then pread()ing through it with a small reused
+//   buffer is the fastest of these with a few threads: the whole chunk is
+//   queued at once, and the pread waits for it.
 // So: FADV_RANDOM per descriptor, WILLNEED per chunk, then pread. The copy
 // into the buffer costs little next to the disk and buys exactness and a
 // completion signal. WILLNEED queues at most the device's readahead window;
 // on a device whose window is smaller than a chunk, the pread fetches the
-// rest, and without FADV_RANDOM it would add a window past the chunk (a
-// 16 MiB chunk against the 8 MiB window here over-read 15 MiB). WILLNEED
+// rest, and without FADV_RANDOM it would add a window past the chunk. WILLNEED
 // is issued ahead of the reads, for every chunk within the budget of the
 // one being read (QueueUpTo): a cold start's plan is hundreds of extents a
-// few pages long, and with one chunk per thread in flight the disk sat idle
-// between them (clang's 42 MiB plan took about 100 ms; queued ahead, about
-// 45 ms). The bytes in flight stay within the budget plus a chunk per thread.
+// few pages long, and with one chunk per thread in flight the disk sits idle
+// between them. The bytes in flight stay within the budget plus a chunk per
+// thread.
 #include "optimize/prefetch.h"
 
 #include <fcntl.h>
@@ -179,12 +178,12 @@ Sizing Size(const PrefetchOptions& o) {
 }
 
 // While it lives (and `on`), the calling thread's I/O is in the idle class
-// (ioprio_set(2) sets one thread's). With mq-deadline, which this VM's disk
-// has, and BFQ, the scheduler then dispatches any other task's read first:
-// a read the command makes for a page the plan missed, or has queued but
-// not sent yet, goes past the replay's queue instead of waiting behind up
-// to a budget of it (clang-19 --version: a 4 KiB read waited 13-16 ms in
-// the scheduler before it reached the disk). A disk without a scheduler
+// (ioprio_set(2) sets one thread's). With mq-deadline and BFQ, the
+// scheduler then dispatches any other task's read first: a read the
+// command makes for a page the plan missed, or has queued but not sent
+// yet, goes past the replay's queue instead of waiting behind up to a
+// budget of it (bench/RESULTS.md, coldstart: *plan, bare* reads in the
+// command's class). A disk without a scheduler
 // ("none", common for NVMe) dispatches in arrival order whatever the class.
 class IdleIo {
  public:
@@ -322,9 +321,9 @@ size_t ResolveLookups(const std::vector<PlanLookup>& lookups, unsigned threads, 
 // Which lookups to resolve before the first extent is queued (*first) and
 // which beside the reads (*beside), each in first-touch order. A path walk
 // on a cold start reads a block per directory and inode it misses, one
-// after another; resolved all first, the 409 lookups of
-// `python3 -c 'import numpy'` held up its start by about 14 ms, though all
-// but 8 of them come after its first 4 MiB of reads. So with a command,
+// after another; resolved all first, the hundreds of lookups of a start
+// such as `python3 -c 'import numpy'` hold it up, though most of them come
+// after its first reads. So with a command,
 // those it made by the time of the lead's last first touch (the lead
 // is queued before it starts) go first, and the rest run beside the reads,
 // in their I/O class, so that the command's own reads pass them. Without a
@@ -445,9 +444,9 @@ class Replayer {
 
   // The other threads check every file's fingerprint first, in the order
   // the chunks reach them, while the first thread starts queueing. A check
-  // is a few O_DIRECT reads (about 1 ms a file here); made on first use,
-  // they waited behind the queued reads, one file at a time, and held up
-  // the queueing of that file's chunks: with 21 files, a fifth of a replay.
+  // is a few O_DIRECT reads; made on first use, they would wait behind the
+  // queued reads, one file at a time, and hold up the queueing of that
+  // file's chunks.
   void CheckAhead() {
     for (;;) {
       if (options_.cancel && options_.cancel->load(std::memory_order_relaxed)) return;

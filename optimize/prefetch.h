@@ -24,23 +24,23 @@ namespace syspgo {
 // Tuning knobs with their defaults and limits (the CLI shows this table).
 inline constexpr unsigned kPrefetchDefaultThreads = 4;
 inline constexpr unsigned kPrefetchMaxThreads = 64;
-// Bytes queued ahead of the reads. A replay alone reads as fast with 8 MiB
-// as with 64; with a command running beside it, the command's own reads of
-// what the plan missed wait behind whatever is queued (this VM's disk has
-// mq-deadline, which also sorts the queue by sector): clang-19 --version
-// started 8-11% sooner with 8 MiB than with 64 (13-15 interleaved rounds).
+// Bytes queued ahead of the reads: enough to keep the disk busy, and no
+// more, since with a command running beside the replay the command's own
+// reads of what the plan missed wait behind whatever is queued (a
+// scheduler such as mq-deadline also sorts the queue by sector).
 inline constexpr uint64_t kPrefetchDefaultBudget = 8ULL << 20;
 inline constexpr uint64_t kPrefetchMaxBudget = 4ULL << 30;
 // With a command in parallel: how much of the plan is queued before the
-// command starts (0: its first read). With the lookups made after the lead
-// resolved beside the reads (SplitLookups), leads of 0, 1, 2 and 4 MiB
-// gave the same wall times within noise (15 interleaved cold starts each of
-// `python3 -c 'import numpy'`, `clang-19 --version` and story 2), and 16 MiB
-// cost numpy 15-20 ms: with an 8 MiB budget the command then waits until
-// half of numpy's 17 MiB plan has been read.
+// command starts (0: its first read). The lookups made after the lead are
+// resolved beside the reads (SplitLookups), so a lead only makes the
+// command wait for reads it does not need yet: with a lead past the
+// budget, it waits until the reads before the lead are done
+// (bench/RESULTS.md, coldstart: *plan, 16 MiB lead*).
 inline constexpr uint64_t kPrefetchDefaultLead = 0;
-// One read request is at most this long. It stays below the 8 MiB
-// readahead window so POSIX_FADV_WILLNEED queues the whole chunk at once.
+// One read request is at most this long. It stays within the readahead
+// window of a disk set up for fast sequential reads, so that
+// POSIX_FADV_WILLNEED, which queues at most a window, queues the whole
+// chunk at once.
 inline constexpr uint64_t kPrefetchMaxChunk = 4ULL << 20;
 
 struct PrefetchOptions {

@@ -9,6 +9,7 @@
 #include "analyze/sample_pprof.h"
 #include "analyze/symbolize.h"
 #include "common/profile_db.h"
+#include "optimize/artifact_kinds.h"
 #include "optimize/emitter.h"
 
 namespace syspgo {
@@ -79,18 +80,14 @@ Result<ProfileInput> ParseProfileInput(const std::string& spec, bool pprof) {
 Result<ArtifactSummary> WriteProfileArtifact(const ArtifactRequest& r) {
   auto emitter = ProfileEmitter::Create(r.kind, r.sample_counts, r.profile_kind);
   if (!emitter) return emitter.error();
-  bool needs_binary = false;
-  for (const auto& k : ProfileEmitter::Kinds())
-    if (r.kind == k.name) needs_binary = k.needs_binary;
-  if (needs_binary && r.binary.empty())
+  const ArtifactKind& kind = *FindArtifactKind(r.kind);  // Create() found it
+  if (kind.needs_binary && r.binary.empty())
     return MakeError("--emit " + r.kind + " makes a profile for one binary: pass --binary PATH (the file to rebuild, "
                      "relink or rewrite).");
   if (r.inputs.empty()) return MakeError("no profile database or pprof profile given.");
   // Off-CPU time goes only to the emitter that writes it (pprof): the
   // others must not depend on whether the run recorded it.
-  bool offcpu = false;
-  for (const auto& k : ProfileEmitter::Kinds())
-    if (r.kind == k.name) offcpu = k.offcpu;
+  const bool offcpu = kind.offcpu;
 
   ArtifactSummary sum;
   std::vector<std::pair<SampleSet, uint64_t>> loaded;

@@ -115,9 +115,9 @@ std::string LineSafe(const std::string& s) {
 
 const char* ReadaheadAdviceName(ReadaheadAdvice a) {
   switch (a) {
-    case ReadaheadAdvice::kDefault: return "default";
-    case ReadaheadAdvice::kSequential: return "sequential";
-    case ReadaheadAdvice::kRandom: return "random";
+    case ReadaheadAdvice::kDefault: return SYSPGO_READAHEAD_DEFAULT;
+    case ReadaheadAdvice::kSequential: return SYSPGO_READAHEAD_SEQUENTIAL;
+    case ReadaheadAdvice::kRandom: return SYSPGO_READAHEAD_RANDOM;
   }
   return "?";
 }
@@ -192,7 +192,7 @@ Result<ReadaheadPlan> ReadaheadPlanFromRun(Db& db, int64_t run_id) {
 }
 
 std::string ReadaheadPlanText(const ReadaheadPlan& p) {
-  std::string s = std::string(kReadaheadHeader) + "\n";
+  std::string s = SYSPGO_READAHEAD_HEADER "\n";
   s += "# from run " + std::to_string(p.run) +
        "; made by `syspgo optimize DB --emit readahead`, applied by `syspgo prefetch --readahead FILE -- CMD`\n"
        "# (docs/coldstart.md). Tab-separated:\n"
@@ -201,7 +201,7 @@ std::string ReadaheadPlanText(const ReadaheadPlan& p) {
        "SYSFS_FILE)\n";
   char line[512];
   for (const ReadaheadFile& f : p.files) {
-    snprintf(line, sizeof line, "file\t%s\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%.0f\t%s\t",
+    snprintf(line, sizeof line, SYSPGO_READAHEAD_FILE_LINE "\t%s\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%.0f\t%s\t",
              ReadaheadAdviceName(f.advice), static_cast<unsigned long long>(f.dev),
              static_cast<unsigned long long>(f.ino), static_cast<unsigned long long>(f.size),
              static_cast<unsigned long long>(f.touches), static_cast<unsigned long long>(f.touched_bytes),
@@ -209,7 +209,7 @@ std::string ReadaheadPlanText(const ReadaheadPlan& p) {
     s += line + LineSafe(f.path) + "\n";
   }
   for (const ReadaheadDevice& d : p.devices) {
-    snprintf(line, sizeof line, "device\t%s\t%lld\t%lld\t", d.block.c_str(), static_cast<long long>(d.read_ahead_kb),
+    snprintf(line, sizeof line, SYSPGO_READAHEAD_DEVICE_LINE "\t%s\t%lld\t%lld\t", d.block.c_str(), static_cast<long long>(d.read_ahead_kb),
              static_cast<long long>(d.advised_kb));
     s += line + LineSafe(d.sysfs) + "\t" + d.why + "\n";
   }

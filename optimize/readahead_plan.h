@@ -10,8 +10,9 @@
 //    or read brings the pages asked for, not the window around them;
 //  - any other file is left to the kernel.
 // The rules are the rows of kReadaheadRules (readahead_plan.cc), tried in
-// order. The artifact is text (WriteReadaheadPlanText, docs/coldstart.md);
-// libsyspgo-readahead.so (cli/readahead_shim.c), which `syspgo prefetch
+// order. The artifact is text (ReadaheadPlanText; its format is
+// shim/readahead_format.h, shared with the library that reads it);
+// libsyspgo-readahead.so (shim/readahead_shim.c), which `syspgo prefetch
 // --readahead` preloads into the program, applies its file lines.
 #pragma once
 #include <cstdint>
@@ -20,6 +21,7 @@
 
 #include "common/result.h"
 #include "common/sqlite.h"
+#include "shim/readahead_format.h"
 
 namespace syspgo {
 
@@ -59,10 +61,7 @@ struct ReadaheadPlan {
 Result<ReadaheadPlan> ReadaheadPlanFromRun(Db& db, int64_t run_id);
 
 // The artifact's text: a header line, comment lines, then tab-separated
-// lines, `file` and `device` (docs/coldstart.md has the format).
+// lines, `file` and `device` (shim/readahead_format.h).
 std::string ReadaheadPlanText(const ReadaheadPlan& p);
-
-// The first line of every readahead artifact.
-inline constexpr char kReadaheadHeader[] = "syspgo-readahead 1";
 
 }  // namespace syspgo

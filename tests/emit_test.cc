@@ -26,6 +26,7 @@
 #include "analyze/sample_set.h"
 #include "common/profile_db.h"
 #include "common/util.h"
+#include "optimize/artifact_kinds.h"
 #include "optimize/symbol_order.h"
 #include "schemas/pprof_profile.pb.h"
 #include "tests/pgo_workload.h"
@@ -632,6 +633,21 @@ TEST_F(Emit, BadInputsSayWhatIsMissing) {
       FailedWith(RunCmd({SyspgoBin(), "optimize", db_, "--emit", "order", "-o", dir_.File("x")}), 1, "--binary PATH"));
   EXPECT_TRUE(
       FailedWith(RunCmd({SyspgoBin(), "optimize", db_, "--emit", "bogus", "-o", dir_.File("x")}), 2, "sample-profile"));
+}
+
+// One list of kinds (optimize/artifact_kinds.h) serves both commands: the
+// help of optimize shows every kind, merge takes the CPU-sample kinds only.
+TEST_F(Emit, EveryArtifactKindIsInTheHelpAndMergeTakesTheSampleKinds) {
+  CmdResult help = RunCmd({SyspgoBin(), "optimize", "--help"});
+  ASSERT_EQ(help.status, 0) << help.err;
+  for (const ArtifactKind& k : ArtifactKinds())
+    EXPECT_NE(help.out.find(std::string(k.name) + " "), std::string::npos) << k.name << " missing from optimize --help";
+  const std::string sample_kinds = ArtifactKindNames(ArtifactInput::kCpuSamples);
+  EXPECT_EQ(sample_kinds, "sample-profile, sample-profile-binary, fdata, order, pprof, folded");
+  help = RunCmd({SyspgoBin(), "merge", "--help"});
+  EXPECT_NE(help.out.find(sample_kinds), std::string::npos) << help.out;
+  EXPECT_TRUE(FailedWith(RunCmd({SyspgoBin(), "merge", db_, "--emit", "plan", "-o", dir_.File("x")}), 1,
+                         "unknown profile artifact 'plan'; choose one of: " + sample_kinds));
 }
 
 // The whole path on the real kernel: sample the workload, then every consumer.

@@ -1,9 +1,10 @@
-//===- process_test.cc - common/process: RunProcess on real commands ------===//
+//===- process_test.cc - common/process: RunProcess, ChildProcess on real commands ===//
 #include "common/process.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <cerrno>
 #include <fstream>
@@ -152,6 +153,73 @@ TEST(Process, BeforeExecRunsInTheChildAndItsErrnoStopsTheExec) {
   EXPECT_EQ(MustRun(s).out, "/\n");
   EXPECT_EQ(MustRun(ShSpec("pwd")).out, cwd.path() + "\n");
   ASSERT_EQ(chdir("/"), 0);
+}
+
+// Held: nothing of the program runs before Release(); after it, the
+// program runs with what the spec says, and is reaped with its status.
+TEST(Process, HeldChildRunsOnlyOnceReleased) {
+  TempDir t;
+  std::string mark = t.File("ran");
+  ProcessSpec s = ShSpec("touch " + mark + "; exit 7");
+  s.out = s.err = ProcessOutput::Inherit();
+  auto c = ChildProcess::SpawnHeld(s);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  int status = -1;
+  usleep(200 * 1000);  // time it would have had to run: any wait shows a child that did not hold
+  EXPECT_FALSE((*c)->Reap(&status)) << "the held child ended before its release";
+  EXPECT_NE(access(mark.c_str(), F_OK), 0) << "the program ran before its release";
+  ASSERT_TRUE((*c)->Release().ok());
+  ASSERT_TRUE((*c)->Reap(&status, true));
+  EXPECT_EQ(status, 7);
+  EXPECT_FALSE((*c)->Signaled());
+  EXPECT_EQ(access(mark.c_str(), F_OK), 0);
+}
+
+TEST(Process, HeldChildWhoseExecFailsIsAnErrorAtRelease) {
+  ProcessSpec s;
+  s.argv = {"syspgo-tool"};
+  s.out = s.err = ProcessOutput::Discard();
+  s.path = "/nonexistent/syspgo-tool";  // found by the caller: exec'd as is, not looked up on PATH
+  auto c = ChildProcess::SpawnHeld(s);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  Status st = (*c)->Release();
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, ENOENT);
+  EXPECT_EQ(st.error().message, "cannot run /nonexistent/syspgo-tool: No such file or directory");
+  int status = -1;
+  ASSERT_TRUE((*c)->Reap(&status, true));
+  EXPECT_EQ(status, 127);
+}
+
+// A parent gone before the release (here: the object, and with it the
+// release pipe) leaves a child that ends without running the program.
+TEST(Process, HeldChildNeverReleasedEndsWithoutRunningTheProgram) {
+  TempDir t;
+  std::string mark = t.File("ran");
+  ProcessSpec s = ShSpec("touch " + mark);
+  s.out = s.err = ProcessOutput::Discard();
+  auto c = ChildProcess::SpawnHeld(s);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  pid_t pid = (*c)->pid();
+  c->reset();
+  int ws = 0;
+  ASSERT_EQ(waitpid(pid, &ws, 0), pid);
+  ASSERT_TRUE(WIFEXITED(ws));
+  EXPECT_EQ(WEXITSTATUS(ws), 125);
+  EXPECT_NE(access(mark.c_str(), F_OK), 0) << "the program ran without a release";
+}
+
+TEST(Process, HeldChildKilledBySignalIsReapedAsSignaled) {
+  ProcessSpec s = ShSpec("kill -SEGV $$");
+  s.out = s.err = ProcessOutput::Discard();
+  EXPECT_FALSE(ChildProcess::SpawnHeld(ShSpec("true")).ok()) << "a held child's output cannot be captured";
+  auto c = ChildProcess::SpawnHeld(s);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  ASSERT_TRUE((*c)->Release().ok());
+  int status = -1;
+  ASSERT_TRUE((*c)->Reap(&status, true));
+  EXPECT_EQ(status, 128 + SIGSEGV);
+  EXPECT_TRUE((*c)->Signaled());
 }
 
 void OurHandler(int) {}

@@ -1,6 +1,7 @@
 /*===- readahead_shim.c - libsyspgo-readahead.so: a readahead plan, applied ===//
  * `syspgo prefetch --readahead FILE -- CMD` starts CMD with this library in
- * LD_PRELOAD and FILE's absolute path in SYSPGO_READAHEAD. Readahead advice
+ * LD_PRELOAD and FILE's absolute path in SYSPGO_READAHEAD (the plan's format
+ * and these variables: readahead_format.h). Readahead advice
  * belongs to one open file (posix_fadvise) or one process's mappings
  * (madvise), so only the program itself can take it; this library gives it
  * on the program's behalf, for the files the plan names (by st_dev and
@@ -35,9 +36,11 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "shim/readahead_format.h"
+
 #define EXPORT __attribute__((visibility("default")))
 
-enum { kMaxPlanBytes = 4 << 20, kMaxLine = 8192, kAdviceRandom = 1, kAdviceSequential = 2 };
+enum { kAdviceRandom = 1, kAdviceSequential = 2 };
 
 struct entry {
   uint64_t dev, ino;
@@ -49,7 +52,7 @@ struct entry {
 static struct entry* entries;
 static size_t n_entries;
 
-static const char kHeader[] = "syspgo-readahead 1\n";
+static const char kHeader[] = SYSPGO_READAHEAD_HEADER "\n";
 
 /* A decimal number filling [s, e) exactly; 0 if it is not one. */
 static int parse_u64(const char* s, const char* e, uint64_t* out) {
@@ -71,6 +74,12 @@ static const char* field_end(const char* s, const char* e) {
   return t ? t : e;
 }
 
+/* Whether the field [s, e) is `word`. */
+static int is_field(const char* s, const char* e, const char* word) {
+  size_t n = strlen(word);
+  return (size_t)(e - s) == n && !memcmp(s, word, n);
+}
+
 static int by_dev_ino(const void* a, const void* b) {
   const struct entry* x = a;
   const struct entry* y = b;
@@ -83,16 +92,16 @@ static int by_dev_ino(const void* a, const void* b) {
  * with advice, 0 for a line to skip, -1 for a line that is no part of the
  * format. */
 static int parse_line(const char* s, const char* e, struct entry* out) {
-  if (s == e || *s == '#') return 0;
+  if (s == e || *s == SYSPGO_READAHEAD_COMMENT) return 0;
   const char* f = field_end(s, e);
-  if ((size_t)(f - s) == 6 && !memcmp(s, "device", 6)) return 0;
-  if ((size_t)(f - s) != 4 || memcmp(s, "file", 4) || f == e) return -1;
+  if (is_field(s, f, SYSPGO_READAHEAD_DEVICE_LINE)) return 0;
+  if (!is_field(s, f, SYSPGO_READAHEAD_FILE_LINE) || f == e) return -1;
   const char* a = f + 1;
   const char* ae = field_end(a, e);
   int advice;
-  if ((size_t)(ae - a) == 6 && !memcmp(a, "random", 6)) advice = kAdviceRandom;
-  else if ((size_t)(ae - a) == 10 && !memcmp(a, "sequential", 10)) advice = kAdviceSequential;
-  else if ((size_t)(ae - a) == 7 && !memcmp(a, "default", 7)) advice = 0;
+  if (is_field(a, ae, SYSPGO_READAHEAD_RANDOM)) advice = kAdviceRandom;
+  else if (is_field(a, ae, SYSPGO_READAHEAD_SEQUENTIAL)) advice = kAdviceSequential;
+  else if (is_field(a, ae, SYSPGO_READAHEAD_DEFAULT)) advice = 0;
   else return -1;
   if (ae == e) return -1;
   const char* d = ae + 1;
@@ -116,23 +125,23 @@ static void load_plan(const char* path) {
   int fd = raw_open(path);
   if (fd < 0) return;
   struct stat sb;
-  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size > kMaxPlanBytes) {
+  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size > kReadaheadMaxPlanBytes) {
     close(fd);
     return;
   }
-  char* buf = malloc(kMaxPlanBytes + 1);
+  char* buf = malloc(kReadaheadMaxPlanBytes + 1);
   size_t len = 0;
   if (buf) {
     for (;;) {
-      ssize_t n = read(fd, buf + len, kMaxPlanBytes + 1 - len);
+      ssize_t n = read(fd, buf + len, kReadaheadMaxPlanBytes + 1 - len);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) break;
       len += (size_t)n;
-      if (len > kMaxPlanBytes) break;
+      if (len > kReadaheadMaxPlanBytes) break;
     }
   }
   close(fd);
-  if (!buf || len > kMaxPlanBytes || len < sizeof kHeader - 1 || memcmp(buf, kHeader, sizeof kHeader - 1) ||
+  if (!buf || len > kReadaheadMaxPlanBytes || len < sizeof kHeader - 1 || memcmp(buf, kHeader, sizeof kHeader - 1) ||
       buf[len - 1] != '\n') {
     free(buf);
     return;
@@ -144,7 +153,7 @@ static void load_plan(const char* path) {
   int ok = out != NULL;
   for (const char* s = buf + sizeof kHeader - 1; ok && s < buf + len;) {
     const char* e = memchr(s, '\n', (size_t)(buf + len - s));
-    if (e - s > kMaxLine || memchr(s, '\0', (size_t)(e - s))) ok = 0;
+    if (e - s > kReadaheadMaxLineBytes || memchr(s, '\0', (size_t)(e - s))) ok = 0;
     else {
       int r = parse_line(s, e, &out[n]);
       if (r < 0) ok = 0;
@@ -269,10 +278,10 @@ static void apply_skips(const char* list) {
 }
 
 __attribute__((constructor)) static void syspgo_readahead_init(void) {
-  const char* plan = getenv("SYSPGO_READAHEAD");
+  const char* plan = getenv(SYSPGO_READAHEAD_ENV);
   if (!plan || plan[0] != '/') return;
   load_plan(plan);
-  const char* skip = getenv("SYSPGO_READAHEAD_SKIP");
+  const char* skip = getenv(SYSPGO_READAHEAD_SKIP_ENV);
   if (skip) apply_skips(skip);
   advise_maps();
 }
