@@ -114,6 +114,11 @@ Status SettingsToColumns(Db& db) {
 // The SQL of the migration from version v - 1 to v, or "" if there is none.
 std::string MigrationSql(int v) {
   switch (v) {
+    case 6: {  // long on-CPU syscalls of any kind, and the names of more syscalls
+      std::string table = SchemaStatement("CREATE TABLE syscall_oncpu ("), names = SchemaStatement(kNamesHead);
+      if (table.empty() || names.empty()) return "";
+      return table + "\nINSERT OR IGNORE INTO" + names.substr(strlen("INSERT INTO"));
+    }
     case 4: return TablesOf(std::begin(kTablesAddedInV4), std::end(kTablesAddedInV4));
     case 3: return TablesOf(std::begin(kTablesAddedInV3), std::end(kTablesAddedInV3));
     case 2: {  // path lookups without an open, and their syscalls' names

@@ -14,7 +14,7 @@
 namespace syspgo {
 
 inline constexpr int kProfileApplicationId = 0x5350474F;  // "SPGO"
-inline constexpr int kProfileSchemaVersion = 5;
+inline constexpr int kProfileSchemaVersion = 6;
 
 enum class DbMode {
   kReadOnly,       // analyze/optimize: the file must exist and be a profile database
