@@ -46,9 +46,11 @@
 #include "analyze/file_calls.h"
 #include "analyze/file_paths.h"
 #include "analyze/finding_print.h"
+#include "analyze/oncpu_stalls.h"
 #include "analyze/run.h"
 #include "analyze/stack_names.h"
 #include "analyze/stall_rules.h"
+#include "analyze/text_join.h"
 #include "analyze/data/tasks.h"
 #include "analyze/wait_interval.h"
 #include "common/util.h"
@@ -157,23 +159,10 @@ struct Stall {
   std::string key;
 };
 
-int64_t Median(std::vector<int64_t> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 std::string Seconds(int64_t ns) {
   char buf[32];
   snprintf(buf, sizeof buf, "%.3f s", ns / 1e9);
   return buf;
-}
-
-std::string Join(const std::vector<std::string>& v, const std::string& sep, size_t most = SIZE_MAX) {
-  std::string out;
-  for (size_t i = 0; i < v.size() && i < most; ++i) out += (i ? sep : "") + v[i];
-  if (v.size() > most) out += sep + "...";
-  return out;
 }
 
 struct Period {
@@ -193,6 +182,8 @@ class Analysis {
   Status LoadIntervals();
   Status LoadNames();
   Status ScanCalls();
+  bool WaitedBetween(const Intervals& ivs, int64_t a, int64_t b);
+  Status AddOnCpuStalls(std::vector<std::pair<Finding, StallDetail>>& found);
   void Assign();
   void MakeStalls();
   void Describe(Stall& s);
@@ -283,6 +274,16 @@ std::string Analysis::Comm(int64_t tid, int64_t pid, int64_t ts) const {
   return name.empty() ? "tid " + std::to_string(tid) : name;
 }
 
+// Whether the thread waited for something other than the disk in [a, b),
+// between two calls on one file: a sleep (or a lock, a pipe...) between two
+// bursts of I/O ends the first, so the I/O stall counts only the I/O.
+bool Analysis::WaitedBetween(const Intervals& ivs, int64_t a, int64_t b) {
+  auto it = std::lower_bound(ivs.begin(), ivs.end(), a, [](const Interval& iv, int64_t t) { return iv.ts < t; });
+  for (; it != ivs.end() && it->ts < b; ++it)
+    if (it->blocked() && it->call.empty() && !RuleOf(Classify(*it).cls).disk) return true;
+  return false;
+}
+
 Status Analysis::ScanCalls() {
   struct Open {
     Episode ep;
@@ -329,7 +330,7 @@ Status Analysis::ScanCalls() {
     bool regular = fmt == kReg || fmt == kBlk || opened;
     Open& o = current[r.tid];
     bool joins = o.active && regular && o.ep.regular && o.ep.dev == r.dev && o.ep.ino == r.ino &&
-                 OnCpu(t->second, o.ep.end, r.ts) < kBurstGapNs;
+                 OnCpu(t->second, o.ep.end, r.ts) < kBurstGapNs && !WaitedBetween(t->second, o.ep.end, r.ts);
     if (!joins) {
       close(o);
       o.ep = Episode{};
@@ -1068,6 +1069,51 @@ std::vector<std::pair<Finding, StallDetail>> MergeByRoot(std::vector<std::pair<F
   return out;
 }
 
+// Pauses on a CPU in syscalls (oncpu_stalls.h). Such a pause that holds
+// every off-CPU stall of its thread it overlaps (a write blocked now and
+// then while it copies) is the stall, and they are part of it; one that an
+// off-CPU stall reaches beyond (the write before an fsync's wait) is part of
+// that stall, which is reported as before.
+Status Analysis::AddOnCpuStalls(std::vector<std::pair<Finding, StallDetail>>& found) {
+  OnCpuInputs in;
+  in.db = &db_;
+  in.run_id = q_.run_id;
+  in.threshold_ns = q_.threshold_ns;
+  in.command_start_ns = window_.command_start_ns;
+  in.wall_ns = report_.wall_ns;
+  in.sample_period_ns = sample_period_ns_;
+  in.threads = &threads_;
+  in.comm = [this](int64_t tid, int64_t pid, int64_t ts) { return Comm(tid, pid, ts); };
+  in.kernel = [this](int64_t stack) -> const std::vector<std::string>& { return Kernel(stack); };
+  in.user = [this](int64_t stack, int64_t pid, int64_t ts) { return names_->User(stack, pid, ts); };
+  in.call_name = [this](int64_t nr) { return CallName(nr); };
+  in.path = [this](uint64_t dev, uint64_t ino, int64_t ts) { return paths_->At(dev, ino, ts); };
+  auto episodes = FindOnCpuEpisodes(in);
+  if (!episodes) return episodes.error();
+  std::vector<OnCpuEpisode> kept;
+  std::vector<bool> absorbed(stalls_.size());
+  for (OnCpuEpisode& ep : *episodes) {
+    std::vector<size_t> over;
+    bool holds = true;
+    for (size_t i = 0; i < stalls_.size(); ++i) {
+      const Stall& s = stalls_[i];
+      if (s.tid != ep.tid || s.end <= ep.start || s.start >= ep.end) continue;
+      over.push_back(i);
+      holds = holds && s.start >= ep.start && s.end <= ep.end;
+    }
+    if (!holds) continue;
+    for (size_t i : over) absorbed[i] = true;
+    kept.push_back(std::move(ep));
+  }
+  std::vector<Stall> rest;
+  for (size_t i = 0; i < stalls_.size(); ++i)
+    if (!absorbed[i]) rest.push_back(std::move(stalls_[i]));
+  stalls_ = std::move(rest);
+  auto more = OnCpuFindings(in, kept);
+  found.insert(found.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+  return {};
+}
+
 Result<StallsReport> Analysis::Run() {
   report_.run_id = q_.run_id;
   report_.threshold_ns = q_.threshold_ns;
@@ -1082,8 +1128,9 @@ Result<StallsReport> Analysis::Run() {
     Describe(s);
     SYSPGO_TRY(AddBlock(s));
   }
-  for (const Stall& s : stalls_) groups[s.key].push_back(&s);
   std::vector<std::pair<Finding, StallDetail>> found;
+  SYSPGO_TRY(AddOnCpuStalls(found));
+  for (const Stall& s : stalls_) groups[s.key].push_back(&s);
   for (auto& [key, occ] : groups) {
     std::sort(occ.begin(), occ.end(), [](const Stall* a, const Stall* b) {
       return std::tie(a->start, a->tid) < std::tie(b->start, b->tid);
@@ -1130,6 +1177,12 @@ Json RootsJson(const std::vector<RootShare>& roots) {
   return out;
 }
 
+Json KernelWorkJson(const std::vector<std::pair<std::string, int64_t>>& work) {
+  Json out = Json::array();
+  for (auto& [what, ns] : work) out.push_back({{"what", what}, {"ns", ns}});
+  return out;
+}
+
 Json DetailJson(const StallDetail& d) {
   return {{"cause", d.cause},
           {"comm", d.comm},
@@ -1156,7 +1209,9 @@ Json DetailJson(const StallDetail& d) {
           {"step_ns", d.step_ns},
           {"roots", RootsJson(d.roots)},
           {"chain", HopsJson(d.roots.empty() ? std::vector<PathHop>{} : d.roots.front().hops)},
-          {"stalls_too", d.stalls_too}};
+          {"stalls_too", d.stalls_too},
+          {"oncpu_ns", d.oncpu_ns},
+          {"kernel_work", KernelWorkJson(d.kernel_work)}};
 }
 
 // What bounds the command: its main thread's time from release to exit,

@@ -16,6 +16,10 @@
 // steps of the thread's own loop when the thread marks its steps with a
 // syscall, such as a progress line), and a fix in plain words.
 //
+// A pause a thread spends on a CPU inside syscalls (random bytes, a large
+// copy into the page cache) is a stall too: oncpu_stalls.h finds those, and
+// they are findings of cause "kernel-cpu" beside the others.
+//
 // A wait that is not I/O is named for what it is, from its kernel stack
 // and syscall: a lock (futex), a sleep, a pipe or socket, poll/epoll, a
 // child, a kernel lock, or a CPU the thread was ready for but did not
@@ -44,7 +48,7 @@ struct StallsQuery {
 // What a stall finding says beyond Finding, in numbers (--json "detail").
 struct StallDetail {
   // io (disk I/O), page-fault, lock (futex), sleep, pipe, socket, poll, child, kernel-lock,
-  // device, cpu (runnable, waiting for a CPU), other
+  // device, cpu (runnable, waiting for a CPU), other; kernel-cpu (on a CPU in syscalls: oncpu_stalls.h)
   std::string cause;
   std::string comm;                   // the thread's name
   bool main_thread = false;           // tid == pid
@@ -76,6 +80,10 @@ struct StallDetail {
   // "title (N x, total)" for each, and their chains.
   std::vector<std::string> stalls_too;
   std::vector<std::vector<PathHop>> stalls_too_chains;
+  // kernel-cpu stalls: time on a CPU in the calls, summed, and what the
+  // kernel did, from the CPU samples inside them (what -> ns), most first.
+  int64_t oncpu_ns = 0;
+  std::vector<std::pair<std::string, int64_t>> kernel_work;
 };
 
 struct StallsReport {

@@ -7,7 +7,10 @@
  * and emits one event. close is the exception: its file is resolved at entry,
  * before the fd goes away. Opens walk the dentry
  * chain of the new file so the path is absolute and real, whatever the
- * program passed and whatever happens to the file later. */
+ * program passed and whatever happens to the file later. Any syscall of a
+ * thread of the tree that ran instance_min_ns or more on a CPU in the
+ * kernel (getrandom, munmap, a large write's copy) is also sent, with its
+ * on-CPU time: a pause no off-CPU interval shows. */
 #define GROUP fileio
 #define GROUP_ID SYSPGO_GROUP_FILEIO
 #include "common.bpf.h"
@@ -64,6 +67,7 @@ struct fileio_inflight {
 	__u64 touched_dev, touched_ino, touched_lo, touched_hi;
 	__u32 touched_version, touched_write;
 	__u64 exec_id;    /* the task's self_exec_id when it was last found in `targets` */
+	__u64 runtime;    /* the task's CPU time at entry (cpu_time) */
 };
 
 struct {
@@ -190,16 +194,36 @@ static __always_inline __u64 iov_bytes(const struct iovec *vec, __u64 cnt)
 	return sum;
 }
 
+/* The current task's CPU time, as the scheduler last brought it up to date
+ * (at a tick or a switch): a call's on-CPU time is known to a tick either
+ * side. Adding the slice since se.exec_start would be exact on one CPU, but
+ * exec_start is on its CPU's task clock, which leaves out that CPU's
+ * interrupt and steal time: across a migration the sum jumps by seconds. */
+static __always_inline __u64 cpu_time(struct task_struct *task)
+{
+	return task->se.sum_exec_runtime;
+}
+
 SEC("tp_btf/sys_enter")
 int BPF_PROG(fileio_enter, struct pt_regs *regs, long id)
 {
 	int k = classify(id);
-	if (k == K_NONE)
-		return 0;
 	/* A thread with storage is one of the tree's (it is only created for
 	 * them, and goes with the thread): the hash lookup is for the others. */
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct fileio_inflight *in = bpf_task_storage_get(&fileio_inflight, task, 0, 0);
+	/* Any other syscall is timed for long on-CPU calls (fileio_exit), only
+	 * in a thread that already has storage: no hash lookup for the rest of
+	 * the machine's syscalls, and a thread of the tree has made a file
+	 * syscall before it does much else. */
+	if (k == K_NONE) {
+		if (!in || in->exec_id != task->self_exec_id)
+			return 0;
+		in->ts = bpf_ktime_get_ns();
+		in->nr = id;
+		in->runtime = cpu_time(task);
+		return 0;
+	}
 	/* Except after an exec, which may have taken the process out of the
 	 * tree (a setuid program under sudo, bpf/proc.bpf.c): asked again then. */
 	if (in && in->exec_id != task->self_exec_id) {
@@ -219,6 +243,7 @@ int BPF_PROG(fileio_enter, struct pt_regs *regs, long id)
 	}
 	in->ts = bpf_ktime_get_ns();
 	in->nr = id;
+	in->runtime = cpu_time(task);
 	if (k == K_CLOSE) {
 		in->file.dev = in->file.ino = in->file.kind = 0;
 		file_info(fd_to_file(task, regs->di), &in->file);
@@ -453,6 +478,25 @@ static __always_inline void resolve_path(struct fileio_open_event *e, struct fil
 	e->path_len = w.off;
 }
 
+/* A syscall that ran long on the CPU (fileio_syscall_event): rare, so it
+ * costs the calls that are not nothing but this test. */
+static __always_inline void send_syscall(__u64 ts, __u64 dur, __u64 oncpu, __u32 nr, __u32 pid, __u32 tid,
+					 struct pt_regs *regs, __s64 ret)
+{
+	struct fileio_syscall_event *e = reserve_event(FILEIO_SYSCALL, sizeof(*e), ts, pid, tid);
+	if (!e)
+		return;
+	e->dur = dur;
+	e->oncpu = oncpu;
+	e->nr = nr;
+	e->pad = 0;
+	e->args[0] = regs->di;
+	e->args[1] = regs->si;
+	e->args[2] = regs->dx;
+	e->ret = ret;
+	submit_event(e);
+}
+
 SEC("tp_btf/sys_exit")
 int BPF_PROG(fileio_exit, struct pt_regs *regs, long ret)
 {
@@ -467,6 +511,11 @@ int BPF_PROG(fileio_exit, struct pt_regs *regs, long ret)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	__u64 a0 = regs->di, a1 = regs->si, a2 = regs->dx, a3 = regs->r10;
+	__u64 oncpu = cpu_time(task) - in->runtime;
+	if (now - ts >= instance_min_ns && (__s64)oncpu >= (__s64)instance_min_ns)
+		send_syscall(ts, now - ts, oncpu, nr, pid, tid, regs, ret);
+	if (k == K_NONE)
+		return 0;
 
 	if (k == K_OPEN) {
 		__u32 zero = 0;

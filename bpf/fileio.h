@@ -8,6 +8,7 @@ enum fileio_event_type {
 	FILEIO_OPEN = 2,
 	FILEIO_MMAP = 3,
 	FILEIO_LOOKUP = 4, /* a path looked up without opening it */
+	FILEIO_SYSCALL = 5, /* any syscall that ran long on the CPU in the kernel */
 };
 
 /* Resolved in the kernel from the fd's struct file. */
@@ -69,6 +70,19 @@ struct fileio_lookup_event {
 	__u32 flags;      /* AT_* flags (fstatat, statx, faccessat2, execveat), else 0 */
 	__s64 ret;        /* 0 or -errno (readlink: bytes) */
 	char given[FILEIO_GIVEN_LEN];  /* the path as the program passed it */
+};
+
+/* Any syscall of the tree (file or not: getrandom, munmap, unlink...) that
+ * ran at least instance_min_ns on the CPU in the kernel: a pause the thread
+ * spends on-CPU, which no off-CPU interval shows. hdr.ts is its entry. */
+struct fileio_syscall_event {
+	struct syspgo_hdr hdr;
+	__u64 dur;        /* ns from entry to exit */
+	__u64 oncpu;      /* ns of it on a CPU (the task's sum_exec_runtime across the call) */
+	__u32 nr;         /* syscall number */
+	__u32 pad;
+	__u64 args[3];    /* the first three arguments, raw */
+	__s64 ret;        /* syscall return */
 };
 
 /* ---- The lean tier (--detail lean): counted in the kernel. ----

@@ -76,6 +76,7 @@ class FileioGroup : public ProbeGroup {
     io_ = w.Table("file_io", {"ts", "dur", "pid", "tid", "nr", "fd", "dev", "ino", "kind", "pos", "req", "ret"});
     open_ = w.Table("file_open", {"ts", "dur", "pid", "tid", "nr", "path", "flags", "ret", "dev", "ino"});
     lookup_ = w.Table("file_lookup", {"ts", "dur", "pid", "tid", "nr", "path", "flags", "ret"});
+    oncpu_ = w.Table("syscall_oncpu", {"ts", "dur", "oncpu", "pid", "tid", "nr", "arg0", "arg1", "arg2", "ret"});
     mmap_ = w.Table("mmap", {"ts", "dur", "pid", "tid", "addr", "len", "prot", "flags", "fd", "dev", "ino", "off"});
     file_ = w.Table("file", {"dev", "ino", "path"}, "INSERT OR IGNORE");
     file_size_ = w.Table("file_size", {"dev", "ino", "size"}, "INSERT OR IGNORE");
@@ -192,6 +193,14 @@ class FileioGroup : public ProbeGroup {
             .I(e->flags).I(e->ret);
         return;
       }
+      case FILEIO_SYSCALL: {
+        if (size < sizeof(fileio_syscall_event)) return;
+        auto* e = static_cast<const fileio_syscall_event*>(data);
+        w.Row(oncpu_)
+            .I(ts).I(e->dur).I(e->oncpu).I(h->pid).I(h->tid).I(e->nr).I(static_cast<int64_t>(e->args[0]))
+            .I(static_cast<int64_t>(e->args[1])).I(static_cast<int64_t>(e->args[2])).I(e->ret);
+        return;
+      }
       case FILEIO_MMAP: {
         if (size < sizeof(fileio_mmap_event)) return;
         auto* e = static_cast<const fileio_mmap_event*>(data);
@@ -217,8 +226,8 @@ class FileioGroup : public ProbeGroup {
 
  private:
   uint64_t instance_min_ns_ = 0;
-  int io_ = -1, open_ = -1, lookup_ = -1, mmap_ = -1, file_ = -1, file_size_ = -1, total_ = -1, hist_ = -1;
-  int ledger_ = -1;
+  int io_ = -1, open_ = -1, lookup_ = -1, oncpu_ = -1, mmap_ = -1, file_ = -1, file_size_ = -1, total_ = -1;
+  int hist_ = -1, ledger_ = -1;
   uint64_t totals_ = 0;
   std::vector<uint64_t> overflow_ = std::vector<uint64_t>(FILEIO_OVERFLOW_MAX);  // refused updates, by map
   Status drain_status_;

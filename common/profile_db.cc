@@ -112,17 +112,24 @@ Status SettingsToColumns(Db& db) {
 }
 
 // Version 6: what analyses needed from the machine they ran on, recorded
-// by collect instead (the files an exec maps, file sizes, block devices).
+// by collect instead (the files an exec maps, file sizes, block devices),
+// and syscalls of any kind that ran long on a CPU.
 constexpr const char* kTablesAddedInV6[] = {
     "CREATE TABLE exec_file (",
     "CREATE TABLE file_size (",
     "CREATE TABLE run_block_device (",
+    "CREATE TABLE syscall_oncpu (",
 };
 
 // The SQL of the migration from version v - 1 to v, or "" if there is none.
 std::string MigrationSql(int v) {
   switch (v) {
-    case 6: return TablesOf(std::begin(kTablesAddedInV6), std::end(kTablesAddedInV6));
+    case 6: {  // plus long on-CPU syscalls of any kind, and the names of more syscalls
+      std::string tables = TablesOf(std::begin(kTablesAddedInV6), std::end(kTablesAddedInV6));
+      std::string names = SchemaStatement(kNamesHead);
+      if (tables.empty() || names.empty()) return "";
+      return tables + "\nINSERT OR IGNORE INTO" + names.substr(strlen("INSERT INTO"));
+    }
     case 4: return TablesOf(std::begin(kTablesAddedInV4), std::end(kTablesAddedInV4));
     case 3: return TablesOf(std::begin(kTablesAddedInV3), std::end(kTablesAddedInV3));
     case 2: {  // path lookups without an open, and their syscalls' names

@@ -202,7 +202,8 @@ CREATE TABLE file_size (
   PRIMARY KEY (run_id, dev, ino)
 );
 
--- x86_64 syscall numbers recorded by the fileio group, and their names.
+-- x86_64 syscall numbers recorded by the fileio group, and their names
+-- (syscall_oncpu may hold any number: one not named here is shown as such).
 CREATE TABLE syscall_name (
   nr INTEGER PRIMARY KEY,            -- syscall number on x86_64
   name TEXT NOT NULL                 -- its name as in syscalls(2)
@@ -215,7 +216,38 @@ INSERT INTO syscall_name (nr, name) VALUES
   (437, 'openat2'),
   -- path lookups (file_lookup), schema version 2
   (4, 'stat'), (6, 'lstat'), (21, 'access'), (59, 'execve'), (89, 'readlink'), (262, 'newfstatat'),
-  (267, 'readlinkat'), (269, 'faccessat'), (322, 'execveat'), (332, 'statx'), (439, 'faccessat2');
+  (267, 'readlinkat'), (269, 'faccessat'), (322, 'execveat'), (332, 'statx'), (439, 'faccessat2'),
+  -- syscalls that can run long on the CPU (syscall_oncpu), schema version 6
+  (7, 'poll'), (10, 'mprotect'), (11, 'munmap'), (12, 'brk'), (16, 'ioctl'), (23, 'select'), (25, 'mremap'),
+  (26, 'msync'), (28, 'madvise'), (35, 'nanosleep'), (40, 'sendfile'), (41, 'socket'), (42, 'connect'),
+  (44, 'sendto'), (45, 'recvfrom'), (46, 'sendmsg'), (47, 'recvmsg'), (56, 'clone'), (57, 'fork'),
+  (58, 'vfork'), (60, 'exit'), (61, 'wait4'), (62, 'kill'), (76, 'truncate'), (77, 'ftruncate'),
+  (82, 'rename'), (87, 'unlink'), (149, 'mlock'), (162, 'sync'), (187, 'readahead'), (202, 'futex'),
+  (217, 'getdents64'), (221, 'fadvise64'), (230, 'clock_nanosleep'), (231, 'exit_group'),
+  (232, 'epoll_wait'), (263, 'unlinkat'), (264, 'renameat'), (275, 'splice'), (285, 'fallocate'),
+  (288, 'accept4'), (306, 'syncfs'), (316, 'renameat2'), (318, 'getrandom'), (319, 'memfd_create'),
+  (326, 'copy_file_range'), (435, 'clone3'), (436, 'close_range');
+
+-- Syscalls of the traced tree, of any kind, that ran at least offcpu_min_ns
+-- (run.offcpu_min_ns) on a CPU in the kernel (schema version 6): the pauses
+-- a thread spends on-CPU (random bytes, a copy into the page cache, freeing
+-- or zeroing memory, direct reclaim), which no off-CPU interval shows. A
+-- thread is timed from its first file syscall on (bpf/fileio.bpf.c). A call
+-- on a file descriptor is also a file_io row with the same tid and ts.
+CREATE TABLE syscall_oncpu (
+  run_id INTEGER NOT NULL REFERENCES run(id),
+  ts INTEGER NOT NULL,               -- ns since run start, at syscall entry
+  dur INTEGER NOT NULL,              -- ns in the syscall
+  oncpu INTEGER NOT NULL,            -- ns of it on a CPU, to a scheduler tick (the rest: asleep or waiting
+                                     -- for a CPU)
+  pid INTEGER NOT NULL,
+  tid INTEGER NOT NULL,
+  nr INTEGER NOT NULL,               -- syscall number (-> syscall_name, when named there)
+  arg0 INTEGER NOT NULL,             -- the first three arguments, raw (an fd, a length, flags...)
+  arg1 INTEGER NOT NULL,
+  arg2 INTEGER NOT NULL,
+  ret INTEGER NOT NULL               -- syscall return: a count, a value, or -errno
+);
 
 -- open/openat/openat2 calls.
 CREATE TABLE file_open (

@@ -200,6 +200,30 @@ TEST(CriticalPath, ALockHeldAcrossAnFdatasyncComesDownToTheDisk) {
   EXPECT_NE(disk["tid"], j["command_path"]["tid"]);
 }
 
+// A writer thread dirties and syncs a file 5 times, sleeping 50 ms after
+// each: the sleeps are no part of the I/O. Each burst is its own stall (one
+// finding of up to five, as many as waited for the disk the threshold or
+// more), none holds a sleep, and the sleeps are a finding of their own.
+TEST(CriticalPath, ASleepBetweenIoBurstsSplitsThem) {
+  TempDir dir;
+  json j = Analyze(dir, "write-sleep");
+  std::vector<const json*> io;
+  const json* sleeps = nullptr;
+  for (const json& f : j["findings"]) {
+    if (f["detail"]["cause"] == "io" && f["detail"]["file"].get<std::string>().find("locked.dat") != std::string::npos)
+      io.push_back(&f);
+    if (f["detail"]["cause"] == "sleep") sleeps = &f;
+  }
+  ASSERT_EQ(io.size(), 1u) << j["findings"].dump(1);
+  const json& f = *io.front();
+  EXPECT_GE(f["count"].get<int64_t>(), 3) << f.dump(1);
+  EXPECT_LE(f["count"].get<int64_t>(), 5) << f.dump(1);
+  EXPECT_EQ(f["facts"]["waited for"].get<std::string>().find("slept"), std::string::npos) << f.dump(1);
+  ASSERT_NE(sleeps, nullptr) << j["findings"].dump(1);
+  EXPECT_EQ((*sleeps)["detail"]["tids"], f["detail"]["tids"]) << "the writer's own sleeps";
+  EXPECT_GE((*sleeps)["count"].get<int64_t>(), 4) << sleeps->dump(1);
+}
+
 TEST(CriticalPath, APipeLineComesDownToTheDiskTwoProcessesUp) {
   TempDir dir;
   json j = Analyze(dir, "pipeline");

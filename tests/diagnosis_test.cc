@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <iostream>
 #include <regex>
 #include <string>
@@ -60,6 +61,97 @@ TEST(Diagnosis, WrittenPagesAreNotReads) {
   EXPECT_NE(stalls.out.find("checkpoint-step<N>.bin"), std::string::npos) << stalls.out;
   // The fsync's data-less request is the disk's cache flush: said so, not "1 of ..., 0 B".
   EXPECT_FALSE(std::regex_search(stalls.out, std::regex(R"(\(tid \d+\), 0 B)"))) << stalls.out;
+}
+
+// `syspgo analyze DB stalls --json` of a run, printed as text in the log.
+nlohmann::json StallsJson(const std::string& db) {
+  CmdResult text = RunCmd({SyspgoBin(), "analyze", db, "stalls"});
+  EXPECT_EQ(text.status, 0) << text.err;
+  std::cout << text.out;
+  CmdResult r = RunCmd({SyspgoBin(), "analyze", db, "stalls", "--json"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+  EXPECT_FALSE(j.is_discarded()) << r.out;
+  return j;
+}
+
+// The stall findings of `cause` whose file has `file` in it.
+std::vector<nlohmann::json> FindingsOf(const nlohmann::json& j, const std::string& cause, const std::string& file) {
+  std::vector<nlohmann::json> out;
+  for (const nlohmann::json& f : j["findings"])
+    if (f["detail"]["cause"] == cause && f["detail"]["file"].get<std::string>().find(file) != std::string::npos)
+      out.push_back(f);
+  return out;
+}
+
+// What the kernel did in an on-CPU stall, by name.
+std::vector<std::string> KernelWork(const nlohmann::json& f) {
+  std::vector<std::string> out;
+  for (const nlohmann::json& w : f["detail"]["kernel_work"]) out.push_back(w["what"]);
+  return out;
+}
+
+bool Has(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+// The checkpoint the seed scenario writes: random bytes in one write, no
+// fsync. The thread never sleeps in it, it runs in the kernel: one on-CPU
+// stall a checkpoint, named by its file, its syscalls and the kernel's
+// work, every 5th step (a step ends in its sleep); the sleeps are their
+// own finding, and no I/O stall claims the checkpoint.
+void ExpectRandomCheckpoints(const nlohmann::json& j, const std::string& file, int64_t count) {
+  std::vector<nlohmann::json> oncpu = FindingsOf(j, "kernel-cpu", file);
+  ASSERT_EQ(oncpu.size(), 1u) << j["findings"].dump(1);
+  const nlohmann::json& f = oncpu.front();
+  EXPECT_EQ(f["count"], count) << f.dump(1);
+  std::vector<std::string> calls = f["detail"]["syscalls"];
+  EXPECT_TRUE(Has(calls, "getrandom")) << f.dump(1);
+  EXPECT_TRUE(Has(calls, "write")) << f.dump(1);
+  std::vector<std::string> work = KernelWork(f);
+  EXPECT_TRUE(Has(work, "generating random bytes")) << f.dump(1);
+  EXPECT_TRUE(Has(work, "copying into the page cache")) << f.dump(1);
+  EXPECT_EQ(f["detail"]["period_steps"], 5) << f.dump(1);
+  EXPECT_EQ(f["detail"]["bytes_written"], int64_t{50} << 20) << f.dump(1);
+  EXPECT_TRUE(FindingsOf(j, "io", file).empty()) << j["findings"].dump(1);
+  bool sleeps = false;
+  for (const nlohmann::json& s : j["findings"]) sleeps = sleeps || s["detail"]["cause"] == "sleep";
+  EXPECT_TRUE(sleeps) << "the loop's sleeps, a finding of their own";
+}
+
+TEST(Diagnosis, ARandomCheckpointIsAStallOnTheCpu) {
+  TempDir dir;
+  std::string db = dir.File("run.db");
+  CmdResult c = RunCmd({SyspgoBin(), "collect", "-o", db, "--", ExampleBin("checkpoint_stall"), "--random", "--steps",
+                        "15", "--period", "5", "--mb", "50", "--step-ms", "50", "--sleep-ms", "100", dir.path()});
+  ASSERT_EQ(c.status, 0) << c.err << c.out;
+  ExpectRandomCheckpoints(StallsJson(db), "checkpoint-step<N>.bin", 3);
+}
+
+// The fsync variant, beside it: the thread waits for the disk in fsync, an
+// I/O stall of the same file every 5th step.
+TEST(Diagnosis, AnFsyncedCheckpointIsAnIoStall) {
+  TempDir dir;
+  std::string db = dir.File("run.db");
+  CmdResult c = RunCmd({SyspgoBin(), "collect", "-o", db, "--", ExampleBin("checkpoint_stall"), "--steps", "15",
+                        "--period", "5", "--mb", "50", "--step-ms", "50", "--sleep-ms", "100", dir.path()});
+  ASSERT_EQ(c.status, 0) << c.err << c.out;
+  nlohmann::json j = StallsJson(db);
+  std::vector<nlohmann::json> io = FindingsOf(j, "io", "checkpoint-step<N>.bin");
+  ASSERT_EQ(io.size(), 1u) << j["findings"].dump(1);
+  EXPECT_EQ(io.front()["count"], 3) << io.front().dump(1);
+  std::vector<std::string> calls = io.front()["detail"]["syscalls"];
+  EXPECT_TRUE(Has(calls, "fsync")) << io.front().dump(1);
+  EXPECT_TRUE(FindingsOf(j, "kernel-cpu", "checkpoint-step").empty()) << "the copy is part of the I/O stall";
+}
+
+// The seed scenario itself, shortened (tests/data/seed_short.py): Python and
+// numpy from Debian, as a user runs them.
+TEST(Diagnosis, TheSeedScenarioPausesInTheKernelEveryFifthBatch) {
+  TempDir dir;
+  std::string db = dir.File("run.db");
+  std::string script = std::string(SYSPGO_SOURCE_DIR) + "/tests/data/seed_short.py";
+  CmdResult c = RunCmd({SyspgoBin(), "collect", "-o", db, "--", "/usr/bin/python3", script, dir.path()});
+  ASSERT_EQ(c.status, 0) << c.err << c.out;
+  ExpectRandomCheckpoints(StallsJson(db), "checkpoint_<N>.chk", 3);
 }
 
 }  // namespace

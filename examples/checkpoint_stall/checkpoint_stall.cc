@@ -6,7 +6,14 @@
 // the program's own CPU profile says why: the thread is in the kernel, copying
 // into the page cache and then off-CPU in fsync waiting for the disk.
 // That is the stall `syspgo analyze run.db stalls` must attribute to the
-// checkpoint file, its size, its latency and its period. The program prints
+// checkpoint file, its size, its latency and its period.
+//
+// With --random the checkpoint is the seed scenario's instead: a fresh
+// buffer filled with random bytes from the kernel (getrandom), written in
+// one write() and not synced. The thread then never waits: it pauses on a
+// CPU in the kernel, generating the bytes and copying them into the page
+// cache, a stall no off-CPU interval shows. --sleep-ms ends each step with
+// a sleep, as the seed's loop does. The program prints
 // each step's duration so that a person sees the stall without any tool.
 //
 // Functions on the interesting paths are kept out of line so that the stacks
@@ -14,6 +21,7 @@
 // main -> WriteCheckpoint -> write/fsync.
 //===----------------------------------------------------------------------===//
 #include <fcntl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -26,6 +34,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "example_cli.h"
@@ -42,6 +51,8 @@ struct Options {
   long period = 5;    // checkpoint on every period-th step
   long mb = 50;       // checkpoint size in MiB
   long step_ms = 500; // compute time per step in ms
+  long sleep_ms = 0;  // sleep at the end of each step in ms
+  bool random = false;  // the seed's checkpoint: random bytes, one write, no fsync
 };
 
 constexpr long kChunk = 1 << 20;  // bytes per write(), as a framework's buffered writer would
@@ -57,6 +68,8 @@ void Usage(FILE* out) {
           "  --period N    checkpoint every N-th step          (default 5, 1..100000)\n"
           "  --mb N        checkpoint size in MiB              (default 50, 1..16384)\n"
           "  --step-ms N   matmul time per step in ms          (default 500, 1..600000)\n"
+          "  --sleep-ms N  sleep at the end of each step in ms (default 0, 0..600000)\n"
+          "  --random      checkpoint random bytes (getrandom) in one write, no fsync\n"
           "  --dir DIR     where checkpoints go (or DIR as the last argument);\n"
           "                use a disk-backed directory: on tmpfs fsync costs nothing\n"
           "\n"
@@ -65,7 +78,7 @@ void Usage(FILE* out) {
 
 Options ParseOptions(int argc, char** argv) {
   Options o;
-  example::ForEachArg(argc, argv, Usage, {}, [&](std::string_view name, std::string_view value) {
+  example::ForEachArg(argc, argv, Usage, {"--random"}, [&](std::string_view name, std::string_view value) {
     if (name.empty()) {
       if (!o.dir.empty()) Die("one directory only, got '%s' and '%.*s'", o.dir.c_str(), static_cast<int>(value.size()),
                               value.data());
@@ -78,6 +91,11 @@ Options ParseOptions(int argc, char** argv) {
       o.mb = ParseCount(name, value, 1, 16384);
     } else if (name == "--step-ms") {
       o.step_ms = ParseCount(name, value, 1, 600000);
+    } else if (name == "--sleep-ms") {
+      o.sleep_ms = ParseCount(name, value, 0, 600000);
+    } else if (name == "--random") {
+      if (!value.empty()) Die("--random takes no value");
+      o.random = true;
     } else if (name == "--dir") {
       o.dir = value;
     } else {
@@ -164,6 +182,35 @@ __attribute__((noinline)) CheckpointTimes WriteCheckpoint(const std::string& pat
   return t;
 }
 
+// The seed scenario's checkpoint: a fresh buffer of random bytes from the
+// kernel (as Python's os.urandom makes one), written in one write() and
+// not synced, then the file is removed by the caller.
+__attribute__((noinline)) CheckpointTimes WriteRandomCheckpoint(const std::string& path, size_t bytes,
+                                                               double* random_ms) {
+  auto t0 = Clock::now();
+  std::vector<char> data(bytes);  // fresh memory each time, as a new bytes object is
+  for (size_t off = 0; off < bytes;) {
+    ssize_t n = getrandom(data.data() + off, bytes - off, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) Die("getrandom of %zu bytes failed: %s", bytes - off, strerror(errno));
+    off += static_cast<size_t>(n);
+  }
+  *random_ms = MsSince(t0);
+  CheckpointTimes t;
+  int fd = open(path.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
+  if (fd < 0) Die("cannot create checkpoint %s: %s", path.c_str(), strerror(errno));
+  auto t1 = Clock::now();
+  for (size_t off = 0; off < bytes;) {
+    ssize_t n = write(fd, data.data() + off, bytes - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) Die("write of checkpoint %s failed: %s", path.c_str(), strerror(errno));
+    off += static_cast<size_t>(n);
+  }
+  t.write_ms = MsSince(t1);
+  close(fd);
+  return t;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -199,16 +246,22 @@ int main(int argc, char** argv) {
       ++plain_n;
     } else {
       std::string path = o.dir + "/checkpoint-step" + std::to_string(step) + ".bin";
-      CheckpointTimes ct = WriteCheckpoint(path, state);
+      double random_ms = 0;
+      CheckpointTimes ct = o.random ? WriteRandomCheckpoint(path, state.size(), &random_ms) : WriteCheckpoint(path, state);
       if (unlink(path.c_str()) != 0)
         fprintf(stderr, "checkpoint_stall: cannot remove %s: %s\n", path.c_str(), strerror(errno));
       double ms = MsSince(t0);
-      printf("step %ld/%ld: %.1f ms (compute %.1f ms, checkpoint %.1f ms: write %ld MiB %.1f ms, fsync %.1f ms, %s)\n",
-             step, o.steps, ms, compute_ms, ms - compute_ms, o.mb, ct.write_ms, ct.fsync_ms, path.c_str());
+      if (o.random)
+        printf("step %ld/%ld: %.1f ms (compute %.1f ms, checkpoint %.1f ms: random %ld MiB %.1f ms, write %.1f ms, %s)\n",
+               step, o.steps, ms, compute_ms, ms - compute_ms, o.mb, random_ms, ct.write_ms, path.c_str());
+      else
+        printf("step %ld/%ld: %.1f ms (compute %.1f ms, checkpoint %.1f ms: write %ld MiB %.1f ms, fsync %.1f ms, %s)\n",
+               step, o.steps, ms, compute_ms, ms - compute_ms, o.mb, ct.write_ms, ct.fsync_ms, path.c_str());
       ckpt_total += ms;
       ++ckpt_n;
     }
     fflush(stdout);
+    if (o.sleep_ms) std::this_thread::sleep_for(std::chrono::milliseconds(o.sleep_ms));
   }
 
   float checksum = 0;

@@ -9,6 +9,9 @@
 //                   main thread waits for it, 8 times: root, the holder's sleep
 //   lock-fsync DIR  the same, the holder dirtying 64 MiB of a file, then
 //                   fdatasync()ing it under the lock, 3 times: root, the disk
+//   write-sleep DIR a writer thread, 5 times, dirties 48 MiB of a file and
+//                   fdatasync()s it under a lock, then sleeps 50 ms: five
+//                   I/O stalls, and the sleeps between them apart
 //   pipeline DIR    three processes in a pipe line; the first reads 32 MiB
 //                   from the disk (O_DIRECT) before each message: root, the
 //                   disk, two processes up the line from the main one
@@ -135,6 +138,25 @@ void LockHeldAcross(int rounds, const std::function<void()>& before, const std::
   }
 }
 
+// Bursts of I/O with a deliberate sleep between them, on one thread.
+void WriteSleep(const std::string& dir) {
+  int fd = open((dir + "/locked.dat").c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) Die("open locked.dat (run prepare first)");
+  std::mutex mu;
+  std::thread writer([&] {
+    for (int i = 0; i < 5; ++i) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        Dirty(fd, 48);
+        if (fdatasync(fd) != 0) Die("fdatasync");
+      }
+      SleepMs(50);
+    }
+  });
+  writer.join();
+  close(fd);
+}
+
 void Pipeline(const std::string& dir) {
   int a[2], b[2];
   if (pipe(a) != 0 || pipe(b) != 0) Die("pipe");
@@ -209,7 +231,7 @@ void ChildFault(const std::string& dir) {
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    fprintf(stderr, "usage: wait_chains prepare|rpc|lock-sleep|lock-fsync|pipeline|pool|child-fault DIR\n");
+    fprintf(stderr, "usage: wait_chains prepare|rpc|lock-sleep|lock-fsync|write-sleep|pipeline|pool|child-fault DIR\n");
     return 2;
   }
   std::string mode = argv[1], dir = argv[2];
@@ -227,6 +249,7 @@ int main(int argc, char** argv) {
     });
     close(fd);
   }
+  else if (mode == "write-sleep") WriteSleep(dir);
   else if (mode == "pipeline") Pipeline(dir);
   else if (mode == "pool") Pool();
   else if (mode == "child-fault") ChildFault(dir);
