@@ -77,7 +77,7 @@ int64_t CoveredNs(const std::vector<Occurrence>& occ) {
 std::string Role(const std::string& comm, const std::vector<int64_t>& pids, int64_t command_pid) {
   if (pids.size() > 1) return comm + " (" + std::to_string(pids.size()) + " processes)";
   if (!pids.empty() && pids.front() == command_pid) return comm + " (the command)";
-  return comm;
+  return pids.empty() ? comm : comm + " (process " + std::to_string(pids.front()) + ")";
 }
 
 std::vector<FoundStall> MergeByWorkRoot(std::vector<FoundStall> found, int64_t wall_ns, int64_t command_pid) {
@@ -112,7 +112,9 @@ std::vector<FoundStall> MergeByWorkRoot(std::vector<FoundStall> found, int64_t w
       for (size_t k = 0; k < workers.size() && k < kMaxNames; ++k) names.push_back(workers[k].first);
       if (workers.size() > kMaxNames) names.push_back("others");
       std::string work = workers.size() == 1 ? names.front() + "'s work" : "the work of " + Listed(names);
-      f.title = Listed(waiters) + (waiters.size() == 1 ? " waits" : " wait") + " for " + work + " on a CPU";
+      std::vector<std::string> who(waiters.begin(), waiters.begin() + std::min(waiters.size(), kMaxNames));
+      if (waiters.size() > kMaxNames) who.push_back("others");
+      f.title = Listed(who) + (waiters.size() == 1 ? " waits" : " wait") + " for " + work + " on a CPU";
       f.fix = "The waits of all these stalls come down to " + work +
               " on a CPU, so that work bounds them: make it cheaper (the functions under \"work\" are where its time "
               "goes), or spread it over more CPUs if some stay idle.";
@@ -166,9 +168,9 @@ StallWho WhoStalled(const std::string& comm, const std::vector<int64_t>& pids, c
   w.label = "thread";
   w.title = comm + (main_thread ? " (main thread)" : " (thread)");
   if (!command && main_thread) w.title = comm + " (process " + std::to_string(pid) + ")";
-  std::string where = command ? "" : " of " + Process(tasks, pid, command_pid);
+  std::string where;
   if (const ProcessRow* p = tasks.LatestProcess(pid); !command && p && p->ppid > 0)
-    where += ", a child of " + Process(tasks, p->ppid, command_pid);
+    where = ", a child of " + Process(tasks, p->ppid, command_pid);
   if (tids.size() == 1) {
     w.text = comm + (main_thread ? ", the main thread" : "") + " (pid " + std::to_string(pid) + ", tid " +
              std::to_string(tids.front()) + ")" + where;
