@@ -59,7 +59,7 @@ std::string PathRoot::KindName() const { return KindWord(kind); }
 
 // By name, not tid: a thread started per request (or a pool's threads)
 // sleeping the same sleep is one root, as stalls group by thread name.
-std::string PathRoot::Key() const { return KindName() + "|" + comm + "|" + what; }
+std::string PathRoot::Key() const { return KindName() + "|" + comm + "|" + group + "|" + what; }
 
 std::string PathRoot::Text() const {
   return KindName() + ": " + Who(comm, tid, pid, kind == Kind::kOutside) + " " + what +
@@ -74,10 +74,11 @@ std::string ChainText(const std::vector<PathHop>& hops, const PathRoot& root) {
          root.KindName() + "]";
 }
 
-void CriticalPath::Add(std::vector<PathSegment>& out, const std::vector<PathHop>& hops, int64_t ns,
+void CriticalPath::Add(std::vector<PathSegment>& out, const std::vector<PathHop>& hops, int64_t from, int64_t to,
                        PathRoot root) const {
-  if (ns <= 0) return;
-  out.push_back({ns, std::move(root), hops});
+  if (to <= from) return;
+  if (hooks_.group) root.group = hooks_.group(root.pid);
+  out.push_back({to - from, from, std::move(root), hops});
 }
 
 std::vector<PathSegment> CriticalPath::Explain(int64_t tid, int64_t pid, int64_t a, int64_t b) const {
@@ -96,7 +97,7 @@ void CriticalPath::Walk(int64_t tid, int64_t pid, int64_t a, int64_t b, std::vec
   if (cycle || hops.size() >= kMaxHops) {
     // Its time is being explained further up already (a cycle), or the
     // chain is too long to follow: count it as what it is at this hop.
-    Add(out, hops, b - a,
+    Add(out, hops, a, b,
         cycle ? work : PathRoot{Kind::kUnknown, tid, pid, comm, "is where the chain was cut (" +
                                                                     std::to_string(kMaxHops) + " hops)"});
     return;
@@ -108,16 +109,16 @@ void CriticalPath::Walk(int64_t tid, int64_t pid, int64_t a, int64_t b, std::vec
     auto iv = std::lower_bound(ivs.begin(), ivs.end(), a, [](const Interval& x, int64_t v) { return x.end() <= v; });
     for (; iv != ivs.end() && iv->ts < b; ++iv) {
       int64_t s = std::max(a, iv->ts), e = std::min(b, iv->end());
-      if (s > t) Add(out, hops, s - t, work);
+      if (s > t) Add(out, hops, t, s, work);
       if (iv->blocked()) Blocked(*iv, s, e, hops, out);
-      else Add(out, hops, e - s, {Kind::kCpu, tid, pid, comm, "is runnable without a CPU", hooks_.busy(*iv)});
+      else Add(out, hops, s, e, {Kind::kCpu, tid, pid, comm, "is runnable without a CPU", hooks_.busy(*iv)});
       t = std::max(t, e);
     }
   }
   if (b > t) {
     // The work that ran up to the wakeup: what the waker's stack then shows.
     if (stack_at_b) work.detail = hooks_.user_stack(stack_at_b, pid, b);
-    Add(out, hops, b - t, work);
+    Add(out, hops, t, b, work);
   }
 }
 
@@ -126,7 +127,7 @@ void CriticalPath::Blocked(const Interval& iv, int64_t s, int64_t e, std::vector
   std::string comm = hooks_.comm(iv.tid, iv.pid, iv.ts);
   std::string doing = hooks_.doing(iv);
   if (!iv.woken) {
-    Add(out, hops, e - s, {Kind::kUnknown, iv.tid, iv.pid, comm, doing + "; its wakeup was not recorded"});
+    Add(out, hops, s, e, {Kind::kUnknown, iv.tid, iv.pid, comm, doing + "; its wakeup was not recorded"});
     return;
   }
   int64_t w = std::clamp(iv.wake_ts, s, e);
@@ -135,30 +136,30 @@ void CriticalPath::Blocked(const Interval& iv, int64_t s, int64_t e, std::vector
     return PathRoot{Kind::kDisk, iv.tid, iv.pid, comm, "waits for disk I/O" + (file.empty() ? "" : " of " + file),
                     hooks_.disk_requests ? hooks_.disk_requests(iv) : ""};
   };
-  Add(out, hops, e - w, {Kind::kCpu, iv.tid, iv.pid, comm, "was woken but waited for a CPU"});
+  Add(out, hops, w, e, {Kind::kCpu, iv.tid, iv.pid, comm, "was woken but waited for a CPU"});
   if (w <= s) return;
   const std::vector<std::string>& k = hooks_.kernel(iv.waker_kstack);
   for (const WakeRule& r : kWakeRules) {
     if (HasFrame(k, r.frames)) {
-      Add(out, hops, w - s, r.kind == Kind::kDisk ? disk() : PathRoot{r.kind, iv.tid, iv.pid, comm, doing});
+      Add(out, hops, s, w, r.kind == Kind::kDisk ? disk() : PathRoot{r.kind, iv.tid, iv.pid, comm, doing});
       return;
     }
   }
   if (iv.waker_pid == 0 || HasFrame(k, kHardIrqFrames)) {
-    Add(out, hops, w - s, {Kind::kInterrupt, iv.tid, iv.pid, comm, doing + ", ended by an interrupt"});
+    Add(out, hops, s, w, {Kind::kInterrupt, iv.tid, iv.pid, comm, doing + ", ended by an interrupt"});
     return;
   }
   if (iv.waker_tid == iv.tid) {
-    Add(out, hops, w - s, {Kind::kUnknown, iv.tid, iv.pid, comm, doing + ", ended by itself"});
+    Add(out, hops, s, w, {Kind::kUnknown, iv.tid, iv.pid, comm, doing + ", ended by itself"});
     return;
   }
   if (!hooks_.traced(iv.waker_tid)) {
     // An fsync waits for the journal thread (jbd2), which waits for the
     // disk; writeback runs in kworkers: the I/O path leaves the tree.
     if (hooks_.disk(iv))
-      Add(out, hops, w - s, disk());
+      Add(out, hops, s, w, disk());
     else
-      Add(out, hops, w - s, {Kind::kOutside, iv.waker_tid, iv.waker_pid, iv.waker_comm, "outside the traced tree"});
+      Add(out, hops, s, w, {Kind::kOutside, iv.waker_tid, iv.waker_pid, iv.waker_comm, "outside the traced tree"});
     return;
   }
   hops.push_back({iv.tid, iv.pid, comm, doing, iv.ts, iv.dur, iv.wake_ts});
@@ -173,6 +174,7 @@ std::vector<RootShare> CriticalPath::ByRoot(const std::vector<PathSegment>& segm
     std::string key = s.root.Key();
     RootShare& r = by[key];
     r.ns += s.ns;
+    if (s.root.kind == Kind::kWork) r.spans.push_back({s.root.tid, s.root.pid, s.from, s.from + s.ns});
     if (s.ns > longest[key]) {  // the longest segment speaks for the root: its thread, detail and chain
       longest[key] = s.ns;
       r.root = s.root;

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "analyze/wait_interval.h"
+#include "analyze/work_breakdown.h"
 
 namespace syspgo {
 
@@ -41,6 +42,7 @@ struct PathRoot {
   std::string comm;
   std::string what;          // in words: "sleeps in clock_nanosleep", "runs on a CPU"
   std::string detail;        // more, not part of the key: who had the CPU it waited for
+  std::string group;         // part of the key: "command" for the command's own process (Hooks::group)
   std::string KindName() const;  // work, cpu, disk, timer, interrupt, outside, unknown
   std::string Key() const;       // equal for the same root in threads of one name
   std::string Text() const;      // "timer: server (tid 12) sleeps in clock_nanosleep" (and the detail)
@@ -58,6 +60,7 @@ struct PathHop {
 
 struct PathSegment {
   int64_t ns = 0;
+  int64_t from = 0;  // [from, from + ns) of the root's thread
   PathRoot root;
   std::vector<PathHop> hops;  // from the thread asked about up to (not including) the root's own
 };
@@ -67,6 +70,8 @@ struct RootShare {
   PathRoot root;
   int64_t ns = 0;
   std::vector<PathHop> hops;
+  std::vector<WorkSpan> spans;  // a work root's segments: the time it ran, to break down
+  WorkBreakdown work;           // where that time went, when the caller asked (work_breakdown.h)
 };
 
 // "client (tid 10) waits on a socket in recvfrom 80.1 ms <- server (tid 11)"
@@ -89,6 +94,10 @@ class CriticalPath {
     // For a disk wait: the block requests that completed during it and who
     // made them (the waiter, a journal thread, a flusher), in words.
     std::function<std::string(const Interval&)> disk_requests;
+    // Which processes of one name are one root: "command" for the
+    // command's own, "" for the others (its workers, the compilers of a
+    // build), so a pool's work is one root but never the command's.
+    std::function<std::string(int64_t pid)> group;
   };
   CriticalPath(const std::map<int64_t, Intervals>& threads, Hooks hooks) : threads_(threads), hooks_(std::move(hooks)) {}
 
@@ -105,7 +114,8 @@ class CriticalPath {
             int64_t stack_at_b = 0) const;
   void Blocked(const Interval& iv, int64_t a, int64_t b, std::vector<PathHop>& hops,
                std::vector<PathSegment>& out) const;
-  void Add(std::vector<PathSegment>& out, const std::vector<PathHop>& hops, int64_t ns, PathRoot root) const;
+  void Add(std::vector<PathSegment>& out, const std::vector<PathHop>& hops, int64_t from, int64_t to,
+           PathRoot root) const;
 
   const std::map<int64_t, Intervals>& threads_;
   Hooks hooks_;

@@ -87,17 +87,41 @@ std::vector<std::string> StackNames::User(int64_t id, int64_t pid, int64_t ts) {
   return out;
 }
 
-std::vector<std::string> StackNames::UserFrame(uint64_t addr, bool return_address, int64_t pid, int64_t ts) {
+// The latest mapping of `addr` seen by `ts`, else the first seen after.
+const MappingRow* StackNames::MappingAt(uint64_t addr, int64_t pid, int64_t ts) const {
   const MappingRow* best = nullptr;
   auto it = maps_.find(pid);
-  if (it != maps_.end()) {
-    for (const MappingRow& m : it->second) {
-      if (m.start > addr) break;
-      if (addr >= m.end) continue;
-      bool better = !best || (m.ts <= ts ? (best->ts > ts || m.ts > best->ts) : (best->ts > ts && m.ts < best->ts));
-      if (better) best = &m;
-    }
+  if (it == maps_.end()) return nullptr;
+  for (const MappingRow& m : it->second) {
+    if (m.start > addr) break;
+    if (addr >= m.end) continue;
+    bool better = !best || (m.ts <= ts ? (best->ts > ts || m.ts > best->ts) : (best->ts > ts && m.ts < best->ts));
+    if (better) best = &m;
   }
+  return best;
+}
+
+StackNames::FunctionAt StackNames::UserFunction(uint64_t addr, int64_t pid, int64_t ts) {
+  const MappingRow* m = MappingAt(addr, pid, ts);
+  if (!m) return {};
+  FunctionAt out{"", m->path.empty() ? "[anon]" : Basename(m->path)};
+  if (m->path.empty() || m->path[0] != '/') return out;
+  BinaryRef ref{m->path, m->build_id};
+  uint64_t vaddr = 0;
+  if (!sym_->Open(ref).problem.empty() || !sym_->ToVaddr(ref, addr - m->start + m->file_off, &vaddr)) return out;
+  const AddressInfo* info = sym_->Lookup(ref, vaddr);
+  if (!info) return out;
+  // The ELF symbol is the function the CPU was in; an inlined frame's name
+  // would split one function's time among its helpers.
+  if (!info->symbol.empty()) out.function = ShortFunctionName(Demangle(info->symbol));
+  else if (!info->frames.empty()) out.function = ShortFunctionName(Demangle(info->frames.back().function));
+  return out;
+}
+
+std::string StackNames::KernelFunction(uint64_t addr) const { return sym_->KernelName(addr); }
+
+std::vector<std::string> StackNames::UserFrame(uint64_t addr, bool return_address, int64_t pid, int64_t ts) {
+  const MappingRow* best = MappingAt(addr, pid, ts);
   if (!best) return {Hex(addr)};
   uint64_t off = addr - best->start + best->file_off;
   std::string fallback = (best->path.empty() ? "[anon]" : Basename(best->path)) + "+" + Hex(off);

@@ -39,12 +39,23 @@ class StackNames {
   // "binary+0xoffset" when the binary cannot be read, or the raw address
   // when no mapping covers it.
   std::vector<std::string> User(int64_t id, int64_t pid, int64_t ts);
+  // The function a sampled instruction `addr` of process `pid` at `ts` is
+  // in: its ELF symbol (demangled, without arguments), "" when the binary
+  // has none there or cannot be read; and the binary's file name ("" when
+  // no mapping covers it).
+  struct FunctionAt {
+    std::string function, binary;
+  };
+  FunctionAt UserFunction(uint64_t addr, int64_t pid, int64_t ts);
+  // The kernel function of `addr` ("name [module]"), "" when none covers it.
+  std::string KernelFunction(uint64_t addr) const;
   bool has_kallsyms() const { return has_kallsyms_; }
 
  private:
   StackNames(Db& db, int64_t run_id);
   const std::vector<uint64_t>& Frames(int64_t id);
   std::vector<std::string> UserFrame(uint64_t addr, bool return_address, int64_t pid, int64_t ts);
+  const MappingRow* MappingAt(uint64_t addr, int64_t pid, int64_t ts) const;
 
   Db& db_;
   int64_t run_id_;

@@ -50,9 +50,11 @@
 #include "analyze/run.h"
 #include "analyze/stack_names.h"
 #include "analyze/stall_rules.h"
+#include "analyze/stalls_work.h"
 #include "analyze/text_join.h"
 #include "analyze/data/tasks.h"
 #include "analyze/wait_interval.h"
+#include "analyze/work_breakdown.h"
 #include "common/util.h"
 
 namespace syspgo {
@@ -202,6 +204,8 @@ class Analysis {
   Status CommandPath();
   int64_t UserTime(const Intervals& ivs, int64_t tid, int64_t a, int64_t b);
   std::string CallName(int64_t nr) const;
+  void BreakDown(RootShare& r);
+  void AddWork(Finding& f, StallDetail& d);
   const std::vector<std::string>& Kernel(int64_t stack) {
     auto [it, fresh] = kernel_.try_emplace(stack);
     if (fresh) it->second = names_->Kernel(stack);
@@ -222,6 +226,7 @@ class Analysis {
   std::unique_ptr<FilePaths> paths_;
   std::map<int64_t, std::vector<std::string>> kernel_;
   std::unique_ptr<CriticalPath> path_;
+  std::unique_ptr<WorkSamples> work_;
 };
 
 Status Analysis::LoadRun() {
@@ -451,7 +456,9 @@ void Analysis::MakeStalls() {
 // The file of a stall, and the key that groups stalls with the same cause.
 void Analysis::Describe(Stall& s) {
   std::string comm = Comm(s.tid, s.pid, s.start);
-  std::string thread = comm + "|" + (s.tid == s.pid ? "main" : "thread");
+  // The command's own process is never one cause with other processes of
+  // its name (its DataLoader workers, say).
+  std::string thread = comm + "|" + (s.tid == s.pid ? "main" : "thread") + (s.pid == window_.target_pid ? "|cmd" : "");
   std::string who = thread + "|" + WaitClassName(s.wait.cls);
   if (s.wait.cls == WaitClass::kCpu) {
     s.key = who;  // preemption is one cause, whatever the thread was doing
@@ -617,6 +624,7 @@ CriticalPath& Analysis::Path() {
     h.disk = [this](const Interval& iv) { return RuleOf(Classify(iv).cls).disk; };
     h.busy = [this](const Interval& iv) { return Busy(iv); };
     h.disk_requests = [this](const Interval& iv) { return DiskRequests(iv); };
+    h.group = [this](int64_t pid) { return pid == window_.target_pid ? "command" : ""; };
     // The file's name by shape, as stalls group files (checkpoint-5.bin and
     // -10.bin are one root); its directory as it is.
     h.file = [this](const Interval& iv) {
@@ -639,7 +647,29 @@ Status Analysis::CommandPath() {
   if (pid <= 0 || end <= start) return {};
   report_.command_tid = pid;
   report_.command_path = CriticalPath::ByRoot(Path().Explain(pid, pid, start, end));
+  for (RootShare& r : report_.command_path) BreakDown(r);
   return {};
+}
+
+// Where a work root's time went, from the run's CPU samples.
+void Analysis::BreakDown(RootShare& r) {
+  if (r.root.kind != PathRoot::Kind::kWork || !r.work.empty()) return;
+  if (!work_) {
+    auto w = WorkSamples::Load(db_, q_.run_id, *names_, tasks_);
+    if (!w) return;  // a run without samples: the root stays as it is
+    work_ = std::move(*w);
+  }
+  r.work = work_->Of(r.spans);
+}
+
+void Analysis::AddWork(Finding& f, StallDetail& d) {
+  if (d.roots.empty()) return;
+  for (RootShare& r : d.roots) BreakDown(r);
+  RootShare& top = d.roots.front();
+  int64_t cpu = work_ && top.root.kind == PathRoot::Kind::kWork
+                    ? work_->CountNamed(top.root.comm) * sample_period_ns_
+                    : 0;
+  AddWorkFacts(f, top, cpu, report_.wall_ns);
 }
 
 Period Analysis::FindPeriod(const std::vector<const Stall*>& all) {
@@ -833,17 +863,10 @@ Finding Analysis::MakeFinding(const std::vector<const Stall*>& occ, StallDetail*
     d->syscalls = {first.syscall};
   }
 
-  // Who: "train (main thread)" / "worker (thread)".
-  std::string who = d->comm + (d->main_thread ? " (main thread)" : " (thread)");
-  std::string thread = d->comm + (d->main_thread ? ", the main thread" : "");
-  if (tids.size() == 1) {
-    thread += " (pid " + std::to_string(first.pid) + ", tid " + std::to_string(first.tid) + ")";
-  } else {
-    std::vector<std::string> t;
-    for (int64_t x : tids) t.push_back(std::to_string(x));
-    thread += " (" + std::to_string(tids.size()) + " threads: tids " + Join(t, ", ", 8) + ")";
-  }
-  f.facts.emplace_back("thread", thread);
+  // Who: "train (main thread)", "worker (thread)", "python3 (2 processes)".
+  StallWho stalled = WhoStalled(d->comm, d->pids, d->tids, d->main_thread, window_.target_pid, tasks_);
+  std::string who = stalled.title;
+  f.facts.emplace_back(stalled.label, stalled.text);
 
   // The syscalls, with the mean time per occurrence in each.
   std::string ops = Join(d->syscalls, "+");
@@ -1144,7 +1167,9 @@ Result<StallsReport> Analysis::Run() {
   };
   std::sort(found.begin(), found.end(), by_time);
   found = MergeByRoot(std::move(found));
+  found = MergeByWorkRoot(std::move(found), report_.wall_ns, window_.target_pid);
   std::sort(found.begin(), found.end(), by_time);
+  for (auto& [f, d] : found) AddWork(f, d);
   SYSPGO_TRY(CommandPath());
   for (auto& [f, d] : found) {
     report_.findings.push_back(std::move(f));
@@ -1165,15 +1190,19 @@ Json HopsJson(const std::vector<PathHop>& hops) {
 // Each root with its time and the chain that leads there.
 Json RootsJson(const std::vector<RootShare>& roots) {
   Json out = Json::array();
-  for (const RootShare& r : roots)
-    out.push_back({{"kind", r.root.KindName()},
-                   {"tid", r.root.tid},
-                   {"pid", r.root.pid},
-                   {"comm", r.root.comm},
-                   {"what", r.root.what},
-                   {"detail", r.root.detail},
-                   {"ns", r.ns},
-                   {"hops", HopsJson(r.hops)}});
+  for (const RootShare& r : roots) {
+    Json j = {{"kind", r.root.KindName()},
+              {"tid", r.root.tid},
+              {"pid", r.root.pid},
+              {"comm", r.root.comm},
+              {"what", r.root.what},
+              {"detail", r.root.detail},
+              {"ns", r.ns},
+              {"hops", HopsJson(r.hops)}};
+    // A work root: where its time went (work_breakdown.h).
+    if (r.root.kind == PathRoot::Kind::kWork) j["work"] = WorkJson(r.work);
+    out.push_back(std::move(j));
+  }
   return out;
 }
 
@@ -1214,6 +1243,14 @@ Json DetailJson(const StallDetail& d) {
           {"kernel_work", KernelWorkJson(d.kernel_work)}};
 }
 
+// A work row's breakdown, under its root: where that time went.
+std::string WorkRows(const WorkBreakdown& w, size_t col) {
+  std::string out, pad(col, ' ');
+  if (std::string fn = WorkFunctionsText(w); !fn.empty()) out += pad + WrapText(TerminalSafe("in " + fn), col) + "\n";
+  if (std::string pr = WorkProcessesText(w); !pr.empty()) out += pad + WrapText(TerminalSafe("in " + pr), col) + "\n";
+  return out;
+}
+
 // What bounds the command: its main thread's time from release to exit,
 // by root: share and time, then the root and the threads it went through,
 // wrapped under it (a root names paths: a table's column would not fit).
@@ -1236,6 +1273,7 @@ std::string CommandPathText(const StallsReport& r) {
              FormatNs(static_cast<uint64_t>(s.ns)).c_str());
     std::string root = s.root.Text() + (via.empty() ? "" : " (through " + Join(via, " <- ") + ")");
     out += head + WrapText(TerminalSafe(root), kRootCol) + "\n";
+    out += WorkRows(s.work, kRootCol);
   }
   return out;
 }

@@ -2,7 +2,8 @@
 #===- test-setup.sh - what the tests need beyond scripts/setup.sh ----------===#
 # Run by scripts/test.sh after scripts/setup.sh. Idempotent. Needs root.
 # Changes on the machine, all undone by scripts/test-teardown.sh:
-#  - installs sudo and passwd if missing (the privilege tests run real sudo);
+#  - installs sudo and passwd if missing (the privilege tests run real sudo),
+#    and python3-torch (a real-program scenario trains a model with it);
 #  - creates the system group syspgo-test-extra and the user syspgo-test
 #    (home /home/syspgo-test), the unprivileged user of the privilege tests;
 #  - writes /etc/sudoers.d/syspgo-test, which lets syspgo-test run the test
@@ -19,8 +20,10 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 1
 fi
 
+# python3-torch: the real-program scenarios train a model with Debian's
+# PyTorch (tests/diagnosis_real.cmake).
 missing=()
-for p in sudo passwd; do
+for p in sudo passwd python3-torch; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then

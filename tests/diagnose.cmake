@@ -19,3 +19,5 @@ add_dependencies(diagnose_test checkpoint_stall wait_kinds)
 # Frame lists and syscall names in, classes, titles and fixes out
 # (analyze/stall_rules.h): no database, no collection.
 syspgo_test(stall_rules_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/stall_rules_test.cc LIBS syspgo_analyze)
+# stalls_work_test: findings that come down to work on a CPU, without a database.
+syspgo_test(stalls_work_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/stalls_work_test.cc LIBS syspgo_analyze)

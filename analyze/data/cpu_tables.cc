@@ -37,6 +37,8 @@ constexpr char kCpuBusySql[] =
     "AND tid != ?5 GROUP BY tid, pid ORDER BY n DESC, tid LIMIT 3";
 constexpr char kUserSamplesSql[] =
     "SELECT COUNT(*) FROM cpu_sample WHERE run_id = ?1 AND ts >= ?2 AND ts < ?3 AND tid = ?4 AND kernel = 0";
+constexpr char kSamplesByThreadSql[] =
+    "SELECT tid, ts, pid, cpu, kernel, ip FROM cpu_sample WHERE run_id = ?1 ORDER BY tid, ts";
 
 }  // namespace
 
@@ -47,6 +49,10 @@ Status VisitCpuBusy(Db& db, int64_t run_id, int64_t cpu, int64_t from, int64_t t
 
 Result<int64_t> CountUserSamples(Db& db, int64_t run_id, int64_t tid, int64_t from, int64_t to) {
   return data::QueryOne(db, kUserSamplesSql, {run_id, from, to, tid});
+}
+
+Status VisitSamplesByThread(Db& db, int64_t run_id, const data::RowFn& row) {
+  return data::Visit(db, "the CPU samples of run " + std::to_string(run_id), kSamplesByThreadSql, {run_id}, row);
 }
 
 Result<MappingsByPid> ReadMappings(Db& db, int64_t run_id) {

@@ -58,5 +58,8 @@ Status VisitCpuBusy(Db& db, int64_t run_id, int64_t cpu, int64_t from, int64_t t
                     const std::function<void(Stmt&)>& row);
 // The samples of thread `tid` in user mode in [from, to).
 Result<int64_t> CountUserSamples(Db& db, int64_t run_id, int64_t tid, int64_t from, int64_t to);
+// Every CPU sample of the run, by thread and then time: tid, ts, pid, cpu,
+// kernel (1 in kernel code), ip.
+Status VisitSamplesByThread(Db& db, int64_t run_id, const std::function<void(Stmt&)>& row);
 
 }  // namespace syspgo

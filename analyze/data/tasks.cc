@@ -13,7 +13,8 @@ namespace {
 constexpr char kThreadsSql[] = 
     "SELECT tid, pid, comm, start_ts, exit_ts FROM thread WHERE run_id = ?1 ORDER BY start_ts, tid";
 
-constexpr char kProcessesSql[] = "SELECT pid, comm, start_ts FROM process WHERE run_id = ?1 ORDER BY start_ts, pid";
+constexpr char kProcessesSql[] =
+    "SELECT pid, comm, start_ts, ppid, argv FROM process WHERE run_id = ?1 ORDER BY start_ts, pid";
 
 }  // namespace
 
@@ -28,7 +29,8 @@ Result<Tasks> Tasks::Load(Db& db, int64_t run_id) {
   }));
   SYSPGO_TRY(data::Visit(db, "the processes" + run, kProcessesSql, {run_id}, [&](Stmt& s) {
     t.by_pid_[s.Int(0)].push_back(t.processes_.size());
-    t.processes_.push_back({.pid = s.Int(0), .comm = s.Text(1), .start_ts = s.Int(2)});
+    t.processes_.push_back(
+        {.pid = s.Int(0), .comm = s.Text(1), .start_ts = s.Int(2), .ppid = s.Int(3), .argv = s.Text(4)});
   }));
   return t;
 }

@@ -32,6 +32,8 @@ struct ProcessRow {
   int64_t pid = 0;
   std::string comm;  // its name at its last exec or rename
   int64_t start_ts = 0;
+  int64_t ppid = 0;  // its parent at fork (0 if unknown)
+  std::string argv;  // of its last exec, arguments separated by spaces ("" if none seen)
 };
 
 class Tasks {
