@@ -11,7 +11,7 @@
 // for people) and the consumers' own reports (clang's profile coverage
 // check, BOLT's "functions have non-empty execution profile"), where a line
 // worded otherwise than expected is a warning, not a silent zero.
-#include "optimize/pgo.h"
+#include "pgo/pgo.h"
 
 #include <fcntl.h>
 #include <sys/resource.h>
