@@ -98,7 +98,7 @@ FLEET_RUNS = 16
 # bolt-only and perf2bolt (both on the plain build): syspgo pgo's default there
 BOLT_OPTS = ["-reorder-blocks=ext-tsp", "-reorder-functions=hfsort", "-dyno-stats"]
 # What `syspgo pgo` adds to its training build ("base" here), with function
-# sections and BOLT's relocations (optimize/pgo.h PgoStageNeeds): the variants
+# sections and BOLT's relocations (pgo/pgo.h PgoStageNeeds): the variants
 # built here without it all get these, so that only their profiles differ.
 # syspgo pgo's own rebuilds carry only what their stage needs, and its
 # "plain" build (the user's own) none.

@@ -1,5 +1,5 @@
 //===- cmd_pgo.cc - `syspgo pgo`: profile-guided rebuild of a program -----===//
-// Parses the options into a PgoOptions and hands them to optimize/pgo.h;
+// Parses the options into a PgoOptions and hands them to pgo/pgo.h;
 // prints the outcome and returns 0, or 1 naming the stage that failed.
 #include <unistd.h>
 
@@ -12,7 +12,7 @@
 #include "cli/options.h"
 #include "collect/probe_group.h"
 #include "common/util.h"
-#include "optimize/pgo.h"
+#include "pgo/pgo.h"
 #include "optimize/profile_artifacts.h"
 
 namespace syspgo::cli {

@@ -66,7 +66,7 @@ find_program(SYSPGO_LLVM_BOLT llvm-bolt)
 # No -split-functions: from IP samples (no LBR) a block that runs seldom looks
 # cold, and split out it costs jumps and I-cache lines. With a sample profile
 # clang has laid the blocks out already, and BOLT reorders functions only
-# (see kDefaultBoltOptions in optimize/pgo.h).
+# (see kDefaultBoltOptions in pgo/pgo.h).
 set(_syspgo_blocks ext-tsp)
 if(SYSPGO_SAMPLE_PROFILE)
   set(_syspgo_blocks none)

@@ -14,7 +14,7 @@
 #include <sstream>
 
 #include "common/util.h"
-#include "optimize/pgo.h"
+#include "pgo/pgo.h"
 #include "tests/test_util.h"
 
 namespace syspgo::test {

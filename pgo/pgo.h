@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "common/result.h"
-#include "optimize/pgo_eval.h"
+#include "pgo/pgo_eval.h"
 
 namespace syspgo {
 

@@ -1,5 +1,5 @@
 //===- pgo_eval.cc - paired bootstrap, the final choice, profile quality -===//
-#include "optimize/pgo_eval.h"
+#include "pgo/pgo_eval.h"
 
 #include <algorithm>
 #include <cmath>

@@ -10,8 +10,9 @@
 // come from the artifacts, syspgo's own --json summaries (never its lines
 // for people) and the consumers' own reports (clang's profile coverage
 // check, BOLT's "functions have non-empty execution profile"), where a line
-// worded otherwise than expected is a warning, not a silent zero.
-#include "optimize/pgo.h"
+// worded otherwise than expected is a warning, not a silent zero. The
+// stages are rows of one table (Pipeline::Stages), which Run walks.
+#include "pgo/pgo.h"
 
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -216,12 +217,42 @@ struct Stage {
 // " N times" for N > 1, for the progress lines.
 std::string Times(int n) { return n > 1 ? " " + std::to_string(n) + " times" : ""; }
 
+class Pipeline;
+// One stage of the pipeline (Pipeline::Stages lists them).
+struct StageRow {
+  const char* name;
+  bool (*wanted)(const Pipeline&);          // is it in this run: from the options alone
+  std::string (*what)(const Pipeline&);     // its progress line, made when it starts
+  const char* variant;                      // the variant it builds, or nullptr
+  PgoStageNeeds (*needs)(const Pipeline&);  // with a variant: what that build needs
+  Status (*run)(Pipeline&, Stage&);         // after the build, if any
+};
+
 class Pipeline {
  public:
   explicit Pipeline(const PgoOptions& o) : o_(o), freq_hz_(o.freq_hz), train_runs_(o.train_runs) {}
   PgoReport Run();
 
  private:
+  static const std::vector<StageRow>& Stages();
+  Json InputsJson() const;
+  Json ToolchainJson() const;
+  void Plan();
+  bool RunStage(const StageRow& row);
+  Status RunBody(const StageRow& row, Stage& s);
+  bool Training() const { return o_.use_profile.empty(); }
+  bool Evaluating() const { return !o_.eval_cmd.empty(); }
+  bool Rebuilding(const std::string& r) const {
+    return std::find(rebuilds_.begin(), rebuilds_.end(), r) != rebuilds_.end();
+  }
+  PgoStageNeeds TrainingBuildNeeds() const;
+  PgoStageNeeds RebuildNeeds(const std::string& r) const;
+  Status Profiles(Stage& s);
+  Status ReuseProfiles(Stage& s);
+  Status CheckRebuild(Stage& s, const std::string& r);
+  Status Retrain(Stage& s);
+  Status BoltLast(Stage& s);
+  void ChooseFinal();
   void Say(const char* fmt, ...) __attribute__((format(printf, 2, 3)));
   void SayWrapped(const std::string& text);
   Stage& Begin(const std::string& name, const std::string& what);
@@ -270,6 +301,9 @@ class Pipeline {
   std::string dir_, binary_, name_, cc_, cxx_, bolt_, syspgo_, db_;
   std::string sample_prof_, order_file_, fdata_;
   std::string last_build_id_;
+  // The rebuilds: with --eval one per step (sample, then sample+order), so
+  // each step's gain is measured; without, only the last.
+  std::vector<std::string> rebuilds_;
   std::vector<std::pair<std::string, std::string>> variants_;  // name, binary copy in DIR
   Status sub_error_;  // the first directory Sub could not make
   int step_ = 0, steps_ = 0;
@@ -1208,8 +1242,146 @@ Status WriteCompilerWrappers(const std::string& bin_dir, const std::string& stag
 
 namespace {
 
-PgoReport Pipeline::Run() {
-  manifest_["syspgo_version"] = SYSPGO_VERSION;
+// Every stage, in the order they run. Whether a stage is in a run follows
+// from the options alone, so the progress lines count them up front; its
+// line is made when it starts, as it may name a figure an earlier stage
+// raised (the training runs).
+const std::vector<StageRow>& Pipeline::Stages() {
+  using P = Pipeline;
+  static const std::vector<StageRow> rows = {
+      // The user's own build, the reference every variant is compared with:
+      // only needed to compare.
+      {"plain", [](const P& p) { return p.Evaluating(); },
+       [](const P& p) { return "your build as it is, the reference: " + p.o_.build_cmd; }, kPgoPlainVariant,
+       [](const P&) { return PgoStageNeeds{}; }, nullptr},
+      {"build", [](const P&) { return true; },
+       [](const P& p) { return "the training build, with the flags profiling needs: " + p.o_.build_cmd; },
+       kPgoProfilingVariant, [](const P& p) { return p.TrainingBuildNeeds(); }, nullptr},
+      {"train", [](const P& p) { return p.Training(); },
+       [](const P& p) {
+         return "running the training command" + Times(p.o_.train_runs) + " under syspgo collect --probes " +
+                p.o_.probes;
+       },
+       nullptr, nullptr, [](P& p, Stage& s) { return p.CollectAll(s, p.db_, "train"); }},
+      {"profile", [](const P& p) { return p.o_.sample || p.o_.order || p.o_.bolt; },
+       [](const P& p) {
+         return p.Training() ? "emitting the profiles (syspgo " + std::string(p.Merging() ? "merge" : "optimize") + ")"
+                             : "taking the profiles of " + p.o_.use_profile;
+       },
+       nullptr, nullptr, [](P& p, Stage& s) { return p.Profiles(s); }},
+      {"sample", [](const P& p) { return p.Rebuilding("sample"); },
+       [](const P&) { return std::string("rebuilding with the sample profile"); }, "sample",
+       [](const P& p) { return p.RebuildNeeds("sample"); }, [](P& p, Stage& s) { return p.CheckRebuild(s, "sample"); }},
+      {"order", [](const P& p) { return p.Rebuilding("order"); },
+       [](const P& p) {
+         return std::string(p.o_.sample ? "rebuilding with the sample profile and the symbol order"
+                                        : "relinking with the symbol order");
+       },
+       "order", [](const P& p) { return p.RebuildNeeds("order"); },
+       [](P& p, Stage& s) { return p.CheckRebuild(s, "order"); }},
+      {"retrain", [](const P& p) { return p.o_.bolt && !p.rebuilds_.empty() && !p.o_.train_cmd.empty(); },
+       [](const P& p) {
+         return "running the training command" + Times(p.train_runs_) +
+                " again on the rebuilt binary, for BOLT's profile";
+       },
+       nullptr, nullptr, [](P& p, Stage& s) { return p.Retrain(s); }},
+      {"bolt", [](const P& p) { return p.o_.bolt; },
+       [](const P&) { return std::string("llvm-bolt with the syspgo fdata profile"); }, nullptr, nullptr,
+       [](P& p, Stage& s) { return p.BoltLast(s); }},
+      {"eval", [](const P& p) { return p.Evaluating(); },
+       [](const P& p) {
+         return "the evaluation command on every variant, " + std::to_string(p.o_.runs) + "+ paired rounds, " +
+                (p.o_.eval_metric == "instructions" ? "counting instructions" : "timed");
+       },
+       nullptr, nullptr, [](P& p, Stage& s) { return p.Eval(s); }},
+  };
+  return rows;
+}
+
+PgoStageNeeds Pipeline::TrainingBuildNeeds() const {
+  PgoStageNeeds n;
+  n.frame_pointers = n.profile_debug_info = true;
+  n.bolt_input = o_.bolt && rebuilds_.empty();  // BOLT alone rewrites this build
+  return n;
+}
+
+PgoStageNeeds Pipeline::RebuildNeeds(const std::string& r) const {
+  bool with_order = r == "order";
+  PgoStageNeeds n;
+  n.profile_debug_info = !sample_prof_.empty();
+  n.sample_profile = sample_prof_;
+  n.function_sections = with_order;
+  n.order_file = with_order ? order_file_ : "";
+  n.bolt_input = o_.bolt && r == rebuilds_.back();
+  return n;
+}
+
+Status Pipeline::Profiles(Stage& s) {
+  Sub("profile");
+  sample_prof_ = o_.sample ? PgoArtifactPath(dir_, ArtifactKindId::kSampleProfile) : "";
+  order_file_ = o_.order ? PgoArtifactPath(dir_, ArtifactKindId::kOrder) : "";
+  if (!Training()) return ReuseProfiles(s);
+  if (o_.sample) SYSPGO_TRY(Emit(s, db_, "sample-profile", sample_prof_));
+  if (o_.order) SYSPGO_TRY(Emit(s, db_, "order", order_file_));
+  if (o_.sample) SYSPGO_TRY(CheckProfileQuality(s));
+  if (!rebuilds_.empty() || !o_.bolt) return {};
+  // BOLT alone: the plain build is what gets rewritten, so its
+  // training run is the BOLT profile's too.
+  fdata_ = PgoArtifactPath(dir_, ArtifactKindId::kFdata);
+  return Emit(s, db_, "fdata", fdata_);
+}
+
+// Reused profiles are copied in, so DIR stays complete.
+Status Pipeline::ReuseProfiles(Stage& s) {
+  const std::string& up = o_.use_profile;
+  for (auto& [want, from] : {std::pair{sample_prof_, PgoArtifactPath(up, ArtifactKindId::kSampleProfile)},
+                             std::pair{order_file_, PgoArtifactPath(up, ArtifactKindId::kOrder)}}) {
+    if (want.empty()) continue;
+    std::error_code ec;
+    fs::copy_file(from, want, fs::copy_options::overwrite_existing, ec);
+    if (ec)
+      return MakeError("cannot copy " + from + ": " + ec.message() +
+                       "; give --use-profile a directory an earlier 'syspgo pgo' wrote");
+    s.commands.push_back("cp " + ShellQuote(from) + " " + ShellQuote(want));
+  }
+  Json j = Json::object();
+  if (o_.sample) {
+    auto fns = SampleProfileFunctions(sample_prof_);
+    uint64_t t = 0;
+    for (auto& [n, c] : fns) t += c;
+    j["functions"] = static_cast<uint64_t>(fns.size());
+    j["total_samples"] = t;
+  }
+  s.j["reused"] = j;
+  return {};
+}
+
+Status Pipeline::CheckRebuild(Stage& s, const std::string& r) {
+  std::string bin = dir_ + "/" + r + "/" + name_;
+  if (!sample_prof_.empty()) SYSPGO_TRY(SampleMatch(s, bin));
+  if (r == "order") SYSPGO_TRY(OrderCheck(s, bin));
+  return {};
+}
+
+Status Pipeline::Retrain(Stage& s) {
+  std::string db = !o_.profile_db.empty() ? db_ : Sub("retrain") + "/retrain.db";
+  if (o_.profile_db.empty()) unlink(db.c_str());
+  SYSPGO_TRY(CollectAll(s, db, "retrain"));
+  fdata_ = PgoArtifactPath(dir_, ArtifactKindId::kFdata);
+  return Emit(s, db, "fdata", fdata_);
+}
+
+// BOLT on the last variant built, with the retraining's profile or else the
+// reused one.
+Status Pipeline::BoltLast(Stage& s) {
+  if (fdata_.empty() && !o_.use_profile.empty()) fdata_ = PgoArtifactPath(o_.use_profile, ArtifactKindId::kFdata);
+  if (!MayAccess(fdata_, R_OK))
+    return MakeError("no BOLT profile at " + fdata_ + ": give --train so syspgo can profile the rebuilt binary");
+  bool sample_built = !sample_prof_.empty() && variants_.back().first != kPgoProfilingVariant;
+  return Bolt(s, variants_.back().second, fdata_, sample_built);
+}
+
+Json Pipeline::InputsJson() const {
   Json in = Json::object();
   in["build"] = o_.build_cmd;
   in["clean"] = o_.clean_cmd.empty() ? Json() : Json(o_.clean_cmd);
@@ -1230,8 +1402,69 @@ PgoReport Pipeline::Run() {
   in["probes"] = o_.probes;
   std::error_code cwd_error;
   in["cwd"] = fs::current_path(cwd_error).string();
-  manifest_["inputs"] = in;
+  return in;
+}
 
+Json Pipeline::ToolchainJson() const {
+  Json tc = Json::object();
+  tc["cc"] = cc_;
+  tc["cxx"] = cxx_;
+  tc["llvm_bolt"] = o_.bolt ? Json(bolt_) : Json();
+  tc["syspgo"] = syspgo_;
+  tc["wrapper"] = dir_ + "/bin/syspgo-cc";
+  return tc;
+}
+
+// The rebuilds this run makes, and the training database.
+void Pipeline::Plan() {
+  if (o_.sample) rebuilds_.push_back("sample");
+  if (o_.order) rebuilds_.push_back("order");
+  if (o_.eval_cmd.empty() && rebuilds_.size() > 1) rebuilds_.erase(rebuilds_.begin());
+  db_ = !o_.profile_db.empty() ? Absolute(o_.profile_db) : Sub("train") + "/train.db";
+  if (o_.profile_db.empty()) unlink(db_.c_str());  // a fresh run each time, unless runs are meant to accumulate
+}
+
+// One stage, unless one before it failed; false if it does not succeed.
+bool Pipeline::RunStage(const StageRow& row) {
+  if (!rep_.failed_stage.empty()) return false;
+  Stage& s = Begin(row.name, row.what(*this));
+  Status r = sub_error_.ok() ? RunBody(row, s) : sub_error_;
+  if (!sub_error_.ok()) r = sub_error_;  // what failed in the body was the directory
+  End(s, r);
+  return r.ok();
+}
+
+Status Pipeline::RunBody(const StageRow& row, Stage& s) {
+  if (row.variant) SYSPGO_TRY(Build(s, row.variant, row.needs(*this)));
+  return row.run ? row.run(*this, s) : Status{};
+}
+
+// The result is the last variant built, or with --eval the one
+// ChooseFinalVariant picks; it is left at --binary, where the build put
+// its own output, and stays in DIR with every other stage's.
+void Pipeline::ChooseFinal() {
+  if (variants_.empty()) return;
+  size_t pick = variants_.size() - 1;
+  if (rep_.eval.size() == variants_.size()) {
+    size_t fastest = ChooseFinalVariant(rep_.eval, MetricName(), &rep_.final_reason);
+    if (!o_.final_last) pick = fastest;
+    else if (fastest != pick)
+      rep_.final_reason = "the last stage (--final last); the evaluation chose " + variants_[fastest].first + ": " +
+                          rep_.final_reason;
+    if (pick == 0) rep_.warnings.push_back("the final binary is your own build: " + rep_.final_reason);
+  } else {
+    rep_.final_reason = o_.eval_cmd.empty() ? "the last stage (no --eval to compare them)" : "the last stage";
+  }
+  rep_.final_stage = variants_[pick].first;
+  rep_.final_binary = variants_[pick].second;
+  if (!rep_.final_reason.empty()) SayWrapped("final: " + rep_.final_stage + ": " + rep_.final_reason);
+  Status in_place = InstallFile(rep_.final_binary, binary_);
+  if (!in_place.ok()) rep_.warnings.push_back(in_place.error().message);
+}
+
+PgoReport Pipeline::Run() {
+  manifest_["syspgo_version"] = SYSPGO_VERSION;
+  manifest_["inputs"] = InputsJson();
   Status st = Setup();
   if (!st.ok()) {
     rep_.failed_stage = "setup";
@@ -1241,152 +1474,15 @@ PgoReport Pipeline::Run() {
     return rep_;
   }
   manifest_["dir"] = dir_;
-  Json tc = Json::object();
-  tc["cc"] = cc_;
-  tc["cxx"] = cxx_;
-  tc["llvm_bolt"] = o_.bolt ? Json(bolt_) : Json();
-  tc["syspgo"] = syspgo_;
-  tc["wrapper"] = dir_ + "/bin/syspgo-cc";
-  manifest_["toolchain"] = tc;
-
-  bool train = o_.use_profile.empty();
-  bool profiles = o_.sample || o_.order;
-  // The rebuilds: with --eval one per step (sample, then sample+order), so
-  // each step's gain is measured; without, only the last.
-  std::vector<std::string> rebuilds;
-  if (o_.sample) rebuilds.push_back("sample");
-  if (o_.order) rebuilds.push_back("order");
-  if (o_.eval_cmd.empty() && rebuilds.size() > 1) rebuilds.erase(rebuilds.begin());
-  bool retrain = o_.bolt && !rebuilds.empty() && !o_.train_cmd.empty();
-  bool eval = !o_.eval_cmd.empty();
-  steps_ = eval + 1 + train + (profiles || o_.bolt) + static_cast<int>(rebuilds.size()) + retrain + o_.bolt + eval;
-
-  db_ = !o_.profile_db.empty() ? Absolute(o_.profile_db) : Sub("train") + "/train.db";
-  if (o_.profile_db.empty()) unlink(db_.c_str());  // a fresh run each time, unless runs are meant to accumulate
-
-  auto stage = [&](const std::string& name, const std::string& what, auto&& body) {
-    if (!rep_.failed_stage.empty()) return false;
-    Stage& s = Begin(name, what);
-    Status r = sub_error_.ok() ? body(s) : sub_error_;
-    if (!sub_error_.ok()) r = sub_error_;  // what failed in the body was the directory
-    End(s, r);
-    return r.ok();
-  };
-
-  // The user's own build, the reference every variant is compared with:
-  // only needed to compare.
-  if (eval)
-    stage("plain", "your build as it is, the reference: " + o_.build_cmd,
-          [&](Stage& s) { return Build(s, kPgoPlainVariant, PgoStageNeeds{}); });
-  stage("build", "the training build, with the flags profiling needs: " + o_.build_cmd, [&](Stage& s) {
-    PgoStageNeeds n;
-    n.frame_pointers = n.profile_debug_info = true;
-    n.bolt_input = o_.bolt && rebuilds.empty();  // BOLT alone rewrites this build
-    return Build(s, kPgoProfilingVariant, n);
-  });
-  if (train)
-    stage("train", "running the training command" + Times(o_.train_runs) + " under syspgo collect --probes " + o_.probes,
-          [&](Stage& s) { return CollectAll(s, db_, "train"); });
-  if (profiles || o_.bolt)
-    stage("profile", train ? "emitting the profiles (syspgo " + std::string(Merging() ? "merge" : "optimize") + ")"
-                           : "taking the profiles of " + o_.use_profile,
-          [&](Stage& s) -> Status {
-            Sub("profile");
-            const std::string& up = o_.use_profile;
-            sample_prof_ = o_.sample ? PgoArtifactPath(dir_, ArtifactKindId::kSampleProfile) : "";
-            order_file_ = o_.order ? PgoArtifactPath(dir_, ArtifactKindId::kOrder) : "";
-            if (!train) {
-              // Reused profiles are copied in, so DIR stays complete.
-              for (auto& [want, from] : {std::pair{sample_prof_, PgoArtifactPath(up, ArtifactKindId::kSampleProfile)},
-                                         std::pair{order_file_, PgoArtifactPath(up, ArtifactKindId::kOrder)}}) {
-                if (want.empty()) continue;
-                std::error_code ec;
-                fs::copy_file(from, want, fs::copy_options::overwrite_existing, ec);
-                if (ec) return MakeError("cannot copy " + from + ": " + ec.message() + "; give --use-profile a directory an earlier 'syspgo pgo' wrote");
-                s.commands.push_back("cp " + ShellQuote(from) + " " + ShellQuote(want));
-              }
-              Json j = Json::object();
-              if (o_.sample) {
-                auto fns = SampleProfileFunctions(sample_prof_);
-                uint64_t t = 0;
-                for (auto& [n, c] : fns) t += c;
-                j["functions"] = static_cast<uint64_t>(fns.size());
-                j["total_samples"] = t;
-              }
-              s.j["reused"] = j;
-              return {};
-            }
-            if (o_.sample) SYSPGO_TRY(Emit(s, db_, "sample-profile", sample_prof_));
-            if (o_.order) SYSPGO_TRY(Emit(s, db_, "order", order_file_));
-            if (o_.sample) SYSPGO_TRY(CheckProfileQuality(s));
-            if (!rebuilds.empty() || !o_.bolt) return {};
-            // BOLT alone: the plain build is what gets rewritten, so its
-            // training run is the BOLT profile's too.
-            fdata_ = PgoArtifactPath(dir_, ArtifactKindId::kFdata);
-            return Emit(s, db_, "fdata", fdata_);
-          });
-  for (const std::string& r : rebuilds) {
-    bool with_order = r == "order";
-    stage(r, with_order ? (o_.sample ? "rebuilding with the sample profile and the symbol order"
-                                     : "relinking with the symbol order")
-                        : "rebuilding with the sample profile",
-          [&](Stage& s) -> Status {
-            PgoStageNeeds n;
-            n.profile_debug_info = !sample_prof_.empty();
-            n.sample_profile = sample_prof_;
-            n.function_sections = with_order;
-            n.order_file = with_order ? order_file_ : "";
-            n.bolt_input = o_.bolt && r == rebuilds.back();
-            SYSPGO_TRY(Build(s, r, n));
-            std::string bin = dir_ + "/" + r + "/" + name_;
-            if (!sample_prof_.empty()) SYSPGO_TRY(SampleMatch(s, bin));
-            if (with_order) SYSPGO_TRY(OrderCheck(s, bin));
-            return {};
-          });
-  }
-  if (retrain)
-    stage("retrain", "running the training command" + Times(train_runs_) + " again on the rebuilt binary, for BOLT's profile",
-          [&](Stage& s) -> Status {
-            std::string db = !o_.profile_db.empty() ? db_ : Sub("retrain") + "/retrain.db";
-            if (o_.profile_db.empty()) unlink(db.c_str());
-            SYSPGO_TRY(CollectAll(s, db, "retrain"));
-            fdata_ = PgoArtifactPath(dir_, ArtifactKindId::kFdata);
-            return Emit(s, db, "fdata", fdata_);
-          });
-  if (o_.bolt && fdata_.empty() && !o_.use_profile.empty()) fdata_ = PgoArtifactPath(o_.use_profile, ArtifactKindId::kFdata);
-  if (o_.bolt)
-    stage("bolt", "llvm-bolt with the syspgo fdata profile", [&](Stage& s) -> Status {
-      if (!MayAccess(fdata_, R_OK))
-        return MakeError("no BOLT profile at " + fdata_ + ": give --train so syspgo can profile the rebuilt binary");
-      bool sample_built = !sample_prof_.empty() && variants_.back().first != kPgoProfilingVariant;
-      return Bolt(s, variants_.back().second, fdata_, sample_built);
-    });
-  if (eval)
-    stage("eval", "the evaluation command on every variant, " + std::to_string(o_.runs) + "+ paired rounds, " +
-                      (o_.eval_metric == "instructions" ? "counting instructions" : "timed"),
-          [&](Stage& s) { return Eval(s); });
-
-  // The result is the last variant built, or with --eval the one
-  // ChooseFinalVariant picks; it is left at --binary, where the build put
-  // its own output, and stays in DIR with every other stage's.
-  if (!variants_.empty()) {
-    size_t pick = variants_.size() - 1;
-    if (rep_.eval.size() == variants_.size()) {
-      size_t fastest = ChooseFinalVariant(rep_.eval, MetricName(), &rep_.final_reason);
-      if (!o_.final_last) pick = fastest;
-      else if (fastest != pick)
-        rep_.final_reason = "the last stage (--final last); the evaluation chose " + variants_[fastest].first + ": " +
-                            rep_.final_reason;
-      if (pick == 0) rep_.warnings.push_back("the final binary is your own build: " + rep_.final_reason);
-    } else {
-      rep_.final_reason = o_.eval_cmd.empty() ? "the last stage (no --eval to compare them)" : "the last stage";
-    }
-    rep_.final_stage = variants_[pick].first;
-    rep_.final_binary = variants_[pick].second;
-    if (!rep_.final_reason.empty()) SayWrapped("final: " + rep_.final_stage + ": " + rep_.final_reason);
-    Status in_place = InstallFile(rep_.final_binary, binary_);
-    if (!in_place.ok()) rep_.warnings.push_back(in_place.error().message);
-  }
+  manifest_["toolchain"] = ToolchainJson();
+  Plan();
+  std::vector<const StageRow*> run;
+  for (const StageRow& row : Stages())
+    if (row.wanted(*this)) run.push_back(&row);
+  steps_ = static_cast<int>(run.size());
+  for (const StageRow* row : run)
+    if (!RunStage(*row)) break;
+  ChooseFinal();
   Finish();
   return rep_;
 }
