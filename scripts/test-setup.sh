@@ -2,7 +2,9 @@
 #===- test-setup.sh - what the tests need beyond scripts/setup.sh ----------===#
 # Run by scripts/test.sh after scripts/setup.sh. Idempotent. Needs root.
 # Changes on the machine, all undone by scripts/test-teardown.sh:
-#  - installs sudo and passwd if missing (the privilege tests run real sudo);
+#  - installs sudo and passwd if missing (the privilege tests run real sudo),
+#    and podman and runc (collect --container's test starts a container; runc
+#    because crun refuses hybrid cgroup hierarchies);
 #  - creates the system group syspgo-test-extra and the user syspgo-test
 #    (home /home/syspgo-test), the unprivileged user of the privilege tests;
 #  - writes /etc/sudoers.d/syspgo-test, which lets syspgo-test run the test
@@ -20,7 +22,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 missing=()
-for p in sudo passwd; do
+for p in sudo passwd podman runc; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
