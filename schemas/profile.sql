@@ -1,4 +1,4 @@
--- ===- profile.sql - the syspgo profile database, schema version 5 -------=== --
+-- ===- profile.sql - the syspgo profile database, schema version 6 -------=== --
 -- One SQLite file holds many runs; every event table carries run_id (-> run.id).
 -- Units: ts = nanoseconds since the run's start (run.start_monotonic_ns) on
 -- CLOCK_MONOTONIC, the clock bpf_ktime_get_ns() reads; dur = nanoseconds;
@@ -18,7 +18,7 @@
 -- to optimize's plans; LoadCpuSamples its SampleSet to hot and optimize's
 -- emitters. So every answer matches the rows. profile_db.cc applies this file to a new
 -- database in one transaction and sets PRAGMA application_id / user_version;
--- it migrates older databases (versions 1 to 4 are in schemas/frozen/).
+-- it migrates older databases (versions 1 to 5 are in schemas/frozen/).
 
 -- One collection: what ran, where, and how the collection went, and what
 -- it was recorded with: the knobs in force, the build-ids of the kernel
@@ -143,6 +143,9 @@ CREATE TABLE process (
   start_ts INTEGER NOT NULL,         -- ns since run start of fork (or of attach)
   exit_ts INTEGER,                   -- ns since run start when the last thread exited
   exit_code INTEGER,                 -- exit status (128+N if killed by signal N)
+  cgroup TEXT NOT NULL DEFAULT '',   -- its cgroup (memory v1's, else v2's; relative to the hierarchy's root) when
+                                     -- first seen or at its last exec; '' if unknown (before version 6)
+  container TEXT NOT NULL DEFAULT '', -- the container id in that cgroup's path (64 hex digits), '' if none
   PRIMARY KEY (run_id, pid, start_ts)
 );
 
