@@ -225,11 +225,13 @@ class ProcGroup : public ProbeGroup {
     std::string cgroup, container;  // as first seen, and at each exec (collect/container.h)
   };
 
-  // `pid`'s cgroup from /proc, or `inherited` (its parent's, a fork's) when
-  // it is already gone; its container id from that path.
-  static void SetCgroup(Proc& p, uint32_t pid, const std::string& inherited) {
+  // `pid`'s cgroup from /proc, or `known` (a fork's parent's, or its own
+  // before an exec) when it is gone or exiting: the kernel moves an exited
+  // task to the root cgroup, so "/" never replaces a known cgroup. Its
+  // container id from that path.
+  static void SetCgroup(Proc& p, uint32_t pid, const std::string& known) {
     std::string now = ProcessCgroup(static_cast<pid_t>(pid));
-    p.cgroup = now.empty() ? inherited : now;
+    p.cgroup = now.empty() || (now == "/" && !known.empty()) ? known : now;
     p.container = ContainerIdOf(p.cgroup);
   }
   struct Thread {
