@@ -75,8 +75,9 @@ FindingSet CollectFindings(Db& db, const RunInfo& run, DrawnSummaries* drawn) {
   return out;
 }
 
-Result<RunWithFindings> OpenRunWithFindings(const std::string& db_path, int64_t run_id, int chart_buckets) {
-  auto opened = OpenRun(db_path, run_id);
+Result<RunWithFindings> OpenRunWithFindings(const std::string& db_path, int64_t run_id, int chart_buckets,
+                                            const data::TaskFilter& filter) {
+  auto opened = OpenRun(db_path, run_id, filter);
   if (!opened) return opened.error();
   RunWithFindings out{std::move(opened->db), std::move(opened->run), {}, {}};
   out.drawn.chart_buckets = chart_buckets;

@@ -52,6 +52,8 @@ struct RunWithFindings {
   DrawnSummaries drawn;  // filled when chart_buckets > 0 was asked for
 };
 // chart_buckets > 0: also summarize what the report draws (DrawnSummaries).
-Result<RunWithFindings> OpenRunWithFindings(const std::string& db_path, int64_t run_id, int chart_buckets = 0);
+// `filter`: read the run for those processes alone (OpenRun).
+Result<RunWithFindings> OpenRunWithFindings(const std::string& db_path, int64_t run_id, int chart_buckets = 0,
+                                            const data::TaskFilter& filter = {});
 
 }  // namespace syspgo

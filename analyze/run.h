@@ -9,6 +9,7 @@
 
 #include "common/result.h"
 #include "common/run_settings.h"
+#include "analyze/data/task_filter.h"
 #include "common/sqlite.h"
 
 namespace syspgo {
@@ -19,6 +20,9 @@ struct RunInfo {
   std::string status;        // running | complete | incomplete
   int64_t duration_ns = 0;   // end_ts, or 0 while unknown
   int64_t events_dropped = 0;
+  // The processes it is read for (--pid, --cgroup, --comm, --container;
+  // analyze/data/task_filter.h), "" for all: "cgroup /a (3 of 40 processes)".
+  std::string only;
 };
 
 // `requested` 0 picks the newest run. Errors name the database and say
@@ -28,15 +32,17 @@ Result<RunInfo> ResolveRun(Db& db, int64_t requested);
 
 // The profile database at `path`, opened read-only, and the run `requested`
 // picks in it (ResolveRun): what every command that reads one run starts
-// with. Errors are those of OpenProfileDb and ResolveRun.
+// with. Errors are those of OpenProfileDb and ResolveRun, and of
+// ApplyTaskFilter for a `filter` that keeps no process.
 struct OpenedRun {
   Db db;
   RunInfo run;
 };
-Result<OpenedRun> OpenRun(const std::string& path, int64_t requested);
+Result<OpenedRun> OpenRun(const std::string& path, int64_t requested, const data::TaskFilter& filter = {});
 
 // "run N: COMMAND" and a newline, the first line of every text report; the
-// command is recorded outside input, shown through TerminalSafe.
+// command is recorded outside input, shown through TerminalSafe. Then, for
+// a filtered read, "only: WHAT" and a newline.
 std::string RunHeadline(const RunInfo& run);
 
 // Whether a probe group ran in a run (its run_probe row): not recorded

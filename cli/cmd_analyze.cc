@@ -144,9 +144,14 @@ int Analyze(const std::vector<std::string>& args) {
       ->transform(Whole(1, INT64_MAX, "a run number"));
   app->add_flag("--all", a.all, "files, io: include pipes, sockets and devices, not only regular files");
   app->add_option("--binary", a.binary, "hot: only samples through this binary, and its functions")->type_name("PATH");
-  app->add_option("--pid", a.pid, "hot: only this process")->type_name("N")->transform(Whole(1, UINT32_MAX, "a process id"));
+  app->add_option("--pid", a.pid, "only this process (every analysis)")
+      ->type_name("N")
+      ->transform(Whole(1, UINT32_MAX, "a process id"));
   Repeatable(app->add_option("--debug-dir", a.debug_dirs, "hot: also look for debug files under DIR/.build-id (repeatable)"))
       ->type_name("DIR");
+
+  data::TaskFilter filter;
+  AddTaskFilter(*app, &filter, false);
 
   app->option_defaults()->group("Thresholds");
   Decimal(app->add_option("--threshold", threshold_ms, "stalls: shortest off-CPU time that is a stall, ms"), "MS",
@@ -174,7 +179,8 @@ int Analyze(const std::vector<std::string>& args) {
     for (auto& [n, f] : Analyses()) names += (names.empty() ? "" : ", ") + n;
     return UsageError("unknown analysis '" + a.what + "'; choose one of: " + names);
   }
-  auto opened = OpenRun(a.db, a.run);
+  filter.pid = a.pid;
+  auto opened = OpenRun(a.db, a.run, filter);
   if (!opened) return Fail(opened.error().message);
   auto& [db, run] = *opened;
   // To stderr: stdout carries the analysis itself (folded stacks piped to

@@ -11,6 +11,7 @@
 #include "cli/command.h"
 #include "cli/options.h"
 #include "collect/collector.h"
+#include "collect/container.h"
 #include "common/util.h"
 
 namespace syspgo::cli {
@@ -18,7 +19,7 @@ namespace {
 
 const char kAbout[] = R"(usage: syspgo collect [OPTIONS] -- COMMAND [ARGS...]
        syspgo collect [OPTIONS] -p PID
-       syspgo collect [OPTIONS] --cgroup PATH | --all [--duration SECONDS]
+       syspgo collect [OPTIONS] --cgroup PATH | --container NAME | --all [--duration SECONDS]
 
 Records COMMAND and every process it starts (forks, threads, execs) into a
 profile database. COMMAND is held before it starts until every probe is
@@ -31,6 +32,7 @@ const char kExamples[] = R"(Examples:
   sudo syspgo collect -o run.db -p 1234 --duration 30
   syspgo collect -o run.db --new-cgroup -- ./train.sh
   syspgo collect -o run.db --cgroup /sys/fs/cgroup/memory/job --duration 30
+  syspgo collect -o run.db --container web --duration 30
   syspgo collect -o run.db --all --duration 10
 )";
 
@@ -64,6 +66,10 @@ std::optional<int> ParseRequest(const std::vector<std::string>& args, CollectReq
                   "record every process of this cgroup (a v1 or v2 directory under /sys/fs/cgroup) and those that "
                   "join it while recording; under sudo only if all its processes are yours")
       ->type_name("PATH");
+  app->add_option("--container", req->container,
+                  "record a running container: its runtime (podman, docker, crictl) names its init process, whose "
+                  "cgroup is then recorded as --cgroup records one")
+      ->type_name("NAME|ID");
   app->add_flag("--all", req->all, "record every process of the host (like perf record -a); needs real root");
   app->add_flag("--new-cgroup", req->new_cgroup,
                 "run COMMAND in a fresh cgroup of its own (memory v1 under the collector's, and v2 if mounted), so "
@@ -139,8 +145,9 @@ std::optional<int> ParseRequest(const std::vector<std::string>& args, CollectReq
   req->opts.offcpu_min_ns = static_cast<uint64_t>(offcpu_us * 1000);
   req->opts.irq_min_ns = static_cast<uint64_t>(irq_us * 1000);
   req->opts.verbose = std::min(req->opts.verbose, 3);
-  int scopes = (req->attach_pid != 0) + !req->argv.empty() + !req->cgroup.empty() + req->all;
-  if (scopes > 1) return UsageError("give one of a command, -p PID, --cgroup PATH or --all, not several");
+  int scopes = (req->attach_pid != 0) + !req->argv.empty() + !req->cgroup.empty() + !req->container.empty() + req->all;
+  if (scopes > 1)
+    return UsageError("give one of a command, -p PID, --cgroup PATH, --container NAME or --all, not several");
   if (!scopes)
     return UsageError("no command to record: syspgo collect -o run.db -- COMMAND [ARGS...] (or -p PID, --cgroup "
                       "PATH, --all)");
@@ -169,6 +176,12 @@ int Collect(const std::vector<std::string>& args) {
   sa.sa_handler = OnChild;
   sigaction(SIGCHLD, &sa, nullptr);
 
+  if (!req.container.empty()) {
+    auto c = ResolveContainer(req.container);
+    if (!c) return Fail(c.error().message);
+    req.cgroup = c->cgroup;
+    req.container = c->runtime + " container " + req.container + " (" + c->id.substr(0, 12) + ")";
+  }
   auto r = syspgo::Collect(req);
   if (!r) return Fail(r.error().message);
   const CollectResult& res = *r;

@@ -42,6 +42,8 @@ int Export(const std::vector<std::string>& args) {
   app->add_option("--run", run_id, "the run to export (default: the newest)")
       ->type_name("N")
       ->transform(Whole(1, INT64_MAX, "a run number"));
+  data::TaskFilter filter;
+  AddTaskFilter(*app, &filter);
   if (auto exit = Parse(*app, args)) return *exit;
   // Not a validator: the message says what each format is.
   if (format != "perfetto")
@@ -49,7 +51,7 @@ int Export(const std::vector<std::string>& args) {
   if (db_path.empty()) return UsageError("usage: syspgo export DB -o FILE [--format perfetto] [--run N]; see --help");
   if (out.empty()) return UsageError("say where to write the trace with -o FILE");
 
-  auto in = OpenRunWithFindings(db_path, run_id);
+  auto in = OpenRunWithFindings(db_path, run_id, 0, filter);
   if (!in) return Fail(in.error().message);
   const RunInfo* run = &in->run;
   const FindingSet& findings = in->findings;

@@ -51,11 +51,13 @@ int Report(const std::vector<std::string>& args) {
       ->type_name("DIR")
       ->group("Symbols");
   AddVerbosity(*app, &verbose, "list the findings and analyses as well")->group("Other");
+  data::TaskFilter filter;
+  AddTaskFilter(*app, &filter);
   if (auto exit = Parse(*app, args)) return *exit;
   if (db_path.empty()) return UsageError("usage: syspgo report DB -o FILE.html [--run N]; see --help");
   if (out.empty()) return UsageError("say where to write the page with -o FILE.html");
 
-  auto in = OpenRunWithFindings(db_path, run_id, opts.time_buckets);
+  auto in = OpenRunWithFindings(db_path, run_id, opts.time_buckets, filter);
   if (!in) return Fail(in.error().message);
   const RunInfo* run = &in->run;
   const FindingSet& findings = in->findings;

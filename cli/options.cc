@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "analyze/data/task_filter.h"
 #include "cli/command.h"
 #include "common/files.h"
 #include "common/util.h"
@@ -265,6 +266,23 @@ CLI::Option* AddVerbosity(CLI::App& app, int* level, const std::string& help, co
 
 CLI::Option* Repeatable(CLI::Option* option) {
   return option->allow_extra_args(false)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
+void AddTaskFilter(CLI::App& app, data::TaskFilter* f, bool with_pid) {
+  std::string group = app.option_defaults()->get_group();
+  app.option_defaults()->group("Processes (every analysis reads only their rows)");
+  if (with_pid)
+    app.add_option("--pid", f->pid, "only this process")->type_name("PID")->transform(Whole(1, UINT32_MAX, "a process id"));
+  app.add_option("--cgroup", f->cgroup,
+                 "only the processes in this cgroup or below it (its path as /proc/PID/cgroup gives it, or its "
+                 "directory under /sys/fs/cgroup)")
+      ->type_name("PATH")
+      ->check(NonEmpty("a cgroup path"));
+  app.add_option("--comm", f->comm, "only the processes of this name")->type_name("NAME")->check(NonEmpty("a name"));
+  app.add_option("--container", f->container, "only the processes of the container whose id starts with ID")
+      ->type_name("ID")
+      ->check(NonEmpty("a container id"));
+  app.option_defaults()->group(group);
 }
 
 CLI::Option* AddJsonSummary(CLI::App& app, std::string* path, const std::string& help) {

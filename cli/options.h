@@ -20,6 +20,10 @@
 #include <string>
 #include <vector>
 
+namespace syspgo::data {
+struct TaskFilter;
+}  // namespace syspgo::data
+
 namespace syspgo::cli {
 
 // A CLI::App for `name` ("syspgo analyze"). Its help prints `about` (the
@@ -88,6 +92,10 @@ CLI::Option* AddVerbosity(CLI::App& app, int* level, const std::string& help, co
 // An option that may be given more than once, one value each time
 // (--debug-dir A --debug-dir B), collected into the vector it is bound to.
 CLI::Option* Repeatable(CLI::Option* option);
+
+// --cgroup, --comm, --container (and --pid unless the command has its
+// own): read the run for those processes alone (analyze/data/task_filter.h).
+void AddTaskFilter(CLI::App& app, data::TaskFilter* filter, bool with_pid = true);
 
 // --json FILE: the command's summary for machines (syspgo pgo reads them),
 // beside its lines for people, which may change; '-' for stdout. `help`

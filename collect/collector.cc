@@ -610,6 +610,7 @@ void NoteLeftOut(const std::vector<ProbeGroup*>& live, uint64_t at_start, Collec
 // proc group's note (the run's run_probe row).
 void NoteScope(const std::vector<ProbeGroup*>& live, const CollectRequest& req, const NewCgroup& made) {
   std::string scope = req.all              ? "scope: the whole host (--all)."
+                      : !req.container.empty() ? "scope: " + req.container + ", cgroup " + req.cgroup + " (--container)."
                       : !req.cgroup.empty() ? "scope: cgroup " + req.cgroup + " (--cgroup)."
                       : req.new_cgroup      ? "scope: the command in new cgroup " + made.Describe() + " (--new-cgroup)."
                                             : "";

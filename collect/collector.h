@@ -31,6 +31,7 @@ struct CollectRequest {
   std::vector<std::string> argv;  // command to spawn (empty with attach_pid)
   pid_t attach_pid = 0;           // -p
   std::string cgroup;             // --cgroup: every process of this cgroup directory, and those joining it
+  std::string container;          // --container, as resolved to `cgroup` (collect/container.h): how notes name it
   bool all = false;               // --all: every process of the host
   bool new_cgroup = false;        // --new-cgroup: the command runs in a fresh cgroup (collect/scope.h)
   double duration_s = 0;          // 0 = until the command exits

@@ -18,6 +18,7 @@
 #include <unordered_set>
 
 #include "collect/bpf_maps.h"
+#include "collect/container.h"
 #include "collect/groups.h"
 #include "common/elf.h"
 #include "common/identity.h"
@@ -69,7 +70,8 @@ class ProcGroup : public ProbeGroup {
   ProcGroup() : ProbeGroup(SYSPGO_GROUP_PROC) {}
 
   void DeclareTables(Writer& w) override {
-    process_ = w.Table("process", {"pid", "ppid", "comm", "exe", "argv", "start_ts", "exit_ts", "exit_code"},
+    process_ = w.Table("process",
+                       {"pid", "ppid", "comm", "exe", "argv", "start_ts", "exit_ts", "exit_code", "cgroup", "container"},
                        "INSERT OR REPLACE");
     thread_ = w.Table("thread", {"tid", "pid", "comm", "start_ts", "exit_ts"}, "INSERT OR REPLACE");
     exec_ = w.Table("exec", {"ts", "pid", "tid", "filename", "argv"});
@@ -88,6 +90,7 @@ class ProcGroup : public ProbeGroup {
     std::string base = "/proc/" + std::to_string(pid);
     Proc& p = procs_[pid];
     p.comm = Trim(ReadFileOrEmpty(base + "/comm"));
+    SetCgroup(p, pid, "");
     std::string stat = ReadFileOrEmpty(base + "/stat");
     size_t rp = stat.rfind(')');
     if (rp != std::string::npos) {
@@ -135,6 +138,7 @@ class ProcGroup : public ProbeGroup {
             p.exe = parent->second.exe;
             p.argv = parent->second.argv;
           }
+          SetCgroup(p, h->pid, parent != procs_.end() ? parent->second.cgroup : "");
           procs_[h->pid] = std::move(p);
           WriteProc(w, h->pid);
         }
@@ -162,6 +166,7 @@ class ProcGroup : public ProbeGroup {
         p.exe = AbsoluteExec(h->pid, std::string(e->filename, strnlen(e->filename, sizeof e->filename)),
                              [this](uint32_t pid) { return StillTraced(pid); });
         p.argv = JoinNulSeparated(e->args, std::min<size_t>(e->args_len, sizeof e->args));
+        SetCgroup(p, h->pid, p.cgroup);  // a runtime moves a container's init into its cgroup before its exec
         WriteProc(w, h->pid);
         // exec leaves one thread, renamed to the new comm, with tid = pid.
         Thread& t = threads_[h->pid];
@@ -223,7 +228,18 @@ class ProcGroup : public ProbeGroup {
     std::string comm, exe, argv;
     int64_t start_ts = 0, exit_ts = -1;
     int exit_code = -1;
+    std::string cgroup, container;  // as first seen, and at each exec (collect/container.h)
   };
+
+  // `pid`'s cgroup from /proc, or `known` (a fork's parent's, or its own
+  // before an exec) when it is gone or exiting: the kernel moves an exited
+  // task to the root cgroup, so "/" never replaces a known cgroup. Its
+  // container id from that path.
+  static void SetCgroup(Proc& p, uint32_t pid, const std::string& known) {
+    std::string now = ProcessCgroup(static_cast<pid_t>(pid));
+    p.cgroup = now.empty() || (now == "/" && !known.empty()) ? known : now;
+    p.container = ContainerIdOf(p.cgroup);
+  }
   struct Thread {
     uint32_t pid = 0;
     std::string comm;
@@ -243,6 +259,7 @@ class ProcGroup : public ProbeGroup {
     r.I(pid).I(p.ppid).T(p.comm).T(p.exe).T(p.argv).I(p.start_ts);
     if (p.exit_ts >= 0) r.I(p.exit_ts).I(p.exit_code);
     else r.Null().Null();
+    r.T(p.cgroup).T(p.container);
   }
   // The files an exec maps without an open call, once per name a run
   // (exec_file, file_size): the file exec'd, found through /proc/PID/exe

@@ -121,6 +121,21 @@ constexpr const char* kTablesAddedInV6[] = {
     "CREATE TABLE syscall_oncpu (",
 };
 
+// The columns process kept from version 5 to 6: all of them (cgroup and
+// container are new, '' in older rows).
+constexpr char kProcessColumnsOfV5[] = "run_id, pid, ppid, comm, exe, argv, start_ts, exit_ts, exit_code";
+
+// The migration to version 6: process gains cgroup and container. Rebuilt,
+// not altered, as run was for version 5 (ALTER TABLE ... ADD COLUMN would
+// store a statement other than a new database's); no table references
+// process, and no index or trigger is on it.
+Status ProcessCgroups(Db& db) {
+  std::string process = SchemaStatement("CREATE TABLE process (");
+  if (process.empty()) return MakeError("schemas/profile.sql has no process table");
+  return db.Exec(std::string("ALTER TABLE process RENAME TO process_v5;\n") + process + "\nINSERT INTO process (" +
+                 kProcessColumnsOfV5 + ") SELECT " + kProcessColumnsOfV5 + " FROM process_v5;\nDROP TABLE process_v5");
+}
+
 // The SQL of the migration from version v - 1 to v, or "" if there is none.
 std::string MigrationSql(int v) {
   switch (v) {
@@ -144,6 +159,7 @@ std::string MigrationSql(int v) {
 // Migrates from version v - 1 to v, inside Migrate's transaction.
 Status Migration(Db& db, int v) {
   if (v == 5) return SettingsToColumns(db);
+  if (v == 6) SYSPGO_TRY(ProcessCgroups(db));  // and the tables MigrationSql adds
   std::string sql = MigrationSql(v);
   return !sql.empty() ? db.Exec(sql) : MakeError("no migration to schema version " + std::to_string(v));
 }
@@ -332,11 +348,12 @@ std::map<std::string, SchemaObject> ObjectsOf(const char* schema) {
 // The objects a database of schema version `version` may hold, read once
 // per schema: schemas/profile.sql's, or, before version 5, the frozen
 // version 4's (versions 1 to 4 only added tables, so an older database
-// holds some of version 4's).
+// holds some of version 4's), or version 5's.
 const std::map<std::string, SchemaObject>& DocumentedObjects(int64_t version) {
   static const std::map<std::string, SchemaObject> current = ObjectsOf(kProfileSchemaSql);
   static const std::map<std::string, SchemaObject> v4 = ObjectsOf(kProfileSchemaV4Sql);
-  return version < 5 ? v4 : current;
+  static const std::map<std::string, SchemaObject> v5 = ObjectsOf(kProfileSchemaV5Sql);
+  return version < 5 ? v4 : version == 5 ? v5 : current;
 }
 
 // Why the object `name` (as the file of schema version `version` has it)

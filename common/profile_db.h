@@ -38,8 +38,10 @@ Status WriteRunSettings(Db& db, int64_t run_id, const RunSettings& s);
 
 // The schema text (schemas/profile.sql), embedded at build time, and the
 // frozen version 4 (schemas/frozen/profile_v4.sql), the last whose run
-// table kept its settings as JSON.
+// table kept its settings as JSON, and version 5, the last whose process
+// rows lacked their cgroup.
 extern const char kProfileSchemaSql[];
 extern const char kProfileSchemaV4Sql[];
+extern const char kProfileSchemaV5Sql[];
 
 }  // namespace syspgo

@@ -143,6 +143,9 @@ CREATE TABLE process (
   start_ts INTEGER NOT NULL,         -- ns since run start of fork (or of attach)
   exit_ts INTEGER,                   -- ns since run start when the last thread exited
   exit_code INTEGER,                 -- exit status (128+N if killed by signal N)
+  cgroup TEXT NOT NULL DEFAULT '',   -- its cgroup (memory v1's, else v2's; relative to the hierarchy's root) when
+                                     -- first seen or at its last exec; '' if unknown (before version 6)
+  container TEXT NOT NULL DEFAULT '', -- the container id in that cgroup's path (64 hex digits), '' if none
   PRIMARY KEY (run_id, pid, start_ts)
 );
 

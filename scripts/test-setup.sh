@@ -3,7 +3,9 @@
 # Run by scripts/test.sh after scripts/setup.sh. Idempotent. Needs root.
 # Changes on the machine, all undone by scripts/test-teardown.sh:
 #  - installs sudo and passwd if missing (the privilege tests run real sudo),
-#    and python3-torch (a real-program scenario trains a model with it);
+#    python3-torch (a real-program scenario trains a model with it), and podman
+#    and runc (collect --container's test starts a container; runc because crun
+#    refuses hybrid cgroup hierarchies);
 #  - creates the system group syspgo-test-extra and the user syspgo-test
 #    (home /home/syspgo-test), the unprivileged user of the privilege tests;
 #  - writes /etc/sudoers.d/syspgo-test, which lets syspgo-test run the test
@@ -23,7 +25,7 @@ fi
 # python3-torch: the real-program scenarios train a model with Debian's
 # PyTorch (tests/diagnosis_real.cmake).
 missing=()
-for p in sudo passwd python3-torch; do
+for p in sudo passwd python3-torch podman runc; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -3,8 +3,8 @@
 # Removes what scripts/test-setup.sh made: the user syspgo-test and its home,
 # the group syspgo-test-extra, /etc/sudoers.d/syspgo-test and
 # /usr/local/libexec/syspgo-test, and analyze/report/node_modules. Leaves the
-# Debian packages (sudo, passwd, nodejs, npm) installed: other software may
-# use them. Idempotent. Needs root.
+# Debian packages (sudo, passwd, podman, runc, nodejs, npm) installed: other
+# software may use them. Idempotent. Needs root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

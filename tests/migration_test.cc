@@ -3,7 +3,8 @@
 // version 1 (schemas/frozen/) is opened, migrated and used by the current
 // syspgo; every frozen version migrates to a fresh database's schema;
 // version 4's settings_json, whatever it holds, becomes version 5's columns
-// and rows; a database claiming version 0 is refused by the migration
+// and rows; version 5's processes keep their rows and have no cgroup or
+// container ('') in version 6; a database claiming version 0 is refused by the migration
 // ladder; a truncated database is refused with an error that names the file
 // and says what is wrong, and is left as it was.
 #include <gtest/gtest.h>
@@ -240,6 +241,25 @@ TEST(Migration, Version4SettingsJsonBecomesColumnsAndRows) {
   EXPECT_EQ(settings->collector_files, (std::vector<std::pair<uint64_t, uint64_t>>{{2049, 1234}, {2049, 99}}));
   ASSERT_TRUE(settings->damon.has_value());
   EXPECT_EQ(settings->damon->size(), 2u);
+}
+
+TEST(Migration, Version5ProcessesKeepTheirRowsWithoutACgroup) {
+  TempDir dir;
+  std::string p = FrozenDb(dir, 5, false);
+  ASSERT_EQ(ExecSql(p, "INSERT INTO process (run_id, pid, ppid, comm, exe, argv, start_ts, exit_ts, exit_code) "
+                       "VALUES (1, 10, 1, 'app', '/bin/app', 'app -x', 5, 9, 0), (1, 11, 10, 'kid', '', '', 6, "
+                       "NULL, NULL)"),
+            "");
+  {
+    auto db = OpenProfileDb(p, DbMode::kReadWrite);
+    ASSERT_TRUE(db.ok()) << db.error().message;
+  }
+  Db d = OpenDb(p);
+  EXPECT_EQ(QueryInt(d, "PRAGMA user_version"), kProfileSchemaVersion);
+  EXPECT_EQ(QueryRows(d, "SELECT run_id, pid, ppid, comm, exe, argv, start_ts, COALESCE(exit_ts, -1), "
+                         "COALESCE(exit_code, -1), cgroup, container FROM process ORDER BY pid"),
+            (std::vector<std::string>{"1\t10\t1\tapp\t/bin/app\tapp -x\t5\t9\t0\t\t",
+                                      "1\t11\t10\tkid\t\t\t6\t-1\t-1\t\t"}));
 }
 
 // A migration that fails rolls back: the file is as it was, and the error

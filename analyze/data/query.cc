@@ -1,6 +1,8 @@
 //===- query.cc - how the data layer runs its statements -----------------===//
 #include "analyze/data/query.h"
 
+#include "analyze/data/task_filter.h"
+
 namespace syspgo::data {
 namespace {
 
@@ -76,7 +78,8 @@ bool HasTable(Db& db, const std::string& name) {
 
 std::string WithRunTables(Db& db, std::string sql) {
   auto runs = QueryOne(db, kRunCountSql, {});
-  const char* hint = runs.ok() && *runs == 1 ? " NOT INDEXED" : "";
+  // A filtered table is a view (task_filter.h), which takes no index hint.
+  const char* hint = runs.ok() && *runs == 1 && !TaskFilterApplied(db) ? " NOT INDEXED" : "";
   for (size_t open = sql.find('{'); open != std::string::npos; open = sql.find('{', open)) {
     size_t close = sql.find('}', open);
     if (close == std::string::npos) break;

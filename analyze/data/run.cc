@@ -13,6 +13,7 @@ namespace {
 
 constexpr char kRunCountSql[] = "SELECT COUNT(*) FROM run";
 constexpr char kNewestRunSql[] = "SELECT COALESCE(MAX(id), 0) FROM run";
+constexpr char kProcessCountSql[] = "SELECT COUNT(*) FROM main.process WHERE run_id = ?1";
 constexpr char kRunInfoSql[] =
     "SELECT command, status, COALESCE(end_ts, 0), events_dropped, collector_pid, boot_id FROM run WHERE id = ?1";
 constexpr char kRunWindowSql[] =
@@ -93,18 +94,26 @@ Result<Tier> RecordingTier(Db& db, int64_t run_id, const std::string& group) {
   return *aggregated ? Tier::kLean : Tier::kFull;
 }
 
-Result<OpenedRun> OpenRun(const std::string& path, int64_t requested) {
+Result<OpenedRun> OpenRun(const std::string& path, int64_t requested, const data::TaskFilter& filter) {
   auto db = OpenProfileDb(path, DbMode::kReadOnly);
   if (!db) return db.error();
   auto run = ResolveRun(*db, requested);
   if (!run) return run.error();
+  if (!filter.empty()) {
+    auto kept = data::ApplyTaskFilter(*db, run->id, filter);
+    if (!kept) return kept.error();
+    auto all = data::QueryOne(*db, kProcessCountSql, {run->id});
+    if (!all) return all.error();
+    run->only = filter.Describe() + " (" + std::to_string(*kept) + " of " + std::to_string(*all) + " processes)";
+  }
   return OpenedRun{std::move(*db), std::move(*run)};
 }
 
 const char* TierName(Tier t) { return t == Tier::kLean ? "lean" : "full"; }
 
 std::string RunHeadline(const RunInfo& run) {
-  return "run " + std::to_string(run.id) + ": " + TerminalSafe(run.command) + "\n";
+  return "run " + std::to_string(run.id) + ": " + TerminalSafe(run.command) + "\n" +
+         (run.only.empty() ? "" : "only: " + TerminalSafe(run.only) + "\n");
 }
 
 Result<ProbeStatus> ReadProbeStatus(Db& db, int64_t run_id, const std::string& group) {
