@@ -75,7 +75,7 @@ class ProcGroup : public ProbeGroup {
                        "INSERT OR REPLACE");
     thread_ = w.Table("thread", {"tid", "pid", "comm", "start_ts", "exit_ts"}, "INSERT OR REPLACE");
     exec_ = w.Table("exec", {"ts", "pid", "tid", "filename", "argv"});
-    exec_file_ = w.Table("exec_file", {"filename", "dev", "ino", "path", "interpreter"}, "INSERT OR IGNORE");
+    exec_file_ = w.Table("exec_file", {"filename", "dev", "ino", "path", "interpreter"});
     file_size_ = w.Table("file_size", {"dev", "ino", "size"}, "INSERT OR IGNORE");
   }
 

@@ -172,16 +172,16 @@ CREATE TABLE exec (
 
 -- The files an exec maps without an open call (schema version 6): each file
 -- exec'd and the ELF interpreter it names, as collect found them when it saw
--- the exec (through the process's /proc entries while it lives). Analyses
--- name these files from here: they read nothing from the machine they run on.
+-- the exec (through the process's /proc entries while it lives), one row a
+-- name: no key on the names, which `syspgo redact` empties. Analyses name
+-- these files from here: they read nothing from the machine they run on.
 CREATE TABLE exec_file (
   run_id INTEGER NOT NULL REFERENCES run(id),
   filename TEXT NOT NULL,            -- as exec.filename names it, or as an executable's PT_INTERP names its interpreter
   dev INTEGER NOT NULL,
   ino INTEGER NOT NULL,
   path TEXT NOT NULL,                -- absolute path with symbolic links resolved
-  interpreter TEXT NOT NULL,         -- the ELF interpreter the file names (PT_INTERP, as written); '' for none
-  PRIMARY KEY (run_id, filename)
+  interpreter TEXT NOT NULL          -- the ELF interpreter the file names (PT_INTERP, as written); '' for none
 );
 
 -- Files seen in the run, keyed by (dev, ino), with the absolute path they were
@@ -755,7 +755,7 @@ CREATE TABLE run_kallsyms (
 -- this table, not by looking at the machine they run on.
 CREATE TABLE run_block_device (
   run_id INTEGER NOT NULL REFERENCES run(id),
-  major INTEGER NOT NULL,
-  minor INTEGER NOT NULL,
+  major INTEGER NOT NULL,            -- the device's major number, as in /sys/dev/block/MAJOR:MINOR
+  minor INTEGER NOT NULL,            -- its minor number
   PRIMARY KEY (run_id, major, minor)
 );

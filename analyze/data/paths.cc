@@ -18,7 +18,7 @@ constexpr char kOpensSql[] =
     "SELECT dev, ino, ts, path FROM file_open WHERE run_id = ?1 AND ret >= 0 AND ino != 0 "
     "ORDER BY dev, ino, ts";
 constexpr char kExecFilesSql[] =
-    "SELECT filename, dev, ino, path, interpreter FROM exec_file WHERE run_id = ?1 ORDER BY filename";
+    "SELECT filename, dev, ino, path, interpreter FROM exec_file WHERE run_id = ?1 ORDER BY filename, dev, ino";
 constexpr char kFileSizesSql[] = "SELECT dev, ino, size FROM file_size WHERE run_id = ?1 ORDER BY dev, ino";
 constexpr char kBlockDevicesSql[] =
     "SELECT major, minor FROM run_block_device WHERE run_id = ?1 ORDER BY major, minor";
