@@ -910,7 +910,7 @@ def run_syspgo_pgo(prog, d, costs, reuse):
     Returns (its command, manifest, summary, what it printed). With `reuse`,
     an earlier run's directory is read instead (to work on the report)."""
     pgo_dir, build_dir = os.path.join(d, "pgo"), os.path.join(d, "pgo-build")
-    reuse = reuse and os.path.exists(os.path.join(pgo_dir, "said.txt"))
+    reuse = prog.reused = reuse and os.path.exists(os.path.join(pgo_dir, "said.txt"))
     if not reuse:
         shutil.rmtree(pgo_dir, ignore_errors=True)
     os.makedirs(build_dir, exist_ok=True)
@@ -1180,7 +1180,8 @@ def main():
     ap.add_argument("--sweep", default="sqlite,lua", help="programs of the sample-count sweep ('' for none)")
     ap.add_argument("--sweep-runs", default="1,3", help="training runs merged into each sweep profile, e.g. 1,3,10")
     ap.add_argument("--work", default=None, help="work directory, kept for reuse (default: a new one under /var/tmp)")
-    ap.add_argument("--reuse", action="store_true", help="read the syspgo pgo runs of an earlier bench in --work")
+    ap.add_argument("--reuse", action="store_true",
+                    help="measure the syspgo pgo runs an earlier bench left in --work instead of running it again")
     ap.add_argument("--tools", action="store_true",
                     help="instead: syspgo's profiles against perf, llvm-profgen, gperftools and perf2bolt")
     ap.add_argument("--overhead-runs", type=int, default=5, help="--tools: rounds of the collection overhead")
@@ -1202,38 +1203,40 @@ def main():
 
 
 def main_bench(a, work, timeit, srcroot):
-    sections, summary = [], []
+    """Each program's section is written as soon as it is measured: one
+    program's figures do not wait for the others'."""
     for name in a.programs.split(","):
         prog = PROGRAMS[name](name, work)
         prog.fetch(srcroot)
         section, row = main_job(prog, a, timeit)
         print(section)
-        sections.append(section)
-        summary.append(row)
-    body = ("Every program is built by its own compiler command with clang-19: **plain** is the user's build "
-            "(the program's own flags, no profiling flags) and the reference; **syspgo-plain** is syspgo pgo's build of "
-            "the same command; **base** is syspgo pgo's profiling build (frame pointers, profiling debug info, function "
-            "sections, lld, `--emit-relocs`); **instr** is instrumented PGO on the user's flags "
-            "(`-fprofile-generate`, the same training run, `-fprofile-use`); **sample**, **order**, **bolt** are "
-            "syspgo pgo's stages, and the one it chose is marked final. Instructions: cachegrind on `strip -g` copies, "
-            "one run (the count does not vary). Wall and CPU time: "
-            f"{a.runs} interleaved rounds, each every variant once, starting one further each round; a ratio is the "
-            "reference's median over the variant's (above 1: faster), with the 2.5th–97.5th percentiles of 2000 "
-            "bootstrap resamples of whole rounds; within 0.5% of 1 or an interval crossing it is \"no significant "
-            "difference\". The machine is shared and loaded: the verdicts are the instruction counts'. Each program "
-            "trains on one input and is evaluated on another. Sources: `apt-get source "
-            f"{' '.join(SOURCES)}` (Debian bookworm).\n\n"
-            "| program | instr saves | sample stage saves | syspgo pgo's final | final saves | instr wall vs plain | "
-            "final wall vs plain |\n|---|---|---|---|---|---|---|\n" + "\n".join(summary) + "\n\n" + "\n".join(sections))
-    everything = a.programs == ",".join(PROGRAMS)
-    name = "pgo: the main job" + ("" if everything else f" ({a.programs})")
-    if a.reuse:
-        return  # figures from runs of earlier benches: not written as this command's
-    # Benches of other programs may run beside this one: one rewrite of RESULTS.md at a time.
-    with open("/tmp/syspgo-bench-results.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        B.write_section(name, f"sudo bench/pgo.py --runs {a.runs} --programs {a.programs} --sweep {','.join(a.sweep)} "
-                        f"--sweep-runs {','.join(map(str, a.sweep_runs))}", body)
+        body = (MAIN_INTRO.format(runs=a.runs, sources=" ".join(SOURCES)) +
+                "| program | instr saves | sample stage saves | syspgo pgo's final | final saves | instr wall vs plain | "
+                "final wall vs plain |\n|---|---|---|---|---|---|---|\n" + row + "\n\n" + section)
+        command = (f"sudo bench/pgo.py --runs {a.runs} --programs {name} --sweep {','.join(a.sweep)} "
+                   f"--sweep-runs {','.join(map(str, a.sweep_runs))}" + (" --reuse" if prog.reused else ""))
+        if prog.reused:
+            body += ("\nWith --reuse: syspgo pgo's run is the one an earlier bench made in the same work directory "
+                     "(its manifest's); every other figure is this run's.\n")
+        # Benches of other programs may run beside this one: one rewrite of RESULTS.md at a time.
+        with open("/tmp/syspgo-bench-results.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            B.write_section(f"pgo: the main job ({name})", command, body)
+
+
+MAIN_INTRO = (
+    "Every program is built by its own compiler command with clang-19: **plain** is the user's build "
+    "(the program's own flags, no profiling flags) and the reference; **syspgo-plain** is syspgo pgo's build of "
+    "the same command; **base** is syspgo pgo's profiling build (frame pointers, profiling debug info, function "
+    "sections, lld, `--emit-relocs`); **instr** is instrumented PGO on the user's flags "
+    "(`-fprofile-generate`, the same training run, `-fprofile-use`); **sample**, **order**, **bolt** are "
+    "syspgo pgo's stages, and the one it chose is marked final. Instructions: cachegrind on copies without debug "
+    "sections, one run (the count does not vary). Wall and CPU time: {runs} interleaved rounds, each every variant "
+    "once, starting one further each round; a ratio is the reference's median over the variant's (above 1: "
+    "faster), with the 2.5th–97.5th percentiles of 2000 bootstrap resamples of whole rounds; within 0.5% of 1 or "
+    "an interval crossing it is \"no significant difference\". The machine is shared and loaded: the verdicts "
+    "are the instruction counts'. Each program trains on one input and is evaluated on another. Sources: "
+    "`apt-get source {sources}` (Debian bookworm).\n\n")
 
 
 def tools_bench(a, work, timeit, srcroot):
