@@ -1213,7 +1213,7 @@ def main_bench(a, work, timeit, srcroot):
         body = (MAIN_INTRO.format(runs=a.runs, sources=" ".join(SOURCES)) +
                 "| program | instr saves | sample stage saves | syspgo pgo's final | final saves | instr wall vs plain | "
                 "final wall vs plain |\n|---|---|---|---|---|---|---|\n" + row + "\n\n" + section)
-        command = (f"sudo bench/pgo.py --runs {a.runs} --programs {name} --sweep {','.join(a.sweep)} "
+        command = (f"sudo bench/pgo.py --runs {a.runs} --programs {name} --sweep {shlex.quote(','.join(a.sweep))} "
                    f"--sweep-runs {','.join(map(str, a.sweep_runs))}" + (" --reuse" if prog.reused else ""))
         if prog.reused:
             body += ("\nWith --reuse: syspgo pgo's run is the one an earlier bench made in the same work directory "
