@@ -1,11 +1,41 @@
 #!/usr/bin/env python3
-"""pgo.py - `syspgo pgo` against instrumented PGO and today's perf-based tools.
+"""pgo.py - `syspgo pgo`, the main job, on real Debian programs.
 
-Fetches Lua 5.4 and SQLite 3 with `apt-get source` into a work directory
-(nothing vendored), builds each with clang-19 -O2 and the same profiling and
-section flags for every variant (a relink alone moves timings, see
-FORMATS.md), trains on bench/workloads/*_train.* and measures on the
-different bench/workloads/*_eval.* workloads. Variants:
+Fetches the programs with `apt-get source` into a work directory (nothing
+vendored) and builds each with clang-19 by its own compiler command:
+SQLite 3, Lua 5.4, zstd (a compressor) and gawk (a text processor). Each
+trains on one input and is evaluated on another (bench/workloads/*_train.*
+and *_eval.*; zstd compresses Debian's gawk sources to train, SQLite's to
+evaluate; gawk runs its scripts over Lua's and zstd's C sources, then
+SQLite's). Variants, side by side in one run:
+
+  plain         the user's build: the program's flags, no profiling flags.
+                Every ratio is against it, and against base as well
+  syspgo-plain  syspgo pgo's build of the same command (should equal plain)
+  base          syspgo pgo's profiling build (frame pointers, profiling
+                debug info, function sections, --emit-relocs)
+  instr         instrumented PGO on the user's flags: -fprofile-generate,
+                the same training run, -fprofile-use
+  sample, order, bolt
+                syspgo pgo's stages; the one it chose (deciding on
+                cachegrind's instructions) is marked final
+
+Instructions come from cachegrind on `strip -g` copies (valgrind 3.19
+cannot read clang-19's DWARF 5) and decide the verdicts; wall and CPU time
+from --runs interleaved rounds, reported as the ratio of medians with a
+paired bootstrap interval (optimize/pgo_eval's method), "no significant
+difference" where it crosses 1. For SQLite and Lua (--sweep) the sample
+stage is rebuilt from profiles taken at 250 Hz to 10 kHz, of one training
+run (three of them one by one, for the spread) and of several merged
+(--sweep-runs): where the saving stops growing with the samples. Writes
+its section of bench/RESULTS.md.
+
+usage: sudo bench/pgo.py [--runs 10] [--programs sqlite,lua,zstd,gawk] [--sweep sqlite,lua] [--sweep-runs 1,3]
+                         [--work DIR]
+
+With --tools it compares instead syspgo's profiles with today's perf-based
+tools and an external profiler on Lua and SQLite (the "pgo" sections),
+all built with the profiling flags of syspgo pgo's training build:
 
   base           the plain build (syspgo pgo's first stage)
   instr          instrumented PGO: -fprofile-generate, train, -fprofile-use
@@ -56,12 +86,15 @@ saving" are judged on the medians of the single runs (one run's profile moves
 SQLite's count by several percent either way, and BOLT's layout its I-cache
 misses several-fold). Writes its section of bench/RESULTS.md.
 
-usage: sudo bench/pgo.py [--runs 10] [--profiles 3] [--rate-runs 5] [--programs lua,sqlite] [--work DIR]
+usage: sudo bench/pgo.py --tools [--runs 10] [--profiles 3] [--rate-runs 5] [--programs lua,sqlite] [--work DIR]
 """
 import argparse
 import concurrent.futures
+import fcntl
 import glob
+import hashlib
 import os
+import random
 import re
 import shlex
 import shutil
@@ -113,8 +146,9 @@ VARIANTS = ["base", "instr", "sample", "sample-stacks", "sample-ip-only", "sampl
 
 def sh(cmd, cwd=None, env=None, what=None, capture=False):
     """Runs a shell command; exits the bench with its output if it fails."""
+    # errors="replace": a compressor's output is bytes, read for the tools' messages around it.
     p = subprocess.run(cmd, shell=isinstance(cmd, str), cwd=cwd, env=dict(os.environ, **(env or {})),
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, encoding="utf-8", errors="replace")
     if p.returncode != 0:
         sys.exit(f"bench: {what or 'command'} failed ({p.returncode}): "
                  f"{cmd if isinstance(cmd, str) else shlex.join(cmd)}\n{p.stdout[-3000:]}")
@@ -195,6 +229,92 @@ class Sqlite(Program):
 
     def cmd(self, binary, which, scale):
         return [binary, ":memory:", ".read " + self.instantiate(f"sql_{which}.sql", scale)]
+
+
+def corpus(out, trees, exts, size):
+    """The first `size` bytes of the files under `trees` whose names end in
+    one of `exts` ("" for every file), concatenated in sorted path order:
+    a fixed input made of Debian's sources, written once to `out`."""
+    if not os.path.exists(out):
+        files = sorted(os.path.join(dp, f) for t in trees for dp, _, fs in os.walk(t) for f in fs
+                       if f.endswith(exts) and not os.path.islink(os.path.join(dp, f)))
+        data = bytearray()
+        for f in files:
+            if len(data) >= size:
+                break
+            data += open(f, "rb").read()
+        if len(data) < size:
+            sys.exit(f"bench: {', '.join(trees)} hold only {len(data)} bytes of {exts}, not {size}")
+        with open(out + ".tmp", "wb") as f:
+            f.write(data[:size])
+        os.rename(out + ".tmp", out)
+    return out
+
+
+class Zstd(Program):
+    """zstd's command-line compressor (Debian source libzstd), compressing
+    the Debian sources of gawk (training) and of SQLite (evaluation)."""
+    binary = "zstd"
+    train_scale, eval_scale, cg_scale = 16 << 20, 12 << 20, 3 << 20
+
+    def fetch(self, srcroot):
+        self.src = glob.glob(os.path.join(srcroot, "libzstd-*"))[0]
+        self.inputs = {"train": glob.glob(os.path.join(srcroot, "gawk-*[0-9]"))[0],
+                       "eval": glob.glob(os.path.join(srcroot, "sqlite3-3*[0-9]"))[0]}
+
+    def build_cmd(self, cc, extra=()):
+        # zstd's own Makefile flags (-O3, no legacy formats, its xxhash
+        # namespace), single-threaded (the Makefile's default without
+        # pthread), as one compiler call like the other programs.
+        lib = os.path.join(self.src, "lib")
+        srcs = [f for d in ("common", "compress", "decompress", "dictBuilder")
+                for f in sorted(glob.glob(os.path.join(lib, d, "*.c")))]
+        srcs += [os.path.join(lib, "decompress", "huf_decompress_amd64.S")]
+        srcs += sorted(glob.glob(os.path.join(self.src, "programs", "*.c")))
+        return cc + " " + shlex.join(["-O3", "-DZSTD_LEGACY_SUPPORT=0", "-DXXH_NAMESPACE=ZSTD_", "-I", lib,
+                                      "-I", os.path.join(lib, "common"), "-I", os.path.join(self.src, "programs"),
+                                      *extra, "-o", self.binary, *srcs])
+
+    def cmd(self, binary, which, scale):
+        data = corpus(os.path.join(self.dir, f"{which}_{scale}.bin"), [self.inputs[which]], "", scale)
+        return [binary, "-q", "-c", "-6", data]
+
+
+class Gawk(Program):
+    """GNU awk (Debian source gawk): bench/workloads/gawk_train.awk over the
+    C sources of Lua and zstd, gawk_eval.awk over SQLite's."""
+    binary = "gawk"
+    train_scale, eval_scale, cg_scale = 6 << 20, 2 << 20, 300 << 10
+    CORE = ["array", "awkgram", "builtin", "cint_array", "command", "debug", "eval", "ext", "field", "floatcomp",
+            "gawkapi", "gawkmisc", "int_array", "io", "main", "mpfr", "msg", "node", "profile", "re", "replace",
+            "str_array", "symbol", "version"]
+    SUPPORT = ["dfa", "getopt", "getopt1", "localeinfo", "random", "regex", "pma", "malloc/dynarray_at_failure",
+               "malloc/dynarray_emplace_enlarge", "malloc/dynarray_finalize", "malloc/dynarray_resize",
+               "malloc/dynarray_resize_clear"]
+
+    def fetch(self, srcroot):
+        # configure once (its config.h); every variant compiles the same files.
+        self.src = glob.glob(os.path.join(srcroot, "gawk-*[0-9]"))[0]
+        self.conf = os.path.join(self.dir, "configured")
+        if not os.path.exists(os.path.join(self.conf, "config.h")):
+            os.makedirs(self.conf, exist_ok=True)
+            sh(f"CC=clang-19 {shlex.quote(self.src)}/configure --disable-nls --without-readline --without-mpfr "
+               "--disable-extensions >/dev/null", cwd=self.conf, what="configuring gawk")
+        self.inputs = {"train": [glob.glob(os.path.join(srcroot, p))[0] for p in ("lua5.4-*[0-9]", "libzstd-*[0-9]")],
+                       "eval": [os.path.join(glob.glob(os.path.join(srcroot, "sqlite3-3*[0-9]"))[0], "src")]}
+
+    def build_cmd(self, cc, extra=()):
+        # gawk's Makefile flags: -O2 -DNDEBUG and its DEFS.
+        srcs = [os.path.join(self.src, f + ".c") for f in self.CORE]
+        srcs += [os.path.join(self.src, "support", f + ".c") for f in self.SUPPORT]
+        return cc + " " + shlex.join(["-O2", "-DNDEBUG", "-DHAVE_CONFIG_H", "-DGAWK", '-DDEFPATH=".:/usr/share/awk"',
+                                      '-DDEFLIBPATH="/usr/lib/x86_64-linux-gnu/gawk"', '-DSHLIBEXT="so"',
+                                      '-DLOCALEDIR="/usr/share/locale"', "-I", self.conf, "-I", self.src,
+                                      "-I", os.path.join(self.src, "support"), *extra, "-o", self.binary, *srcs, "-lm"])
+
+    def cmd(self, binary, which, scale):
+        data = corpus(os.path.join(self.dir, f"{which}_{scale}.c"), self.inputs[which], (".c", ".h"), scale)
+        return [binary, "-f", os.path.join(WORKLOADS, f"gawk_{which}.awk"), data]
 
 
 def fetch_sources(srcroot, packages):
@@ -305,8 +425,9 @@ def pprof_profile(pbase, raws, stem, costs, step):
 
 
 def samples_of(out):
-    """The samples `syspgo optimize --binary` says it read (its message)."""
-    m = re.search(r"(\d+) of (\d+) samples pass through", out)
+    """The samples `syspgo optimize --binary` says it read, or `syspgo merge` wrote (their messages)."""
+    m = (re.search(r"(\d+) of (\d+) samples pass through", out)
+         or re.search(r"from \d+ runs, ((\d+)) weighted samples", out))
     return int(m.group(2)) if m else 0
 
 
@@ -721,15 +842,404 @@ def report(prog, names, times, outs, counts, costs, notes, over, a, spread_count
             "\n\nProfile figures:\n\n" + note_rows + "\n")
 
 
+# ---------------------------------------------------------------------------
+# The main job: `syspgo pgo` as a user runs it, against the user's own build.
+
+# optimize/pgo_eval.h: the bootstrap's resamples and seed, and the smallest
+# gain that counts even when the interval is sure of it.
+RESAMPLES, SEED, MIN_EFFECT = 2000, 0x53595350474f, 0.005
+# The saving against the number of samples: syspgo collect's rate, and how
+# many training runs a profile merges (syspgo pgo --freq, --train-runs).
+SWEEP_HZ = [250, 1000, 4000, 10000]
+# Profiles of one training run built one by one, for the spread, at SPREAD_HZ
+# (the others build the first run's alone).
+SPREAD_RUNS, SPREAD_HZ = 3, 4000
+MAIN_VARIANTS = ["plain", "syspgo-plain", "base", "instr", "sample", "order", "bolt"]
+# The stages of `syspgo pgo` whose binaries the bench measures, by their
+# names in its manifest; "syspgo-plain" is its build of the user's command.
+PGO_STAGES = {"syspgo-plain": "plain", "base": "build", "sample": "sample", "order": "order", "bolt": "bolt"}
+
+
+def paired_speedup(ref, cand, seed=SEED):
+    """optimize/pgo_eval.cc's PairedSpeedup: (ref median ÷ cand median, and
+    the 2.5th and 97.5th percentiles of that ratio over rounds resampled
+    whole, so that a slow moment of the machine stays on both builds of its
+    round). Above 1: cand is faster."""
+    n = min(len(ref), len(cand))
+    rng = random.Random(seed)
+    ratios = []
+    for _ in range(RESAMPLES):
+        idx = [rng.randrange(n) for _ in range(n)]
+        m = B.med([cand[i] for i in idx])
+        if m > 0:
+            ratios.append(B.med([ref[i] for i in idx]) / m)
+    ratios.sort()
+
+    def q(p):
+        pos = p * (len(ratios) - 1)
+        lo = int(pos)
+        hi = min(lo + 1, len(ratios) - 1)
+        return ratios[lo] + (ratios[hi] - ratios[lo]) * (pos - lo)
+    return B.med(ref[:n]) / B.med(cand[:n]), q(0.025), q(0.975)
+
+
+def verdict_of(iv):
+    _, lo, hi = iv
+    return "faster" if lo > 1 + MIN_EFFECT else "slower" if hi < 1 - MIN_EFFECT else "none"
+
+
+def describe(iv):
+    """As optimize/pgo_eval.cc's DescribeSpeedup: never a bare ratio."""
+    r, lo, hi = iv
+    ci = f"95% CI {lo:.3f}–{hi:.3f}"
+    v = verdict_of(iv)
+    return f"no significant difference ({ci})" if v == "none" else f"{v} {r:.3f}× ({ci})"
+
+
+def plain_build(prog, d, extra, costs, step):
+    """The program built by its own command with clang-19 and `extra`: with
+    none, the user's own build (no profiling flags)."""
+    os.makedirs(d, exist_ok=True)
+    timed_step(costs, step, lambda: sh(prog.build_cmd("clang-19", list(extra)), cwd=d, what=f"{prog.name}: {step}"))
+    return os.path.join(d, prog.binary)
+
+
+def run_syspgo_pgo(prog, d, costs, reuse):
+    """`syspgo pgo` with its defaults, deciding on cachegrind's instruction
+    counts of the evaluation at cg_scale (one round: they do not vary).
+    Returns (its command, manifest, summary, what it printed). With `reuse`,
+    an earlier run's directory is read instead (to work on the report)."""
+    pgo_dir, build_dir = os.path.join(d, "pgo"), os.path.join(d, "pgo-build")
+    reuse = prog.reused = reuse and os.path.exists(os.path.join(pgo_dir, "said.txt"))
+    if not reuse:
+        shutil.rmtree(pgo_dir, ignore_errors=True)
+    os.makedirs(build_dir, exist_ok=True)
+    cmd = [B.SYSPGO, "pgo", "--build", prog.build_cmd("$CC"), "--binary", "./" + prog.binary,
+           "--train", shlex.join(prog.cmd("./" + prog.binary, "train", prog.train_scale)),
+           "--eval", shlex.join(prog.cmd("./" + prog.binary, "eval", prog.cg_scale)),
+           "--eval-metric", "instructions", "--runs", "1", "--max-runs", "1", "--dir", pgo_dir, "-q"]
+    if reuse:
+        said = open(os.path.join(pgo_dir, "said.txt")).read()
+    else:
+        # A failed stage is a finding, not the end of the bench: the stages
+        # before it are measured, and the failure is reported.
+        p = timed_step(costs, "syspgo pgo (every stage, its evaluation included)", lambda: subprocess.run(
+            cmd, cwd=build_dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, encoding="utf-8", errors="replace"))
+        said = p.stdout + (f"(exit status {p.returncode})\n" if p.returncode else "")
+        if not os.path.exists(os.path.join(pgo_dir, "manifest.json")):
+            sys.exit(f"bench: syspgo pgo on {prog.name} wrote no manifest:\n{said[-3000:]}")
+        open(os.path.join(pgo_dir, "said.txt"), "w").write(said)
+    man = B.read_json(os.path.join(pgo_dir, "manifest.json"))
+    for s in man["stages"]:
+        costs[f"syspgo pgo: {s['name']}"] = s["seconds"]
+    return cmd, man, B.read_json(os.path.join(pgo_dir, "summary.json")), said
+
+
+def stage_of(man, name):
+    return next((s for s in man["stages"] if s["name"] == name), {})
+
+
+def instructions(prog, binary, which="eval", scale=None):
+    """Instructions cachegrind counts in one run of the evaluation at
+    cg_scale, on a copy without debug sections (valgrind 3.19 cannot read
+    clang-19's DWARF 5). llvm-objcopy, as `strip -g`: GNU strip's copy of a
+    BOLTed binary crashes in the dynamic loader."""
+    nodbg = binary + ".nodebug"
+    sh(["llvm-objcopy-19", "--strip-debug", binary, nodbg], what="llvm-objcopy --strip-debug")
+    with tempfile.NamedTemporaryFile(prefix="cachegrind.", suffix=".out") as out:
+        text = sh(["valgrind", "--tool=cachegrind", "--cache-sim=no", f"--cachegrind-out-file={out.name}"] +
+                  prog.cmd(nodbg, which, scale or prog.cg_scale), what=f"cachegrind on {binary}", capture=True)
+    return int(re.search(r"I\s+refs:\s+([\d,]+)", text).group(1).replace(",", ""))
+
+
+def instructions_all(prog, binaries):
+    """instructions() of each binary, os.cpu_count() at a time: the counts
+    are the simulated run's, whatever else the machine runs."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count()) as ex:
+        return list(ex.map(lambda b: instructions(prog, b), binaries))
+
+
+def output_digest(prog, binary):
+    """What the evaluation at cg_scale prints, as a digest (a compressor's output is bytes)."""
+    p = subprocess.run(prog.cmd(binary, "eval", prog.cg_scale), capture_output=True)
+    if p.returncode != 0:
+        sys.exit(f"bench: {binary} failed the evaluation ({p.returncode}): {p.stderr[-2000:]!r}")
+    return hashlib.sha256(p.stdout).hexdigest()
+
+
+def wall_rounds(prog, v, runs, timeit):
+    """`runs` rounds, each every variant once, starting one further each
+    round: {variant: ([wall s], [CPU s])}, paired by round."""
+    names = list(v)
+    out = {n: ([], []) for n in names}
+    for r in range(runs):
+        for k in range(len(names)):
+            n = names[(k + r) % len(names)]
+            wall, user, syst, _, _ = B.timed(timeit, prog.cmd(v[n], "eval", prog.eval_scale), prog.dir)
+            out[n][0].append(wall / 1e9)
+            out[n][1].append((user + syst) / 1e9)
+    return out
+
+
+def instr_pgo(prog, d, costs):
+    """Instrumented PGO on the user's own flags: -fprofile-generate, the same
+    training run, -fprofile-use."""
+    raw = os.path.join(d, "instr-raw")
+    shutil.rmtree(raw, ignore_errors=True)
+    gen = plain_build(prog, os.path.join(d, "instr-gen"), [f"-fprofile-generate={raw}"], costs,
+                      "instr: instrumented build")
+    timed_step(costs, "instr: training run (instrumented)", lambda: sh(
+        prog.cmd(gen, "train", prog.train_scale), what="instrumented training run"))
+    prof = os.path.join(d, "instr.profdata")
+    timed_step(costs, "instr: llvm-profdata merge", lambda: sh(
+        ["llvm-profdata-19", "merge", "-o", prof] + glob.glob(os.path.join(raw, "*.profraw")),
+        what="llvm-profdata merge"))
+    return plain_build(prog, os.path.join(d, "instr"), [f"-fprofile-use={prof}", "-Wno-profile-instr-unprofiled"],
+                       costs, "instr: build with the profile")
+
+
+def sample_stage_flags(man):
+    """What syspgo pgo's sample stage added to the build, its profile left out."""
+    s = stage_of(man, "sample")
+    return [f for f in s["compile_flags"] + s["link_flags"] if not f.startswith("-fprofile-sample-use=")]
+
+
+def sweep(prog, a, man, costs):
+    """The sample stage rebuilt from profiles of more or fewer samples. At
+    each of SWEEP_HZ, training runs of syspgo pgo's profiling build under
+    syspgo collect; the profile of the first run alone (syspgo optimize; of
+    each of the first SPREAD_RUNS at SPREAD_HZ), and of the first n runs merged for each n > 1 of
+    --sweep-runs (syspgo merge --normalize, what --train-runs n does); each
+    built with the sample stage's flags. Returns {(hz, n): [(binary, samples)]}."""
+    base = stage_of(man, "base")["binary"]
+    flags = sample_stage_flags(man)
+    d = os.path.join(prog.dir, "sweep")
+    os.makedirs(d, exist_ok=True)
+    most = max(a.sweep_runs + ([SPREAD_RUNS] if 1 in a.sweep_runs else []))
+    rows = {}
+    for hz in SWEEP_HZ:
+        dbs = [os.path.join(d, f"{hz}hz-run{k + 1}.db") for k in range(most)]
+        for k, db in enumerate(dbs):
+            for f in glob.glob(db + "*"):
+                os.unlink(f)
+            timed_step(costs, f"sweep {hz} Hz: training run {k + 1} under syspgo collect", lambda: sh(
+                [B.SYSPGO, "collect", "-o", db, "--probes", "cpu", "--freq", str(hz), "--"] +
+                prog.cmd(base, "train", prog.train_scale), what="syspgo collect"))
+        for n in a.sweep_runs:
+            singles = SPREAD_RUNS if hz == SPREAD_HZ else 1
+            for j, group in enumerate([[db] for db in dbs[:singles]] if n == 1 else [dbs[:n]]):
+                tag = f"{hz}hz-{n}runs-{j + 1}"
+                prof = os.path.join(d, tag + ".prof")
+                how = ["optimize", group[0]] if n == 1 else ["merge", *group, "--normalize"]
+                said = timed_step(costs, f"sweep {tag}: syspgo {how[0]}", lambda: sh(
+                    [B.SYSPGO, *how, "--binary", base, "--emit", "sample-profile", "-o", prof],
+                    what=f"syspgo {how[0]}", capture=True))
+                b = plain_build(prog, os.path.join(d, tag), flags + [f"-fprofile-sample-use={prof}"], costs,
+                                f"sweep {tag}: build")
+                rows.setdefault((hz, n), []).append((b, samples_of(said)))
+    return rows
+
+
+def main_job(prog, a, timeit):
+    """Every variant of the main job for one program, measured; returns the
+    report's section and its row of the summary."""
+    costs = {}
+    d = os.path.join(prog.dir, "main")
+    print(f"bench: {prog.name}: syspgo pgo", file=sys.stderr)
+    cmd, man, summ, said = run_syspgo_pgo(prog, d, costs, a.reuse)
+    v = {"plain": plain_build(prog, os.path.join(d, "plain"), [], costs, "plain: the user's build")}
+    v.update({n: stage_of(man, s)["binary"] for n, s in PGO_STAGES.items()
+              if stage_of(man, s).get("status") == "ok" and stage_of(man, s).get("binary")})
+    v["instr"] = instr_pgo(prog, d, costs)
+    v = {n: v[n] for n in MAIN_VARIANTS if n in v}
+    rows = {}
+    if prog.name in a.sweep and "sample" in v:
+        print(f"bench: {prog.name}: the sample count sweep", file=sys.stderr)
+        rows = sweep(prog, a, man, costs)
+    print(f"bench: {prog.name}: timing, {a.runs} rounds", file=sys.stderr)
+    times = wall_rounds(prog, v, a.runs, timeit)
+    outs = {n: output_digest(prog, b) for n, b in v.items()}
+    print(f"bench: {prog.name}: cachegrind", file=sys.stderr)
+    swept = [b for pts in rows.values() for b, _ in pts]
+    got = instructions_all(prog, list(v.values()) + swept)
+    counts = dict(zip(v, got))
+    by_bin = dict(zip(swept, got[len(v):]))
+    sweep_counts = {k: [(by_bin[b], s) for b, s in pts] for k, pts in rows.items()}
+    return report_main(prog, cmd, man, summ, said, counts, times, outs, sweep_counts, costs)
+
+
+def pct(x):
+    return f"{x * 100:.1f}%"
+
+
+def saved(counts, ref, n):
+    """The share of ref's instructions variant n does not execute."""
+    return 1 - counts[n] / counts[ref]
+
+
+def sweep_section(counts, sweep_counts):
+    """The sweep's table and where its saving stops growing."""
+    if not sweep_counts:
+        return ""
+    lines, meds = [], []
+    for (hz, n), pts in sorted(sweep_counts.items()):
+        sv = [1 - c / counts["plain"] for c, _ in pts]
+        sb = [1 - c / counts["base"] for c, _ in pts]
+        samples = B.med([s for _, s in pts])
+        meds.append((samples, B.med(sv), hz, n))
+        each = ", ".join(f"{x * 100:.1f}%" for x in sv)
+        lines.append(f"| {hz} Hz | {n} | {', '.join(f'{s:,}' for _, s in pts)} | {each} | {pct(B.med(sv))} | "
+                     f"{min(sv) * 100:.1f}–{max(sv) * 100:.1f}% ({(max(sv) - min(sv)) * 100:.1f} points) | "
+                     f"{pct(B.med(sb))} |")
+    best = max(m for _, m, _, _ in meds)
+    # The fewest samples whose median saving is within half a point of the best.
+    first = min((m for m in meds if m[1] >= best - 0.005), key=lambda m: m[0])
+    return ("\n\nThe sample stage's saving against the number of samples (syspgo collect's rate, and how many "
+            "training runs of the profiling build each profile merges: one run's profile alone (at "
+            f"{SPREAD_HZ} Hz {SPREAD_RUNS} runs one by one, for the spread); n runs with "
+            "`syspgo merge --normalize`, what "
+            "`syspgo pgo --train-runs n` does), each profile built with the sample stage's flags, instructions "
+            "saved against the user's build:\n\n"
+            "| rate | training runs | samples in the binary (each profile) | saved, each profile | median | range | "
+            "saved vs the profiling build, median |\n|---|---|---|---|---|---|---|\n" + "\n".join(lines) +
+            f"\n\nThe best median saving is {pct(best)}; the first within half a point of it takes "
+            f"{first[0]:,} samples ({first[2]} Hz, {first[3]} run{'s' if first[3] > 1 else ''}).")
+
+
+def report_main(prog, cmd, man, summ, said, counts, times, outs, sweep_counts, costs):
+    final = summ.get("final_stage") or "?"
+    fv = next((n for n, s in PGO_STAGES.items() if s == final), None)
+    wall = {n: paired_speedup(times["plain"][0], times[n][0]) for n in times}
+    wall_b = {n: paired_speedup(times["base"][0], times[n][0]) for n in times}
+    cpu = {n: paired_speedup(times["plain"][1], times[n][1]) for n in times}
+    rows = []
+    ref = lambda n, r, iv: "(the reference)" if n == r else describe(iv)
+    for n in times:
+        mark = " (**final**)" if n == fv else ""
+        rows.append(f"| {n}{mark} | {counts[n]:,} | {counts[n] / counts['plain']:.3f} | "
+                    f"{counts[n] / counts['base']:.3f} | "
+                    f"{B.fmt_range(times[n][0], 1e-3)} | {ref(n, 'plain', wall[n])} | {ref(n, 'base', wall_b[n])} | "
+                    f"{ref(n, 'plain', cpu[n])} | {'same' if outs[n] == outs['plain'] else '**differs**'} |")
+    si = saved(counts, "plain", "instr")
+    lines = [f"- instrumented PGO saves {pct(si)} of the user's build's instructions; wall {describe(wall['instr'])}"]
+    for n in [n for n in ("sample", "order", "bolt") if n in times]:
+        share = pct(saved(counts, "plain", n) / si) if si > 0 else "—"
+        lines.append(f"- stage {n}: saves {pct(saved(counts, 'plain', n))} against the user's build, "
+                     f"{pct(saved(counts, 'base', n))} against the profiling build ({share} of instrumented's saving); "
+                     f"wall {describe(wall[n])}")
+    if fv in times:
+        vs_instr = paired_speedup(times["instr"][0], times[fv][0])
+        fs = saved(counts, "plain", fv)
+        lines.append(f"- the final binary ({final}) saves {pct(fs)}; no more instructions than the user's build: "
+                     f"{'met' if fs >= 0 else '**not met**'}; wall against the user's build {describe(wall[fv])}: "
+                     f"never slower {'met' if verdict_of(wall[fv]) != 'slower' else '**not met**'}; at least "
+                     f"instrumented's saving ({pct(si)}) {'met' if fs >= si else '**not met**'}; wall against "
+                     f"instrumented {describe(vs_instr)}")
+    else:
+        lines.append(f"- syspgo pgo's final stage is {final!r}, none of the measured ones")
+    if "sample" in times:
+        lines.append(f"- the sample stage reaches 85% of instrumented's saving ({pct(0.85 * si)}): "
+                     f"{'met' if si > 0 and saved(counts, 'plain', 'sample') >= 0.85 * si else '**not met**'}")
+    train = stage_of(man, "train")
+    quality = [f"{q.get('line', '')} ({q.get('freq_hz') or 'collect default'} Hz, {q.get('train_runs')} run(s))"
+               for q in man.get("profile_quality", [])]
+    told = [l for l in said.splitlines() if re.search(r"warning|done|failed|exit status", l)]
+    ev = summ.get("eval", {})
+    decided = "; ".join(f"{n} {e.get('verdict')} ({e.get('speedup', 0):.3f}×)" for n, e in ev.items() if n != "plain")
+    cost_rows = "\n".join(f"| {k} | {x:.1f} s |" for k, x in costs.items())
+    section = (f"### {prog.name}\n\n`syspgo pgo` as a user runs it (its defaults; its own decision on cachegrind's "
+               f"instructions):\n\n```\n{shlex.join(['syspgo'] + cmd[1:])}\n```\n\n"
+               f"Wall time: `{shlex.join(prog.cmd(prog.binary, 'eval', prog.eval_scale))}`; cachegrind: the same at "
+               f"scale {prog.cg_scale}; training: `{shlex.join(prog.cmd(prog.binary, 'train', prog.train_scale))}`.\n\n"
+               "| variant | instructions | ÷ plain | ÷ profiling build | wall, median (min–max) | wall vs plain | "
+               "wall vs profiling build | CPU vs plain | output |\n|---|---|---|---|---|---|---|---|---|\n" +
+               "\n".join(rows) +
+               "\n\nVerdicts (instructions decide; wall times are paired rounds with a bootstrap interval of the ratio "
+               "of medians):\n\n" + "\n".join(lines) +
+               f"\n\nsyspgo pgo chose **{final}**: {man.get('final_reason') or '—'}. Its own evaluation: {decided or '—'}. "
+               f"Its training: {train.get('runs_collected', '?')} run(s), {train.get('train_seconds', 0):.1f} s; "
+               f"its profile: {' / '.join(quality) or '—'}." +
+               ("\nIt printed:\n\n```\n" + "\n".join(told) + "\n```" if told else "") +
+               sweep_section(counts, sweep_counts) +
+               "\n\nBuild and profiling steps, wall time:\n\n| step | wall |\n|---|---|\n" + cost_rows + "\n")
+    sample = pct(saved(counts, "plain", "sample")) if "sample" in times else "—"
+    summary = (f"| {prog.name} | {pct(si)} | {sample} | {final} | {pct(saved(counts, 'plain', fv)) if fv in times else '—'} | "
+               f"{describe(wall['instr'])} | {describe(wall[fv]) if fv in times else '—'} |")
+    return section, summary
+
+
+PROGRAMS = {"sqlite": Sqlite, "lua": Lua, "zstd": Zstd, "gawk": Gawk}
+# Debian source packages and the trees they unpack to.
+SOURCES = {"lua5.4": "lua5.4-*", "sqlite3": "sqlite3-3*", "libzstd": "libzstd-*", "gawk": "gawk-*[0-9]"}
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--runs", type=int, default=10)
-    ap.add_argument("--overhead-runs", type=int, default=5)
-    ap.add_argument("--profiles", type=int, default=3, help="training runs per profiler for the spread (>= 1)")
-    ap.add_argument("--rate-runs", type=int, default=5, help="rounds of gperftools' sampling-rate measurement (>= 5)")
-    ap.add_argument("--programs", default=DEFAULT_PROGRAMS)
-    ap.add_argument("--work", default=None, help="work directory (default: a new one under /var/tmp)")
+    ap.add_argument("--runs", type=int, default=10, help="interleaved rounds of wall time (>= 5; --tools: >= 10)")
+    ap.add_argument("--programs", default=None, help=f"of {','.join(PROGRAMS)} (default: all; --tools: lua,sqlite)")
+    ap.add_argument("--sweep", default="sqlite,lua", help="programs of the sample-count sweep ('' for none)")
+    ap.add_argument("--sweep-runs", default="1,3", help="training runs merged into each sweep profile, e.g. 1,3,10")
+    ap.add_argument("--work", default=None, help="work directory, kept for reuse (default: a new one under /var/tmp)")
+    ap.add_argument("--reuse", action="store_true",
+                    help="measure the syspgo pgo runs an earlier bench left in --work instead of running it again")
+    ap.add_argument("--tools", action="store_true",
+                    help="instead: syspgo's profiles against perf, llvm-profgen, gperftools and perf2bolt")
+    ap.add_argument("--overhead-runs", type=int, default=5, help="--tools: rounds of the collection overhead")
+    ap.add_argument("--profiles", type=int, default=3, help="--tools: training runs per profiler for the spread (>= 1)")
+    ap.add_argument("--rate-runs", type=int, default=5, help="--tools: rounds of gperftools' sampling rates (>= 5)")
     a = ap.parse_args()
+    if a.runs < 5:
+        raise SystemExit("bench: at least 5 rounds, for a median")
+    a.programs = a.programs or (TOOLS_PROGRAMS if a.tools else ",".join(PROGRAMS))
+    a.sweep = [p for p in a.sweep.split(",") if p]
+    a.sweep_runs = sorted({int(n) for n in a.sweep_runs.split(",")})
+    work = a.work or tempfile.mkdtemp(prefix="syspgo-bench-pgo-", dir="/var/tmp")
+    os.makedirs(work, exist_ok=True)
+    timeit = B.build_timeit(work)
+    srcroot = os.path.join(work, "src")
+    os.makedirs(srcroot, exist_ok=True)
+    fetch_sources(srcroot, SOURCES)
+    (tools_bench if a.tools else main_bench)(a, work, timeit, srcroot)
+
+
+def main_bench(a, work, timeit, srcroot):
+    """Each program's section is written as soon as it is measured: one
+    program's figures do not wait for the others'."""
+    for name in a.programs.split(","):
+        prog = PROGRAMS[name](name, work)
+        prog.fetch(srcroot)
+        section, row = main_job(prog, a, timeit)
+        print(section)
+        body = (MAIN_INTRO.format(runs=a.runs, sources=" ".join(SOURCES)) +
+                "| program | instr saves | sample stage saves | syspgo pgo's final | final saves | instr wall vs plain | "
+                "final wall vs plain |\n|---|---|---|---|---|---|---|\n" + row + "\n\n" + section)
+        command = (f"sudo bench/pgo.py --runs {a.runs} --programs {name} --sweep {shlex.quote(','.join(a.sweep))} "
+                   f"--sweep-runs {','.join(map(str, a.sweep_runs))}" + (" --reuse" if prog.reused else ""))
+        if prog.reused:
+            body += ("\nWith --reuse: syspgo pgo's run is the one an earlier bench made in the same work directory "
+                     "(its manifest's); every other figure is this run's.\n")
+        # Benches of other programs may run beside this one: one rewrite of RESULTS.md at a time.
+        with open("/tmp/syspgo-bench-results.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            B.write_section(f"pgo: the main job ({name})", command, body)
+
+
+MAIN_INTRO = (
+    "Every program is built by its own compiler command with clang-19: **plain** is the user's build "
+    "(the program's own flags, no profiling flags) and the reference; **syspgo-plain** is syspgo pgo's build of "
+    "the same command; **base** is syspgo pgo's profiling build (frame pointers, profiling debug info, function "
+    "sections, lld, `--emit-relocs`); **instr** is instrumented PGO on the user's flags "
+    "(`-fprofile-generate`, the same training run, `-fprofile-use`); **sample**, **order**, **bolt** are "
+    "syspgo pgo's stages, and the one it chose is marked final. Instructions: cachegrind on copies without debug "
+    "sections, one run (the count does not vary). Wall and CPU time: {runs} interleaved rounds, each every variant "
+    "once, starting one further each round; a ratio is the reference's median over the variant's (above 1: "
+    "faster), with the 2.5th–97.5th percentiles of 2000 bootstrap resamples of whole rounds; within 0.5% of 1 or "
+    "an interval crossing it is \"no significant difference\". The machine is shared and loaded: the verdicts "
+    "are the instruction counts'. Each program trains on one input and is evaluated on another. Sources: "
+    "`apt-get source {sources}` (Debian bookworm).\n\n")
+
+
+def tools_bench(a, work, timeit, srcroot):
     if a.runs < 10:
         raise SystemExit("bench: at least 10 runs per variant")
     if a.overhead_runs < 3:
@@ -738,13 +1248,7 @@ def main():
         raise SystemExit("bench: at least 5 rounds of gperftools' sampling rates, for a median")
     if a.profiles < 1:
         raise SystemExit("bench: --profiles is at least 1 (the main variants' training runs)")
-    work = a.work or tempfile.mkdtemp(prefix="syspgo-bench-pgo-", dir="/var/tmp")
-    os.makedirs(work, exist_ok=True)
-    timeit = B.build_timeit(work)
-    srcroot = os.path.join(work, "src")
-    os.makedirs(srcroot, exist_ok=True)
-    fetch_sources(srcroot, {"lua5.4": "lua5.4-*", "sqlite3": "sqlite3-3*"})
-    progs = {"lua": Lua, "sqlite": Sqlite}
+
     body = ("Variants: base (plain build, clang-19 -O2 with the flags profiling needs: frame pointers, "
             "`-gline-tables-only -fdebug-info-for-profiling -ffunction-sections`, lld, `--emit-relocs`, the same for all); "
             "instr (`-fprofile-generate`/`-fprofile-use`); sample, sample+order, full (+ BOLT): the stages of `syspgo pgo`; "
@@ -765,7 +1269,7 @@ def main():
             f"BOLT options of bolt-only and perf2bolt (plain build): `{' '.join(BOLT_OPTS)}`; full uses syspgo "
             "pgo's own, which after the sample stage reorder functions only (`-reorder-blocks=none`).\n\n")
     for name in a.programs.split(","):
-        prog = progs[name](name, work)
+        prog = PROGRAMS[name](name, work)
         prog.fetch(srcroot)
         print(f"bench: {name}: building the variants", file=sys.stderr)
         v, costs, notes, over, spread, rates, fastest = prepare(prog, a, timeit)
@@ -783,12 +1287,12 @@ def main():
         body += section + "\n"
     # A run of some of the programs gets a section of its own, so that it
     # does not replace the figures of the others.
-    name = "pgo" if a.programs == DEFAULT_PROGRAMS else f"pgo ({a.programs})"
-    B.write_section(name, f"sudo bench/pgo.py --runs {a.runs} --profiles {a.profiles} --rate-runs {a.rate_runs} "
+    name = "pgo" if a.programs == TOOLS_PROGRAMS else f"pgo ({a.programs})"
+    B.write_section(name, f"sudo bench/pgo.py --tools --runs {a.runs} --profiles {a.profiles} --rate-runs {a.rate_runs} "
                     f"--programs {a.programs}", body)
 
 
-DEFAULT_PROGRAMS = "lua,sqlite"
+TOOLS_PROGRAMS = "lua,sqlite"
 
 
 if __name__ == "__main__":
