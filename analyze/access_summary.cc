@@ -14,6 +14,7 @@
 
 #include "analyze/data/access.h"
 #include "analyze/file_calls.h"
+#include "analyze/finding_print.h"
 #include "common/util.h"
 
 namespace syspgo {
@@ -233,7 +234,7 @@ Result<std::string> AccessReportText(Db& db, const RunInfo& run, size_t limit, b
          " read by the kernel for them" + ratio + "\n";
   if (!s->order.unnamed.empty())
     out += std::to_string(s->order.unnamed.size()) + " touched file(s) left out: the run never saw their path\n";
-  if (!hint.empty()) out += "\n" + TerminalSafe(hint) + "\n";
+  if (!hint.empty()) out += "\n" + WrapText(TerminalSafe(hint), 0) + "\n";
   return out;
 }
 
