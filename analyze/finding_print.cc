@@ -20,9 +20,18 @@ constexpr size_t kTitleWidth = 120;  // and titles longer than a terminal line h
 constexpr size_t kIndent = 4;      // facts under the headline
 
 // `value` wrapped at word boundaries; lines after the first start at `col`.
+// A word longer than a line (a path) is broken after a '/' where it can be.
 std::string Wrap(const std::string& value, size_t col, size_t width = kWidth) {
+  size_t room = width > col + 20 ? width - col : 20;
   std::string out, line;
-  for (const std::string& word : Split(value, ' ')) {
+  for (std::string word : Split(value, ' ')) {
+    while (word.size() > room) {
+      if (!line.empty()) out += line + "\n" + std::string(col, ' '), line.clear();
+      size_t cut = word.rfind('/', room - 1);
+      cut = cut == std::string::npos || cut == 0 ? room : cut + 1;
+      out += word.substr(0, cut) + "\n" + std::string(col, ' ');
+      word = word.substr(cut);
+    }
     if (!line.empty() && col + line.size() + 1 + word.size() > width) {
       out += line + "\n" + std::string(col, ' ');
       line.clear();

@@ -443,7 +443,8 @@ std::string Ranked(const std::vector<std::pair<std::string, int64_t>>& items) {
   std::sort(v.begin(), v.end());
   std::string out;
   for (size_t i = 0; i < v.size() && i < 5; ++i)
-    out += (out.empty() ? "" : ", ") + v[i].second + " (" + std::to_string(-v[i].first) + " pages)";
+    out += (out.empty() ? "" : ", ") + v[i].second + " (" + std::to_string(-v[i].first) +
+           (v[i].first == -1 ? " page)" : " pages)");
   if (v.size() > 5) out += " and " + std::to_string(v.size() - 5) + " more";
   return out;
 }
@@ -744,31 +745,45 @@ Json ReportJson(const PagecacheReport& r, size_t shown) {
           {"files", std::move(files)}, {"findings", std::move(findings)}};
 }
 
-std::string CgroupText(int64_t id, const std::string& path, int64_t limit) {
-  std::string cg = id == 0 ? "-" : (path.empty() ? std::to_string(id) : path);
-  if (id && limit >= 0 && limit < kUnlimited) cg += " (limit " + Mib(limit) + ")";
-  return cg;
-}
-
-// The cgroups ranked, when the run saw pages of more than one.
-std::string CgroupsText(const PagecacheReport& r) {
-  std::vector<CgroupRow> rows = RankCgroups(r);
-  if (rows.size() < 2) return "";
-  Table t({{"cgroup", "cgroup", Table::Align::kLeft},
+// The cgroups ranked, numbered for the files table's cgroup column.
+std::string CgroupsText(const std::vector<CgroupRow>& rows) {
+  Table t({{"#", "rank", Table::Align::kRight, true},
+           {"cgroup", "cgroup", Table::Align::kLeft},
+           {"limit", "limit_bytes", Table::Align::kRight, true},
            {"files", "files", Table::Align::kRight, true},
            {"added", "added_pages", Table::Align::kRight, true},
            {"evicted", "reclaimed_pages", Table::Align::kRight, true},
            {"refaults", "churn_pages", Table::Align::kRight, true},
            {"re-read", "refault_bytes", Table::Align::kRight, true}});
-  for (const CgroupRow& c : rows)
-    t.AddRow({CgroupText(c.id, c.path, c.limit), std::to_string(c.files), std::to_string(c.added),
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const CgroupRow& c = rows[i];
+    bool limited = c.id && c.limit >= 0 && c.limit < kUnlimited;
+    t.AddRow({std::to_string(i + 1), c.id == 0 ? "none" : c.path.empty() ? std::to_string(c.id) : c.path,
+              limited ? Mib(c.limit) : "-", std::to_string(c.files), std::to_string(c.added),
               std::to_string(c.reclaimed), std::to_string(c.churn),
               FormatBytes(static_cast<uint64_t>(c.churn * kPageBytes))});
-  return std::to_string(rows.size()) + " memory cgroups, most pages evicted by reclaim and read again first:\n" +
-         t.Text() + "\n";
+  }
+  return std::to_string(rows.size()) + (rows.size() == 1 ? " memory cgroup" : " memory cgroups") +
+         ", most pages evicted by reclaim and read again first:\n" + t.Text() + "\n";
 }
 
-std::string FilesText(const PagecacheReport& r, size_t shown) {
+// "memcg 1419, drop 690": deletions by class, in the files table's few columns.
+std::string ShortClasses(const std::map<std::string, int64_t>& by) {
+  static const std::map<std::string, std::string> kShort = {
+      {DeleterName(Deleter::kMemcg), "memcg"},    {DeleterName(Deleter::kDirect), "direct"},
+      {DeleterName(Deleter::kDamon), "DAMON"},    {DeleterName(Deleter::kTruncate), "trunc"},
+      {DeleterName(Deleter::kDropCaches), "drop"}};
+  std::string out;
+  for (auto& [k, n] : by) {
+    auto it = kShort.find(k);
+    out += (out.empty() ? "" : ", ") + (it == kShort.end() ? k : it->second) + " " + std::to_string(n);
+  }
+  return out.empty() ? "-" : out;
+}
+
+std::string FilesText(const PagecacheReport& r, const std::vector<CgroupRow>& cgroups, size_t shown) {
+  std::map<int64_t, size_t> rank;
+  for (size_t i = 0; i < cgroups.size(); ++i) rank[cgroups[i].id] = i + 1;
   Table t({{"path", "path", Table::Align::kLeft},
            {"added", "added_pages", Table::Align::kRight, true},
            {"deleted", "deleted_pages", Table::Align::kRight, true},
@@ -776,21 +791,18 @@ std::string FilesText(const PagecacheReport& r, size_t shown) {
            {"re-read", "refault_bytes", Table::Align::kRight, true},
            {"working set", "working_set_bytes", Table::Align::kRight, true},
            {"deleted by", "deleted_by", Table::Align::kLeft},
-           {"cgroup", "cgroup", Table::Align::kLeft}});
+           {"cgroup", "cgroup", Table::Align::kRight}});
   for (size_t i = 0; i < shown; ++i) {
     const PagecacheFile& f = r.files[i];
-    std::string by;
-    for (auto& [k, n] : f.deleted_by) by += (by.empty() ? "" : ", ") + k + " " + std::to_string(n);
     t.AddRow({f.path.empty() ? std::to_string(f.dev) + ":" + std::to_string(f.ino) : f.path,
               std::to_string(f.added_pages), std::to_string(f.deleted_pages), std::to_string(f.refaulted_pages),
               FormatBytes(static_cast<uint64_t>(f.refaulted_pages * kPageBytes)),
-              FormatBytes(static_cast<uint64_t>(f.working_set_pages * kPageBytes)), by.empty() ? "-" : by,
-              CgroupText(f.cgroup_id, f.cgroup, f.cgroup_limit)});
+              FormatBytes(static_cast<uint64_t>(f.working_set_pages * kPageBytes)), ShortClasses(f.deleted_by),
+              "#" + std::to_string(rank[f.cgroup_id])});
   }
   return std::to_string(r.files.size()) + (r.files.size() == 1 ? " file" : " files") +
-         (shown < r.files.size() ? ", the first " + std::to_string(shown) + " shown (--all or --limit N for more)"
-                                 : "") +
-         ", most churn first (pages of 4 KiB):\n" + t.Text();
+         (shown < r.files.size() ? ", the first " + std::to_string(shown) + " shown (--all: every one)" : "") +
+         ", most churn first (pages of 4 KiB; cgroup: its #):\n" + t.Text();
 }
 
 }  // namespace
@@ -851,7 +863,8 @@ Result<std::string> PagecacheReportText(Db& db, const RunInfo& run, const Pageca
                     0) +
            "\n";
   if (r->files.empty()) return out + "none: the run recorded no page-cache events.\n";
-  out += CgroupsText(*r) + FilesText(*r, shown);
+  std::vector<CgroupRow> cgroups = RankCgroups(*r);
+  out += CgroupsText(cgroups) + FilesText(*r, cgroups, shown);
   if (r->findings.empty())
     return out + "\nno churn: no cgroup had " + Mib(kChurnMinBytes) +
            " or 10% of its files' pages read again after reclaim.\n";

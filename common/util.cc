@@ -177,10 +177,14 @@ void Table::AddRow(std::vector<std::string> shown, std::vector<std::string> raw)
 namespace {
 
 // `cell` shortened to `width` columns by cutting its middle: the start
-// (a path's root) and the end (its file name) are what identify it.
+// (a path's root) and the end (its file name, kept whole when it fits) are
+// what identify it.
 std::string CutMiddle(const std::string& cell, size_t width) {
   if (cell.size() <= width) return cell;
-  size_t tail = (width - 3) * 2 / 3, head = width - 3 - tail, from = cell.size() - tail;
+  if (width <= 3) return cell.substr(0, width);
+  size_t slash = cell.rfind('/'), tail = (width - 3) * 2 / 3;
+  if (slash != std::string::npos && cell.size() - slash + 3 <= width) tail = cell.size() - slash;
+  size_t head = width - 3 - tail, from = cell.size() - tail;
   auto continuation = [&](size_t i) { return (static_cast<unsigned char>(cell[i]) & 0xC0) == 0x80; };
   while (head > 0 && continuation(head)) --head;  // never half a UTF-8 character
   while (from < cell.size() && continuation(from)) ++from;
