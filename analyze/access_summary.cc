@@ -224,8 +224,8 @@ Result<std::string> AccessReportText(Db& db, const RunInfo& run, size_t limit, b
   }
   std::string out = RunHeadline(run);
   if (s->files.empty())
-    return out + "no file was faulted on, read or added to the page cache in this run (the faults, fileio and "
-                 "pagecache probe groups record that).\n";
+    return out + "no file was faulted on, read or added to the page cache in this run (the faults, fileio\n"
+                 "and pagecache probe groups record that).\n";
   out += t.Text();
   if (shown < s->files.size()) out += "(" + std::to_string(s->files.size() - shown) + " more files; --limit)\n";
   char ratio[32] = "";
