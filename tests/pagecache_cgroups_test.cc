@@ -102,7 +102,7 @@ std::string RecordStory(const TempDir& dir, const Cgroups& cg, const std::vector
                                                  "cat " + victim_file + " >/dev/null; touch " + read2));
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // in its cgroup before the collector looks
   std::string collect = ShellQuote(SyspgoBin()) + " collect -o " + ShellQuote(db) +
-                        " --probes proc,pagecache,faults --ringbuf-mb 64 --duration 120";
+                        " --probes proc,fileio,pagecache,faults --ringbuf-mb 64 --duration 120";
   for (const std::string& s : scope) collect += " " + ShellQuote(s);
   pid_t collector = Background(collect);
   bool attached = WaitAttached(db);
