@@ -13,6 +13,7 @@
 #include "analyze/data/access.h"
 #include "analyze/data/paths.h"
 #include "analyze/file_calls.h"
+#include "analyze/finding_print.h"
 #include "common/util.h"
 
 namespace syspgo {
@@ -226,8 +227,8 @@ Result<std::string> AccessReportText(Db& db, const RunInfo& run, size_t limit, b
   }
   std::string out = RunHeadline(run);
   if (s->files.empty())
-    return out + "no file was faulted on, read or added to the page cache in this run (the faults, fileio and "
-                 "pagecache probe groups record that).\n";
+    return out + "no file was faulted on, read or added to the page cache in this run (the faults, fileio\n"
+                 "and pagecache probe groups record that).\n";
   out += t.Text();
   if (shown < s->files.size()) out += "(" + std::to_string(s->files.size() - shown) + " more files; --limit)\n";
   char ratio[32] = "";
@@ -236,7 +237,7 @@ Result<std::string> AccessReportText(Db& db, const RunInfo& run, size_t limit, b
          " read by the kernel for them" + ratio + "\n";
   if (!s->order.unnamed.empty())
     out += std::to_string(s->order.unnamed.size()) + " touched file(s) left out: the run never saw their path\n";
-  if (!hint.empty()) out += "\n" + TerminalSafe(hint) + "\n";
+  if (!hint.empty()) out += "\n" + WrapText(TerminalSafe(hint), 0) + "\n";
   return out;
 }
 

@@ -38,6 +38,11 @@ struct Finding {
   std::string period;             // "every 5th step, 180 ms" or "" if not periodic
   std::string fix;                // what to do, in plain words, with the time it would save
   std::vector<std::string> evidence;  // supporting lines (latency histogram, stacks), for -v and the report
+  // A ranked table inside the finding (the files one cause evicts): its
+  // column names and rows, most first; the first column is text, the others
+  // figures. Text shows the first rows (every one with --all), JSON all.
+  std::vector<std::string> table_columns;
+  std::vector<std::vector<std::string>> table;
   std::vector<Occurrence> occurrences;
   std::vector<FindingLink> links;  // by time
 };

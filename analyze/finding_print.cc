@@ -1,6 +1,7 @@
 //===- finding_print.cc - Findings as text for people and JSON for tools -===//
 // Long values (a fix, a list of files) are wrapped under their label so a
-// finding stays readable in an 100-column terminal.
+// finding stays readable in an 100-column terminal; its table and evidence
+// fit 120 columns.
 #include "analyze/finding_print.h"
 
 #include <algorithm>
@@ -19,9 +20,18 @@ constexpr size_t kTitleWidth = 120;  // and titles longer than a terminal line h
 constexpr size_t kIndent = 4;      // facts under the headline
 
 // `value` wrapped at word boundaries; lines after the first start at `col`.
+// A word longer than a line (a path) is broken after a '/' where it can be.
 std::string Wrap(const std::string& value, size_t col, size_t width = kWidth) {
+  size_t room = width > col + 20 ? width - col : 20;
   std::string out, line;
-  for (const std::string& word : Split(value, ' ')) {
+  for (std::string word : Split(value, ' ')) {
+    while (word.size() > room) {
+      if (!line.empty()) out += line + "\n" + std::string(col, ' '), line.clear();
+      size_t cut = word.rfind('/', room - 1);
+      cut = cut == std::string::npos || cut == 0 ? room : cut + 1;
+      out += word.substr(0, cut) + "\n" + std::string(col, ' ');
+      word = word.substr(cut);
+    }
     if (!line.empty() && col + line.size() + 1 + word.size() > width) {
       out += line + "\n" + std::string(col, ' ');
       line.clear();
@@ -29,6 +39,30 @@ std::string Wrap(const std::string& value, size_t col, size_t width = kWidth) {
     line += (line.empty() ? "" : " ") + word;
   }
   return out + line;
+}
+
+// "and 3 more files (--all shows every one)", or "" when none is left out.
+std::string More(size_t shown, size_t total, const char* one, const char* many) {
+  if (shown >= total) return "";
+  size_t n = total - shown;
+  return "and " + std::to_string(n) + " more " + (n == 1 ? one : many) + " (--all shows every one)";
+}
+
+// The finding's table under its facts: the first kTopFindings rows unless
+// `all`, indented, within kTitleWidth columns (Table shortens long paths).
+std::string TableText(const Finding& f, bool all) {
+  if (f.table_columns.empty() || f.table.empty()) return "";
+  std::vector<Table::Column> cols;
+  for (size_t c = 0; c < f.table_columns.size(); ++c)
+    cols.push_back({f.table_columns[c], f.table_columns[c], c == 0 ? Table::Align::kLeft : Table::Align::kRight});
+  Table t(cols);
+  size_t shown = all ? f.table.size() : std::min(f.table.size(), kTopFindings);
+  for (size_t i = 0; i < shown; ++i) t.AddRow(f.table[i]);
+  std::string out, pad(kIndent, ' ');
+  for (const std::string& line : Split(t.Text(kTitleWidth - kIndent), '\n'))
+    if (!line.empty()) out += pad + line + "\n";
+  std::string more = More(shown, f.table.size(), "row", "rows");
+  return out + (more.empty() ? "" : pad + more + "\n");
 }
 
 }  // namespace
@@ -52,7 +86,7 @@ std::string FormatShare(double share) {
   return buf;
 }
 
-std::string FindingText(const Finding& f, size_t number, bool verbose) {
+std::string FindingText(const Finding& f, size_t number, bool verbose, bool all) {
   // Titles, facts and fixes quote paths, task names and commands from the
   // profile: each goes through TerminalSafe (FindingJson keeps them exact).
   std::vector<std::pair<std::string, std::string>> rows;
@@ -74,11 +108,25 @@ std::string FindingText(const Finding& f, size_t number, bool verbose) {
     size_t col = kIndent + label + 2;
     out += std::string(kIndent, ' ') + k + std::string(label - k.size() + 2, ' ') + Wrap(v, col) + "\n";
   }
+  out += TableText(f, all);
   if (verbose && !f.evidence.empty()) {
     out += std::string(kIndent, ' ') + "evidence:\n";
-    for (const std::string& e : f.evidence) out += std::string(kIndent + 2, ' ') + TerminalSafe(e) + "\n";
+    for (const std::string& e : f.evidence) {
+      std::string line = TerminalSafe(e);
+      // Histograms and stacks keep their layout; only a line too long is wrapped.
+      if (kIndent + 2 + line.size() > kTitleWidth) line = Wrap(line, kIndent + 4, kTitleWidth);
+      out += std::string(kIndent + 2, ' ') + line + "\n";
+    }
   }
   return out;
+}
+
+std::string FindingsText(const std::vector<Finding>& findings, bool verbose, bool all) {
+  size_t shown = all ? findings.size() : std::min(findings.size(), kTopFindings);
+  std::string out;
+  for (size_t i = 0; i < shown; ++i) out += "\n" + FindingText(findings[i], i + 1, verbose, all);
+  std::string more = More(shown, findings.size(), "finding", "findings");
+  return out + (more.empty() ? "" : "\n" + more + ".\n");
 }
 
 nlohmann::ordered_json FindingJson(const Finding& f, nlohmann::ordered_json detail) {
@@ -93,6 +141,7 @@ nlohmann::ordered_json FindingJson(const Finding& f, nlohmann::ordered_json deta
   Json j = {{"kind", f.kind},         {"title", f.title},       {"facts", std::move(facts)}, {"count", f.count},
             {"total_ns", f.total_ns}, {"worst_ns", f.worst_ns}, {"share", share},            {"period", f.period},
             {"fix", f.fix},           {"evidence", f.evidence}, {"occurrences", std::move(occurrences)}};
+  if (!f.table_columns.empty()) j["table"] = {{"columns", f.table_columns}, {"rows", f.table}};
   if (!detail.is_null()) j["detail"] = std::move(detail);
   return j;
 }

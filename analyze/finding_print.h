@@ -6,6 +6,7 @@
 #pragma once
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -13,8 +14,15 @@
 
 namespace syspgo {
 
-// `number` is the finding's place in the list (1-based).
-std::string FindingText(const Finding& f, size_t number, bool verbose);
+inline constexpr size_t kTopFindings = 10;  // findings (and rows of a finding's table) text shows without --all
+
+// `number` is the finding's place in the list (1-based). With `all`, every
+// row of its table; else the first kTopFindings and how many more.
+std::string FindingText(const Finding& f, size_t number, bool verbose, bool all = false);
+// A list of findings as text: every one with `all`, else the first
+// kTopFindings and a line saying how many more there are and that --all
+// shows them.
+std::string FindingsText(const std::vector<Finding>& findings, bool verbose, bool all);
 // A JSON object of every field, and last what the pass adds as "detail"
 // (left out if null).
 nlohmann::ordered_json FindingJson(const Finding& f, nlohmann::ordered_json detail);

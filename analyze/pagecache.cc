@@ -105,7 +105,13 @@ class Analysis {
   Status LoadCgroups();
   Deleter Classify(int64_t stack_id, const std::string& comm);
   void Judge(PagecacheFile& f, PageState& s);
-  Finding MakeFinding(const PagecacheFile& f) const;
+  std::string ReclaimPath(const PagecacheFile& f) const;
+  void GroupCauses();
+  std::string CgroupName(int64_t id) const;
+  void CauseFacts(const ChurnCause& c, Finding& x) const;
+  Finding MakeFinding(const ChurnCause& c) const;
+  std::string CauseFix(const ChurnCause& c, const std::string& deleter_cgroup) const;
+  std::string KeepResidentFix(const ChurnCause& c) const;
 
   Db& db_;
   PagecacheQuery q_;
@@ -198,6 +204,8 @@ Status Analysis::Replay() {
       f.deleted_by[DeleterName(d)] += pages;
       if (IsReclaim(d)) {
         f.deleters[comm] += pages;
+        f.reclaimed_pages += pages;
+        if (int64_t task_cg = row.Int(9)) f.deleter_cgroups[task_cg] += pages;
         if (cg) s.reclaimed_by_cgroup[cg] += pages;
         if (s.first_reclaim_ts < 0) s.first_reclaim_ts = ts;
       }
@@ -252,6 +260,7 @@ Status Analysis::ReadLean() {
       f.deleted_by[DeleterName(d)] += pages;
       if (IsReclaim(d)) {
         f.deleters[comm] += pages;
+        f.reclaimed_pages += pages;
         if (cg) s.reclaimed_by_cgroup[cg] += pages;
         if (s.first_reclaim_ts < 0 || first < s.first_reclaim_ts) s.first_reclaim_ts = first;
       }
@@ -350,81 +359,221 @@ void Analysis::Judge(PagecacheFile& f, PageState& s) {
               static_cast<double>(f.churn_pages) >= kChurnMinShare * static_cast<double>(f.working_set_pages));
 }
 
-Finding Analysis::MakeFinding(const PagecacheFile& f) const {
+// The rules that name a file's reclaim path beyond its deletion class, the
+// first that matches: memcg reclaim done by tasks outside the cgroup (and
+// outside its descendants) is another cgroup's, reclaiming for a limit the
+// two share; deletions by a kernel worker are the worker's.
+constexpr char kOtherCgroup[] = "another cgroup's reclaim";
+constexpr char kKernelWorker[] = "a kernel worker";
+
+// The key with the most pages ("" if none).
+std::string TopComm(const std::map<std::string, int64_t>& m) {
+  std::string best;
+  int64_t n = 0;
+  for (auto& [comm, pages] : m)
+    if (pages > n) best = comm, n = pages;
+  return best;
+}
+
+bool Below(const std::string& path, const std::string& ancestor) {
+  return !ancestor.empty() && (path == ancestor || ancestor == "/" || path.starts_with(ancestor + "/"));
+}
+
+std::string Analysis::ReclaimPath(const PagecacheFile& f) const {
+  auto path_of = [&](int64_t id) -> std::string {
+    auto it = cgroups_.find(id);
+    return it == cgroups_.end() ? "" : it->second.first;
+  };
+  int64_t by = Busiest(f.deleter_cgroups);
+  const std::pair<const char*, bool> rules[] = {
+      {kOtherCgroup, f.reclaim == DeleterName(Deleter::kMemcg) && by && f.cgroup_id && by != f.cgroup_id &&
+                         !Below(path_of(by), path_of(f.cgroup_id))},
+      {kKernelWorker, TopComm(f.deleters).starts_with("kworker")},
+  };
+  for (auto& [path, match] : rules)
+    if (match) return path;
+  return f.reclaim;
+}
+
+// Files are in churn order: each cause keeps its files in that order.
+void Analysis::GroupCauses() {
+  std::map<std::pair<int64_t, std::string>, size_t> index;
+  std::vector<ChurnCause>& causes = report_.causes;
+  for (size_t i = 0; i < report_.files.size(); ++i) {
+    const PagecacheFile& f = report_.files[i];
+    if (f.churn_pages == 0) continue;
+    auto [it, fresh] = index.try_emplace({f.cgroup_id, f.reclaim_path}, causes.size());
+    ChurnCause& c = fresh ? causes.emplace_back() : causes[it->second];
+    if (fresh) c.cgroup_id = f.cgroup_id, c.cgroup = f.cgroup, c.cgroup_limit = f.cgroup_limit, c.path = f.reclaim_path,
+               c.reclaim = f.reclaim;
+    c.files.push_back(i);
+    c.churn_pages += f.churn_pages;
+    c.reclaimed_pages += f.reclaimed_pages;
+    c.working_set_pages += f.working_set_pages;
+    c.reread_ns += f.reread_ns;
+    c.reread_worst_ns = std::max(c.reread_worst_ns, f.reread_worst_ns);
+    c.block_read_bytes += f.block_read_bytes;
+    if (f.first_churn_ts >= 0 && (c.first_churn_ts < 0 || f.first_churn_ts < c.first_churn_ts))
+      c.first_churn_ts = f.first_churn_ts;
+    for (auto& [comm, n] : f.deleters) c.deleters[comm] += n;
+    for (auto& [cg, n] : f.deleter_cgroups) c.deleter_cgroups[CgroupName(cg)] += n;
+  }
+  for (ChurnCause& c : causes) {
+    c.churns = c.churn_pages >= kChurnMinPages &&
+               (c.churn_pages * kPageBytes >= kChurnMinBytes ||
+                static_cast<double>(c.churn_pages) >= kChurnMinShare * static_cast<double>(c.working_set_pages));
+    // The cgroup's own reclaim at its limit: the limit must hold the working
+    // sets of every file it evicted and read again.
+    bool limited = c.cgroup_limit >= 0 && c.cgroup_limit < kUnlimited;
+    if (c.churns && limited && c.path == DeleterName(Deleter::kMemcg)) {
+      int64_t want = c.cgroup_limit + c.working_set_pages * kPageBytes;
+      c.suggested_limit = (want + kMiB - 1) / kMiB * kMiB;
+      for (size_t i : c.files) report_.files[i].suggested_limit = c.suggested_limit;
+    }
+  }
+  std::stable_sort(causes.begin(), causes.end(), [](const ChurnCause& a, const ChurnCause& b) {
+    return std::tie(b.churn_pages, a.cgroup_id, a.path) < std::tie(a.churn_pages, b.cgroup_id, b.path);
+  });
+}
+
+// "python3 (9000 pages), sh (12 pages)": the first five, most pages first.
+std::string Ranked(const std::vector<std::pair<std::string, int64_t>>& items) {
+  std::vector<std::pair<int64_t, std::string>> v;
+  for (auto& [k, n] : items) v.emplace_back(-n, k);
+  std::sort(v.begin(), v.end());
+  std::string out;
+  for (size_t i = 0; i < v.size() && i < 5; ++i)
+    out += (out.empty() ? "" : ", ") + v[i].second + " (" + std::to_string(-v[i].first) +
+           (v[i].first == -1 ? " page)" : " pages)");
+  if (v.size() > 5) out += " and " + std::to_string(v.size() - 5) + " more";
+  return out;
+}
+
+std::string Analysis::CgroupName(int64_t id) const {
+  auto it = cgroups_.find(id);
+  return it == cgroups_.end() || it->second.first.empty() ? "memory cgroup " + std::to_string(id) : it->second.first;
+}
+
+std::string FileName(const PagecacheFile& f) {
+  return f.path.empty() ? "dev " + std::to_string(f.dev) + " inode " + std::to_string(f.ino) : f.path;
+}
+
+// What evicted the pages, as the title says it.
+std::string PathPhrase(const ChurnCause& c, const std::string& deleter_cgroup) {
+  static const std::map<std::string, std::string> phrases = {
+      {DeleterName(Deleter::kMemcg), "memcg reclaim by its own tasks at the limit"},
+      {kOtherCgroup, "memcg reclaim by tasks of another cgroup"},
+      {DeleterName(Deleter::kKswapd), "kswapd (the machine ran short of memory)"},
+      {DeleterName(Deleter::kDirect), "direct reclaim (the machine ran short of memory)"},
+      {DeleterName(Deleter::kDamon), "DAMON's proactive reclaim"},
+      {kKernelWorker, "reclaim in a kernel worker"},
+  };
+  auto it = phrases.find(c.path);
+  std::string p = it == phrases.end() ? c.path + " reclaim" : it->second;
+  return c.path == kOtherCgroup && !deleter_cgroup.empty() ? p + " (" + deleter_cgroup + ")" : p;
+}
+
+void Analysis::CauseFacts(const ChurnCause& c, Finding& x) const {
+  int64_t ws = c.working_set_pages * kPageBytes;
+  x.facts.emplace_back("cgroup", c.cgroup_id ? CgroupName(c.cgroup_id)
+                                             : "unknown (the pages were charged to no memory cgroup)");
+  x.facts.emplace_back("limit", Limit(c.cgroup_limit));
+  std::vector<std::pair<std::string, int64_t>> tasks(c.deleters.begin(), c.deleters.end()), cgroups;
+  x.facts.emplace_back("reclaim", c.path + (tasks.empty() ? "" : ", in " + Ranked(tasks)));
+  for (auto& [name, n] : c.deleter_cgroups)
+    cgroups.emplace_back(name + (Below(name, CgroupName(c.cgroup_id)) ? "" : ", another cgroup"), n);
+  if (!cgroups.empty()) x.facts.emplace_back("deleters in", Ranked(cgroups));
+  x.facts.emplace_back("files", std::to_string(c.files.size()) + (c.files.size() == 1 ? " file" : " files") +
+                                    " evicted and read again (the table below)");
+  x.facts.emplace_back("working set", Mib(ws) + " (" + std::to_string(c.working_set_pages) +
+                                          " distinct pages of these files touched)");
+  std::string io = Mib(c.churn_pages * kPageBytes) + " re-read for refaults after reclaim (" +
+                   std::to_string(c.churn_pages) + " pages x 4 KiB)";
+  if (c.block_read_bytes) io += "; " + Mib(c.block_read_bytes) + " of these files read from disk in all";
+  x.facts.emplace_back("I/O", io);
+  const PagecacheFile& top = report_.files[c.files.front()];
+  if (top.damon_reuse_ns > 0)
+    x.facts.emplace_back("reuse", FormatNs(top.damon_reuse_ns) + " median from a page's load of " + FileName(top) +
+                                      " to its reload after DAMON evicted it");
+  if (c.suggested_limit) x.facts.emplace_back("suggested limit", Limit(c.suggested_limit));
+}
+
+Finding Analysis::MakeFinding(const ChurnCause& c) const {
   Finding x;
   x.kind = "pagecache-churn";
-  std::string name = f.path.empty() ? "dev " + std::to_string(f.dev) + " inode " + std::to_string(f.ino) : f.path;
-  std::string cg = f.cgroup.empty() ? "memory cgroup " + std::to_string(f.cgroup_id) : f.cgroup;
-  int64_t churn_bytes = f.churn_pages * kPageBytes, ws = f.working_set_pages * kPageBytes;
-  bool limited = f.cgroup_limit >= 0 && f.cgroup_limit < kUnlimited;
-  x.title = name + ": " + std::to_string(f.churn_pages) + " pages evicted by " + f.reclaim + " and read again (" +
-            Mib(churn_bytes) + " re-read)" + (f.cgroup_id ? " in cgroup " + cg : "") +
-            (limited ? " (limit " + Mib(f.cgroup_limit) + ")" : "");
-  x.facts.emplace_back("file", name);
-  x.facts.emplace_back("cgroup", f.cgroup_id ? cg : "unknown (the pages were charged to no memory cgroup)");
-  x.facts.emplace_back("limit", Limit(f.cgroup_limit));
-  std::vector<std::pair<int64_t, std::string>> by_comm;
-  for (auto& [comm, n] : f.deleters) by_comm.emplace_back(-n, comm);
-  std::sort(by_comm.begin(), by_comm.end());
-  std::string deleters;
-  for (auto& [n, comm] : by_comm)
-    deleters += (deleters.empty() ? "" : ", ") + comm + " (" + std::to_string(-n) + " pages)";
-  x.facts.emplace_back("reclaim", f.reclaim + (deleters.empty() ? "" : ", in " + deleters));
-  x.facts.emplace_back("working set", Mib(ws) + " (" + std::to_string(f.working_set_pages) +
-                                          " distinct pages of the file touched)");
-  x.facts.emplace_back("pages", std::to_string(f.added_pages) + " added, " + std::to_string(f.deleted_pages) +
-                                    " deleted, " + std::to_string(f.refaulted_pages) + " added again");
-  x.facts.emplace_back("deleted by", ByClass(f.deleted_by));
-  std::string io = Mib(churn_bytes) + " re-read for refaults after reclaim (" + std::to_string(f.churn_pages) +
-                   " pages x 4 KiB)";
-  if (f.block_read_bytes)
-    io += "; " + Mib(f.block_read_bytes) + " of the file read from disk in all, in " +
-          FormatNs(static_cast<uint64_t>(f.block_read_ns)) + " of device time";
-  x.facts.emplace_back("I/O", io);
-  if (f.damon_reuse_ns > 0)
-    x.facts.emplace_back("reuse", FormatNs(f.damon_reuse_ns) + " median from a page's load to its reload after DAMON "
-                                  "evicted it");
-  if (f.suggested_limit) x.facts.emplace_back("suggested limit", Limit(f.suggested_limit));
-  x.count = f.churn_pages;
-  x.total_ns = f.reread_ns;
-  x.worst_ns = f.reread_worst_ns;
+  bool limited = c.cgroup_limit >= 0 && c.cgroup_limit < kUnlimited;
+  std::string deleter_cgroup = TopComm(c.deleter_cgroups);
+  size_t n = c.files.size();
+  x.title = (c.cgroup_id ? "cgroup " + CgroupName(c.cgroup_id) : std::string("pages of no memory cgroup")) +
+            (limited ? " (limit " + Mib(c.cgroup_limit) + ")" : "") + ": " + PathPhrase(c, deleter_cgroup) +
+            " evicted " + (n == 1 ? FileName(report_.files[c.files[0]]) : std::to_string(n) + " files") +
+            ", read again: " + std::to_string(c.churn_pages) + " pages (" + Mib(c.churn_pages * kPageBytes) + ")";
+  CauseFacts(c, x);
+  x.count = c.churn_pages;
+  x.total_ns = c.reread_ns;
+  x.worst_ns = c.reread_worst_ns;
   x.share = report_.wall_ns > 0 ? std::min(1.0, static_cast<double>(x.total_ns) / static_cast<double>(report_.wall_ns)) : 0;
-
-  std::string ranges;
-  for (auto& [a, b] : f.hot_ranges) {
-    char buf[96];
-    snprintf(buf, sizeof buf, "bytes %lld..%lld", static_cast<long long>(a * kPageBytes),
-             static_cast<long long>((b + 1) * kPageBytes));
-    ranges += (ranges.empty() ? "" : ", ") + std::string(buf);
+  x.table_columns = {"file", "evicted", "refaulted", "re-read", "share"};
+  for (size_t i : c.files) {
+    const PagecacheFile& f = report_.files[i];
+    x.table.push_back({FileName(f), std::to_string(f.reclaimed_pages), std::to_string(f.churn_pages),
+                       FormatBytes(static_cast<uint64_t>(f.churn_pages * kPageBytes)),
+                       FormatShare(static_cast<double>(f.churn_pages) / static_cast<double>(c.churn_pages))});
+    if (x.evidence.size() < kTopFindings)
+      x.evidence.push_back(FileName(f) + ": refaults by who deleted the page: " + ByClass(f.refaults_by));
   }
-  std::string fix;
-  if (f.reclaim == DeleterName(Deleter::kDamon)) {
-    fix = DamonFix(f);
-  } else if (f.suggested_limit) {
-    int64_t mib = f.suggested_limit / kMiB;
-    fix = "Raise the cgroup's memory.limit_in_bytes to at least " + std::to_string(mib) + " MiB (" +
-          std::to_string(f.suggested_limit) + " bytes: its limit " + Mib(f.cgroup_limit) + " plus the working set " +
-          (f.suggested_limit - f.cgroup_limit > ws + kMiB ? "of the files that churn in it, this one's " : "of the file, ") +
-          Mib(ws) + "), e.g. echo " + std::to_string(f.suggested_limit) + " > /sys/fs/cgroup/memory" +
-          (f.cgroup.empty() ? "/<cgroup>" : f.cgroup == "/" ? "" : f.cgroup) +
-          "/memory.limit_in_bytes (the v1 memory hierarchy's usual mount). This is cgroup v1: it has no memory.low or memory.min, and "
-          "memory.soft_limit_in_bytes only acts under pressure on the whole machine; on cgroup v2, set memory.low "
-          "(or memory.min) of the cgroup to at least " + Mib(ws) + " instead. ";
-  } else if (f.reclaim == DeleterName(Deleter::kMemcg)) {
-    fix = "Raise the memory limit of the cgroup by at least the file's working set, " + Mib(ws) +
-          " (on cgroup v2 memory.low or memory.min of at least that; v1 has neither). ";
-  } else {
-    fix = "The whole machine ran short of memory (" + f.reclaim + "): free memory or add RAM so that the file's "
-          "working set of " + Mib(ws) + " stays cached; on cgroup v2 memory.low of at least that protects it. ";
-  }
-  fix += "Or keep the hot ranges resident: mlock() them in the program, or vmtouch -l " + name +
-         (ranges.empty() ? "" : " (hot: " + ranges + ")") +
-         "; locked pages still count against the cgroup's limit, so it must hold them. Or use a prefetch plan "
-         "(syspgo prefetch) so the pages come back in a few large reads instead of one fault at a time.";
-  x.fix = fix;
-  x.evidence.push_back("refaults by who deleted the page: " + ByClass(f.refaults_by));
-  if (f.first_churn_ts >= 0) x.occurrences.push_back({f.first_churn_ts, 0, 0});
+  x.fix = CauseFix(c, deleter_cgroup) + KeepResidentFix(c);
+  if (c.first_churn_ts >= 0) x.occurrences.push_back({c.first_churn_ts, 0, 0});
   return x;
+}
+
+// The fix of a cause, by its reclaim path.
+std::string Analysis::CauseFix(const ChurnCause& c, const std::string& deleter_cgroup) const {
+  std::string ws = Mib(c.working_set_pages * kPageBytes);
+  std::string dir = "/sys/fs/cgroup/memory" + (c.cgroup.empty() ? "/<cgroup>" : c.cgroup == "/" ? "" : c.cgroup);
+  if (c.path == DeleterName(Deleter::kDamon)) return DamonFix(report_.files[c.files.front()]);
+  if (c.suggested_limit) {
+    return "Raise the cgroup's memory.limit_in_bytes to at least " + std::to_string(c.suggested_limit / kMiB) +
+           " MiB (" + std::to_string(c.suggested_limit) + " bytes: its limit " + Mib(c.cgroup_limit) +
+           " plus the working set of the files it evicted and read again, " + ws + "), e.g. echo " +
+           std::to_string(c.suggested_limit) + " > " + dir + "/memory.limit_in_bytes (the v1 memory hierarchy's "
+           "usual mount). This is cgroup v1: it has no memory.low or memory.min, and memory.soft_limit_in_bytes only "
+           "acts under pressure on the whole machine; on cgroup v2, set memory.low (or memory.min) of the cgroup to "
+           "at least " + ws + " instead. ";
+  }
+  static const std::map<std::string, std::string> fixes = {
+      {DeleterName(Deleter::kMemcg), "Raise the memory limit whose reclaim evicted them (the cgroup's or an "
+                                     "ancestor's) by at least the working set, WS (on cgroup v2 memory.low or "
+                                     "memory.min of at least that; v1 has neither). "},
+      {kOtherCgroup, "Tasks of DELETER evicted them, reclaiming for a memory limit that cgroup shares with this one "
+                     "(a common ancestor's). Give DELETER a memory.limit_in_bytes of its own, so that its reclaim "
+                     "stays within its own pages, or move it out from under that ancestor, or raise the ancestor's "
+                     "limit by at least the working set, WS; on cgroup v2, memory.low (or memory.min) of at least "
+                     "WS on this cgroup protects it. "},
+      {kKernelWorker, "A kernel worker evicted them for the cgroup's limit (asynchronous reclaim): raise that limit "
+                      "by at least the working set, WS, or on cgroup v2 set memory.low (or memory.min) of at least "
+                      "that. "},
+  };
+  auto it = fixes.find(c.path);
+  std::string fix = it != fixes.end()
+                        ? it->second
+                        : "The whole machine ran short of memory (" + c.path + "): free memory or add RAM so that the "
+                          "working set of WS stays cached; on cgroup v2 memory.low of at least that protects it. ";
+  for (auto [key, value] : {std::pair<std::string, std::string>{"WS", ws}, {"DELETER", deleter_cgroup}})
+    for (size_t at = fix.find(key); at != std::string::npos; at = fix.find(key, at + value.size()))
+      fix.replace(at, key.size(), value);
+  return fix;
+}
+
+// The fix every cause shares: the hottest files kept resident, or read back
+// in large reads.
+std::string Analysis::KeepResidentFix(const ChurnCause& c) const {
+  std::string names;
+  for (size_t i = 0; i < c.files.size() && i < 3; ++i) names += " " + FileName(report_.files[c.files[i]]);
+  return "Or keep the most re-read files resident: vmtouch -l" + names +
+         " (or mlock() their hot ranges in the program); locked pages still count against the cgroup's limit, so "
+         "it must hold them. Or use a prefetch plan (syspgo prefetch) so the pages come back in a few large reads "
+         "instead of one fault at a time.";
 }
 
 // No limit was hit: DAMON paged the file out as idle between its uses. The
@@ -489,26 +638,16 @@ Result<PagecacheReport> Analysis::Run() {
     Judge(f, state_[key]);
     report_.files.push_back(std::move(f));
   }
-  // A cgroup must hold the working sets of every file that churns in it:
-  // the limit suggested for each is its limit plus all of them.
-  // DAMON evicts what it sees idle whatever the limit: no limit fixes that.
-  auto by_limit = [](const PagecacheFile& f) { return f.churns && f.reclaim != DeleterName(Deleter::kDamon); };
-  std::map<int64_t, int64_t> churning_ws;  // cgroup -> pages
-  for (const PagecacheFile& f : report_.files)
-    if (by_limit(f)) churning_ws[f.cgroup_id] += f.working_set_pages;
-  for (PagecacheFile& f : report_.files) {
-    if (!by_limit(f) || f.cgroup_limit < 0 || f.cgroup_limit >= kUnlimited) continue;
-    int64_t want = f.cgroup_limit + churning_ws[f.cgroup_id] * kPageBytes;
-    f.suggested_limit = (want + kMiB - 1) / kMiB * kMiB;
-  }
+  for (PagecacheFile& f : report_.files) f.reclaim_path = f.churn_pages ? ReclaimPath(f) : "";
   std::stable_sort(report_.files.begin(), report_.files.end(), [](const PagecacheFile& a, const PagecacheFile& b) {
     return std::tie(b.churn_pages, b.refaulted_pages, b.added_pages, a.path) <
            std::tie(a.churn_pages, a.refaulted_pages, a.added_pages, b.path);
   });
-  for (size_t i = 0; i < report_.files.size(); ++i) {
-    if (!report_.files[i].churns) continue;
-    report_.findings.push_back(MakeFinding(report_.files[i]));
-    report_.finding_file.push_back(i);
+  GroupCauses();
+  for (size_t i = 0; i < report_.causes.size(); ++i) {
+    if (!report_.causes[i].churns) continue;
+    report_.findings.push_back(MakeFinding(report_.causes[i]));
+    report_.finding_cause.push_back(i);
   }
   return std::move(report_);
 }
@@ -538,7 +677,132 @@ Json DetailJson(const PagecacheFile& f) {
           {"hot_ranges", f.hot_ranges},
           {"damon_reuse_ns", f.damon_reuse_ns},
           {"churns", f.churns},
+          {"reclaimed_pages", f.reclaimed_pages},
+          {"reclaim_path", f.reclaim_path},
           {"suggested_limit_bytes", f.suggested_limit}};
+}
+
+Json CauseJson(const ChurnCause& c, const std::vector<PagecacheFile>& files) {
+  Json paths = Json::array();
+  for (size_t i : c.files) paths.push_back(files[i].path);
+  return {{"cgroup", c.cgroup},
+          {"cgroup_id", c.cgroup_id},
+          {"limit_bytes", c.cgroup_limit},
+          {"reclaim", c.reclaim},
+          {"reclaim_path", c.path},
+          {"deleters", c.deleters},
+          {"deleter_cgroups", c.deleter_cgroups},
+          {"reclaimed_pages", c.reclaimed_pages},
+          {"churn_pages", c.churn_pages},
+          {"refault_bytes", c.churn_pages * kPageBytes},
+          {"working_set_pages", c.working_set_pages},
+          {"working_set_bytes", c.working_set_pages * kPageBytes},
+          {"block_read_bytes", c.block_read_bytes},
+          {"churns", c.churns},
+          {"suggested_limit_bytes", c.suggested_limit},
+          {"files", std::move(paths)}};
+}
+
+constexpr size_t kTopFiles = 20;  // rows of the files table text shows without --limit or --all
+
+// Per memory cgroup: its files, pages added, evicted by reclaim and read
+// again, most churn first, then most added.
+struct CgroupRow {
+  int64_t id = 0;
+  std::string path;
+  int64_t limit = -1, files = 0, added = 0, reclaimed = 0, churn = 0;
+};
+
+std::vector<CgroupRow> RankCgroups(const PagecacheReport& r) {
+  std::map<int64_t, CgroupRow> by_id;
+  for (const PagecacheFile& f : r.files) {
+    CgroupRow& c = by_id[f.cgroup_id];
+    c.id = f.cgroup_id;
+    if (c.path.empty()) c.path = f.cgroup, c.limit = f.cgroup_limit;
+    ++c.files;
+    c.added += f.added_pages;
+    c.reclaimed += f.reclaimed_pages;
+    c.churn += f.churn_pages;
+  }
+  std::vector<CgroupRow> rows;
+  for (auto& [id, c] : by_id) rows.push_back(c);
+  std::stable_sort(rows.begin(), rows.end(), [](const CgroupRow& a, const CgroupRow& b) {
+    return std::tie(b.churn, b.added, a.id) < std::tie(a.churn, a.added, b.id);
+  });
+  return rows;
+}
+
+Json ReportJson(const PagecacheReport& r, size_t shown) {
+  Json files = Json::array(), findings = Json::array(), cgroups = Json::array();
+  for (size_t i = 0; i < shown; ++i) files.push_back(DetailJson(r.files[i]));
+  for (size_t i = 0; i < r.findings.size(); ++i)
+    findings.push_back(FindingJson(r.findings[i], CauseJson(r.causes[r.finding_cause[i]], r.files)));
+  for (const CgroupRow& c : RankCgroups(r))
+    cgroups.push_back({{"cgroup", c.path}, {"cgroup_id", c.id}, {"limit_bytes", c.limit}, {"files", c.files},
+                       {"added_pages", c.added}, {"reclaimed_pages", c.reclaimed}, {"churn_pages", c.churn}});
+  return {{"run", r.run_id},          {"wall_ns", r.wall_ns},   {"tier", TierName(r.tier)},
+          {"events", r.events},       {"overflow", r.overflow}, {"cgroups", std::move(cgroups)},
+          {"files", std::move(files)}, {"findings", std::move(findings)}};
+}
+
+// The cgroups ranked, numbered for the files table's cgroup column.
+std::string CgroupsText(const std::vector<CgroupRow>& rows) {
+  Table t({{"#", "rank", Table::Align::kRight, true},
+           {"cgroup", "cgroup", Table::Align::kLeft},
+           {"limit", "limit_bytes", Table::Align::kRight, true},
+           {"files", "files", Table::Align::kRight, true},
+           {"added", "added_pages", Table::Align::kRight, true},
+           {"evicted", "reclaimed_pages", Table::Align::kRight, true},
+           {"refaults", "churn_pages", Table::Align::kRight, true},
+           {"re-read", "refault_bytes", Table::Align::kRight, true}});
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const CgroupRow& c = rows[i];
+    bool limited = c.id && c.limit >= 0 && c.limit < kUnlimited;
+    t.AddRow({std::to_string(i + 1), c.id == 0 ? "none" : c.path.empty() ? std::to_string(c.id) : c.path,
+              limited ? Mib(c.limit) : "-", std::to_string(c.files), std::to_string(c.added),
+              std::to_string(c.reclaimed), std::to_string(c.churn),
+              FormatBytes(static_cast<uint64_t>(c.churn * kPageBytes))});
+  }
+  return std::to_string(rows.size()) + (rows.size() == 1 ? " memory cgroup" : " memory cgroups") +
+         ", most pages evicted by reclaim and read again first:\n" + t.Text() + "\n";
+}
+
+// "memcg 1419, drop 690": deletions by class, in the files table's few columns.
+std::string ShortClasses(const std::map<std::string, int64_t>& by) {
+  static const std::map<std::string, std::string> kShort = {
+      {DeleterName(Deleter::kMemcg), "memcg"},    {DeleterName(Deleter::kDirect), "direct"},
+      {DeleterName(Deleter::kDamon), "DAMON"},    {DeleterName(Deleter::kTruncate), "trunc"},
+      {DeleterName(Deleter::kDropCaches), "drop"}};
+  std::string out;
+  for (auto& [k, n] : by) {
+    auto it = kShort.find(k);
+    out += (out.empty() ? "" : ", ") + (it == kShort.end() ? k : it->second) + " " + std::to_string(n);
+  }
+  return out.empty() ? "-" : out;
+}
+
+std::string FilesText(const PagecacheReport& r, const std::vector<CgroupRow>& cgroups, size_t shown) {
+  std::map<int64_t, size_t> rank;
+  for (size_t i = 0; i < cgroups.size(); ++i) rank[cgroups[i].id] = i + 1;
+  Table t({{"path", "path", Table::Align::kLeft},
+           {"added", "added_pages", Table::Align::kRight, true},
+           {"deleted", "deleted_pages", Table::Align::kRight, true},
+           {"refaults", "refaulted_pages", Table::Align::kRight, true},
+           {"re-read", "refault_bytes", Table::Align::kRight, true},
+           {"working set", "working_set_bytes", Table::Align::kRight, true},
+           {"deleted by", "deleted_by", Table::Align::kLeft},
+           {"cgroup", "cgroup", Table::Align::kRight}});
+  for (size_t i = 0; i < shown; ++i) {
+    const PagecacheFile& f = r.files[i];
+    t.AddRow({f.path.empty() ? std::to_string(f.dev) + ":" + std::to_string(f.ino) : f.path,
+              std::to_string(f.added_pages), std::to_string(f.deleted_pages), std::to_string(f.refaulted_pages),
+              FormatBytes(static_cast<uint64_t>(f.refaulted_pages * kPageBytes)),
+              FormatBytes(static_cast<uint64_t>(f.working_set_pages * kPageBytes)), ShortClasses(f.deleted_by),
+              "#" + std::to_string(rank[f.cgroup_id])});
+  }
+  return std::to_string(r.files.size()) + (r.files.size() == 1 ? " file" : " files") +
+         (shown < r.files.size() ? ", the first " + std::to_string(shown) + " shown (--all: every one)" : "") +
+         ", most churn first (pages of 4 KiB; cgroup: its #):\n" + t.Text();
 }
 
 }  // namespace
@@ -583,58 +847,30 @@ Deleter ClassifyDeletion(const std::vector<std::string>& frames, const std::stri
 
 Result<PagecacheReport> AnalyzePagecache(Db& db, const PagecacheQuery& q) { return Analysis(db, q).Run(); }
 
-Result<std::string> PagecacheReportText(Db& db, const RunInfo& run, const PagecacheQuery& q, bool json) {
+Result<std::string> PagecacheReportText(Db& db, const RunInfo& run, const PagecacheQuery& q, bool json, bool all) {
   auto r = AnalyzePagecache(db, q);
   if (!r) return r.error();
-  size_t shown = q.limit ? std::min(q.limit, r->files.size()) : r->files.size();
-  if (json) {
-    Json files = Json::array(), findings = Json::array();
-    for (size_t i = 0; i < shown; ++i) files.push_back(DetailJson(r->files[i]));
-    for (size_t i = 0; i < r->findings.size(); ++i)
-      findings.push_back(FindingJson(r->findings[i], DetailJson(r->files[r->finding_file[i]])));
-    Json j = {{"run", r->run_id},       {"wall_ns", r->wall_ns},   {"tier", TierName(r->tier)},
-              {"events", r->events},    {"overflow", r->overflow}, {"files", std::move(files)},
-              {"findings", std::move(findings)}};
-    return JsonDocument(j);
-  }
+  if (json) return JsonDocument(ReportJson(*r, q.limit ? std::min(q.limit, r->files.size()) : r->files.size()));
+  size_t shown = std::min(q.limit ? q.limit : all ? r->files.size() : kTopFiles, r->files.size());
   std::string out = RunHeadline(run);
   out += "pagecache: pages added to and deleted from the page cache per file, and added again after a deletion "
          "(refaults)\n";
   if (r->tier == Tier::kLean)
-    out += "read from the lean tier: counted in the kernel (page_cache_total)" +
-           (r->overflow ? "; its maps overflowed " + std::to_string(r->overflow) +
-                              " times, so the counts below are lower bounds (run_aggregate)"
-                        : std::string(", exact (no map overflowed)")) +
+    out += WrapText("read from the lean tier: counted in the kernel (page_cache_total)" +
+                        (r->overflow ? "; its maps overflowed " + std::to_string(r->overflow) +
+                                           " times, so the counts below are lower bounds (run_aggregate)"
+                                     : std::string(", exact (no map overflowed)")),
+                    0) +
            "\n";
   if (r->files.empty()) return out + "none: the run recorded no page-cache events.\n";
-  Table t({{"path", "path", Table::Align::kLeft},
-           {"added", "added_pages", Table::Align::kRight, true},
-           {"deleted", "deleted_pages", Table::Align::kRight, true},
-           {"refaults", "refaulted_pages", Table::Align::kRight, true},
-           {"re-read", "refault_bytes", Table::Align::kRight, true},
-           {"working set", "working_set_bytes", Table::Align::kRight, true},
-           {"deleted by", "deleted_by", Table::Align::kLeft},
-           {"cgroup", "cgroup", Table::Align::kLeft}});
-  for (size_t i = 0; i < shown; ++i) {
-    const PagecacheFile& f = r->files[i];
-    std::string by;
-    for (auto& [k, n] : f.deleted_by) by += (by.empty() ? "" : ", ") + k + " " + std::to_string(n);
-    std::string cg = f.cgroup_id == 0 ? "-" : (f.cgroup.empty() ? std::to_string(f.cgroup_id) : f.cgroup);
-    if (f.cgroup_id && f.cgroup_limit >= 0 && f.cgroup_limit < kUnlimited) cg += " (limit " + Mib(f.cgroup_limit) + ")";
-    t.AddRow({f.path.empty() ? std::to_string(f.dev) + ":" + std::to_string(f.ino) : f.path,
-              std::to_string(f.added_pages), std::to_string(f.deleted_pages), std::to_string(f.refaulted_pages),
-              FormatBytes(static_cast<uint64_t>(f.refaulted_pages * kPageBytes)),
-              FormatBytes(static_cast<uint64_t>(f.working_set_pages * kPageBytes)), by.empty() ? "-" : by, cg});
-  }
-  out += std::to_string(r->files.size()) + (r->files.size() == 1 ? " file" : " files") +
-         (shown < r->files.size() ? ", the first " + std::to_string(shown) + " shown" : "") +
-         ", most churn first (pages of 4 KiB):\n" + t.Text();
+  std::vector<CgroupRow> cgroups = RankCgroups(*r);
+  out += CgroupsText(cgroups) + FilesText(*r, cgroups, shown);
   if (r->findings.empty())
-    return out + "\nno churn: no file had " + Mib(kChurnMinBytes) + " or 10% of its pages read again after reclaim.\n";
+    return out + "\nno churn: no cgroup had " + Mib(kChurnMinBytes) +
+           " or 10% of its files' pages read again after reclaim.\n";
   out += "\n" + std::to_string(r->findings.size()) + (r->findings.size() == 1 ? " finding" : " findings") +
-         ", most churn first:\n";
-  for (size_t i = 0; i < r->findings.size(); ++i) out += "\n" + FindingText(r->findings[i], i + 1, true);
-  return out;
+         ", one per memory cgroup and reclaim path, most churn first:\n";
+  return out + FindingsText(r->findings, true, all);
 }
 
 }  // namespace syspgo

@@ -8,15 +8,19 @@
 // (the whole machine ran short), truncation (truncate, unlink, evict),
 // drop_caches, or other. A refault is attributed to the deletion it undid.
 //
-// A file churns when the refaults that reclaim caused (not drop_caches, which
-// an administrator asked for, nor truncation, which threw the data away) cost
-// at least 1 MiB of re-reads or 10% of the pages it touched. Each churning
-// file is one Finding naming the file, the memory cgroup its pages were
-// charged to and that cgroup's limit (read at collection), the reclaim path,
-// the working set measured (distinct pages of the file touched in the run)
-// and the fixes: a limit of at least the cgroup's limit plus that working
-// set (cgroup v1; memory.low/min on v2), keeping the hot ranges resident, or
-// a prefetch plan.
+// Churn is reported by cause: a memory cgroup and the reclaim path that
+// evicted its pages (its own tasks hitting its limit, another cgroup's
+// reclaim, kswapd, direct reclaim, DAMON, a kernel worker). A cause is one
+// Finding when the refaults that reclaim caused (not drop_caches, which an
+// administrator asked for, nor truncation, which threw the data away) cost
+// at least 1 MiB of re-reads or 10% of the pages its files touched. It
+// names the cgroup and its limit (read at collection), the deleting tasks
+// and their cgroup, the working set measured (distinct pages of its files
+// touched in the run), a ranked table of the files it evicted, and one fix
+// for the cause: a limit of at least the cgroup's limit plus that working
+// set (cgroup v1; memory.low/min on v2), protection from the other cgroup,
+// free memory, DAMON's scheme; or keeping the hottest files resident, or a
+// prefetch plan. Files are judged alike one by one (PagecacheFile::churns).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -78,13 +82,33 @@ struct PagecacheFile {
   std::map<std::string, int64_t> deleted_by;   // DeleterName -> pages deleted
   std::map<std::string, int64_t> refaults_by;  // DeleterName of the undone deletion -> pages refaulted
   std::map<std::string, int64_t> deleters;     // comm of the deleting task (reclaim only) -> pages
-  std::string reclaim;                   // the reclaim path that caused most churn ("" if none)
+  std::map<int64_t, int64_t> deleter_cgroups;  // memory cgroup of the deleting task (reclaim, full tier) -> pages
+  int64_t reclaimed_pages = 0;           // pages deleted by reclaim
+  std::string reclaim;                   // the reclaim class that caused most churn ("" if none)
+  std::string reclaim_path;              // its cause's path (ReclaimPath in pagecache.cc); "" if none
   int64_t cgroup_id = 0;                 // memory cgroup its pages were charged to (most reclaimed, else most added)
   std::string cgroup;                    // its path ('' if unknown)
   int64_t cgroup_limit = -1;             // memory.limit_in_bytes at collection (-1 unknown)
   std::vector<std::pair<int64_t, int64_t>> hot_ranges;  // refaulted page ranges [first, last], most refaults first
   bool churns = false;
   int64_t suggested_limit = 0;           // bytes, for a limited cgroup that churns (0: none)
+};
+
+// One cause of churn: the memory cgroup the pages were charged to and the
+// reclaim path that evicted them, with the files, most churn first.
+struct ChurnCause {
+  int64_t cgroup_id = 0;
+  std::string cgroup;                    // path ('' if unknown)
+  int64_t cgroup_limit = -1;             // memory.limit_in_bytes at collection (-1 unknown)
+  std::string path;                      // ReclaimPath: "memcg reclaim", "another cgroup's reclaim", "kswapd", ...
+  std::string reclaim;                   // the deletion class ("memcg reclaim", "kswapd", ...)
+  std::vector<size_t> files;             // PagecacheReport::files indexes
+  int64_t churn_pages = 0, reclaimed_pages = 0, working_set_pages = 0;
+  int64_t reread_ns = 0, reread_worst_ns = 0, block_read_bytes = 0, first_churn_ts = -1;
+  std::map<std::string, int64_t> deleters;     // comm -> pages reclaimed
+  std::map<std::string, int64_t> deleter_cgroups;  // memory cgroup (path) of the deleting tasks -> pages (full tier)
+  bool churns = false;
+  int64_t suggested_limit = 0;           // bytes, for a limited cgroup whose own reclaim churns (0: none)
 };
 
 struct PagecacheReport {
@@ -94,15 +118,18 @@ struct PagecacheReport {
   int64_t events = 0;                    // page_cache rows of the run (lean: the rows it would have had)
   int64_t overflow = 0;                  // lean: updates the kernel's full maps refused (run_aggregate)
   std::vector<PagecacheFile> files;      // most churn first, then most refaults, then most added
-  std::vector<Finding> findings;         // one per churning file, same order as in files
-  std::vector<size_t> finding_file;      // files[] index of each finding
+  std::vector<ChurnCause> causes;        // every cgroup and reclaim path with churn, most churn first
+  std::vector<Finding> findings;         // one per cause that churns, in the order of causes
+  std::vector<size_t> finding_cause;     // causes[] index of each finding
 };
 
 // Errors say when the run has no page-cache data and how to record it.
 Result<PagecacheReport> AnalyzePagecache(Db& db, const PagecacheQuery& q);
 
-// `syspgo analyze DB pagecache`: the files table and the findings, as text
-// or as JSON.
-Result<std::string> PagecacheReportText(Db& db, const RunInfo& run, const PagecacheQuery& q, bool json);
+// `syspgo analyze DB pagecache`: the cgroups, the files table and the
+// findings, as text (the first kTopFindings findings unless `all`) or as
+// JSON (every one).
+Result<std::string> PagecacheReportText(Db& db, const RunInfo& run, const PagecacheQuery& q, bool json,
+                                        bool all = false);
 
 }  // namespace syspgo

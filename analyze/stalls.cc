@@ -1282,7 +1282,8 @@ std::string CommandPathText(const StallsReport& r) {
 
 Result<StallsReport> FindStalls(Db& db, const StallsQuery& q) { return Analysis(db, q).Run(); }
 
-Result<std::string> StallsReportText(Db& db, const RunInfo& run, const StallsQuery& q, bool json, bool verbose) {
+Result<std::string> StallsReportText(Db& db, const RunInfo& run, const StallsQuery& q, bool json, bool verbose,
+                                     bool all) {
   auto r = FindStalls(db, q);
   if (!r) return r.error();
   if (json) {
@@ -1308,8 +1309,7 @@ Result<std::string> StallsReportText(Db& db, const RunInfo& run, const StallsQue
   out += std::to_string(r->findings.size()) + (r->findings.size() == 1 ? " finding" : " findings") + " from " +
          std::to_string(stalls) + (stalls == 1 ? " stall" : " stalls") + ", most time first" +
          (verbose ? "" : " (-v shows the evidence)") + ":\n";
-  for (size_t i = 0; i < r->findings.size(); ++i) out += "\n" + FindingText(r->findings[i], i + 1, verbose);
-  return out + CommandPathText(*r);
+  return out + FindingsText(r->findings, verbose, all) + CommandPathText(*r);
 }
 
 }  // namespace syspgo

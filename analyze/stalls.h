@@ -106,6 +106,8 @@ Result<StallsReport> FindStalls(Db& db, const StallsQuery& q);
 
 // `syspgo analyze DB stalls`: the findings as text (evidence with
 // `verbose`) or as JSON.
-Result<std::string> StallsReportText(Db& db, const RunInfo& run, const StallsQuery& q, bool json, bool verbose);
+// Text shows the first kTopFindings findings unless `all` (finding_print.h).
+Result<std::string> StallsReportText(Db& db, const RunInfo& run, const StallsQuery& q, bool json, bool verbose,
+                                     bool all = false);
 
 }  // namespace syspgo

@@ -7,6 +7,7 @@
 #include "analyze/access_summary.h"
 #include "analyze/blockhist.h"
 #include "analyze/files.h"
+#include "analyze/finding_print.h"
 #include "analyze/hot.h"
 #include "analyze/io.h"
 #include "analyze/offcpu.h"
@@ -35,10 +36,11 @@ WHAT:
   io           file reads, writes and syncs slower than --slower, one per line
   block        block I/O latency histograms per disk and direction
   offcpu       off-CPU time as folded stacks for flamegraph.pl / speedscope
-  pagecache    per file: pages added, deleted, added again (refaults), who deleted
-               them (memcg reclaim, kswapd, truncation, drop_caches), the memory
-               cgroup and its limit, the I/O re-read; findings for churning files
-               with the working set and a limit that fixes it
+  pagecache    per memory cgroup and per file: pages added, deleted, added again
+               (refaults), who deleted them (memcg reclaim, kswapd, another
+               cgroup's reclaim, truncation, drop_caches), the cgroup's limit, the
+               I/O re-read; one finding per cgroup and reclaim path, with the
+               files it evicts ranked, the working set and one fix
   access       per file, in the order the run first touched them: how much it
                used (pages faulted on or read), how much the kernel read for it
                (readahead included), whether in order; what to do when a cold
@@ -121,11 +123,11 @@ const std::map<std::string, std::function<int(Db&, const RunInfo&, const Analyze
   static const std::map<std::string, std::function<int(Db&, const RunInfo&, const AnalyzeArgs&)>> m = {
       {"files", Files},
       {"hot", Hot},
-      {"stalls", [](Db& db, const RunInfo& r, const AnalyzeArgs& a) { return Print(StallsReportText(db, r, {r.id, a.threshold_ns}, a.json, a.verbose > 0)); }},
+      {"stalls", [](Db& db, const RunInfo& r, const AnalyzeArgs& a) { return Print(StallsReportText(db, r, {r.id, a.threshold_ns}, a.json, a.verbose > 0, a.all)); }},
       {"io", [](Db& db, const RunInfo& r, const AnalyzeArgs& a) { return Print(IoReport(db, r, {r.id, a.slower_ns, a.all, a.limit}, a.json)); }},
       {"block", [](Db& db, const RunInfo& r, const AnalyzeArgs& a) { return Print(BlockReport(db, r, a.json)); }},
       {"offcpu", [](Db& db, const RunInfo& r, const AnalyzeArgs& a) { return Print(OffCpuReport(db, r, a.limit, a.json)); }},
-      {"pagecache", [](Db& db, const RunInfo& r, const AnalyzeArgs& a) { return Print(PagecacheReportText(db, r, {r.id, a.limit}, a.json)); }},
+      {"pagecache", [](Db& db, const RunInfo& r, const AnalyzeArgs& a) { return Print(PagecacheReportText(db, r, {r.id, a.limit}, a.json, a.all)); }},
       {"access", [](Db& db, const RunInfo& r, const AnalyzeArgs& a) { return Print(AccessReportText(db, r, a.limit, a.json)); }},
   };
   return m;
@@ -142,7 +144,10 @@ int Analyze(const std::vector<std::string>& args) {
   app->add_option("--run", a.run, "the run to read (default: the newest)")
       ->type_name("N")
       ->transform(Whole(1, INT64_MAX, "a run number"));
-  app->add_flag("--all", a.all, "files, io: include pipes, sockets and devices, not only regular files");
+  app->add_flag("--all", a.all,
+                "show everything: every finding (text shows the first " + std::to_string(kTopFindings) +
+                    "; JSON always has all), every row of a finding's table and of pagecache's files; files, io: "
+                    "pipes, sockets and devices too, not only regular files");
   app->add_option("--binary", a.binary, "hot: only samples through this binary, and its functions")->type_name("PATH");
   app->add_option("--pid", a.pid, "only this process (every analysis)")
       ->type_name("N")
@@ -163,7 +168,8 @@ int Analyze(const std::vector<std::string>& args) {
 
   app->option_defaults()->group("Output");
   app->add_flag("--json", a.json, "JSON for machines instead of a table");
-  app->add_option("--limit", a.limit, "at most N rows (default: all; hot: 20 per table; pagecache, access: files)")
+  app->add_option("--limit", a.limit,
+                  "at most N rows (default: all; hot: 20 per table; pagecache: files, 20 in text; access: files)")
       ->type_name("N")
       ->transform(Whole(1, SIZE_MAX, "a number of rows"));
   AddVerbosity(*app, &a.verbose, "stalls: show each finding's evidence (histogram, stacks, times)", "-v,--verbose");

@@ -203,7 +203,45 @@ void Table::AddRow(std::vector<std::string> shown, std::vector<std::string> raw)
   raw_.push_back(std::move(raw));
 }
 
-std::string Table::Text() const {
+namespace {
+
+// `cell` shortened to `width` columns by cutting its middle: the start
+// (a path's root) and the end (its file name, kept whole when it fits) are
+// what identify it.
+std::string CutMiddle(const std::string& cell, size_t width) {
+  if (cell.size() <= width) return cell;
+  if (width <= 3) return cell.substr(0, width);
+  size_t slash = cell.rfind('/'), tail = (width - 3) * 2 / 3;
+  if (slash != std::string::npos && cell.size() - slash + 3 <= width) tail = cell.size() - slash;
+  size_t head = width - 3 - tail, from = cell.size() - tail;
+  auto continuation = [&](size_t i) { return (static_cast<unsigned char>(cell[i]) & 0xC0) == 0x80; };
+  while (head > 0 && continuation(head)) --head;  // never half a UTF-8 character
+  while (from < cell.size() && continuation(from)) ++from;
+  return cell.substr(0, head) + "..." + cell.substr(from);
+}
+
+// Narrows the left-aligned columns of `w`, widest first, until the line
+// (cells and two spaces between them) fits `width` or none can give more.
+void FitColumns(const std::vector<Table::Column>& cols, std::vector<size_t>& w, size_t width) {
+  auto total = [&] {
+    size_t t = w.empty() ? 0 : 2 * (w.size() - 1);
+    for (size_t x : w) t += x;
+    return t;
+  };
+  auto floor = [&](size_t c) { return std::max(cols[c].name.size(), Table::kMinCut); };
+  while (total() > width) {
+    size_t widest = cols.size();
+    for (size_t c = 0; c < cols.size(); ++c)
+      if (cols[c].align == Table::Align::kLeft && w[c] > floor(c) && (widest == cols.size() || w[c] > w[widest]))
+        widest = c;
+    if (widest == cols.size()) return;
+    w[widest] = std::max(floor(widest), w[widest] - std::min(w[widest], total() - width));
+  }
+}
+
+}  // namespace
+
+std::string Table::Text(size_t width) const {
   // Cells come from profiles and plans: a path may hold terminal escapes.
   std::vector<std::vector<std::string>> rows;
   rows.reserve(rows_.size());
@@ -216,15 +254,17 @@ std::string Table::Text() const {
     w[c] = cols_[c].name.size();
     for (auto& r : rows) w[c] = std::max(w[c], r[c].size());
   }
+  FitColumns(cols_, w, width);
   std::string out;
   auto line = [&](const std::vector<std::string>& cells) {
     std::string l;
     for (size_t c = 0; c < cols_.size(); ++c) {
       if (c) l += "  ";
-      size_t pad = w[c] - cells[c].size();
+      std::string cell = CutMiddle(cells[c], w[c]);
+      size_t pad = w[c] - cell.size();
       bool last = c + 1 == cols_.size();
-      if (cols_[c].align == Align::kRight) l += std::string(pad, ' ') + cells[c];
-      else l += cells[c] + (last ? "" : std::string(pad, ' '));
+      if (cols_[c].align == Align::kRight) l += std::string(pad, ' ') + cell;
+      else l += cell + (last ? "" : std::string(pad, ' '));
     }
     out += l + "\n";
   };

@@ -80,7 +80,13 @@ class Table {
   // and Json() is them as a JsonDocument.
   void AddRow(std::vector<std::string> shown, std::vector<std::string> raw);
   void AddRow(std::vector<std::string> shown) { AddRow(shown, shown); }
-  std::string Text() const;
+  // Aligned text, each line at most `width` columns: when the cells are
+  // wider, the widest left-aligned columns (paths, names) are narrowed and
+  // their longer cells shortened in the middle ("/usr/lib/.../libLLVM.so"),
+  // never below their header or kMinCut; JsonRows() keeps them whole.
+  std::string Text(size_t width = kTextWidth) const;
+  static constexpr size_t kTextWidth = 120;
+  static constexpr size_t kMinCut = 24;
   nlohmann::ordered_json JsonRows() const;
   std::string Json() const;
   size_t size() const { return rows_.size(); }

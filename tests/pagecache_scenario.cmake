@@ -8,3 +8,7 @@ syspgo_test(pagecache_scenario_test PAGE_CACHE SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/pagecache_scenario_test.cc
   ${CMAKE_CURRENT_SOURCE_DIR}/findings_json.cc LIBS syspgo_analyze)
 add_dependencies(pagecache_scenario_test pagecache_thrash)
+# Page cache deleted by another cgroup's reclaim, recorded by cgroup and for
+# the whole host (issue 44's seed case).
+syspgo_test(pagecache_cgroups_test PAGE_CACHE SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/pagecache_cgroups_test.cc
+  ${CMAKE_CURRENT_SOURCE_DIR}/findings_json.cc)

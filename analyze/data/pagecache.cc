@@ -9,7 +9,7 @@ namespace {
 // op) is that of the run's rows in the index, as SQLite read them before
 // it scanned the table.
 constexpr char kByFileSql[] =
-    "SELECT ts, op, comm, dev, ino, idx, pages, page_cgroup, stack_id FROM {page_cache} WHERE run_id = ?1 "
+    "SELECT ts, op, comm, dev, ino, idx, pages, page_cgroup, stack_id, task_cgroup FROM {page_cache} WHERE run_id = ?1 "
     "ORDER BY dev, ino, ts, op, idx, rowid";
 // (The page_cache_refault view that defines refaults answers with
 // correlated subqueries per addition, which take minutes on a run with

@@ -15,7 +15,7 @@ namespace syspgo::data {
 
 // Full tier: every row of page_cache, in the order of the analysis's pass
 // (by file, then time, op, page index and the order recorded): ts, op,
-// comm, dev, ino, idx, pages, page cgroup, stack id.
+// comm, dev, ino, idx, pages, page cgroup, stack id, task cgroup.
 Status VisitPageCacheByFile(Db& db, int64_t run_id, const RowFn& row);
 // As VisitPageCacheByFile, the columns the report's chart draws: dev, ino,
 // ts, op, idx, pages, comm (of a deletion; NULL otherwise).
