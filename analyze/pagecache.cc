@@ -468,6 +468,11 @@ std::string PathPhrase(const ChurnCause& c, const std::string& deleter_cgroup) {
       {DeleterName(Deleter::kDamon), "DAMON's proactive reclaim"},
       {kKernelWorker, "reclaim in a kernel worker"},
   };
+  // The lean tier counts deletions by the deleting task's name only: whose
+  // cgroup reclaimed is unknown there, and "its own tasks" would be a guess.
+  if (c.path == DeleterName(Deleter::kMemcg) && c.deleter_cgroups.empty())
+    return "memcg reclaim at a limit (this cgroup's or an ancestor's; whose tasks reclaimed is recorded by "
+           "--detail full)";
   auto it = phrases.find(c.path);
   std::string p = it == phrases.end() ? c.path + " reclaim" : it->second;
   return c.path == kOtherCgroup && !deleter_cgroup.empty() ? p + " (" + deleter_cgroup + ")" : p;

@@ -199,6 +199,11 @@ TEST(PagecacheCgroups, LeanTierNamesTheDeletingTask) {
   std::string db = RecordStory(dir, cg, {"--cgroup", cg.victim}, "lean");
   FindingFields f = FindingOf(db, dir.File("lean.json"), dir.File("victim.bin"));
   ExpectNamed(f, cg, dir.File("lean.json"), dir.File("victim.bin"));
+  // Another cgroup's task reclaimed: the lean tier cannot tell, so the title
+  // must not say the cgroup's own tasks did.
+  CmdResult text = RunCmd({SyspgoBin(), "analyze", db, "pagecache", "--all"});
+  EXPECT_EQ(text.out.find("by its own tasks"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("whose tasks reclaimed is recorded by --detail full"), std::string::npos) << text.out;
 }
 
 // Issue 42's real-size story: a real program mapping large native
