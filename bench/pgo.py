@@ -1123,15 +1123,16 @@ def report_main(prog, cmd, man, summ, said, counts, times, outs, sweep_counts, c
     si = saved(counts, "plain", "instr")
     lines = [f"- instrumented PGO saves {pct(si)} of the user's build's instructions; wall {describe(wall['instr'])}"]
     for n in [n for n in ("sample", "order", "bolt") if n in times]:
-        share = pct(saved(counts, "plain", n) / si) if si > 0 else "—"
+        # A share of a saving within noise of nothing says nothing.
+        share = pct(saved(counts, "plain", n) / si) if si > MIN_EFFECT else "—"
         lines.append(f"- stage {n}: saves {pct(saved(counts, 'plain', n))} against the user's build, "
                      f"{pct(saved(counts, 'base', n))} against the profiling build ({share} of instrumented's saving); "
                      f"wall {describe(wall[n])}")
     if fv in times:
         vs_instr = paired_speedup(times["instr"][0], times[fv][0])
         fs = saved(counts, "plain", fv)
-        lines.append(f"- the final binary ({final}) saves {pct(fs)}; no more instructions than the user's build: "
-                     f"{'met' if fs >= 0 else '**not met**'}; wall against the user's build {describe(wall[fv])}: "
+        lines.append(f"- the final binary ({final}) saves {pct(fs)}; no more instructions than the user's build "
+                     f"(within {pct(MIN_EFFECT)}): {'met' if fs >= -MIN_EFFECT else '**not met**'}; wall against the user's build {describe(wall[fv])}: "
                      f"never slower {'met' if verdict_of(wall[fv]) != 'slower' else '**not met**'}; at least "
                      f"instrumented's saving ({pct(si)}) {'met' if fs >= si else '**not met**'}; wall against "
                      f"instrumented {describe(vs_instr)}")
