@@ -90,6 +90,12 @@ std::vector<FoundStall> MergeByWorkRoot(std::vector<FoundStall> found, int64_t w
   for (size_t i = 0; i < found.size(); ++i) {
     const StallDetail& d = found[i].second;
     if (d.roots.empty() || d.roots.front().root.kind != PathRoot::Kind::kWork) continue;
+    // A thread waiting on another thread of its own process keeps its own
+    // finding: what it waits on (a pipe, a lock) is the cause to name and
+    // fix there. Waits across processes (a build's tools for its compilers)
+    // are the ones one work bounds.
+    const PathRoot& work = d.roots.front().root;
+    if (std::find(d.pids.begin(), d.pids.end(), work.pid) != d.pids.end()) continue;
     std::string waiter = Role(d.comm, d.pids, command_pid);
     if (std::find(waiters.begin(), waiters.end(), waiter) == waiters.end()) waiters.push_back(waiter);
     const PathRoot& root = d.roots.front().root;
