@@ -589,7 +589,7 @@ TEST_F(Emit, AnalyzeHotListsFunctionsEdgesAndPaths) {
   EXPECT_NE(r.out.find("100 samples"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("warm_local"), std::string::npos) << "samples not through the library\n" << r.out;
   EXPECT_TRUE(
-      FailedWith(RunCmd({SyspgoBin(), "analyze", db_, "hot", "--pid", "999"}), 1, "no CPU samples of process 999"));
+      FailedWith(RunCmd({SyspgoBin(), "analyze", db_, "hot", "--pid", "999"}), 1, "run 1 has no process of pid 999"));
 }
 
 TEST_F(Emit, BadInputsSayWhatIsMissing) {
