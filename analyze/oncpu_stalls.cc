@@ -82,9 +82,13 @@ bool SleptIn(const Intervals& ivs, int64_t a, int64_t b) {
 
 // Time the thread slept in [a, b).
 int64_t Slept(const Intervals& ivs, int64_t a, int64_t b) {
+  // A thread's intervals do not overlap: only the one before the first that
+  // starts at a or later can reach into [a, b).
+  auto it = std::lower_bound(ivs.begin(), ivs.end(), a, [](const Interval& iv, int64_t t) { return iv.ts < t; });
+  if (it != ivs.begin()) --it;
   int64_t ns = 0;
-  for (const Interval& iv : ivs)
-    if (iv.blocked() && iv.end() > a && iv.ts < b) ns += std::min(iv.end(), b) - std::max(iv.ts, a);
+  for (; it != ivs.end() && it->ts < b; ++it)
+    if (it->blocked() && it->end() > a) ns += std::min(it->end(), b) - std::max(it->ts, a);
   return ns;
 }
 
@@ -282,6 +286,14 @@ Result<std::vector<OnCpuEpisode>> FindOnCpuEpisodes(const OnCpuInputs& in) {
     if (!cur.calls.empty() &&
         (cur.tid != tid || OnCpu(ivs, cur.end, c.ts) >= kJoinGapNs || SleptIn(ivs, cur.end, c.ts)))
       close();
+    // A call the thread slept through most of is a wait, not work on the
+    // CPU: it ends the pause and is no part of it. (Its on-CPU time can
+    // still pass the recording bar: the kernel adds the user time before
+    // the call to the task's runtime only when the thread is scheduled out.)
+    if (2 * Slept(ivs, c.ts, c.ts + c.dur) > c.dur) {
+      close();
+      return;
+    }
     if (cur.calls.empty()) {
       cur.tid = tid;
       cur.pid = st.Int(3);

@@ -74,8 +74,13 @@ int64_t CoveredNs(const std::vector<Occurrence>& occ) {
 
 // A waiter or worker by name and, where processes share a name, by role:
 // "make (the command)", "gcc (41 processes)".
-std::string Role(const std::string& comm, const std::vector<int64_t>& pids, int64_t command_pid) {
+std::string Role(const std::string& comm, const std::vector<int64_t>& pids, const std::vector<int64_t>& tids,
+                 bool main_thread, int64_t command_pid) {
   if (pids.size() > 1) return comm + " (" + std::to_string(pids.size()) + " processes)";
+  // Threads other than a process's first: a queue's feeder, a loader.
+  if (!main_thread && !tids.empty())
+    return comm + (tids.size() > 1 ? " (" + std::to_string(tids.size()) + " threads" : " (thread") +
+           (!pids.empty() && pids.front() == command_pid ? " of the command)" : ")");
   if (!pids.empty() && pids.front() == command_pid) return comm + " (the command)";
   return pids.empty() ? comm : comm + " (process " + std::to_string(pids.front()) + ")";
 }
@@ -90,13 +95,7 @@ std::vector<FoundStall> MergeByWorkRoot(std::vector<FoundStall> found, int64_t w
   for (size_t i = 0; i < found.size(); ++i) {
     const StallDetail& d = found[i].second;
     if (d.roots.empty() || d.roots.front().root.kind != PathRoot::Kind::kWork) continue;
-    // A thread waiting on another thread of its own process keeps its own
-    // finding: what it waits on (a pipe, a lock) is the cause to name and
-    // fix there. Waits across processes (a build's tools for its compilers)
-    // are the ones one work bounds.
-    const PathRoot& work = d.roots.front().root;
-    if (std::find(d.pids.begin(), d.pids.end(), work.pid) != d.pids.end()) continue;
-    std::string waiter = Role(d.comm, d.pids, command_pid);
+    std::string waiter = Role(d.comm, d.pids, d.tids, d.main_thread, command_pid);
     if (std::find(waiters.begin(), waiters.end(), waiter) == waiters.end()) waiters.push_back(waiter);
     const PathRoot& root = d.roots.front().root;
     by[root.comm + (root.pid == command_pid ? " (the command)" : "")] += d.roots.front().ns;

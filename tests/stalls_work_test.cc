@@ -38,6 +38,7 @@ FoundStall Waiting(const std::string& comm, int64_t tid, int64_t ts, int64_t dur
   s.first.occurrences.push_back({ts, dur, tid});
   s.second.comm = comm;
   s.second.tids = {tid};
+  s.second.main_thread = true;  // a process of its own, as make and the shells are
   RootShare r;
   r.root = {PathRoot::Kind::kWork, 100, 100, root_comm, "runs on a CPU"};
   r.ns = dur;
