@@ -80,17 +80,20 @@ bool SleptIn(const Intervals& ivs, int64_t a, int64_t b) {
   return false;
 }
 
-// Time the thread slept in [a, b).
-int64_t Slept(const Intervals& ivs, int64_t a, int64_t b) {
+// Time the thread spent off a CPU in [a, b): asleep (`blocked`) or
+// runnable without a CPU.
+int64_t OffCpu(const Intervals& ivs, int64_t a, int64_t b, bool blocked) {
   // A thread's intervals do not overlap: only the one before the first that
   // starts at a or later can reach into [a, b).
   auto it = std::lower_bound(ivs.begin(), ivs.end(), a, [](const Interval& iv, int64_t t) { return iv.ts < t; });
   if (it != ivs.begin()) --it;
   int64_t ns = 0;
   for (; it != ivs.end() && it->ts < b; ++it)
-    if (it->blocked() && it->end() > a) ns += std::min(it->end(), b) - std::max(it->ts, a);
+    if (it->blocked() == blocked && it->end() > a) ns += std::min(it->end(), b) - std::max(it->ts, a);
   return ns;
 }
+
+int64_t Slept(const Intervals& ivs, int64_t a, int64_t b) { return OffCpu(ivs, a, b, true); }
 
 std::string Seconds(int64_t ns) {
   char buf[32];
@@ -223,7 +226,9 @@ std::pair<std::string, int64_t> StepMarker(const OnCpuInputs& in, const std::vec
       fits = fits && std::abs(n - k) <= 1;
       exact += n == k;
     }
-    if (!fits || exact * 4 < c.size() * 3 || exact <= best_exact) continue;
+    // Most gaps exact, the others off by one (a step's sleep cut short,
+    // or its off-CPU record lost).
+    if (!fits || exact * 2 <= c.size() || exact <= best_exact) continue;
     best = {sc, k};
     best_exact = exact;
     *step_ns = Median(lengths[sc]);
@@ -286,11 +291,13 @@ Result<std::vector<OnCpuEpisode>> FindOnCpuEpisodes(const OnCpuInputs& in) {
     if (!cur.calls.empty() &&
         (cur.tid != tid || OnCpu(ivs, cur.end, c.ts) >= kJoinGapNs || SleptIn(ivs, cur.end, c.ts)))
       close();
-    // A call the thread slept through most of is a wait, not work on the
-    // CPU: it ends the pause and is no part of it. (Its on-CPU time can
-    // still pass the recording bar: the kernel adds the user time before
-    // the call to the task's runtime only when the thread is scheduled out.)
-    if (2 * Slept(ivs, c.ts, c.ts + c.dur) > c.dur) {
+    // A call the thread spent mostly neither on a CPU nor runnable is a
+    // wait, not work on the CPU: it ends the pause and is no part of it.
+    // Its on-CPU time can still pass the recording bar (the kernel adds the
+    // user time before the call to the task's runtime only when the thread
+    // is scheduled out), and it is judged by its own on-CPU time, not by
+    // the off-CPU record alone: a sleep whose record was lost still counts.
+    if (2 * (c.dur - c.oncpu - OffCpu(ivs, c.ts, c.ts + c.dur, false)) > c.dur) {
       close();
       return;
     }

@@ -105,14 +105,18 @@ TEST(AnalyzeStalls, AStallInAPathLookupNamesItsPath) {
 // A pause on the CPU ends where the thread goes to sleep: the sleeper's
 // 50 ms getrandom is the pause, the clock_nanosleep right after it (whose
 // on-CPU time passed the recording bar, as the kernel's late accounting of
-// the user time before it can make it) is a sleep, no part of it.
+// the user time before it can make it) is a sleep, no part of it. At 6 s
+// the same again, with the sleep's off-CPU record missing: the call's own
+// on-CPU time says it slept.
 TEST(AnalyzeStalls, APauseOnTheCpuEndsAtASleep) {
   TempDir dir;
   std::string db = FixtureDb(dir, "diagnose_fixture.sql");
   ASSERT_EQ(ExecSql(db,
                     "INSERT INTO syscall_oncpu (run_id, ts, dur, oncpu, pid, tid, nr, arg0, arg1, arg2, ret) VALUES "
                     "  (1, 3050000000, 49900000, 49000000, 100, 102, 318, 0, 1048576, 0, 1048576),"
-                    "  (1, 3099950000, 200100000, 4000000, 100, 102, 230, 0, 0, 0, 0);"),
+                    "  (1, 3099950000, 200100000, 4000000, 100, 102, 230, 0, 0, 0, 0),"
+                    "  (1, 6000000000, 40100000, 40000000, 100, 102, 318, 0, 1048576, 0, 1048576),"
+                    "  (1, 6040150000, 200100000, 3000000, 100, 102, 230, 0, 0, 0, 0);"),
             "");
   std::string error;
   std::vector<FindingFields> f = ForThread(AnalyzeStalls(db, dir.File("stalls.json"), &error), "sleeper");
@@ -122,7 +126,8 @@ TEST(AnalyzeStalls, APauseOnTheCpuEndsAtASleep) {
     if (x.at("cause") == "kernel-cpu") pause.push_back(x);
   ASSERT_EQ(pause.size(), 1u);
   EXPECT_EQ(pause[0].at("syscalls"), R"(["getrandom"])");
-  EXPECT_EQ(pause[0].at("total_ns"), "49900000");
+  EXPECT_EQ(pause[0].at("count"), "2");
+  EXPECT_EQ(pause[0].at("total_ns"), "90000000");
 }
 
 TEST(AnalyzeStalls, ThresholdDropsShorterStalls) {
