@@ -154,7 +154,8 @@ Status ReportBuilder::RunHeader(const DrawnSummaries& drawn) {
                   {"command_start_ts", window->command_start_ns},
                   {"end_ts", window->end_ns ? window->end_ns : -1},
                   {"events_recorded", origin->events_recorded},
-                  {"events_dropped", run_.events_dropped}};
+                  {"events_dropped", run_.events_dropped},
+                  {"only", run_.only}};
   // The findings' page-cache pass read the axis already, if it drew the
   // chart on these buckets (reading it scans the run's event tables).
   if (drawn.pagecache_chart && drawn.pagecache_chart->axis().buckets == o_.time_buckets) {

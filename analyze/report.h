@@ -62,7 +62,9 @@ Result<std::string> BuildReport(Db& db, const RunInfo& run, const FindingSet& fi
 // The data object (report.cc writes it):
 //   run        id, command, status, host, kernel, version, start_realtime_ns,
 //              command_start_ts, end_ts, span_ns, events_recorded,
-//              events_dropped, offcpu_min_ns, probes [[group, attached, detail, events]],
+//              events_dropped, only (the processes a filtered read covers, as the
+//              text's "only:" line says; "" for all), offcpu_min_ns,
+//              probes [[group, attached, detail, events]],
 //              bucket_origin_ns, bucket_ns (density and page-cache series are
 //              buckets of bucket_ns from bucket_origin_ns, the command's start)
 //   threads    [{tid, pid, comm, process, start, end, sys_total [n, ns],

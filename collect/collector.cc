@@ -367,24 +367,33 @@ struct Setup {
   std::optional<Db> db;
 };
 
-// --all, and --cgroup with a process the user could not trace, show what
-// is not the user's: under sudo they are refused (real root only).
+// How a refusal names the scope: the flag and what the user gave.
+std::string ScopeName(const CollectRequest& req) {
+  if (!req.container.empty()) return "--container: " + req.container + ", cgroup " + req.cgroup + ",";
+  return "--cgroup " + req.cgroup;
+}
+
+// Under sudo, a scope that records processes syspgo did not start is
+// refused, as real root's alone: --all always; --cgroup and --container
+// (its cgroup: one rule for both) when a process in the cgroup is not one
+// the user could trace (CheckMayAttach's rule).
 Status CheckScope(const CollectRequest& req, const std::optional<User>& user) {
-  const char kRoot[] = " Run syspgo as root itself, without sudo, to record it.";
   if (req.all && user)
     return MakeError("--all records every process of the host, not only those of uid " + std::to_string(user->uid) +
-                         ": under sudo it is refused; it needs real root." + kRoot,
+                         kScopeNeedsRoot,
                      EPERM);
   if (req.cgroup.empty()) return {};
   SYSPGO_TRY(CheckCgroupDir(req.cgroup));
   if (!user) return {};
   auto pids = CgroupProcs(req.cgroup);
   if (!pids) return pids.error();
-  for (pid_t p : *pids)
-    if (Status st = CheckMayAttach(p, *user); !st.ok() && st.error().code == EPERM)
-      return MakeError("--cgroup " + req.cgroup + " holds a process that is not only yours (" + st.error().message +
-                           "): under sudo a cgroup whose processes are not all yours is refused; it needs real root.",
+  for (pid_t p : *pids) {
+    auto why = WhyNotTheUsers(p, *user);  // a process gone since is no one's
+    if (why && !why->empty())
+      return MakeError(ScopeName(req) + " holds a process that is not only yours (pid " + std::to_string(p) + " " +
+                           *why + "), and a cgroup whose processes are not all yours" + kScopeNeedsRoot,
                        EPERM);
+  }
   return {};
 }
 

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <vector>
 
+#include "collect/scope.h"
 #include "common/identity.h"
 #include "common/process.h"
 #include "common/util.h"
@@ -101,8 +102,12 @@ Result<ContainerScope> ResolveContainer(const std::string& name) {
                        ESRCH);
     return c;
   }
+  // Under sudo the runtimes are asked as the user: a container they do not
+  // know is not theirs, or does not exist, and the user is not told which.
+  std::string sudo = std::string(", as yourself. Under sudo only your own containers are looked up, so one of "
+                                 "root's or of another user's is not found") + kScopeNeedsRoot;
   return MakeError("--container " + name + ": no runtime knows a container of that name or id (" + said +
-                       "). List them with 'podman ps' or 'docker ps'" + (*user ? ", as yourself" : ""),
+                       "). List them with 'podman ps' or 'docker ps'" + (*user ? sudo : "."),
                    ENOENT);
 }
 

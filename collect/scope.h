@@ -14,6 +14,13 @@
 
 namespace syspgo {
 
+// What a refusal under sudo of a scope that records processes syspgo did not
+// start (--all; a --cgroup or --container whose cgroup is not all the user's)
+// tells the user to do; it follows the scope's name.
+inline constexpr char kScopeNeedsRoot[] =
+    ": under sudo it is refused; it needs real root. Run syspgo as root itself, without sudo, to record it, or "
+    "record a command of your own: syspgo collect -o DB -- COMMAND.";
+
 // The pids in `dir`/cgroup.procs; an error naming the path if unreadable.
 Result<std::vector<pid_t>> CgroupProcs(const std::string& dir);
 // Every process on the host, from /proc.

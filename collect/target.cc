@@ -94,8 +94,8 @@ struct IdRule {
 };
 constexpr IdRule kIdRules[] = {{"Uid:", "uid", &User::uid}, {"Gid:", "gid", &User::gid}};
 
-// Why `user` may not record process `pid`, or "" when they may; ESRCH
-// when it cannot be read (it exited).
+}  // namespace
+
 Result<std::string> WhyNotTheUsers(pid_t pid, const User& user) {
   std::string base = "/proc/" + std::to_string(pid);
   std::ifstream f(base + "/status");
@@ -128,8 +128,6 @@ Result<std::string> WhyNotTheUsers(pid_t pid, const User& user) {
            std::to_string(user.uid) + " could not read its memory";
   return std::string();
 }
-
-}  // namespace
 
 Status CheckMayAttach(pid_t pid, const User& user) {
   auto why = WhyNotTheUsers(pid, user);

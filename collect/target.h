@@ -41,6 +41,10 @@ Status CheckPid(pid_t pid);
 // map and stacks, which the kernel hides from the user otherwise. The
 // error is EPERM and says why, or ESRCH when the process is gone.
 Status CheckMayAttach(pid_t pid, const User& user);
+// Why `user` may not record process `pid` by that rule ("runs as uid 0,
+// not as uid 1000 who ran sudo"), or "" when they may; ESRCH when it cannot
+// be read (it exited).
+Result<std::string> WhyNotTheUsers(pid_t pid, const User& user);
 // pid and every process descended from it, parents first; the first's
 // parent is given as 0.
 struct TreeProcess {

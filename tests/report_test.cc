@@ -441,6 +441,33 @@ TEST(ReportPage, EmptyRunAndADatabaseWithoutPageCacheTables) {
   EXPECT_EQ(p.status["data-threads"], "3");
 }
 
+// A report read for some processes (--comm, as --pid, --cgroup and
+// --container) says which, in the words of the text's "only:" line; an
+// unfiltered one says nothing of the kind.
+TEST(ReportPage, AFilteredReportSaysWhichProcessesItCovers) {
+  TempDir dir;
+  std::string db = FixtureDb(dir, "report_fixture.sql");
+  auto text = RunCmd({SyspgoBin(), "analyze", db, "files", "--run", "1", "--comm", "helper"});
+  ASSERT_EQ(text.status, 0) << text.err;
+  size_t at = text.out.find("only: ");
+  ASSERT_NE(at, std::string::npos) << text.out;
+  std::string only = text.out.substr(at, text.out.find('\n', at) - at);
+  EXPECT_EQ(only, "only: comm helper (1 of 2 processes)");
+  auto r = RunCmd({SyspgoBin(), "report", db, "--run", "1", "--comm", "helper", "-o", dir.File("helper.html")});
+  ASSERT_EQ(r.status, 0) << r.err;
+  Page p = Load(dir, dir.File("helper.html"));
+  ExpectDrawnCleanly(p);
+  EXPECT_EQ(p.status["data-threads"], "1");
+  EXPECT_NE(Part(p.dom, "run-meta").find(">" + HtmlText(only) + "<"), std::string::npos) << Part(p.dom, "run-meta");
+
+  r = RunCmd({SyspgoBin(), "report", db, "--run", "1", "-o", dir.File("all.html")});
+  ASSERT_EQ(r.status, 0) << r.err;
+  p = Load(dir, dir.File("all.html"));
+  ExpectDrawnCleanly(p);
+  EXPECT_EQ(p.status["data-threads"], "3");
+  EXPECT_EQ(Part(p.dom, "run-meta").find("only:"), std::string::npos) << Part(p.dom, "run-meta");
+}
+
 // The page with `script` run after its own (to act as a user would).
 std::string WithScript(const std::string& html, const std::string& script) {
   std::string out = html;

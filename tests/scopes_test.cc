@@ -164,23 +164,32 @@ std::string MakeRootfs(TempDir& dir) {
 
 // A podman container on this machine kind: runc (crun refuses hybrid
 // cgroups), no ulimits raised (not permitted here), no network, a local
-// root filesystem. Removed at the end.
+// root filesystem. Root's, or with `as` (AsUser's prefix) the test user's
+// (rootless: `dir` and `rootfs` must be theirs). Removed at the end.
 struct Container {
   std::string name = "syspgo-test-" + std::to_string(getpid());
   std::string id;
-  Container(TempDir& dir, const std::string& rootfs, const std::string& script) {
+  std::vector<std::string> podman;  // how podman is run, as whom, with which containers.conf
+  Container(TempDir& dir, const std::string& rootfs, const std::string& script, std::vector<std::string> as = {})
+      : podman(std::move(as)) {
     std::string conf = dir.File("containers.conf");
     std::ofstream(conf) << "[containers]\ndefault_ulimits = []\n";
-    setenv("CONTAINERS_CONF", conf.c_str(), 1);  // for podman, here and in the collector
-    RunCmd({"podman", "rm", "-f", "-t", "0", name});  // a leftover of a killed run with this pid
+    setenv("CONTAINERS_CONF", conf.c_str(), 1);  // for root's podman, here and in the collector
+    podman.insert(podman.end(), {"env", "CONTAINERS_CONF=" + conf, "podman"});
+    Podman({"rm", "-f", "-t", "0", name});  // a leftover of a killed run with this pid
     // --rm and --timeout: a test killed before its teardown leaves no
     // container spinning for long.
-    auto r = RunCmd({"podman", "run", "-d", "--rm", "--timeout", "600", "--name", name, "--runtime", "runc",
-                     "--network", "none", "--rootfs", rootfs, "/bin/sh", "-c", script});
+    auto r = Podman({"run", "-d", "--rm", "--timeout", "600", "--name", name, "--runtime", "runc", "--network", "none",
+                     "--rootfs", rootfs, "/bin/sh", "-c", script});
     EXPECT_EQ(r.status, 0) << "podman run (install podman and runc: scripts/test-setup.sh): " << r.err;
     id = Trim(r.out);
   }
-  ~Container() { RunCmd({"podman", "rm", "-f", "-t", "0", name}); }
+  CmdResult Podman(const std::vector<std::string>& args) const {
+    std::vector<std::string> argv = podman;
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunCmd(argv);
+  }
+  ~Container() { Podman({"rm", "-f", "-t", "0", name}); }
 };
 
 TEST(Scopes, ContainerRecordsTheContainersProcessesButNotOthers) {
@@ -274,6 +283,44 @@ TEST_F(Sudo, AllAndAForeignCgroupAreRefusedUnderSudo) {
   kill(p, SIGKILL);
   WaitExit(p);
   EXPECT_TRUE(FailedWith(r, 1, "needs real root")) << r.err;
+}
+
+// A container is recorded under sudo by the rule a cgroup is. Root's is
+// not one the user's runtime knows, and is refused with what to do. The
+// user's own (rootless) is found, and refused as its cgroup holds a process
+// that is not all theirs: on this machine kind a rootless container on v1
+// cgroups stays in its caller's (the test's, root's), and its init, root in
+// its user namespace, holds capabilities.
+TEST_F(Sudo, AContainerNotAllTheUsersIsRefusedUnderSudo) {
+  UserDir mine;
+  std::string rootfs = MakeRootfs(mine);
+  Container roots(mine, rootfs, "sleep 600");
+  ASSERT_EQ(roots.id.size(), 64u) << roots.id;
+  for (const std::string& name : {roots.name, roots.id.substr(0, 12)}) {
+    auto r = RunCmd(ViaSudo({SyspgoBin(), "collect", "-o", mine.File("r.db"), "--container", name, "--duration", "1"}));
+    EXPECT_TRUE(FailedWith(r, 1, "--container " + name + ": no runtime knows")) << r.err;
+    EXPECT_NE(r.err.find("Under sudo only your own containers are looked up, so one of root's or of another user's "
+                         "is not found: under sudo it is refused; it needs real root. Run syspgo as root itself, "
+                         "without sudo, to record it, or record a command of your own: syspgo collect -o DB -- "
+                         "COMMAND."),
+              std::string::npos)
+        << r.err;
+    EXPECT_FALSE(Exists(mine.File("r.db")));
+  }
+
+  UserDir theirs;
+  std::string own_rootfs = MakeRootfs(theirs);
+  ASSERT_EQ(Sh("chown -R " + std::string(kUser) + ": " + own_rootfs).status, 0);
+  Container own(theirs, own_rootfs, "sleep 600", AsUser({}));
+  ASSERT_EQ(own.id.size(), 64u) << own.id;
+  auto r = RunCmd(ViaSudo({SyspgoBin(), "collect", "-o", mine.File("o.db"), "--container", own.id.substr(0, 12),
+                           "--duration", "1"}));
+  EXPECT_TRUE(FailedWith(r, 1, "--container: podman container " + own.id.substr(0, 12) + " (" + own.id.substr(0, 12) +
+                                   "), cgroup /sys/fs/cgroup/memory"))
+      << r.err;
+  EXPECT_NE(r.err.find("holds a process that is not only yours (pid "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("needs real root. Run syspgo as root itself"), std::string::npos) << r.err;
+  EXPECT_FALSE(Exists(mine.File("o.db")));
 }
 
 // Two programs of one command, each reading its own file: every process row

@@ -62,6 +62,8 @@ function renderHeader() {
   const meta = document.getElementById('run-meta');
   const span = t => el('span', {text: t});
   const end = r.end_ts >= 0 ? r.end_ts : r.span_ns;
+  // A filtered read (--pid, --comm, --cgroup, --container) covers some processes: said as the text says it.
+  if (r.only) meta.append(el('span', {class: 'only', text: 'only: ' + r.only}));
   meta.append(span('status: ' + r.status), span('host: ' + r.host), span('kernel: ' + r.kernel),
               span('started: ' + new Date(r.start_realtime_ns / 1e6).toISOString().replace('T', ' ').slice(0, 19) + ' UTC'),
               span('command ran: ' + fmtNs(Math.max(0, end - r.command_start_ts))),
