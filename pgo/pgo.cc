@@ -37,6 +37,7 @@
 #include "common/files.h"
 #include "common/identity.h"
 #include "common/process.h"
+#include "common/stats.h"
 #include "common/util.h"
 #include "optimize/artifact_kinds.h"
 
@@ -53,12 +54,16 @@ using Json = nlohmann::ordered_json;
 
 // ===--- Files and processes ------------------------------------------=== //
 
-// Copies `from` over `to` (WriteFileAtomically: a temporary and a rename), so
-// a program running from `to` keeps its old inode and a reader never sees
-// half a file.
-Status InstallFile(const std::string& from, const std::string& to) {
-  int fd = OpenAsUser(from, O_RDONLY);
-  if (fd < 0) return MakeError("cannot read " + from + ": " + strerror(errno), errno);
+// Copies `from` over `to` with the invoking user's rights, reading the way
+// every input a user names is read (OpenRegularAsUser: a FIFO or a
+// directory there is refused, not waited on) and writing the way every
+// file syspgo writes is (WriteFileAtomically: a temporary and a rename), so
+// a program running from `to` keeps its old inode, a reader never sees half
+// a file, and a link planted at `to` is replaced, not written through.
+Status InstallFile(const std::string& from, const std::string& to, mode_t mode = 0755) {
+  auto opened = OpenRegularAsUser(from);
+  if (!opened) return opened.error();
+  int fd = *opened;
   std::string bytes;
   char buf[1 << 16];
   for (ssize_t n; (n = read(fd, buf, sizeof buf)) != 0;) {
@@ -71,13 +76,7 @@ Status InstallFile(const std::string& from, const std::string& to) {
     bytes.append(buf, static_cast<size_t>(n));
   }
   close(fd);
-  return WriteFileAtomically(to, bytes, 0755);
-}
-
-double Median(std::vector<double> xs) {
-  if (xs.empty()) return 0;
-  std::sort(xs.begin(), xs.end());
-  return xs.size() % 2 ? xs[xs.size() / 2] : (xs[xs.size() / 2 - 1] + xs[xs.size() / 2]) / 2;
+  return WriteFileAtomically(to, bytes, mode);
 }
 
 std::string Tail(const std::string& text, size_t lines) {
@@ -1337,11 +1336,9 @@ Status Pipeline::ReuseProfiles(Stage& s) {
   for (auto& [want, from] : {std::pair{sample_prof_, PgoArtifactPath(up, ArtifactKindId::kSampleProfile)},
                              std::pair{order_file_, PgoArtifactPath(up, ArtifactKindId::kOrder)}}) {
     if (want.empty()) continue;
-    std::error_code ec;
-    fs::copy_file(from, want, fs::copy_options::overwrite_existing, ec);
-    if (ec)
-      return MakeError("cannot copy " + from + ": " + ec.message() +
-                       "; give --use-profile a directory an earlier 'syspgo pgo' wrote");
+    if (Status st = InstallFile(from, want, 0644); !st.ok())
+      return MakeError(st.error().message + "; give --use-profile a directory an earlier 'syspgo pgo' wrote",
+                       st.error().code);
     s.commands.push_back("cp " + ShellQuote(from) + " " + ShellQuote(want));
   }
   Json j = Json::object();

@@ -7,6 +7,8 @@
 #include <map>
 #include <sstream>
 
+#include "common/stats.h"
+
 namespace syspgo {
 namespace {
 
@@ -23,15 +25,6 @@ struct Rng {
   size_t Below(size_t n) { return static_cast<size_t>(Next() % n); }
   double Unit() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }  // [0, 1)
 };
-
-double Median(std::vector<double> xs) {
-  if (xs.empty()) return 0;
-  size_t h = xs.size() / 2;
-  std::nth_element(xs.begin(), xs.begin() + static_cast<long>(h), xs.end());
-  double hi = xs[h];
-  if (xs.size() % 2) return hi;
-  return (*std::max_element(xs.begin(), xs.begin() + static_cast<long>(h)) + hi) / 2;
-}
 
 double Quantile(std::vector<double> xs, double q) {
   std::sort(xs.begin(), xs.end());

@@ -540,11 +540,20 @@ TEST(Pgo, ChangedSourcesReportHowMuchOfTheProfileStillMatches) {
   ASSERT_EQ(r.status, 0) << r.err;
   // The sources move on: the hot hash function is renamed.
   ASSERT_EQ(Sh("cd " + src + " && sed -i 's/hash_bytes/digest_bytes/g' demo.c").status, 0);
+  // A link left where the reused profile is copied to is replaced, not
+  // written through: the file it names keeps its bytes.
+  std::string elsewhere = t.File("elsewhere");
+  std::ofstream(elsewhere) << "keep\n";
+  fs::create_directories(second + "/profile");
+  fs::create_symlink(elsewhere, second + "/profile/sample.prof");
   // --final last keeps the sample build whatever one evaluation run says.
   auto again = Pgo(src, {"--build", kMakeBuild, "--binary", "./demo", "--use-profile", first, "--stages", "sample",
                          "--dir", second, "--eval", "./demo eval 300", "--runs", "1", "--final", "last"});
   ASSERT_EQ(again.status, 0) << "a stale profile still builds: " << again.err;
   EXPECT_NE(again.err.find("of its samples match the code"), std::string::npos) << again.err;
+  EXPECT_EQ(ReadAll(elsewhere), "keep\n");
+  EXPECT_FALSE(fs::is_symlink(second + "/profile/sample.prof"));
+  EXPECT_EQ(ReadAll(second + "/profile/sample.prof"), ReadAll(first + "/profile/sample.prof"));
   std::string sum = second + "/summary.json";
   nlohmann::ordered_json s = ReadOrderedJson(sum);
   EXPECT_EQ(Keys(s["stages"]), "plain,build,profile,sample,eval");
