@@ -854,6 +854,7 @@ Json IntervalJson(const PgoInterval& iv) {
   j["speedup"] = iv.ratio;
   j["low"] = iv.low;
   j["high"] = iv.high;
+  j["same_every_round"] = iv.same_every_round;  // then low and high are the speedup: no interval
   j["verdict"] = VerdictName(Judge(iv));
   return j;
 }
@@ -1062,6 +1063,7 @@ void Pipeline::Finish() {
     e["speedup"] = v.vs_plain.ratio;
     e["speedup_low"] = v.vs_plain.low;
     e["speedup_high"] = v.vs_plain.high;
+    e["same_every_round"] = v.vs_plain.same_every_round;
     e["verdict"] = VerdictName(Judge(v.vs_plain));
     if (v.vs_base.high > 0) e["vs_profiling_build"] = IntervalJson(v.vs_base);
     e["output_differs"] = static_cast<bool>(v.output_differs);

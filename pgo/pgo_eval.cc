@@ -59,6 +59,13 @@ PgoInterval PairedSpeedup(const std::vector<double>& ref, const std::vector<doub
   std::vector<double> a(ref.begin(), ref.begin() + static_cast<long>(n)), b(cand.begin(), cand.begin() + static_cast<long>(n));
   double mb = Median(b);
   iv.ratio = mb > 0 ? Median(a) / mb : 0;
+  auto constant = [](const std::vector<double>& xs) { return std::equal(xs.begin() + 1, xs.end(), xs.begin()); };
+  if (constant(a) && constant(b)) {
+    // Every resample would give the ratio itself.
+    iv.low = iv.high = iv.ratio;
+    iv.same_every_round = true;
+    return iv;
+  }
   Rng rng{seed};
   std::vector<double> ratios, ra(n), rb(n);
   ratios.reserve(kPgoResamples);
@@ -91,6 +98,10 @@ const char* VerdictName(PgoVerdict v) {
 
 std::string DescribeSpeedup(const PgoInterval& iv) {
   PgoVerdict v = Judge(iv);
+  // Where there is no interval, the ratio is the whole result, whatever the verdict.
+  if (iv.same_every_round)
+    return std::string(VerdictName(v)) + " " + Fixed("%.3fx", iv.ratio) +
+           " (the same in every round: counted, not timed)";
   std::string ci = "95% CI " + Fixed("%.3f", iv.low) + "-" + Fixed("%.3f", iv.high);
   if (v == PgoVerdict::kNoDifference) return std::string(VerdictName(v)) + " (" + ci + ")";
   return std::string(VerdictName(v)) + " " + Fixed("%.3fx", iv.ratio) + " (" + ci + ")";

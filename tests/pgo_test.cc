@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -351,9 +352,35 @@ TEST(PgoFinal, IntervalIsSeededAndAroundTheRatio) {
   EXPECT_EQ(same.low, 1.0);
   EXPECT_EQ(same.high, 1.0);
   EXPECT_EQ(Judge(same), PgoVerdict::kNoDifference);
-  EXPECT_EQ(DescribeSpeedup(same), "no significant difference (95% CI 1.000-1.000)");
   EXPECT_EQ(DescribeSpeedup({1.25, 1.2, 1.3}), "faster 1.250x (95% CI 1.200-1.300)");
   EXPECT_EQ(DescribeSpeedup({0.9, 0.85, 0.95}), "slower 0.900x (95% CI 0.850-0.950)");
+}
+
+// Counts the same in every round (cachegrind's instructions) have no
+// interval to give: the ratio is said with why, never as "CI 1.091-1.091";
+// figures that vary between rounds (times, or counts that moved) keep it.
+TEST(PgoFinal, CountsTheSameInEveryRoundAreSaidWithoutAnInterval) {
+  const char kCounted[] = " (the same in every round: counted, not timed)";
+  EXPECT_EQ(DescribeSpeedup(PairedSpeedup({1091, 1091}, {1000, 1000})), std::string("faster 1.091x") + kCounted);
+  EXPECT_EQ(DescribeSpeedup(PairedSpeedup({950, 950, 950}, {1000, 1000, 1000})),
+            std::string("slower 0.950x") + kCounted);
+  EXPECT_EQ(DescribeSpeedup(PairedSpeedup({100, 100, 100}, {100, 100, 100})),
+            std::string("no significant difference 1.000x") + kCounted);
+  // One count that moved: an interval again.
+  std::string moved = DescribeSpeedup(PairedSpeedup({1091, 1093, 1091}, {1000, 1000, 1000}));
+  EXPECT_EQ(moved.rfind("faster 1.091x (95% CI 1.091-1.09", 0), 0u) << moved;
+  // The decision's line, which the final: line prints: the counted metric
+  // without an interval, the time that refused the stage with its own.
+  PgoEvalVariant plain = Measured("plain", 1.0), sample = Measured("sample", 1.1);
+  plain.values = {1.1e9, 1.1e9, 1.1e9}, sample.values = {1.0e9, 1.0e9, 1.0e9};
+  sample.vs_plain = PairedSpeedup(plain.values, sample.values);
+  sample.wall_vs_plain = PairedSpeedup(Measured("", 1.0).values, Measured("", 1.1).values);
+  std::string why;
+  EXPECT_EQ(ChooseFinalVariant({plain, sample}, "instructions", &why), 0u);
+  EXPECT_NE(why.find(std::string("sample faster 1.100x") + kCounted + ", but slower than your build in wall time: "
+                     "slower 0.9"), std::string::npos) << why;
+  EXPECT_NE(why.find("(95% CI 0.", why.find(kCounted)), std::string::npos) << "the time keeps its interval: " << why;
+  EXPECT_EQ(why.find("CI 1.100-1.100"), std::string::npos) << why;
 }
 
 TEST(PgoFinal, AStageWithinNoiseIsNotChosen) {
@@ -704,6 +731,19 @@ TEST(Pgo, InterpreterDemoGainsInstructionsAndShipsNoProfilingFlags) {
   else
     EXPECT_EQ(s["eval"][final_stage]["verdict"], "faster") << s["eval"];
   EXPECT_NE(r.err.find("vs your build: instructions faster "), std::string::npos) << r.err;
+  // Counts the same in every round are said without an interval, as the
+  // summary marks them; times always keep theirs.
+  if (s["eval"]["sample"]["same_every_round"].get<bool>()) {
+    char said[96];
+    snprintf(said, sizeof said, "instructions faster %.3fx (the same in every round: counted, not timed)",
+             s["eval"]["sample"]["speedup"].get<double>());
+    EXPECT_NE(r.err.find(said), std::string::npos) << said << "\n" << r.err;
+  }
+  std::istringstream lines(r.err);
+  for (std::string l; std::getline(lines, l);)
+    if (l.find("vs your build: cpu ") != std::string::npos) {
+      EXPECT_NE(l.find("(95% CI "), std::string::npos) << l;
+    }
   EXPECT_NE(r.err.find("vs the profiling build: "), std::string::npos) << r.err;
   EXPECT_FALSE(s["profile_quality"]["thin"].get<bool>()) << s["profile_quality"];
   // The training build sets up frame pointers in the hot loop's function;
