@@ -229,7 +229,8 @@ struct StageRow {
 
 class Pipeline {
  public:
-  explicit Pipeline(const PgoOptions& o) : o_(o), freq_hz_(o.freq_hz), train_runs_(o.train_runs) {}
+  explicit Pipeline(const PgoOptions& o)
+      : o_(o), freq_hz_(o.freq_hz ? o.freq_hz : o.collect_default_freq_hz), train_runs_(o.train_runs) {}
   PgoReport Run();
 
  private:
@@ -306,8 +307,10 @@ class Pipeline {
   std::vector<std::pair<std::string, std::string>> variants_;  // name, binary copy in DIR
   Status sub_error_;  // the first directory Sub could not make
   int step_ = 0, steps_ = 0;
-  // The training's rate and runs: --freq and --train-runs, raised when the
-  // profile they gave was too thin (CheckProfileQuality).
+  // The training's rate and runs: --freq (else collect's default, given to
+  // collect all the same, so the manifest names the rate the samples were
+  // taken at) and --train-runs, raised when the profile they gave was too
+  // thin (CheckProfileQuality).
   uint32_t freq_hz_ = 0;
   int train_runs_ = 1;
   Json quality_ = Json::array();  // every profile-quality measurement, in order
@@ -510,8 +513,7 @@ Status Pipeline::Collect(Stage& s, const std::string& db, const std::string& sub
   unlink(log.c_str());
   unlink(summary.c_str());
   std::vector<std::string> argv = {syspgo_, "collect", "-o", db, "--json", summary, "--probes", o_.probes};
-  if (freq_hz_) argv.insert(argv.end(), {"--freq", std::to_string(freq_hz_)});
-  argv.insert(argv.end(), {"--", "/bin/sh", "-c", o_.train_cmd});
+  argv.insert(argv.end(), {"--freq", std::to_string(freq_hz_), "--", "/bin/sh", "-c", o_.train_cmd});
   s.commands.push_back(JoinShell(argv));
   auto r = RunLogged(argv, {}, log, RunAs::kRoot);
   if (!r) return r.error();
@@ -1014,9 +1016,8 @@ bool Pipeline::MoreSamples(const PgoProfileQuality& q) {
   double need = q.binary_samples ? static_cast<double>(kPgoMinBinarySamples) / static_cast<double>(q.binary_samples) : 100;
   double d = (1 - q.halves_agreement) / (1 - kPgoMinHalvesAgreement);
   double factor = std::max({need, d * d, 1.0}) * 1.2;
-  uint32_t freq = freq_hz_ ? freq_hz_ : o_.collect_default_freq_hz;
-  if (freq < kMaxFreq) {
-    freq_hz_ = static_cast<uint32_t>(std::min<double>(kMaxFreq, std::ceil(freq * factor)));
+  if (freq_hz_ < kMaxFreq) {
+    freq_hz_ = static_cast<uint32_t>(std::min<double>(kMaxFreq, std::ceil(freq_hz_ * factor)));
     return true;
   }
   if (train_runs_ < kMaxTrainRuns) {

@@ -33,12 +33,13 @@ std::string CopyDemo(const TempDir& t, const char* from = SYSPGO_PGO_DEMO) {
 }
 
 // `syspgo pgo ARGS` run in directory `cwd`. A training run samples at
-// 9999 Hz unless ARGS say otherwise: kTrain then gives a profile thick
-// enough that pgo does not train again (a test of its own checks that).
-CmdResult Pgo(const std::string& cwd, const std::vector<std::string>& args) {
+// 9999 Hz unless ARGS say otherwise or `thick` is false: kTrain then gives
+// a profile thick enough that pgo does not train again (a test of its own
+// checks that).
+CmdResult Pgo(const std::string& cwd, const std::vector<std::string>& args, bool thick = true) {
   std::vector<std::string> argv = {SyspgoBin(), "pgo"};
   argv.insert(argv.end(), args.begin(), args.end());
-  bool train = std::find(args.begin(), args.end(), "--train") != args.end();
+  bool train = thick && std::find(args.begin(), args.end(), "--train") != args.end();
   if (train && std::find(args.begin(), args.end(), "--freq") == args.end()) argv.insert(argv.end(), {"--freq", "9999"});
   return Sh("cd " + ShellQuote(cwd) + " && exec " + JoinShell(argv));
 }
@@ -755,21 +756,39 @@ TEST(Pgo, InterpreterDemoGainsInstructionsAndShipsNoProfilingFlags) {
   EXPECT_EQ(Out(dir + "/" + final_stage + "/interp cold 1"), Out(dir + "/plain/interp cold 1"));
 }
 
-// A training run too short for 10,000 samples at collect's default rate:
-// pgo trains again faster, and says so in its output and manifest.
+// The --freq of the first collect command a stage ran, 0 if none.
+int CollectFreq(const nlohmann::json& manifest, const std::string& stage) {
+  for (auto& st : manifest["stages"]) {
+    if (st["name"] != stage) continue;
+    for (auto& c : st["commands"]) {
+      std::string cmd = c.get<std::string>();
+      size_t at = cmd.find(" collect ") == std::string::npos ? std::string::npos : cmd.find(" --freq ");
+      if (at != std::string::npos) return atoi(cmd.c_str() + at + 8);
+    }
+  }
+  return 0;
+}
+
+// A training run too short for 10,000 samples at collect's default rate
+// (no --freq): pgo trains again faster, and says so in its output and
+// manifest, which names the rate every attempt sampled at.
 TEST(Pgo, ThinProfileIsTrainedAgainFaster) {
   TempDir t;
   std::string src = CopyDemo(t), dir = t.File("pgo");
-  auto r = Pgo(src, {"--build", kMakeBuild, "--binary", "./demo", "--train", "./demo train 20000", "--freq", "999",
-                     "--stages", "sample", "--dir", dir});
+  auto r = Pgo(src, {"--build", kMakeBuild, "--binary", "./demo", "--train", "./demo train 20000", "--stages", "sample",
+                     "--dir", dir}, /*thick=*/false);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.err.find("TOO THIN"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("too thin: training again at "), std::string::npos) << r.err;
-  nlohmann::json q = ReadJson(dir + "/manifest.json")["profile_quality"];
+  nlohmann::json m = ReadJson(dir + "/manifest.json"), q = m["profile_quality"];
   ASSERT_GE(q.size(), 2u) << q;
   EXPECT_TRUE(q[0]["thin"].get<bool>());
-  EXPECT_EQ(q[0]["freq_hz"], 999);
-  EXPECT_GT(q[1]["freq_hz"].get<int>(), 999);
+  // The first attempt's rate is the one its collect ran at, not 0 for "not given".
+  int first = CollectFreq(m, "train");
+  EXPECT_GT(first, 0) << m["stages"];
+  EXPECT_EQ(q[0]["freq_hz"], first) << q;
+  EXPECT_EQ(ReadJson(dir + "/summary.json")["profile_quality"]["freq_hz"], q.back()["freq_hz"]);
+  EXPECT_GT(q[1]["freq_hz"].get<int>(), first);
   EXPECT_GT(q.back()["binary_samples"].get<double>(), q[0]["binary_samples"].get<double>());
 }
 
