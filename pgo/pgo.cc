@@ -37,6 +37,7 @@
 #include "common/files.h"
 #include "common/identity.h"
 #include "common/process.h"
+#include "common/stats.h"
 #include "common/util.h"
 #include "optimize/artifact_kinds.h"
 
@@ -53,12 +54,16 @@ using Json = nlohmann::ordered_json;
 
 // ===--- Files and processes ------------------------------------------=== //
 
-// Copies `from` over `to` (WriteFileAtomically: a temporary and a rename), so
-// a program running from `to` keeps its old inode and a reader never sees
-// half a file.
-Status InstallFile(const std::string& from, const std::string& to) {
-  int fd = OpenAsUser(from, O_RDONLY);
-  if (fd < 0) return MakeError("cannot read " + from + ": " + strerror(errno), errno);
+// Copies `from` over `to` with the invoking user's rights, reading the way
+// every input a user names is read (OpenRegularAsUser: a FIFO or a
+// directory there is refused, not waited on) and writing the way every
+// file syspgo writes is (WriteFileAtomically: a temporary and a rename), so
+// a program running from `to` keeps its old inode, a reader never sees half
+// a file, and a link planted at `to` is replaced, not written through.
+Status InstallFile(const std::string& from, const std::string& to, mode_t mode = 0755) {
+  auto opened = OpenRegularAsUser(from);
+  if (!opened) return opened.error();
+  int fd = *opened;
   std::string bytes;
   char buf[1 << 16];
   for (ssize_t n; (n = read(fd, buf, sizeof buf)) != 0;) {
@@ -71,13 +76,7 @@ Status InstallFile(const std::string& from, const std::string& to) {
     bytes.append(buf, static_cast<size_t>(n));
   }
   close(fd);
-  return WriteFileAtomically(to, bytes, 0755);
-}
-
-double Median(std::vector<double> xs) {
-  if (xs.empty()) return 0;
-  std::sort(xs.begin(), xs.end());
-  return xs.size() % 2 ? xs[xs.size() / 2] : (xs[xs.size() / 2 - 1] + xs[xs.size() / 2]) / 2;
+  return WriteFileAtomically(to, bytes, mode);
 }
 
 std::string Tail(const std::string& text, size_t lines) {
@@ -230,7 +229,8 @@ struct StageRow {
 
 class Pipeline {
  public:
-  explicit Pipeline(const PgoOptions& o) : o_(o), freq_hz_(o.freq_hz), train_runs_(o.train_runs) {}
+  explicit Pipeline(const PgoOptions& o)
+      : o_(o), freq_hz_(o.freq_hz ? o.freq_hz : o.collect_default_freq_hz), train_runs_(o.train_runs) {}
   PgoReport Run();
 
  private:
@@ -307,8 +307,10 @@ class Pipeline {
   std::vector<std::pair<std::string, std::string>> variants_;  // name, binary copy in DIR
   Status sub_error_;  // the first directory Sub could not make
   int step_ = 0, steps_ = 0;
-  // The training's rate and runs: --freq and --train-runs, raised when the
-  // profile they gave was too thin (CheckProfileQuality).
+  // The training's rate and runs: --freq (else collect's default, given to
+  // collect all the same, so the manifest names the rate the samples were
+  // taken at) and --train-runs, raised when the profile they gave was too
+  // thin (CheckProfileQuality).
   uint32_t freq_hz_ = 0;
   int train_runs_ = 1;
   Json quality_ = Json::array();  // every profile-quality measurement, in order
@@ -511,8 +513,7 @@ Status Pipeline::Collect(Stage& s, const std::string& db, const std::string& sub
   unlink(log.c_str());
   unlink(summary.c_str());
   std::vector<std::string> argv = {syspgo_, "collect", "-o", db, "--json", summary, "--probes", o_.probes};
-  if (freq_hz_) argv.insert(argv.end(), {"--freq", std::to_string(freq_hz_)});
-  argv.insert(argv.end(), {"--", "/bin/sh", "-c", o_.train_cmd});
+  argv.insert(argv.end(), {"--freq", std::to_string(freq_hz_), "--", "/bin/sh", "-c", o_.train_cmd});
   s.commands.push_back(JoinShell(argv));
   auto r = RunLogged(argv, {}, log, RunAs::kRoot);
   if (!r) return r.error();
@@ -855,6 +856,7 @@ Json IntervalJson(const PgoInterval& iv) {
   j["speedup"] = iv.ratio;
   j["low"] = iv.low;
   j["high"] = iv.high;
+  j["same_every_round"] = iv.same_every_round;  // then low and high are the speedup: no interval
   j["verdict"] = VerdictName(Judge(iv));
   return j;
 }
@@ -1014,9 +1016,8 @@ bool Pipeline::MoreSamples(const PgoProfileQuality& q) {
   double need = q.binary_samples ? static_cast<double>(kPgoMinBinarySamples) / static_cast<double>(q.binary_samples) : 100;
   double d = (1 - q.halves_agreement) / (1 - kPgoMinHalvesAgreement);
   double factor = std::max({need, d * d, 1.0}) * 1.2;
-  uint32_t freq = freq_hz_ ? freq_hz_ : o_.collect_default_freq_hz;
-  if (freq < kMaxFreq) {
-    freq_hz_ = static_cast<uint32_t>(std::min<double>(kMaxFreq, std::ceil(freq * factor)));
+  if (freq_hz_ < kMaxFreq) {
+    freq_hz_ = static_cast<uint32_t>(std::min<double>(kMaxFreq, std::ceil(freq_hz_ * factor)));
     return true;
   }
   if (train_runs_ < kMaxTrainRuns) {
@@ -1063,6 +1064,7 @@ void Pipeline::Finish() {
     e["speedup"] = v.vs_plain.ratio;
     e["speedup_low"] = v.vs_plain.low;
     e["speedup_high"] = v.vs_plain.high;
+    e["same_every_round"] = v.vs_plain.same_every_round;
     e["verdict"] = VerdictName(Judge(v.vs_plain));
     if (v.vs_base.high > 0) e["vs_profiling_build"] = IntervalJson(v.vs_base);
     e["output_differs"] = static_cast<bool>(v.output_differs);
@@ -1337,11 +1339,9 @@ Status Pipeline::ReuseProfiles(Stage& s) {
   for (auto& [want, from] : {std::pair{sample_prof_, PgoArtifactPath(up, ArtifactKindId::kSampleProfile)},
                              std::pair{order_file_, PgoArtifactPath(up, ArtifactKindId::kOrder)}}) {
     if (want.empty()) continue;
-    std::error_code ec;
-    fs::copy_file(from, want, fs::copy_options::overwrite_existing, ec);
-    if (ec)
-      return MakeError("cannot copy " + from + ": " + ec.message() +
-                       "; give --use-profile a directory an earlier 'syspgo pgo' wrote");
+    if (Status st = InstallFile(from, want, 0644); !st.ok())
+      return MakeError(st.error().message + "; give --use-profile a directory an earlier 'syspgo pgo' wrote",
+                       st.error().code);
     s.commands.push_back("cp " + ShellQuote(from) + " " + ShellQuote(want));
   }
   Json j = Json::object();

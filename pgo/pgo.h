@@ -70,7 +70,7 @@ struct PgoOptions {
   std::string probes = "cpu";
   std::string sample_counts = "ip";  // optimize --sample-counts for the sample profile
   std::string profile_kind = "flat";  // optimize --profile-kind for the sample profile
-  uint32_t freq_hz = 0;     // collect's --freq; 0 keeps collect's default
+  uint32_t freq_hz = 0;     // collect's --freq; 0 is collect's default, the next field
   uint32_t collect_default_freq_hz = 999;  // that default, from which a thin profile's rate is raised
   std::vector<std::string> bolt_args;  // replace kDefaultBoltOptions (kBoltOptionsAfterSampleProfile) when non-empty
   std::vector<std::string> bolt_extra; // appended to them (e.g. -skip-funcs=...)

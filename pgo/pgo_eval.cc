@@ -7,6 +7,8 @@
 #include <map>
 #include <sstream>
 
+#include "common/stats.h"
+
 namespace syspgo {
 namespace {
 
@@ -23,15 +25,6 @@ struct Rng {
   size_t Below(size_t n) { return static_cast<size_t>(Next() % n); }
   double Unit() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }  // [0, 1)
 };
-
-double Median(std::vector<double> xs) {
-  if (xs.empty()) return 0;
-  size_t h = xs.size() / 2;
-  std::nth_element(xs.begin(), xs.begin() + static_cast<long>(h), xs.end());
-  double hi = xs[h];
-  if (xs.size() % 2) return hi;
-  return (*std::max_element(xs.begin(), xs.begin() + static_cast<long>(h)) + hi) / 2;
-}
 
 double Quantile(std::vector<double> xs, double q) {
   std::sort(xs.begin(), xs.end());
@@ -66,6 +59,13 @@ PgoInterval PairedSpeedup(const std::vector<double>& ref, const std::vector<doub
   std::vector<double> a(ref.begin(), ref.begin() + static_cast<long>(n)), b(cand.begin(), cand.begin() + static_cast<long>(n));
   double mb = Median(b);
   iv.ratio = mb > 0 ? Median(a) / mb : 0;
+  auto constant = [](const std::vector<double>& xs) { return std::equal(xs.begin() + 1, xs.end(), xs.begin()); };
+  if (constant(a) && constant(b)) {
+    // Every resample would give the ratio itself.
+    iv.low = iv.high = iv.ratio;
+    iv.same_every_round = true;
+    return iv;
+  }
   Rng rng{seed};
   std::vector<double> ratios, ra(n), rb(n);
   ratios.reserve(kPgoResamples);
@@ -98,6 +98,10 @@ const char* VerdictName(PgoVerdict v) {
 
 std::string DescribeSpeedup(const PgoInterval& iv) {
   PgoVerdict v = Judge(iv);
+  // Where there is no interval, the ratio is the whole result, whatever the verdict.
+  if (iv.same_every_round)
+    return std::string(VerdictName(v)) + " " + Fixed("%.3fx", iv.ratio) +
+           " (the same in every round: counted, not timed)";
   std::string ci = "95% CI " + Fixed("%.3f", iv.low) + "-" + Fixed("%.3f", iv.high);
   if (v == PgoVerdict::kNoDifference) return std::string(VerdictName(v)) + " (" + ci + ")";
   return std::string(VerdictName(v)) + " " + Fixed("%.3fx", iv.ratio) + " (" + ci + ")";

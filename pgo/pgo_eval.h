@@ -13,8 +13,12 @@
 namespace syspgo {
 
 // A speedup (reference / candidate: above 1 is faster) with its 95% interval.
+// When every round measured the same on both sides, as counts do
+// (cachegrind's instructions), the interval is the ratio itself: there is
+// no spread to give, and it is said as such rather than as "CI 1.091-1.091".
 struct PgoInterval {
   double ratio = 0, low = 0, high = 0;
+  bool same_every_round = false;
 };
 
 // The bootstrap's resamples and its fixed seed.
@@ -29,7 +33,8 @@ constexpr double kPgoMinEffect = 0.005;
 // cand[k] ran side by side): the ratio of their medians, and the 2.5th and
 // 97.5th percentiles of that ratio over resampled rounds. Lower is better
 // for the measurements (seconds, instructions). Both must be the same
-// non-zero length.
+// non-zero length. When each side measured the same in every round, the
+// interval is the ratio and same_every_round is set.
 PgoInterval PairedSpeedup(const std::vector<double>& ref, const std::vector<double>& cand,
                           uint64_t seed = kPgoSeed);
 
@@ -37,7 +42,9 @@ enum class PgoVerdict { kFaster, kSlower, kNoDifference };
 PgoVerdict Judge(const PgoInterval& iv);
 const char* VerdictName(PgoVerdict v);  // "faster", "slower", "no significant difference"
 // For people: "faster 1.083x (95% CI 1.051-1.110)", "slower 0.950x (...)",
-// "no significant difference (95% CI 0.982-1.021)". Never a bare ratio.
+// "no significant difference (95% CI 0.982-1.021)". Never a bare ratio. An
+// interval the same in every round gives the ratio and why there is no
+// interval: "faster 1.091x (the same in every round: counted, not timed)".
 std::string DescribeSpeedup(const PgoInterval& iv);
 
 // One variant of the evaluation. `values` are what the decision is made on,

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -32,12 +33,13 @@ std::string CopyDemo(const TempDir& t, const char* from = SYSPGO_PGO_DEMO) {
 }
 
 // `syspgo pgo ARGS` run in directory `cwd`. A training run samples at
-// 9999 Hz unless ARGS say otherwise: kTrain then gives a profile thick
-// enough that pgo does not train again (a test of its own checks that).
-CmdResult Pgo(const std::string& cwd, const std::vector<std::string>& args) {
+// 9999 Hz unless ARGS say otherwise or `thick` is false: kTrain then gives
+// a profile thick enough that pgo does not train again (a test of its own
+// checks that).
+CmdResult Pgo(const std::string& cwd, const std::vector<std::string>& args, bool thick = true) {
   std::vector<std::string> argv = {SyspgoBin(), "pgo"};
   argv.insert(argv.end(), args.begin(), args.end());
-  bool train = std::find(args.begin(), args.end(), "--train") != args.end();
+  bool train = thick && std::find(args.begin(), args.end(), "--train") != args.end();
   if (train && std::find(args.begin(), args.end(), "--freq") == args.end()) argv.insert(argv.end(), {"--freq", "9999"});
   return Sh("cd " + ShellQuote(cwd) + " && exec " + JoinShell(argv));
 }
@@ -351,9 +353,35 @@ TEST(PgoFinal, IntervalIsSeededAndAroundTheRatio) {
   EXPECT_EQ(same.low, 1.0);
   EXPECT_EQ(same.high, 1.0);
   EXPECT_EQ(Judge(same), PgoVerdict::kNoDifference);
-  EXPECT_EQ(DescribeSpeedup(same), "no significant difference (95% CI 1.000-1.000)");
   EXPECT_EQ(DescribeSpeedup({1.25, 1.2, 1.3}), "faster 1.250x (95% CI 1.200-1.300)");
   EXPECT_EQ(DescribeSpeedup({0.9, 0.85, 0.95}), "slower 0.900x (95% CI 0.850-0.950)");
+}
+
+// Counts the same in every round (cachegrind's instructions) have no
+// interval to give: the ratio is said with why, never as "CI 1.091-1.091";
+// figures that vary between rounds (times, or counts that moved) keep it.
+TEST(PgoFinal, CountsTheSameInEveryRoundAreSaidWithoutAnInterval) {
+  const char kCounted[] = " (the same in every round: counted, not timed)";
+  EXPECT_EQ(DescribeSpeedup(PairedSpeedup({1091, 1091}, {1000, 1000})), std::string("faster 1.091x") + kCounted);
+  EXPECT_EQ(DescribeSpeedup(PairedSpeedup({950, 950, 950}, {1000, 1000, 1000})),
+            std::string("slower 0.950x") + kCounted);
+  EXPECT_EQ(DescribeSpeedup(PairedSpeedup({100, 100, 100}, {100, 100, 100})),
+            std::string("no significant difference 1.000x") + kCounted);
+  // One count that moved: an interval again.
+  std::string moved = DescribeSpeedup(PairedSpeedup({1091, 1093, 1091}, {1000, 1000, 1000}));
+  EXPECT_EQ(moved.rfind("faster 1.091x (95% CI 1.091-1.09", 0), 0u) << moved;
+  // The decision's line, which the final: line prints: the counted metric
+  // without an interval, the time that refused the stage with its own.
+  PgoEvalVariant plain = Measured("plain", 1.0), sample = Measured("sample", 1.1);
+  plain.values = {1.1e9, 1.1e9, 1.1e9}, sample.values = {1.0e9, 1.0e9, 1.0e9};
+  sample.vs_plain = PairedSpeedup(plain.values, sample.values);
+  sample.wall_vs_plain = PairedSpeedup(Measured("", 1.0).values, Measured("", 1.1).values);
+  std::string why;
+  EXPECT_EQ(ChooseFinalVariant({plain, sample}, "instructions", &why), 0u);
+  EXPECT_NE(why.find(std::string("sample faster 1.100x") + kCounted + ", but slower than your build in wall time: "
+                     "slower 0.9"), std::string::npos) << why;
+  EXPECT_NE(why.find("(95% CI 0.", why.find(kCounted)), std::string::npos) << "the time keeps its interval: " << why;
+  EXPECT_EQ(why.find("CI 1.100-1.100"), std::string::npos) << why;
 }
 
 TEST(PgoFinal, AStageWithinNoiseIsNotChosen) {
@@ -540,11 +568,20 @@ TEST(Pgo, ChangedSourcesReportHowMuchOfTheProfileStillMatches) {
   ASSERT_EQ(r.status, 0) << r.err;
   // The sources move on: the hot hash function is renamed.
   ASSERT_EQ(Sh("cd " + src + " && sed -i 's/hash_bytes/digest_bytes/g' demo.c").status, 0);
+  // A link left where the reused profile is copied to is replaced, not
+  // written through: the file it names keeps its bytes.
+  std::string elsewhere = t.File("elsewhere");
+  std::ofstream(elsewhere) << "keep\n";
+  fs::create_directories(second + "/profile");
+  fs::create_symlink(elsewhere, second + "/profile/sample.prof");
   // --final last keeps the sample build whatever one evaluation run says.
   auto again = Pgo(src, {"--build", kMakeBuild, "--binary", "./demo", "--use-profile", first, "--stages", "sample",
                          "--dir", second, "--eval", "./demo eval 300", "--runs", "1", "--final", "last"});
   ASSERT_EQ(again.status, 0) << "a stale profile still builds: " << again.err;
   EXPECT_NE(again.err.find("of its samples match the code"), std::string::npos) << again.err;
+  EXPECT_EQ(ReadAll(elsewhere), "keep\n");
+  EXPECT_FALSE(fs::is_symlink(second + "/profile/sample.prof"));
+  EXPECT_EQ(ReadAll(second + "/profile/sample.prof"), ReadAll(first + "/profile/sample.prof"));
   std::string sum = second + "/summary.json";
   nlohmann::ordered_json s = ReadOrderedJson(sum);
   EXPECT_EQ(Keys(s["stages"]), "plain,build,profile,sample,eval");
@@ -695,6 +732,19 @@ TEST(Pgo, InterpreterDemoGainsInstructionsAndShipsNoProfilingFlags) {
   else
     EXPECT_EQ(s["eval"][final_stage]["verdict"], "faster") << s["eval"];
   EXPECT_NE(r.err.find("vs your build: instructions faster "), std::string::npos) << r.err;
+  // Counts the same in every round are said without an interval, as the
+  // summary marks them; times always keep theirs.
+  if (s["eval"]["sample"]["same_every_round"].get<bool>()) {
+    char said[96];
+    snprintf(said, sizeof said, "instructions faster %.3fx (the same in every round: counted, not timed)",
+             s["eval"]["sample"]["speedup"].get<double>());
+    EXPECT_NE(r.err.find(said), std::string::npos) << said << "\n" << r.err;
+  }
+  std::istringstream lines(r.err);
+  for (std::string l; std::getline(lines, l);)
+    if (l.find("vs your build: cpu ") != std::string::npos) {
+      EXPECT_NE(l.find("(95% CI "), std::string::npos) << l;
+    }
   EXPECT_NE(r.err.find("vs the profiling build: "), std::string::npos) << r.err;
   EXPECT_FALSE(s["profile_quality"]["thin"].get<bool>()) << s["profile_quality"];
   // The training build sets up frame pointers in the hot loop's function;
@@ -706,21 +756,39 @@ TEST(Pgo, InterpreterDemoGainsInstructionsAndShipsNoProfilingFlags) {
   EXPECT_EQ(Out(dir + "/" + final_stage + "/interp cold 1"), Out(dir + "/plain/interp cold 1"));
 }
 
-// A training run too short for 10,000 samples at collect's default rate:
-// pgo trains again faster, and says so in its output and manifest.
+// The --freq of the first collect command a stage ran, 0 if none.
+int CollectFreq(const nlohmann::json& manifest, const std::string& stage) {
+  for (auto& st : manifest["stages"]) {
+    if (st["name"] != stage) continue;
+    for (auto& c : st["commands"]) {
+      std::string cmd = c.get<std::string>();
+      size_t at = cmd.find(" collect ") == std::string::npos ? std::string::npos : cmd.find(" --freq ");
+      if (at != std::string::npos) return atoi(cmd.c_str() + at + 8);
+    }
+  }
+  return 0;
+}
+
+// A training run too short for 10,000 samples at collect's default rate
+// (no --freq): pgo trains again faster, and says so in its output and
+// manifest, which names the rate every attempt sampled at.
 TEST(Pgo, ThinProfileIsTrainedAgainFaster) {
   TempDir t;
   std::string src = CopyDemo(t), dir = t.File("pgo");
-  auto r = Pgo(src, {"--build", kMakeBuild, "--binary", "./demo", "--train", "./demo train 20000", "--freq", "999",
-                     "--stages", "sample", "--dir", dir});
+  auto r = Pgo(src, {"--build", kMakeBuild, "--binary", "./demo", "--train", "./demo train 20000", "--stages", "sample",
+                     "--dir", dir}, /*thick=*/false);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.err.find("TOO THIN"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("too thin: training again at "), std::string::npos) << r.err;
-  nlohmann::json q = ReadJson(dir + "/manifest.json")["profile_quality"];
+  nlohmann::json m = ReadJson(dir + "/manifest.json"), q = m["profile_quality"];
   ASSERT_GE(q.size(), 2u) << q;
   EXPECT_TRUE(q[0]["thin"].get<bool>());
-  EXPECT_EQ(q[0]["freq_hz"], 999);
-  EXPECT_GT(q[1]["freq_hz"].get<int>(), 999);
+  // The first attempt's rate is the one its collect ran at, not 0 for "not given".
+  int first = CollectFreq(m, "train");
+  EXPECT_GT(first, 0) << m["stages"];
+  EXPECT_EQ(q[0]["freq_hz"], first) << q;
+  EXPECT_EQ(ReadJson(dir + "/summary.json")["profile_quality"]["freq_hz"], q.back()["freq_hz"]);
+  EXPECT_GT(q[1]["freq_hz"].get<int>(), first);
   EXPECT_GT(q.back()["binary_samples"].get<double>(), q[0]["binary_samples"].get<double>());
 }
 
