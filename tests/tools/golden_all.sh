@@ -59,22 +59,26 @@ kinds=$("$syspgo" optimize --help | sed -n 's/^  \([a-z][a-z-]*\)  .*/\1/p')
 echo "$analyses" >"$out/analyses.list"
 echo "$kinds" >"$out/kinds.list"
 
-# Every command over one DB (copied to `db` in the work directory).
+# Every command over every run of one DB (copied to `db` in the work
+# directory): a fixture's older runs hold what its newest does not.
 dump() {
   local tag=$1 src=$2 binary=${3:-$(realpath /usr/bin/python3)}
   rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
   cp "$src" db
-  for a in $analyses; do
-    for flags in "" "--json" "-v" "--all" "--json --all" "-v --all"; do
-      # shellcheck disable=SC2086
-      run "$tag.analyze.$a${flags// /}" "$syspgo" analyze db "$a" $flags
+  for r in $(sqlite3 db "SELECT id FROM run ORDER BY id"); do
+    local t=$tag.run$r
+    for a in $analyses; do
+      for flags in "" "--json" "-v" "--all" "--json --all" "-v --all"; do
+        # shellcheck disable=SC2086
+        run "$t.analyze.$a${flags// /}" "$syspgo" analyze db "$a" --run "$r" $flags
+      done
     done
-  done
-  run "$tag.export" "$syspgo" export db -o o
-  run "$tag.report" "$syspgo" report db -o o
-  for k in $kinds; do
-    run "$tag.optimize.$k" "$syspgo" optimize db --emit "$k" -o o
-    run "$tag.optimize.$k.binary" "$syspgo" optimize db --emit "$k" --binary "$binary" -o o
+    run "$t.export" "$syspgo" export db --run "$r" -o o
+    run "$t.report" "$syspgo" report db --run "$r" -o o
+    for k in $kinds; do
+      run "$t.optimize.$k" "$syspgo" optimize db --run "$r" --emit "$k" -o o
+      run "$t.optimize.$k.binary" "$syspgo" optimize db --run "$r" --emit "$k" --binary "$binary" -o o
+    done
   done
   cd / && rm -rf "$work"
 }
