@@ -167,6 +167,19 @@ std::string Seconds(int64_t ns) {
   return buf;
 }
 
+// What a finding's occurrences add up to, beyond what its StallDetail
+// keeps: the facts and the evidence are worded from these.
+struct StallSums {
+  std::vector<int64_t> synced;                    // bytes a sync waited for, per occurrence that synced
+  std::vector<std::string> paths;                 // distinct, in order of first occurrence
+  std::map<std::string, int64_t> waits;           // what -> blocked ns
+  std::map<std::string, std::pair<int64_t, int64_t>> block_ops;  // op -> (requests, bytes)
+  std::map<int, int64_t> lat_slots;               // log2 slot of a block request's latency -> requests
+  std::vector<int64_t> lat;                       // every block request's latency
+  std::set<std::string> issuers;
+  std::map<std::string, int64_t> call_ns, inferred_ns;  // syscall -> ns in it (recorded; off-CPU, inferred)
+};
+
 struct Period {
   int64_t ns = 0, steps = 0, step_ns = 0;
   std::string marker;  // what marks a step
@@ -192,6 +205,16 @@ class Analysis {
   Status AddBlock(Stall& s);
   Period FindPeriod(const std::vector<const Stall*>& occ);
   Finding MakeFinding(const std::vector<const Stall*>& occ, StallDetail* d);
+  StallSums Aggregate(const std::vector<const Stall*>& occ, const Stall& rep, Finding& f, StallDetail* d);
+  std::string AddWhatFacts(const std::vector<const Stall*>& occ, const Stall& rep, const StallSums& sums, Finding& f,
+                           StallDetail* d);
+  std::vector<std::string> AddWaitFacts(const Stall& rep, const StallSums& sums, int64_t n, Finding& f,
+                                        StallDetail* d);
+  void Word(const std::vector<const Stall*>& occ, const Stall& rep, const std::string& who, Finding& f,
+            const StallDetail& d);
+  void AddRoots(const std::vector<const Stall*>& occ, const Stall& rep, Finding& f, StallDetail* d);
+  void AddEvidence(const std::vector<const Stall*>& occ, const Stall& rep, const StallSums& sums,
+                   const std::vector<std::string>& user, Finding& f);
   std::string Comm(int64_t tid, int64_t pid, int64_t ts) const;
   // What an interval waited for; `syscall` gets the syscall it was in.
   Wait Classify(const Interval& iv, std::string* syscall = nullptr);
@@ -789,24 +812,70 @@ std::string RootFix(const PathRoot& r) {
   return "look at what it does at that time.";
 }
 
+// The stall whose wait is longest speaks for all of a finding's
+// occurrences: its class names the finding (the occurrences of one file
+// operation may differ; Describe).
+const Stall& Representative(const std::vector<const Stall*>& occ) {
+  return **std::max_element(occ.begin(), occ.end(),
+                            [](const Stall* a, const Stall* b) { return a->rep->dur < b->rep->dur; });
+}
+
+// The wakeups on the way to the main root (`key`), for arrows: each hop
+// was woken by the next thread on the way, the last by the root's.
+void AddLinks(const std::vector<PathSegment>& segments, const std::string& key, Finding& f) {
+  for (const PathSegment& seg : segments) {
+    if (seg.root.Key() != key) continue;
+    for (size_t i = 0; i < seg.hops.size() && f.links.size() < kMaxLinks; ++i) {
+      const PathHop& h = seg.hops[i];
+      int64_t by_pid = i + 1 < seg.hops.size() ? seg.hops[i + 1].pid : seg.root.pid;
+      int64_t by_tid = i + 1 < seg.hops.size() ? seg.hops[i + 1].tid : seg.root.tid;
+      f.links.push_back({h.wake_ts, by_pid, by_tid, h.pid, h.tid});
+    }
+  }
+  std::sort(f.links.begin(), f.links.end(), [](const FindingLink& a, const FindingLink& b) {
+    return std::tie(a.ts, a.tid, a.cause_tid) < std::tie(b.ts, b.tid, b.cause_tid);
+  });
+  f.links.erase(std::unique(f.links.begin(), f.links.end(), [](const FindingLink& a, const FindingLink& b) {
+                  return a.ts == b.ts && a.tid == b.tid && a.cause_tid == b.cause_tid;
+                }), f.links.end());
+}
+
+// A sum by name, 0 for a name no occurrence had.
+int64_t NsOf(const std::map<std::string, int64_t>& m, const std::string& name) {
+  auto it = m.find(name);
+  return it == m.end() ? 0 : it->second;
+}
+
 Finding Analysis::MakeFinding(const std::vector<const Stall*>& occ, StallDetail* d) {
-  const Stall& first = *occ.front();
-  // The stall whose wait is longest speaks for all: its class names the
-  // finding (the occurrences of one file operation may differ; Describe).
-  const Stall& rep = **std::max_element(occ.begin(), occ.end(),
-                                        [](const Stall* a, const Stall* b) { return a->rep->dur < b->rep->dur; });
+  const Stall& rep = Representative(occ);
   Finding f;
   f.kind = "stall";
+  StallSums sums = Aggregate(occ, rep, f, d);
+  std::string who = AddWhatFacts(occ, rep, sums, f, d);
+  std::vector<std::string> user = AddWaitFacts(rep, sums, static_cast<int64_t>(occ.size()), f, d);
+
+  Period p = rep.wait.cls == WaitClass::kCpu ? Period{} : FindPeriod(occ);
+  f.period = p.text;
+  d->period_ns = p.ns;
+  d->period_steps = p.steps;
+  d->step_ns = p.step_ns;
+  if (occ.size() == 2)
+    f.facts.emplace_back("apart", Seconds(occ[1]->start - occ[0]->start) + " (two occurrences: too few for a period)");
+
+  Word(occ, rep, who, f, *d);
+  AddRoots(occ, rep, f, d);
+  AddEvidence(occ, rep, sums, user, f);
+  return f;
+}
+
+// The occurrences summed once, for the detail (which the JSON and the
+// report read) and for the facts and evidence that are worded from them.
+StallSums Analysis::Aggregate(const std::vector<const Stall*>& occ, const Stall& rep, Finding& f, StallDetail* d) {
+  const Stall& first = *occ.front();
+  StallSums sums;
   std::set<int64_t> pids, tids;
-  std::vector<int64_t> written, read, synced, spans;
+  std::vector<int64_t> written, read;
   std::set<std::string> path_set;
-  std::vector<std::string> paths;
-  std::map<std::string, int64_t> waits;
-  std::map<std::string, std::pair<int64_t, int64_t>> block_ops;
-  std::map<int, int64_t> lat_slots;
-  std::vector<int64_t> lat;
-  std::set<std::string> issuers;
-  std::map<std::string, int64_t> call_ns, inferred_ns;
   for (const Stall* s : occ) {
     pids.insert(s->pid);
     tids.insert(s->tid);
@@ -818,24 +887,24 @@ Finding Analysis::MakeFinding(const std::vector<const Stall*>& occ, StallDetail*
     if (s->ep) {
       written.push_back(s->ep->written);
       read.push_back(s->ep->read);
-      if (s->ep->synced >= 0) synced.push_back(s->ep->synced);
-      for (auto& [n, c] : s->ep->calls) call_ns[n] += c.second;
-      for (auto& [n, ns] : s->ep->inferred_ns) inferred_ns[n] += ns;
+      if (s->ep->synced >= 0) sums.synced.push_back(s->ep->synced);
+      for (auto& [n, c] : s->ep->calls) sums.call_ns[n] += c.second;
+      for (auto& [n, ns] : s->ep->inferred_ns) sums.inferred_ns[n] += ns;
     }
-    if (!s->path.empty() && path_set.insert(s->path).second) paths.push_back(s->path);
-    for (auto& [w, ns] : s->waits) waits[w] += ns;
+    if (!s->path.empty() && path_set.insert(s->path).second) sums.paths.push_back(s->path);
+    for (auto& [w, ns] : s->waits) sums.waits[w] += ns;
     for (auto& [op, v] : s->block_ops) {
-      block_ops[op].first += v.first;
-      block_ops[op].second += v.second;
+      sums.block_ops[op].first += v.first;
+      sums.block_ops[op].second += v.second;
       d->block_requests += v.first;
       d->block_bytes += v.second;
       d->block_bytes_by_op[op] += v.second;
     }
     for (int64_t l : s->block_lat) {
-      lat.push_back(l);
-      ++lat_slots[Log2Slot(l)];
+      sums.lat.push_back(l);
+      ++sums.lat_slots[Log2Slot(l)];
     }
-    issuers.insert(s->issuers.begin(), s->issuers.end());
+    sums.issuers.insert(s->issuers.begin(), s->issuers.end());
   }
   int64_t n = static_cast<int64_t>(occ.size());
   f.count = n;
@@ -846,11 +915,11 @@ Finding Analysis::MakeFinding(const std::vector<const Stall*>& occ, StallDetail*
   d->main_thread = first.tid == first.pid;
   d->pids.assign(pids.begin(), pids.end());
   d->tids.assign(tids.begin(), tids.end());
-  d->paths = paths;
-  d->file = CommonShape(paths);
+  d->paths = sums.paths;
+  d->file = CommonShape(sums.paths);
   d->bytes_written = Median(written);
   d->bytes_read = Median(read);
-  d->synced_bytes = Median(synced);
+  d->synced_bytes = Median(sums.synced);
   d->wait = rep.wait.what;
   d->waker = WakerText(*rep.rep);
   if (first.ep) {
@@ -862,23 +931,29 @@ Finding Analysis::MakeFinding(const std::vector<const Stall*>& occ, StallDetail*
   } else if (!first.syscall.empty()) {
     d->syscalls = {first.syscall};
   }
+  return sums;
+}
 
+// The facts that say what stalled: who, in which syscalls, on which file
+// and with how much data. Returns who, which the title and fix name too.
+std::string Analysis::AddWhatFacts(const std::vector<const Stall*>& occ, const Stall& rep, const StallSums& sums,
+                                   Finding& f, StallDetail* d) {
+  const Stall& first = *occ.front();
+  int64_t n = static_cast<int64_t>(occ.size());
   // Who: "train (main thread)", "worker (thread)", "python3 (2 processes)".
   StallWho stalled = WhoStalled(d->comm, d->pids, d->tids, d->main_thread, window_.target_pid, tasks_);
-  std::string who = stalled.title;
   f.facts.emplace_back(stalled.label, stalled.text);
 
   // The syscalls, with the mean time per occurrence in each.
-  std::string ops = Join(d->syscalls, "+");
   if (first.ep) {
     std::vector<std::string> parts;
     for (const std::string& c : first.ep->order) {
       int64_t count = first.ep->calls.at(c).first;
       parts.push_back(c + (count > 1 ? " x" + std::to_string(count) : "") + " (" +
-                      FormatNs(static_cast<uint64_t>(call_ns[c] / n)) + ")");
+                      FormatNs(static_cast<uint64_t>(NsOf(sums.call_ns, c) / n)) + ")");
     }
     for (const std::string& c : d->inferred_syscalls)
-      parts.push_back("then " + c + " (off-CPU " + FormatNs(static_cast<uint64_t>(inferred_ns[c] / n)) +
+      parts.push_back("then " + c + " (off-CPU " + FormatNs(static_cast<uint64_t>(NsOf(sums.inferred_ns, c) / n)) +
                       "; named from the kernel stack, fileio does not record it)");
     f.facts.emplace_back("syscalls", Join(parts, ", ") + (n > 1 ? ", per occurrence" : ""));
   } else if (rep.wait.cls == WaitClass::kCpu) {
@@ -887,6 +962,7 @@ Finding Analysis::MakeFinding(const std::vector<const Stall*>& occ, StallDetail*
     f.facts.emplace_back("syscall", first.syscall.empty() ? "none (in user code)" : first.syscall);
   }
 
+  const std::vector<std::string>& paths = sums.paths;
   if (!paths.empty()) {
     std::string file = paths.size() == 1 ? paths.front()
                                          : d->file + " (" + std::to_string(paths.size()) + " names: " +
@@ -902,37 +978,46 @@ Finding Analysis::MakeFinding(const std::vector<const Stall*>& occ, StallDetail*
              FormatBytes(static_cast<uint64_t>(first.ep->off_hi));
       data.push_back(w);
     }
-    if (d->bytes_read) data.push_back(FormatBytes(static_cast<uint64_t>(d->bytes_read)) + " read" + (n > 1 ? " each time" : ""));
-    if (!synced.empty())
+    if (d->bytes_read)
+      data.push_back(FormatBytes(static_cast<uint64_t>(d->bytes_read)) + " read" + (n > 1 ? " each time" : ""));
+    if (!sums.synced.empty())
       data.push_back("the sync waited for " + FormatBytes(static_cast<uint64_t>(d->synced_bytes)) +
                      " written since the file's previous sync");
     if (!data.empty()) f.facts.emplace_back("data", Join(data, "; "));
   }
+  return stalled.title;
+}
+
+// The facts that say what the stall waited for: its time off-CPU, the
+// waits and block requests behind it, who ended it and from where in the
+// program. Returns that user stack, which the evidence lists in full.
+std::vector<std::string> Analysis::AddWaitFacts(const Stall& rep, const StallSums& sums, int64_t n, Finding& f,
+                                                StallDetail* d) {
   f.facts.emplace_back("off-CPU", FormatNs(static_cast<uint64_t>(d->offcpu_ns)) + ": " +
                                       FormatNs(static_cast<uint64_t>(d->blocked_ns)) + " waiting, " +
                                       FormatNs(static_cast<uint64_t>(d->runnable_ns)) +
                                       " runnable without a CPU");
   if (rep.wait.cls != WaitClass::kCpu) {
-    std::vector<std::pair<std::string, int64_t>> w(waits.begin(), waits.end());
-    std::sort(w.begin(), w.end(), [](auto& a, auto& b) { return a.second > b.second || (a.second == b.second && a.first < b.first); });
+    std::vector<std::pair<std::string, int64_t>> w(sums.waits.begin(), sums.waits.end());
+    std::sort(w.begin(), w.end(),
+              [](auto& a, auto& b) { return a.second > b.second || (a.second == b.second && a.first < b.first); });
     std::vector<std::string> parts;
     for (auto& [what, ns] : w) parts.push_back(what + " (" + FormatNs(static_cast<uint64_t>(ns)) + ")");
     f.facts.emplace_back("waited for", Join(parts, "; ", 3));
   }
-  if (!block_ops.empty()) {
+  if (!sums.block_ops.empty()) {
     std::vector<std::string> parts;
-    for (auto& [op, v] : block_ops)
-    {
+    for (auto& [op, v] : sums.block_ops) {
       int64_t reqs = (v.first + n - 1) / n;
       parts.push_back(FormatBytes(static_cast<uint64_t>(v.second / n)) + " " + op + " in " + std::to_string(reqs) +
                       (reqs == 1 ? " request" : " requests"));
     }
     std::vector<std::string> by;
-    for (const std::string& i : issuers) by.push_back(i.empty() ? "the thread itself" : i);
+    for (const std::string& i : sums.issuers) by.push_back(i.empty() ? "the thread itself" : i);
     std::string b = Join(parts, ", ") + (n > 1 ? " per occurrence" : "") + ", issued by " + Join(by, ", ");
-    if (!lat.empty())
-      b += "; latency median " + FormatNs(static_cast<uint64_t>(Median(lat))) + ", worst " +
-           FormatNs(static_cast<uint64_t>(*std::max_element(lat.begin(), lat.end())));
+    if (!sums.lat.empty())
+      b += "; latency median " + FormatNs(static_cast<uint64_t>(Median(sums.lat))) + ", worst " +
+           FormatNs(static_cast<uint64_t>(*std::max_element(sums.lat.begin(), sums.lat.end())));
     f.facts.emplace_back("block I/O", b);
   } else if (RuleOf(rep.wait.cls).disk) {
     f.facts.emplace_back("block I/O", "none recorded for this thread or file in the window (was the block group on?)");
@@ -940,19 +1025,18 @@ Finding Analysis::MakeFinding(const std::vector<const Stall*>& occ, StallDetail*
   f.facts.emplace_back("woken by", d->waker);
   std::vector<std::string> user = names_->User(rep.rep->ustack, rep.pid, rep.rep->ts);
   if (!user.empty()) f.facts.emplace_back("user stack", Join(user, " < ", 6));
+  return user;
+}
 
-  Period p = rep.wait.cls == WaitClass::kCpu ? Period{} : FindPeriod(occ);
-  f.period = p.text;
-  d->period_ns = p.ns;
-  d->period_steps = p.steps;
-  d->step_ns = p.step_ns;
-  if (occ.size() == 2)
-    f.facts.emplace_back("apart", Seconds(occ[1]->start - occ[0]->start) + " (two occurrences: too few for a period)");
-
+// The title and the fix, worded by the rules of the finding's class
+// (stall_rules.h) from what the facts found.
+void Analysis::Word(const std::vector<const Stall*>& occ, const Stall& rep, const std::string& who, Finding& f,
+                    const StallDetail& d) {
+  int64_t n = static_cast<int64_t>(occ.size());
   StallWords words;
   words.who = who;
-  words.ops = ops;
-  words.file = d->file;
+  words.ops = Join(d.syscalls, "+");
+  words.file = d.file;
   words.what = rep.wait.what;
   words.saves = "That saves up to " + FormatNs(static_cast<uint64_t>(f.total_ns)) + " on this thread (" +
                 FormatShare(f.share) + " of the run" +
@@ -961,17 +1045,19 @@ Finding Analysis::MakeFinding(const std::vector<const Stall*>& occ, StallDetail*
   words.waker = !w.woken ? "another task"
                 : w.waker_pid == 0 ? "an interrupt"
                                    : w.waker_comm + " (pid " + std::to_string(w.waker_pid) + ")";
-  if (d->bytes_written) words.each = FormatBytes(static_cast<uint64_t>(d->bytes_written)) + " each time";
-  else if (d->bytes_read) words.each = FormatBytes(static_cast<uint64_t>(d->bytes_read)) + " each time";
+  if (d.bytes_written) words.each = FormatBytes(static_cast<uint64_t>(d.bytes_written)) + " each time";
+  else if (d.bytes_read) words.each = FormatBytes(static_cast<uint64_t>(d.bytes_read)) + " each time";
   FixWhen use = FixWhen::kAlways;  // what the longest stall did to its file, if it was an operation on one
   if (rep.ep && rep.ep->regular)
     use = rep.ep->written > 0 || rep.ep->synced >= 0 ? FixWhen::kWritesFile : FixWhen::kReadsFile;
   f.fix = StallFix(rep.wait.cls, use, words);
-  f.title = StallTitle(rep.wait.cls, first.ep != nullptr, words);
+  f.title = StallTitle(rep.wait.cls, occ.front()->ep != nullptr, words);
+}
 
-  // Where the waits came down to: each interval followed through its
-  // wakers (critical_path.h). When the main root lies in another thread,
-  // the fix goes there.
+// Where the waits came down to: each interval followed through its wakers
+// (critical_path.h). When the main root lies in another thread, the fix
+// goes there, and the wakeups on the way become the trace's arrows.
+void Analysis::AddRoots(const std::vector<const Stall*>& occ, const Stall& rep, Finding& f, StallDetail* d) {
   std::vector<PathSegment> segments;
   for (const Stall* s : occ) {
     const Intervals& ivs = threads_.at(s->tid);
@@ -995,38 +1081,24 @@ Finding Analysis::MakeFinding(const std::vector<const Stall*>& occ, StallDetail*
                              [](const RootShare& r) { return r.root.kind != PathRoot::Kind::kCpu; });
     if (main != d->roots.end()) std::rotate(d->roots.begin(), main, main + 1);
   }
-  if (!d->roots.empty()) {
-    const RootShare& top = d->roots.front();
-    int64_t all = 0;
-    for (const RootShare& r : d->roots) all += r.ns;
-    f.facts.emplace_back("root", top.root.Text() + " (" + FormatShare(static_cast<double>(top.ns) / all) +
-                                     " of the time off-CPU)");
-    // The wakeups on the way to it, for arrows: each hop was woken by the
-    // next thread on the way, the last by the root's.
-    std::string key = top.root.Key();
-    for (const PathSegment& seg : segments) {
-      if (seg.root.Key() != key) continue;
-      for (size_t i = 0; i < seg.hops.size() && f.links.size() < kMaxLinks; ++i) {
-        const PathHop& h = seg.hops[i];
-        int64_t by_pid = i + 1 < seg.hops.size() ? seg.hops[i + 1].pid : seg.root.pid;
-        int64_t by_tid = i + 1 < seg.hops.size() ? seg.hops[i + 1].tid : seg.root.tid;
-        f.links.push_back({h.wake_ts, by_pid, by_tid, h.pid, h.tid});
-      }
-    }
-    std::sort(f.links.begin(), f.links.end(), [](const FindingLink& a, const FindingLink& b) {
-      return std::tie(a.ts, a.tid, a.cause_tid) < std::tie(b.ts, b.tid, b.cause_tid);
-    });
-    f.links.erase(std::unique(f.links.begin(), f.links.end(), [](const FindingLink& a, const FindingLink& b) {
-                    return a.ts == b.ts && a.tid == b.tid && a.cause_tid == b.cause_tid;
-                  }), f.links.end());
-    if (!top.hops.empty()) {
-      f.facts.emplace_back("critical path", ChainText(top.hops, top.root));
-      f.fix += " The wait comes down to " + top.root.comm + " (tid " + std::to_string(top.root.tid) + "), which " +
-               top.root.what + ": " + RootFix(top.root);
-    }
+  if (d->roots.empty()) return;
+  const RootShare& top = d->roots.front();
+  int64_t all = 0;
+  for (const RootShare& r : d->roots) all += r.ns;
+  f.facts.emplace_back("root", top.root.Text() + " (" + FormatShare(static_cast<double>(top.ns) / all) +
+                                   " of the time off-CPU)");
+  AddLinks(segments, top.root.Key(), f);
+  if (!top.hops.empty()) {
+    f.facts.emplace_back("critical path", ChainText(top.hops, top.root));
+    f.fix += " The wait comes down to " + top.root.comm + " (tid " + std::to_string(top.root.tid) + "), which " +
+             top.root.what + ": " + RootFix(top.root);
   }
+}
 
-  // Evidence, for -v and the report.
+// The evidence -v and the report show under a finding: each occurrence,
+// the latencies, and the stacks of the longest wait and of its wakeup.
+void Analysis::AddEvidence(const std::vector<const Stall*>& occ, const Stall& rep, const StallSums& sums,
+                           const std::vector<std::string>& user, Finding& f) {
   f.evidence.push_back("occurrences (seconds since the command started):");
   for (const Stall* s : occ) {
     f.evidence.push_back("  at " + Seconds(s->start - window_.command_start_ns) + ": " +
@@ -1034,7 +1106,7 @@ Finding Analysis::MakeFinding(const std::vector<const Stall*>& occ, StallDetail*
                          FormatNs(static_cast<uint64_t>(s->blocked + s->runnable)) + ", tid " +
                          std::to_string(s->tid) + (s->path.empty() ? "" : ", " + s->path));
   }
-  std::vector<std::string> bars = Log2Bars(lat_slots);
+  std::vector<std::string> bars = Log2Bars(sums.lat_slots);
   if (!bars.empty()) {
     f.evidence.push_back("latency of the block requests waited on:");
     for (const std::string& b : bars) f.evidence.push_back("  " + b);
@@ -1050,7 +1122,6 @@ Finding Analysis::MakeFinding(const std::vector<const Stall*>& occ, StallDetail*
     f.evidence.push_back("kernel stack of the wakeup:");
     for (const std::string& k : Kernel(rep.rep->waker_kstack)) f.evidence.push_back("  " + k);
   }
-  return f;
 }
 
 // A finding whose main root is another finding's own stall (a client's

@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 #include <set>
 #include <unordered_map>
@@ -252,6 +253,11 @@ struct Symbolizer::Module {
     }
     return nullptr;
   }
+  // Get's steps, in the order they must run: each reads what the one before opened.
+  bool Report(const std::string& recorded_path, const std::string& file, const std::string& search_path);
+  void ReadLayout();
+  void NameForBolt();
+
   ~Module() {
     if (dwfl) dwfl_end(dwfl);
     free(debuginfo_path);
@@ -268,6 +274,51 @@ Symbolizer::Symbolizer(SymbolizerOptions opts) : opts_(std::move(opts)) {
 
 Symbolizer::~Symbolizer() = default;
 
+namespace {
+
+// The separate debug file of build `build_id` under a debug directory's
+// .build-id tree, which carries symbols and lines for the recorded build
+// even when the binary itself is gone or rebuilt; "" if there is none.
+std::string DebugFileOfBuild(const std::string& build_id, const std::vector<std::string>& debug_dirs) {
+  if (build_id.size() <= 2) return "";
+  std::vector<std::string> roots = debug_dirs;
+  roots.push_back("/usr/lib/debug");
+  for (const std::string& r : roots) {
+    std::string p = r + "/.build-id/" + build_id.substr(0, 2) + "/" + build_id.substr(2) + ".debug";
+    auto did = ReadBuildId(p);
+    if (did && *did == build_id) return p;
+  }
+  return "";
+}
+
+// The file whose symbols are the recorded binary's: the caller's choice
+// for its build-id, else the recorded path if it still holds that build,
+// else its debug file. Without one, `st` says why and what to do.
+std::optional<std::string> FileToRead(const BinaryRef& b, const SymbolizerOptions& opts, BinaryStatus* st) {
+  std::string file = b.path;
+  auto f = opts.files.find(b.build_id);
+  if (f != opts.files.end()) file = f->second;
+  auto id = ReadBuildId(file);
+  std::string why;
+  if (!id) why = id.error().message;
+  else if (!b.build_id.empty() && *id != b.build_id)
+    why = file + " now has build-id " + (id->empty() ? "(none)" : *id) + ", but the profile recorded build-id " +
+          b.build_id + " (rebuilt or replaced since it was profiled)";
+  if (why.empty()) return file;
+  std::string found = DebugFileOfBuild(b.build_id, opts.debug_dirs);
+  if (found.empty()) {
+    std::string where =
+        b.build_id.size() > 2 ? b.build_id.substr(0, 2) + "/" + b.build_id.substr(2) : std::string("xx/yyyy");
+    st->problem = why + "; its samples stay unsymbolized. Restore the binary that ran, or put its debug file "
+                  "at <dir>/.build-id/" + where + ".debug and pass --debug-dir <dir>";
+    return std::nullopt;
+  }
+  st->debug_file = found;
+  return found;
+}
+
+}  // namespace
+
 Symbolizer::Module* Symbolizer::Get(const BinaryRef& b) {
   std::string key = b.build_id.empty() ? "path:" + b.path : b.build_id;
   auto it = modules_.find(key);
@@ -281,93 +332,77 @@ Symbolizer::Module* Symbolizer::Get(const BinaryRef& b) {
     st.problem = b.path + " has no file to read symbols from";
     return mp;
   }
-  // The file to read: the caller's choice for this build-id, else the recorded path.
-  std::string file = b.path;
-  auto f = opts_.files.find(b.build_id);
-  if (f != opts_.files.end()) file = f->second;
-  auto id = ReadBuildId(file);
-  std::string why;
-  if (!id) why = id.error().message;
-  else if (!b.build_id.empty() && *id != b.build_id)
-    why = file + " now has build-id " + (id->empty() ? "(none)" : *id) + ", but the profile recorded build-id " +
-          b.build_id + " (rebuilt or replaced since it was profiled)";
-  if (!why.empty()) {
-    // A separate debug file of the recorded build carries symbols and
-    // lines for it even when the binary itself is gone or rebuilt.
-    std::string found;
-    if (b.build_id.size() > 2) {
-      std::vector<std::string> roots = opts_.debug_dirs;
-      roots.push_back("/usr/lib/debug");
-      for (const std::string& r : roots) {
-        std::string p = r + "/.build-id/" + b.build_id.substr(0, 2) + "/" + b.build_id.substr(2) + ".debug";
-        auto did = ReadBuildId(p);
-        if (did && *did == b.build_id) {
-          found = p;
-          break;
-        }
-      }
-    }
-    if (found.empty()) {
-      st.problem = why + "; its samples stay unsymbolized. Restore the binary that ran, or put its debug file "
-                   "at <dir>/.build-id/" + (b.build_id.size() > 2 ? b.build_id.substr(0, 2) + "/" + b.build_id.substr(2) : std::string("xx/yyyy")) +
-                   ".debug and pass --debug-dir <dir>";
-      return mp;
-    }
-    file = found;
-    st.debug_file = found;
-  }
-  st.file = file;
+  std::optional<std::string> file = FileToRead(b, opts_, &st);
+  if (!file) return mp;
+  st.file = *file;
+  if (!mp->Report(b.path, *file, debuginfo_path_)) return mp;
+  mp->ReadLayout();
+  mp->NameForBolt();
+  return mp;
+}
 
-  mp->debuginfo_path = strdup(debuginfo_path_.c_str());
-  mp->callbacks.find_elf = dwfl_build_id_find_elf;
-  mp->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
-  mp->callbacks.debuginfo_path = &mp->debuginfo_path;
-  mp->dwfl = dwfl_begin(&mp->callbacks);
-  if (!mp->dwfl) {
-    st.problem = std::string("libdwfl failed to start: ") + dwfl_errmsg(-1);
-    return mp;
+// libdwfl's view of `file` (the binary recorded at `recorded_path`, or
+// what stands in for it), through which every later lookup goes.
+bool Symbolizer::Module::Report(const std::string& recorded_path, const std::string& file,
+                                const std::string& search_path) {
+  debuginfo_path = strdup(search_path.c_str());
+  callbacks.find_elf = dwfl_build_id_find_elf;
+  callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+  callbacks.debuginfo_path = &debuginfo_path;
+  dwfl = dwfl_begin(&callbacks);
+  if (!dwfl) {
+    status.problem = std::string("libdwfl failed to start: ") + dwfl_errmsg(-1);
+    return false;
   }
-  dwfl_report_begin(mp->dwfl);
-  mp->mod = dwfl_report_elf(mp->dwfl, std::filesystem::path(b.path).filename().c_str(), file.c_str(), -1, 0, false);
-  dwfl_report_end(mp->dwfl, nullptr, nullptr);
-  if (!mp->mod) {
-    st.problem = "cannot read " + file + " as ELF: " + dwfl_errmsg(-1);
-    return mp;
+  dwfl_report_begin(dwfl);
+  mod = dwfl_report_elf(dwfl, std::filesystem::path(recorded_path).filename().c_str(), file.c_str(), -1, 0, false);
+  dwfl_report_end(dwfl, nullptr, nullptr);
+  if (!mod) {
+    status.problem = "cannot read " + file + " as ELF: " + dwfl_errmsg(-1);
+    return false;
   }
-  Elf* elf = dwfl_module_getelf(mp->mod, &mp->bias);
+  return true;
+}
+
+// What lookups need read once: the loadable segments (file offset <->
+// vaddr), whether there are symbols and lines, and the compile units'
+// address ranges (CuAt).
+void Symbolizer::Module::ReadLayout() {
+  Elf* elf = dwfl_module_getelf(mod, &bias);
   size_t n = 0;
   if (elf && elf_getphdrnum(elf, &n) == 0) {
     for (size_t i = 0; i < n; ++i) {
       GElf_Phdr ph;
       if (gelf_getphdr(elf, static_cast<int>(i), &ph) && ph.p_type == PT_LOAD)
-        mp->loads.push_back({ph.p_offset, ph.p_vaddr, ph.p_filesz});
+        loads.push_back({ph.p_offset, ph.p_vaddr, ph.p_filesz});
     }
   }
   for (Elf_Scn* scn = elf ? elf_nextscn(elf, nullptr) : nullptr; scn; scn = elf_nextscn(elf, scn)) {
     GElf_Shdr sh;
-    if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB) st.has_symtab = st.debug_file.empty();
+    if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB) status.has_symtab = status.debug_file.empty();
   }
   Dwarf_Addr dbias;
-  Dwarf* dw = dwfl_module_getdwarf(mp->mod, &dbias);
-  if (dw) {
-    Dwarf_Addr cbias = 0;
-    for (Dwarf_Die* cu = dwfl_module_nextcu(mp->mod, nullptr, &cbias); cu;
-         cu = dwfl_module_nextcu(mp->mod, cu, &cbias)) {
-      mp->dwarf_bias = cbias;
-      Dwarf_Addr base, lo, hi;
-      for (ptrdiff_t o = dwarf_ranges(cu, 0, &base, &lo, &hi); o > 0; o = dwarf_ranges(cu, o, &base, &lo, &hi))
-        if (hi > lo) mp->cus.push_back({lo, hi, *cu});
-    }
-    std::sort(mp->cus.begin(), mp->cus.end(), [](const auto& a, const auto& b) { return a.lo < b.lo; });
-    st.has_lines = !mp->cus.empty();
-    const char *mainfile = nullptr, *debugfile = nullptr;
-    dwfl_module_info(mp->mod, nullptr, nullptr, nullptr, nullptr, nullptr, &mainfile, &debugfile);
-    if (debugfile && (!mainfile || strcmp(debugfile, mainfile) != 0)) st.debug_file = debugfile;
+  Dwarf* dw = dwfl_module_getdwarf(mod, &dbias);
+  if (!dw) return;
+  Dwarf_Addr cbias = 0;
+  for (Dwarf_Die* cu = dwfl_module_nextcu(mod, nullptr, &cbias); cu; cu = dwfl_module_nextcu(mod, cu, &cbias)) {
+    dwarf_bias = cbias;
+    Dwarf_Addr base, lo, hi;
+    for (ptrdiff_t o = dwarf_ranges(cu, 0, &base, &lo, &hi); o > 0; o = dwarf_ranges(cu, o, &base, &lo, &hi))
+      if (hi > lo) cus.push_back({lo, hi, *cu});
   }
+  std::sort(cus.begin(), cus.end(), [](const auto& a, const auto& b) { return a.lo < b.lo; });
+  status.has_lines = !cus.empty();
+  const char *mainfile = nullptr, *debugfile = nullptr;
+  dwfl_module_info(mod, nullptr, nullptr, nullptr, nullptr, nullptr, &mainfile, &debugfile);
+  if (debugfile && (!mainfile || strcmp(debugfile, mainfile) != 0)) status.debug_file = debugfile;
+}
 
-  // BOLT's names for local symbols: in address order (functions before
-  // other symbols at one address), the Nth local symbol called `foo` in
-  // an allocated section is "foo/N" (RewriteInstance::discoverFileObjects).
+// BOLT's names for local symbols, which its profiles must use: in address
+// order (functions before other symbols at one address), the Nth local
+// symbol called `foo` in an allocated section is "foo/N"
+// (RewriteInstance::discoverFileObjects).
+void Symbolizer::Module::NameForBolt() {
   struct Sym {
     uint64_t addr;
     std::string name;
@@ -375,15 +410,15 @@ Symbolizer::Module* Symbolizer::Get(const BinaryRef& b) {
     int order;
   };
   std::vector<Sym> syms;
-  int nsym = dwfl_module_getsymtab(mp->mod);
+  int nsym = dwfl_module_getsymtab(mod);
   for (int i = 0; i < nsym; ++i) {
     GElf_Sym s;
     GElf_Addr addr;
     GElf_Word shndx;
     Elf* selff = nullptr;
-    const char* name = dwfl_module_getsym_info(mp->mod, i, &s, &addr, &shndx, &selff, nullptr);
+    const char* name = dwfl_module_getsym_info(mod, i, &s, &addr, &shndx, &selff, nullptr);
     if (!name) continue;
-    if (!strcmp(name, "__llvm_fs_discriminator__")) mp->fs_discriminators = true;
+    if (!strcmp(name, "__llvm_fs_discriminator__")) fs_discriminators = true;
     int type = GELF_ST_TYPE(s.st_info);
     if (!*name || type == STT_FILE || type == STT_SECTION || s.st_shndx == SHN_UNDEF) continue;
     if (s.st_shndx != SHN_ABS && selff) {
@@ -391,7 +426,7 @@ Symbolizer::Module* Symbolizer::Get(const BinaryRef& b) {
       GElf_Shdr sh;
       if (!scn || !gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC)) continue;
     }
-    syms.push_back({addr - mp->bias, name, type, GELF_ST_BIND(s.st_info), i});
+    syms.push_back({addr - bias, name, type, GELF_ST_BIND(s.st_info), i});
   }
   std::stable_sort(syms.begin(), syms.end(), [](const Sym& a, const Sym& b) {
     if (a.addr != b.addr) return a.addr < b.addr;
@@ -402,9 +437,8 @@ Symbolizer::Module* Symbolizer::Get(const BinaryRef& b) {
     if (s.addr == 0 || s.name == "__hot_start" || s.name == "__hot_end") continue;
     std::string bolt = s.name;
     if (s.bind == STB_LOCAL) bolt += "/" + std::to_string(++counters[s.name]);
-    mp->bolt_names[{s.addr, s.name}] = bolt;
+    bolt_names[{s.addr, s.name}] = bolt;
   }
-  return mp;
 }
 
 const BinaryStatus& Symbolizer::Open(const BinaryRef& b) { return Get(b)->status; }

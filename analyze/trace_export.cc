@@ -76,6 +76,16 @@ struct Stream {
   bool has = false;
 };
 
+// Write's streams, and the statements they read, which live as long as it.
+struct Streams {
+  std::vector<Stream> list;
+  std::vector<std::unique_ptr<CachedStmt>> stmts;
+};
+
+// The synthetic processes whose tracks hold the findings and the page
+// cache counter (the block devices' follow from kTraceSyntheticPid + 2000).
+constexpr int64_t kFindingsPid = kTraceSyntheticPid, kCounterPid = kTraceSyntheticPid + 1000;
+
 class Exporter {
  public:
   Exporter(Db& db, const RunInfo& run, const FindingSet& findings) : db_(db), run_(run), findings_(findings) {}
@@ -87,6 +97,16 @@ class Exporter {
   std::string What(const std::string& table) const { return table + " of run " + std::to_string(run_.id); }
   Status Names();
   Status BlockLanes();
+  void WriteHead(FILE* out);
+  void WriteTrackNames(FILE* out);
+  Status AddQueryStream(Streams& ss, Result<CachedStmt> st, std::function<Json(Stmt&)> format);
+  Status AddFileCalls(Streams& ss);
+  Status AddOffCpu(Streams& ss);
+  Status AddBlockRequests(Streams& ss);
+  Status AddPageCache(Streams& ss);
+  void AddFindingOccurrences(Streams& ss);
+  void AddWakeups(Streams& ss);
+  Status Merge(Streams& ss, FILE* out);
   // One event into traceEvents: one line of JSON.
   void Emit(FILE* out, const Json& event) {
     fputs(first_ ? "\n" : ",\n", out);
@@ -180,9 +200,27 @@ Status Exporter::Gather() {
 }
 
 Status Exporter::Write(FILE* out) {
-  // Header and the run's description (otherData is shown by chrome://tracing).
-  // The document with traceEvents empty, written up to that array's '[':
-  // the events stream into it, one at a time.
+  WriteHead(out);
+  WriteTrackNames(out);
+  // The streams: each ordered by ts, longer first at equal ts (a parent
+  // before what nests in it), with ts and dur its columns 0 and 1.
+  Streams ss;
+  ss.list.reserve(5);
+  SYSPGO_TRY(AddFileCalls(ss));
+  SYSPGO_TRY(AddOffCpu(ss));
+  SYSPGO_TRY(AddBlockRequests(ss));
+  if (has_page_cache_) SYSPGO_TRY(AddPageCache(ss));
+  AddFindingOccurrences(ss);
+  AddWakeups(ss);
+  SYSPGO_TRY(Merge(ss, out));
+  fputs("\n]}\n", out);
+  return {};
+}
+
+// Header and the run's description (otherData is shown by chrome://tracing).
+// The document with traceEvents empty, written up to that array's '[':
+// the events stream into it, one at a time.
+void Exporter::WriteHead(FILE* out) {
   Json head = {{"displayTimeUnit", "ns"},
                {"otherData",
                 {{"producer", "syspgo " + origin_.syspgo_version},
@@ -197,8 +235,11 @@ Status Exporter::Write(FILE* out) {
   std::string h = JsonText(head);
   h.resize(h.size() - 2);  // "]}"
   fputs(h.c_str(), out);
+}
 
-  // Track names.
+// Track names, before any event: the viewers name and order a track by
+// the metadata they have read when they first see it.
+void Exporter::WriteTrackNames(FILE* out) {
   auto meta = [&](const char* what, int64_t pid, int64_t tid, const std::string& key, Json value) {
     Emit(out, Metadata(what, pid, tid, key, std::move(value)));
     ++stats_.metadata;
@@ -217,38 +258,39 @@ Status Exporter::Write(FILE* out) {
     for (int l = 0; l < device_lanes_[dev]; ++l)
       meta("thread_name", pid, pid + 1 + l, "name", "queue slot " + std::to_string(l));
   }
-  const int64_t counter_pid = kTraceSyntheticPid + 1000, findings_pid = kTraceSyntheticPid;
   if (has_page_cache_)
-    meta("process_name", counter_pid, counter_pid, "name", "page cache (pages the run added minus deleted)");
+    meta("process_name", kCounterPid, kCounterPid, "name", "page cache (pages the run added minus deleted)");
   if (finding_lanes_) {
-    meta("process_name", findings_pid, findings_pid, "name", "syspgo findings");
-    meta("process_sort_index", findings_pid, findings_pid, "sort_index", -1);
+    meta("process_name", kFindingsPid, kFindingsPid, "name", "syspgo findings");
+    meta("process_sort_index", kFindingsPid, kFindingsPid, "sort_index", -1);
     for (int l = 0; l < finding_lanes_; ++l)
-      meta("thread_name", findings_pid, findings_pid + 1 + l, "name", "findings " + std::to_string(l));
+      meta("thread_name", kFindingsPid, kFindingsPid + 1 + l, "name", "findings " + std::to_string(l));
   }
+}
 
-  // The streams: each ordered by ts, longer first at equal ts (a parent
-  // before what nests in it), with ts and dur its columns 0 and 1.
-  std::vector<Stream> streams;
-  std::vector<std::unique_ptr<CachedStmt>> stmts;
-  auto from_query = [&](Result<CachedStmt> st, auto format) -> Status {
-    if (!st) return st.error();
-    stmts.push_back(std::make_unique<CachedStmt>(std::move(*st)));
-    Stmt* s = &**stmts.back();
-    Stream stream;
-    stream.next = [this, s, format, &streams, idx = streams.size()](Status* err) {
-      Stream& me = streams[idx];
-      if (!s->Step(err)) return false;
-      me.ts = s->Int(0);
-      me.dur = s->Int(1);
-      me.events = {format(*s)};
-      return true;
-    };
-    streams.push_back(std::move(stream));
-    return {};
+// A stream of one event per row of a query (`st`), made by `format`: most
+// tables need nothing more than that.
+Status Exporter::AddQueryStream(Streams& ss, Result<CachedStmt> st, std::function<Json(Stmt&)> format) {
+  if (!st) return st.error();
+  ss.stmts.push_back(std::make_unique<CachedStmt>(std::move(*st)));
+  Stmt* s = &**ss.stmts.back();
+  Stream stream;
+  stream.next = [this, s, format = std::move(format), &ss, idx = ss.list.size()](Status* err) {
+    Stream& me = ss.list[idx];
+    if (!s->Step(err)) return false;
+    me.ts = s->Int(0);
+    me.dur = s->Int(1);
+    me.events = {format(*s)};
+    return true;
   };
-  streams.reserve(5);
-  SYSPGO_TRY(from_query(data::OpenFileCallsByTime(db_, What("file_io, file_open and file_lookup"), run_.id),
+  ss.list.push_back(std::move(stream));
+  return {};
+}
+
+// File syscalls on their thread's track, with what they were called on and
+// what they returned.
+Status Exporter::AddFileCalls(Streams& ss) {
+  return AddQueryStream(ss, data::OpenFileCallsByTime(db_, What("file_io, file_open and file_lookup"), run_.id),
                         [this](Stmt& s) {
     ++stats_.syscalls;
     Json e = Complete(s.Text(4), "syscall", s.Int(2), s.Int(3), s.Int(0), s.Int(1));
@@ -266,8 +308,12 @@ Status Exporter::Write(FILE* out) {
       if (s.Int(8) >= 0) args["offset"] = s.Int(8);
     }
     return e;
-  }));
-  SYSPGO_TRY(from_query(data::OpenIntervalsByTime(db_, What("offcpu"), run_.id), [this](Stmt& s) {
+  });
+}
+
+// Off-CPU intervals on their thread's track, with who woke them.
+Status Exporter::AddOffCpu(Streams& ss) {
+  return AddQueryStream(ss, data::OpenIntervalsByTime(db_, What("offcpu"), run_.id), [this](Stmt& s) {
     ++stats_.offcpu;
     std::string state = OffCpuStateName(s.Int(4));
     Json e = Complete("off-CPU " + state, "offcpu", s.Int(2), s.Int(3), s.Int(0), s.Int(1));
@@ -276,9 +322,14 @@ Status Exporter::Write(FILE* out) {
     else if (s.Int(7) == 0) args["waker"] = "interrupt on an idle CPU";
     if (s.Int(8) >= 0) args["runnable_us"] = Micros(s.Int(0) + s.Int(1) - s.Int(8));
     return e;
-  }));
+  });
+}
+
+// Block requests on their device's queue slots (BlockLanes), with the
+// task and file they were for.
+Status Exporter::AddBlockRequests(Streams& ss) {
   auto lanes = std::make_shared<std::map<int64_t, LaneAssigner>>();
-  SYSPGO_TRY(from_query(data::OpenRequestsByTime(db_, What("block_rq"), run_.id), [this, lanes](Stmt& s) {
+  return AddQueryStream(ss, data::OpenRequestsByTime(db_, What("block_rq"), run_.id), [this, lanes](Stmt& s) {
     ++stats_.block;
     int64_t dev = s.Int(2);
     int lane = (*lanes)[dev].Add(s.Int(0), s.Int(1));
@@ -292,127 +343,135 @@ Status Exporter::Write(FILE* out) {
     if (!s.Text(10).empty()) args["file"] = s.Text(10);
     if (s.Int(11) >= 0) args["queued_us"] = Micros(s.Int(11));
     return e;
-  }));
-  if (has_page_cache_) {
-    // Instant events, and the run's net pages as a counter at most once per
-    // millisecond (enough to see churn; the trace stays about the size of
-    // the events it describes), plus the final value when the stream ends.
-    auto st = data::OpenPageCacheByTime(db_, What("page_cache"), run_.id);
-    if (!st) return st.error();
-    stmts.push_back(std::make_unique<CachedStmt>(std::move(*st)));
-    Stmt* s = &**stmts.back();
-    struct Counter {
-      int64_t net = 0, shown = 0;        // pages: now, and as last written
-      int64_t last_ts = -1, shown_ts = -1;
-      bool done = false;
-    };
-    auto c = std::make_shared<Counter>();
-    auto counter = [counter_pid](int64_t ts, int64_t pages) {
-      Json e = Event("page cache pages", "page_cache", "C", counter_pid, counter_pid);
-      e["ts"] = Micros(ts);
-      e["args"] = {{"pages", pages}};
-      return e;
-    };
-    Stream stream;
-    stream.next = [this, s, c, counter, &streams, idx = streams.size()](Status* err) {
-      Stream& me = streams[idx];
-      if (c->done) return false;
-      if (!s->Step(err)) {
-        c->done = true;
-        if (!err->ok() || c->last_ts < 0 || c->net == c->shown) return false;
-        me.ts = c->last_ts;
-        me.dur = 0;
-        me.events = {counter(c->last_ts, c->net)};
-        ++stats_.counters;
-        return true;
-      }
-      ++stats_.page_cache;
-      int64_t ts = s->Int(0);
-      bool add = s->Int(4) == 1;
-      Json e = Event(add ? "page cache add" : "page cache delete", "page_cache", "i", s->Int(2), s->Int(3));
-      e["ts"] = Micros(ts);
-      e["s"] = "t";
-      std::string file =
-          s->Text(7).empty() ? DevName(s->Int(8)) + " inode " + std::to_string(s->Int(9)) : s->Text(7);
-      Json& args = e["args"] = {{"file", file}, {"index", s->Int(5)}, {"pages", s->Int(6)}};
-      if (!s->Text(10).empty()) args["memory_cgroup"] = s->Text(10);
-      me.ts = ts;
-      me.dur = 0;
-      me.events = {std::move(e)};
-      c->net += add ? s->Int(6) : -s->Int(6);
-      c->last_ts = ts;
-      if (c->shown_ts < 0 || ts - c->shown_ts >= 1000000) {
-        me.events.push_back(counter(ts, c->net));
-        c->shown = c->net;
-        c->shown_ts = ts;
-        ++stats_.counters;
-      }
-      return true;
-    };
-    streams.push_back(std::move(stream));
-  }
-  {
-    Stream stream;
-    stream.next = [this, &streams, idx = streams.size(), i = size_t{0}, findings_pid](Status*) mutable {
-      if (i >= occurrences_.size()) return false;
-      auto& [f, o] = occurrences_[i];
-      Stream& me = streams[idx];
-      me.ts = o.ts;
-      me.dur = o.dur;
-      ++stats_.findings;
-      Json e = Complete(f->title, "finding", findings_pid, findings_pid + 1 + occurrence_lane_[i], o.ts, o.dur);
-      Json& args = e["args"] = {{"kind", f->kind}};
-      if (o.tid) args["tid"] = o.tid;
-      args["fix"] = f->fix;
-      me.events = {std::move(e)};
-      ++i;
-      return true;
-    };
-    streams.push_back(std::move(stream));
-  }
+  });
+}
 
-  {
-    // A wakeup on the way to a finding's root: a flow from the waker's
-    // track to the woken thread's, which Perfetto draws as an arrow between
-    // the slices there at that moment.
-    Stream stream;
-    stream.next = [this, &streams, idx = streams.size(), i = size_t{0}](Status*) mutable {
-      if (i >= links_.size()) return false;
-      const FindingLink& l = links_[i];
-      Stream& me = streams[idx];
-      me.ts = l.ts;
+// Instant events, and the run's net pages as a counter at most once per
+// millisecond (enough to see churn; the trace stays about the size of
+// the events it describes), plus the final value when the stream ends.
+Status Exporter::AddPageCache(Streams& ss) {
+  auto st = data::OpenPageCacheByTime(db_, What("page_cache"), run_.id);
+  if (!st) return st.error();
+  ss.stmts.push_back(std::make_unique<CachedStmt>(std::move(*st)));
+  Stmt* s = &**ss.stmts.back();
+  struct Counter {
+    int64_t net = 0, shown = 0;        // pages: now, and as last written
+    int64_t last_ts = -1, shown_ts = -1;
+    bool done = false;
+  };
+  auto c = std::make_shared<Counter>();
+  auto counter = [](int64_t ts, int64_t pages) {
+    Json e = Event("page cache pages", "page_cache", "C", kCounterPid, kCounterPid);
+    e["ts"] = Micros(ts);
+    e["args"] = {{"pages", pages}};
+    return e;
+  };
+  Stream stream;
+  stream.next = [this, s, c, counter, &ss, idx = ss.list.size()](Status* err) {
+    Stream& me = ss.list[idx];
+    if (c->done) return false;
+    if (!s->Step(err)) {
+      c->done = true;
+      if (!err->ok() || c->last_ts < 0 || c->net == c->shown) return false;
+      me.ts = c->last_ts;
       me.dur = 0;
-      Json from = Event("wakeup", "syspgo.wakeup", "s", l.cause_pid, l.cause_tid);
-      from["id"] = i + 1;
-      from["ts"] = Micros(l.ts);
-      Json to = Event("wakeup", "syspgo.wakeup", "f", l.pid, l.tid);
-      to["id"] = i + 1;
-      to["bp"] = "e";
-      to["ts"] = Micros(l.ts);
-      me.events = {std::move(from), std::move(to)};
-      ++stats_.flows;
-      ++i;
+      me.events = {counter(c->last_ts, c->net)};
+      ++stats_.counters;
       return true;
-    };
-    streams.push_back(std::move(stream));
-  }
+    }
+    ++stats_.page_cache;
+    int64_t ts = s->Int(0);
+    bool add = s->Int(4) == 1;
+    Json e = Event(add ? "page cache add" : "page cache delete", "page_cache", "i", s->Int(2), s->Int(3));
+    e["ts"] = Micros(ts);
+    e["s"] = "t";
+    std::string file =
+        s->Text(7).empty() ? DevName(s->Int(8)) + " inode " + std::to_string(s->Int(9)) : s->Text(7);
+    Json& args = e["args"] = {{"file", file}, {"index", s->Int(5)}, {"pages", s->Int(6)}};
+    if (!s->Text(10).empty()) args["memory_cgroup"] = s->Text(10);
+    me.ts = ts;
+    me.dur = 0;
+    me.events = {std::move(e)};
+    c->net += add ? s->Int(6) : -s->Int(6);
+    c->last_ts = ts;
+    if (c->shown_ts < 0 || ts - c->shown_ts >= 1000000) {
+      me.events.push_back(counter(ts, c->net));
+      c->shown = c->net;
+      c->shown_ts = ts;
+      ++stats_.counters;
+    }
+    return true;
+  };
+  ss.list.push_back(std::move(stream));
+  return {};
+}
 
-  // Merge: always the earliest pending event, the longer at equal ts.
+// The findings' occurrences on their own tracks (Gather's lanes), each
+// with its fix.
+void Exporter::AddFindingOccurrences(Streams& ss) {
+  Stream stream;
+  stream.next = [this, &ss, idx = ss.list.size(), i = size_t{0}](Status*) mutable {
+    if (i >= occurrences_.size()) return false;
+    auto& [f, o] = occurrences_[i];
+    Stream& me = ss.list[idx];
+    me.ts = o.ts;
+    me.dur = o.dur;
+    ++stats_.findings;
+    Json e = Complete(f->title, "finding", kFindingsPid, kFindingsPid + 1 + occurrence_lane_[i], o.ts, o.dur);
+    Json& args = e["args"] = {{"kind", f->kind}};
+    if (o.tid) args["tid"] = o.tid;
+    args["fix"] = f->fix;
+    me.events = {std::move(e)};
+    ++i;
+    return true;
+  };
+  ss.list.push_back(std::move(stream));
+}
+
+// A wakeup on the way to a finding's root: a flow from the waker's track
+// to the woken thread's, which Perfetto draws as an arrow between the
+// slices there at that moment.
+void Exporter::AddWakeups(Streams& ss) {
+  Stream stream;
+  stream.next = [this, &ss, idx = ss.list.size(), i = size_t{0}](Status*) mutable {
+    if (i >= links_.size()) return false;
+    const FindingLink& l = links_[i];
+    Stream& me = ss.list[idx];
+    me.ts = l.ts;
+    me.dur = 0;
+    Json from = Event("wakeup", "syspgo.wakeup", "s", l.cause_pid, l.cause_tid);
+    from["id"] = i + 1;
+    from["ts"] = Micros(l.ts);
+    Json to = Event("wakeup", "syspgo.wakeup", "f", l.pid, l.tid);
+    to["id"] = i + 1;
+    to["bp"] = "e";
+    to["ts"] = Micros(l.ts);
+    me.events = {std::move(from), std::move(to)};
+    ++stats_.flows;
+    ++i;
+    return true;
+  };
+  ss.list.push_back(std::move(stream));
+}
+
+// The streams merged into one time order, which the viewers need (a
+// parent before what nests in it): always the earliest pending event, the
+// longer at equal ts.
+Status Exporter::Merge(Streams& ss, FILE* out) {
   Status err;
-  for (Stream& s : streams) {
+  for (Stream& s : ss.list) {
     s.has = s.next(&err);
     if (!err.ok()) return err;
   }
   for (;;) {
     Stream* best = nullptr;
-    for (Stream& s : streams)
+    for (Stream& s : ss.list)
       if (s.has && (!best || s.ts < best->ts || (s.ts == best->ts && s.dur > best->dur))) best = &s;
     if (!best) break;
     for (const Json& e : best->events) Emit(out, e);
     best->has = best->next(&err);
     if (!err.ok()) return MakeError(What("events") + " from '" + db_.path() + "': " + err.error().message);
   }
-  fputs("\n]}\n", out);
   return {};
 }
 

@@ -721,17 +721,55 @@ struct CgroupFollower {
   }
 };
 
+// Loading reads large, short-lived buffers: libbpf parses the kernel's
+// BTF (megabytes) again for every group. Served from the heap, each group
+// reuses the pages the last one freed; from mmap (glibc's default for the
+// first, and for all with a fixed threshold) each faults its buffer in
+// afresh, much of the collector's start. The heap is given back after
+// loading (StartLean).
+void LoadFromTheHeap() {
+  mallopt(M_MMAP_THRESHOLD, 64 << 20);
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);  // nor shrink the heap under the next group
+}
+
+// The run's row, first of all it writes, so that a run that fails later
+// is still recorded as one.
+Result<int64_t> StartRunRow(const CollectRequest& req, Setup& s, pid_t root, uint64_t start_real,
+                            uint64_t start_mono) {
+  std::vector<std::string> names;
+  for (auto& g : s.groups) names.push_back(g->name());
+  ActAsUser as_user;  // its commit may checkpoint the -wal: as the user, as every write to the database
+  if (!as_user.ok()) return as_user.error();
+  RunStart start{req.argv, root, req.Attached(), start_real, start_mono};
+  return InsertRun(*s.db, start, Settings(req, s.opts, s.plan.total, names));
+}
+
+// Kernel addresses the invoking user may not see are stored as symbol +
+// offset instead (collect/kallsyms.h); null when the user sees them.
+std::unique_ptr<SyntheticKernelAddresses> HideKernelAddresses(Writer& writer) {
+  if (InvokingUserSeesKernelAddresses()) return nullptr;
+  auto synthetic = std::make_unique<SyntheticKernelAddresses>();
+  writer.MapKernelAddresses([k = synthetic.get()](uint64_t a) { return k->Map(a); });
+  return synthetic;
+}
+
+// Lets the held command exec. A command that cannot is reaped and the run
+// marked as such, so the user is told why nothing ran.
+Status ReleaseCommand(HeldCommand& child, RunRow& run_row, uint64_t start_mono) {
+  if (!child) return {};
+  if (Status st = child.Release(); !st.ok()) {
+    int ignored;
+    child->Reap(&ignored, true);
+    (void)run_row.ExecFailed(NowNs(CLOCK_MONOTONIC) - start_mono);
+    return st.error();
+  }
+  return {};
+}
+
 Result<CollectResult> Collect(const CollectRequest& req) {
   g_verbose = req.opts.verbose;
   libbpf_set_print(LibbpfPrint);
-  // Loading reads large, short-lived buffers: libbpf parses the kernel's
-  // BTF (megabytes) again for every group. Served from the heap, each group
-  // reuses the pages the last one freed; from mmap (glibc's default for
-  // the first, and for all with a fixed threshold) each faults its buffer
-  // in afresh, much of the collector's start. The heap is given back after
-  // loading (StartLean).
-  mallopt(M_MMAP_THRESHOLD, 64 << 20);
-  mallopt(M_TRIM_THRESHOLD, 256 << 20);  // nor shrink the heap under the next group
+  LoadFromTheHeap();
 
   auto setup = Prepare(req);
   if (!setup) return setup.error();
@@ -744,15 +782,8 @@ Result<CollectResult> Collect(const CollectRequest& req) {
   HeldCommand child(std::move(*spawned));
   pid_t root = child ? child->pid() : req.attach_pid;
   FavourCollectorThreads();  // after the fork: the command keeps its own priority
-  std::vector<std::string> names;
-  for (auto& g : s.groups) names.push_back(g->name());
   uint64_t start_real = NowNs(CLOCK_REALTIME), start_mono = NowNs(CLOCK_MONOTONIC);
-  auto run_id = [&]() -> Result<int64_t> {
-    ActAsUser as_user;  // its commit may checkpoint the -wal: as the user, as every write to the database
-    if (!as_user.ok()) return as_user.error();
-    RunStart start{req.argv, root, req.Attached(), start_real, start_mono};
-    return InsertRun(*s.db, start, Settings(req, s.opts, s.plan.total, names));
-  }();
+  auto run_id = StartRunRow(req, s, root, start_real, start_mono);
   if (!run_id) return run_id.error();
   CollectResult res;
   res.run_id = *run_id;
@@ -760,11 +791,7 @@ Result<CollectResult> Collect(const CollectRequest& req) {
   fprintf(stderr, "syspgo: %s\n", DescribePlan(s.plan).c_str());
   Writer writer(std::move(*s.db), res.run_id, Writer::Limits{s.plan.queue, s.plan.sqlite_cache});
   RunRow run_row(writer, res.run_id);
-  std::unique_ptr<SyntheticKernelAddresses> synthetic;  // collect/kallsyms.h: the user may not see them
-  if (!InvokingUserSeesKernelAddresses()) {
-    synthetic = std::make_unique<SyntheticKernelAddresses>();
-    writer.MapKernelAddresses([k = synthetic.get()](uint64_t a) { return k->Map(a); });
-  }
+  std::unique_ptr<SyntheticKernelAddresses> synthetic = HideKernelAddresses(writer);
   for (auto& g : s.groups) g->DeclareTables(writer);
   int probe_tbl = writer.Table("run_probe", {"probe_group", "attached", "detail", "events"}, "INSERT OR REPLACE");
   int drop_tbl = writer.Table("run_drop", {"probe_group", "cpu", "dropped"});
@@ -794,14 +821,7 @@ Result<CollectResult> Collect(const CollectRequest& req) {
   SYSPGO_TRY(SetUpMachine(req, readahead_off));
   uint64_t release_mono = NowNs(CLOCK_MONOTONIC);
   (void)run_row.CommandReleased(release_mono - start_mono);
-  if (child) {
-    if (Status st = child.Release(); !st.ok()) {
-      int ignored;
-      child->Reap(&ignored, true);
-      (void)run_row.ExecFailed(NowNs(CLOCK_MONOTONIC) - start_mono);
-      return st.error();
-    }
-  }
+  SYSPGO_TRY(ReleaseCommand(child, run_row, start_mono));
 
   // 5. Drain until the command ends.
   int status = 0;
