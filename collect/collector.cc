@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <elf.h>
 #include <malloc.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/auxv.h>
 #include <sys/resource.h>
@@ -57,13 +58,20 @@ struct RingCtx {
   ProbeGroup* group;
   Writer* writer;
   uint64_t events = 0;
+  uint64_t slice_end = 0;  // CLOCK_MONOTONIC: the consume of this ring stops at the first event after it
 };
+
+// How long one consume of a ring may go on (Rings::Consume). What OnEvent
+// returns when the slice is used up: libbpf then ends the consume, with
+// that event consumed.
+constexpr uint64_t kSliceNs = 50'000'000;
+constexpr int kSliceUsed = -EAGAIN;
 
 int OnEvent(void* ctx, void* data, size_t size) {
   auto* rc = static_cast<RingCtx*>(ctx);
   rc->group->Handle(data, size, *rc->writer);
   ++rc->events;
-  return 0;
+  return NowNs(CLOCK_MONOTONIC) >= rc->slice_end ? kSliceUsed : 0;
 }
 
 // The files the collector itself maps (its executable and shared
@@ -317,11 +325,61 @@ void StartLean() {
   malloc_trim(0);
 }
 
-// The ring-buffer manager over every group's buffer, freed on every path.
+// A ring-buffer manager, freed on every path.
 struct RingBufferFree {
   void operator()(ring_buffer* rb) const { ring_buffer__free(rb); }
 };
-using RingBuffers = std::unique_ptr<ring_buffer, RingBufferFree>;
+using RingBuffer = std::unique_ptr<ring_buffer, RingBufferFree>;
+
+// Every loaded group's ring buffer, consumed a time slice at a time.
+// libbpf consumes a ring until it has caught up with the programs, which
+// on a busy host (--all, the writer slower than the events) it may never
+// do: the collector would then see neither SIGINT nor the end of
+// --duration, and its last drain would not end while the programs run.
+// Each ring has a manager of its own, so that one cut short at the end of
+// its slice leaves the next its turn.
+class Rings {
+ public:
+  Status Open(const std::vector<ProbeGroup*>& live, Writer& writer) {
+    for (auto* g : live) {
+      ctx_.push_back(std::make_unique<RingCtx>(RingCtx{g, &writer}));
+      ring_buffer* rb = ring_buffer__new(g->ringbuf_fd(), OnEvent, ctx_.back().get(), nullptr);
+      if (!rb) return LibbpfError(g->name(), "open its ring buffer", -errno);
+      managers_.emplace_back(rb);
+    }
+    return {};
+  }
+  // Waits up to `timeout_ms` for a ring's wakeup. -errno of poll(2) on
+  // failure (-EINTR: a signal came).
+  int Wait(int timeout_ms) const {
+    std::vector<pollfd> fds;
+    for (auto& m : managers_) fds.push_back({ring_buffer__epoll_fd(m.get()), POLLIN, 0});
+    return poll(fds.data(), fds.size(), timeout_ms) < 0 ? -errno : 0;
+  }
+  // Consumes each ring for at most a slice: 1 when one was cut short (more
+  // waits in it), 0 when every ring caught up, libbpf's error if any.
+  int Consume() {
+    int more = 0;
+    for (size_t i = 0; i < managers_.size(); ++i) {
+      ctx_[i]->slice_end = NowNs(CLOCK_MONOTONIC) + kSliceNs;
+      int n = ring_buffer__consume(managers_[i].get());
+      if (n == kSliceUsed) more = 1;
+      else if (n < 0) return n;
+    }
+    return more;
+  }
+  uint64_t events() const {
+    uint64_t n = 0;
+    for (auto& c : ctx_) n += c->events;
+    return n;
+  }
+  const std::vector<std::unique_ptr<RingCtx>>& contexts() const { return ctx_; }
+  void Close() { managers_.clear(); }
+
+ private:
+  std::vector<std::unique_ptr<RingCtx>> ctx_;  // the callbacks' contexts outlive the managers
+  std::vector<RingBuffer> managers_;
+};
 
 // The command, held before its exec: killed and reaped when the collection
 // ends before it was released (a setup error), so no held child is left.
@@ -476,25 +534,6 @@ Result<std::vector<ProbeGroup*>> LoadGroups(Setup& s, GroupContext& ctx, Collect
   return live;
 }
 
-// 3. One ring-buffer manager over every loaded group's buffer; `rctx` holds
-// each buffer's callback context (it must outlive the manager).
-Result<RingBuffers> OpenRingBuffers(const std::vector<ProbeGroup*>& live, Writer& writer,
-                                    std::vector<std::unique_ptr<RingCtx>>& rctx) {
-  RingBuffers rb;
-  for (auto* g : live) {
-    rctx.push_back(std::make_unique<RingCtx>(RingCtx{g, &writer}));
-    int err = 0;
-    if (!rb) {
-      rb.reset(ring_buffer__new(g->ringbuf_fd(), OnEvent, rctx.back().get(), nullptr));
-      err = rb ? 0 : -errno;
-    } else {
-      err = ring_buffer__add(rb.get(), g->ringbuf_fd(), OnEvent, rctx.back().get());
-    }
-    if (err) return LibbpfError(g->name(), "open its ring buffer", err);
-  }
-  return rb;
-}
-
 // 4. The processes traced from the start: the spawned command, or -p's
 // process and its existing descendants. Under sudo each of -p's is checked
 // after it was put in `targets`, so that an exec after the check is the
@@ -545,7 +584,7 @@ uint64_t TraceFromTheStart(const CollectRequest& req, const Setup& s, const std:
 // down: Ctrl-C reached it too (same process group); otherwise it gets the
 // signal after a grace period. Sets res.exit_reason; *status and
 // *child_done when the command was reaped.
-void Record(const CollectRequest& req, HeldCommand& child, pid_t root, uint64_t release_mono, ring_buffer* rb,
+void Record(const CollectRequest& req, HeldCommand& child, pid_t root, uint64_t release_mono, Rings& rings,
             const std::vector<ProbeGroup*>& live, Writer& writer, CollectResult& res, int* status,
             bool* child_done, const std::function<void()>& tick) {
   uint64_t deadline = req.duration_s > 0 ? release_mono + static_cast<uint64_t>(req.duration_s * 1e9) : 0;
@@ -554,16 +593,17 @@ void Record(const CollectRequest& req, HeldCommand& child, pid_t root, uint64_t 
   bool forwarded = false;
   bool write_failure_reported = false;
   uint64_t next_drain = NowNs(CLOCK_MONOTONIC) + kDrainIntervalNs;
+  int more = 0;  // a ring's slice ran out: no wait before the next
   for (;;) {
-    int n = ring_buffer__poll(rb, 100);
-    ring_buffer__consume(rb);  // events below the wakeup threshold
+    int n = more ? 0 : rings.Wait(100);
+    more = rings.Consume();  // also the events below the wakeup threshold
     if (uint64_t t = NowNs(CLOCK_MONOTONIC); t >= next_drain) {
       tick();
       for (auto* g : live) g->Drain(writer);
       next_drain = t + kDrainIntervalNs;
     }
     writer.MaybeFlush();
-    if (n < 0 && n != -EINTR) {
+    if ((n < 0 && n != -EINTR) || more < 0) {
       res.exit_reason = "poll-failed";
       return;
     }
@@ -602,6 +642,30 @@ void Record(const CollectRequest& req, HeldCommand& child, pid_t root, uint64_t 
   }
 }
 
+// How often a stop that takes long says how far it got.
+constexpr uint64_t kStopProgressNs = 2'000'000'000;
+
+// 6. The last events. The programs detach first: the buffers then get
+// nothing new, so draining them ends however busy the host is, and
+// nothing they hold is lost. What the tree did up to its exit is in them
+// already (tracepoints run synchronously). The drain goes at the writer's
+// pace; when that takes a while, stderr says how far it got.
+void DrainLast(const std::vector<ProbeGroup*>& live, Rings& rings, Writer& writer) {
+  for (auto* g : live) g->Detach();
+  uint64_t start = NowNs(CLOCK_MONOTONIC), next_note = start + kStopProgressNs, events_at_stop = rings.events();
+  while (rings.Consume() > 0) {
+    writer.MaybeFlush();
+    if (uint64_t now = NowNs(CLOCK_MONOTONIC); now >= next_note) {
+      fprintf(stderr,
+              "syspgo: stopping: probes detached %.0f s ago; writing what the ring buffers held, %" PRIu64
+              " events so far (%" PRIu64 " rows committed)\n",
+              (now - start) / 1e9, rings.events() - events_at_stop, writer.rows_written());
+      next_note = now + kStopProgressNs;
+    }
+  }
+  rings.Close();
+}
+
 // The processes left out of the run (from the start and at an exec since),
 // in the proc group's note: in the run's run_probe row, and on stderr.
 void NoteLeftOut(const std::vector<ProbeGroup*>& live, uint64_t at_start, CollectResult& res) {
@@ -630,11 +694,10 @@ void NoteScope(const std::vector<ProbeGroup*>& live, const CollectRequest& req, 
 
 // 6. Each group's report: events, drops per CPU (rows of run_drop), and the
 // notes a group added after loading (OnStart, Finish); one run_probe row each.
-void ReportGroups(const std::vector<ProbeGroup*>& live, const std::vector<std::unique_ptr<RingCtx>>& rctx,
-                  int drops_fd, Writer& writer, int probe_tbl, int drop_tbl, CollectResult& res) {
+void ReportGroups(const std::vector<ProbeGroup*>& live, const Rings& rings, int drops_fd, Writer& writer, int probe_tbl, int drop_tbl, CollectResult& res) {
   auto drops = ReadDrops(drops_fd);
   for (GroupReport& rep : res.groups) {
-    for (auto& rc : rctx)
+    for (auto& rc : rings.contexts())
       if (rep.name == rc->group->name()) rep.events = rc->events;
     for (auto* g : live) {
       if (rep.name != g->name()) continue;
@@ -809,9 +872,8 @@ Result<CollectResult> Collect(const CollectRequest& req) {
     (void)run_row.SetupFailed();
     return live.error();
   }
-  std::vector<std::unique_ptr<RingCtx>> rctx;
-  auto rb = OpenRingBuffers(*live, writer, rctx);
-  if (!rb) return rb.error();
+  Rings rings;
+  SYSPGO_TRY(rings.Open(*live, writer));
 
   // 4. Targets, then release.
   std::vector<TreeProcess> starting = StartingProcesses(req, root);
@@ -828,15 +890,12 @@ Result<CollectResult> Collect(const CollectRequest& req) {
   bool child_done = false;
   CgroupFollower joined{req.cgroup, s.user, ctx.targets_fd, *live, writer, {}, 0};
   for (const TreeProcess& t : starting) joined.seen.insert(t.pid);
-  Record(req, child, root, release_mono, rb->get(), *live, writer, res, &status, &child_done,
+  Record(req, child, root, release_mono, rings, *live, writer, res, &status, &child_done,
          [&] { joined.Tick(); });
   uint64_t end_mono = NowNs(CLOCK_MONOTONIC);
   if (Status st = readahead_off.Restore(); !st.ok()) fprintf(stderr, "syspgo: warning: %s\n", st.error().message.c_str());
 
-  // 6. The last events: what the tree did up to its exit is already in the
-  // buffers (tracepoints run synchronously); drain them completely.
-  while (ring_buffer__consume(rb->get()) > 0) writer.MaybeFlush();
-  rb->reset();
+  DrainLast(*live, rings, writer);
   for (auto* g : *live) g->Drain(writer);
   for (auto* g : *live) g->Finish(writer);
   NoteLeftOut(*live, left_out_at_start + joined.left_out, res);
@@ -846,7 +905,7 @@ Result<CollectResult> Collect(const CollectRequest& req) {
     kallsyms_note += "kernel addresses are synthetic (symbol + offset): the invoking user may not see the kernel's. ";
   for (auto* g : *live)
     if (g->kernel_stacks()) g->note += kallsyms_note;
-  ReportGroups(*live, rctx, ctx.drops_fd, writer, probe_tbl, drop_tbl, res);
+  ReportGroups(*live, rings, ctx.drops_fd, writer, probe_tbl, drop_tbl, res);
 
   // 7. The command's status, also when recording stopped before it ended.
   if (child && !child_done) {

@@ -104,6 +104,11 @@ class ProbeGroup {
   virtual void Finish(Writer&) {}
   // Non-fatal warnings worth storing with the run (e.g. one probe missing).
   std::string note;
+  // Destroys the group's links: its programs run no more, so its ring
+  // buffer and maps get nothing new (the collector's stop, before the last
+  // drain; the destructor; a group that must detach before releasing
+  // something of its own). The maps stay readable.
+  void Detach();
 
  protected:
   // Between open and load: the group's rodata, map sizes, and
@@ -119,9 +124,6 @@ class ProbeGroup {
   // Turns autoload off for each tp_btf program of this group whose
   // tracepoint this kernel lacks, and returns those tracepoints' names.
   std::vector<std::string> DisableMissingTracepoints();
-  // Destroys the group's links (the destructor does; a group that must
-  // detach before releasing something of its own calls it first).
-  void Detach();
   // Whether process `pid` is still in the traced tree (the `targets` map).
   // What a group reads of a process from /proc while recording must be
   // read first and kept only if this holds afterwards: a process that left

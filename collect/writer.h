@@ -111,7 +111,10 @@ class Writer {
   // Stops the thread after draining. Returns the first error, if any.
   Status Stop();
 
-  uint64_t rows_written() const { return rows_written_; }
+  uint64_t rows_written() const {
+    std::lock_guard<std::mutex> lk(mu_);
+    return rows_written_;
+  }
   // The row pool's mapped memory (drain thread).
   uint64_t pool_bytes() const { return owned_.size() * sizeof(Chunk); }
   int64_t run_id() const { return run_id_; }

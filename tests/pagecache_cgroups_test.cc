@@ -40,21 +40,11 @@ std::string OwnMemoryCgroup() {
   return "";
 }
 
-// `command` (shell words, already quoted) started in the background with
-// its output thrown away; its pid, or -1.
-pid_t Background(const std::string& command) {
-  CmdResult r = Sh(command + " >/dev/null 2>&1 & echo $!");
-  return r.status == 0 && !r.out.empty() ? static_cast<pid_t>(std::stol(r.out)) : -1;
-}
-
-// Waits (up to 120 s) until a process that is not this one's child is gone.
-bool WaitGone(pid_t pid) {
-  for (int i = 0; i < 2400; ++i) {
-    if (pid <= 0 || kill(pid, 0) != 0) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
-}
+// How long the collector may take to stop after SIGINT before the test
+// kills it: its stop is bounded (it detaches its programs, then writes
+// what its buffers already hold), so this only keeps a broken stop from
+// outliving the test; generous, for a loaded machine.
+constexpr auto kStopLimit = std::chrono::seconds(300);
 
 bool WaitFile(const std::string& path) {
   for (int i = 0; i < 1200; ++i) {
@@ -97,14 +87,15 @@ std::string RecordStory(const TempDir& dir, const Cgroups& cg, const std::vector
   std::string db = dir.File(name + ".db"), go1 = dir.File(name + ".go1"), go2 = dir.File(name + ".go2");
   std::string read1 = dir.File(name + ".read1"), read2 = dir.File(name + ".read2");
   auto wait = [](const std::string& f) { return "while [ ! -e " + f + " ]; do sleep 0.02; done; "; };
-  pid_t victim = Background("sh -c " + ShellQuote("echo $$ > " + cg.victim + "/cgroup.procs; " + wait(go1) + "cat " +
-                                                 victim_file + " >/dev/null; touch " + read1 + "; " + wait(go2) +
-                                                 "cat " + victim_file + " >/dev/null; touch " + read2));
+  OwnedChild victim({"sh", "-c", "echo $$ > " + cg.victim + "/cgroup.procs; " + wait(go1) + "cat " + victim_file +
+                                      " >/dev/null; touch " + read1 + "; " + wait(go2) + "cat " + victim_file +
+                                      " >/dev/null; touch " + read2});
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // in its cgroup before the collector looks
-  std::string collect = ShellQuote(SyspgoBin()) + " collect -o " + ShellQuote(db) +
-                        " --probes proc,fileio,pagecache,faults --ringbuf-mb 64 --duration 120";
-  for (const std::string& s : scope) collect += " " + ShellQuote(s);
-  pid_t collector = Background(collect);
+  std::vector<std::string> collect = {SyspgoBin(), "collect", "-o", db, "--probes", "proc,fileio,pagecache,faults",
+                                      "--ringbuf-mb", "64", "--duration", "120"};
+  collect.insert(collect.end(), scope.begin(), scope.end());
+  std::string collect_err = dir.File(name + ".collect.err");
+  OwnedChild collector(collect, collect_err);
   bool attached = WaitAttached(db);
   std::ofstream(go1) << "go";
   bool first = attached && WaitFile(read1);
@@ -116,9 +107,9 @@ std::string RecordStory(const TempDir& dir, const Cgroups& cg, const std::vector
   std::cout << "victim's file cached after dd: " << left.out;
   std::ofstream(go2) << "go";
   bool second = first && WaitFile(read2);
-  if (!second) kill(victim, SIGKILL);
-  kill(collector, SIGINT);
-  EXPECT_TRUE(WaitGone(collector) && WaitGone(victim));
+  if (!second) victim.Kill();
+  EXPECT_EQ(collector.Stop(SIGINT, kStopLimit), 0) << ReadAll(collect_err);
+  EXPECT_GE(victim.WaitExit(kStopLimit), 0);  // gone (killed above if its second read never came)
   EXPECT_TRUE(attached && first && second);
   Db d = OpenDb(db);
   EXPECT_EQ(QueryRows(d, "SELECT status FROM run"), std::vector<std::string>{"complete"});

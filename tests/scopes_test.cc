@@ -240,25 +240,64 @@ TEST(Scopes, ContainerThatNoRuntimeKnowsIsAnError) {
   EXPECT_TRUE(FailedWith(r, 1, "--container syspgo-no-such-container: no runtime knows")) << r.err;
 }
 
+// How long a collector may take to stop after SIGINT before the test kills
+// it: its stop is bounded (it detaches its programs, then writes what its
+// buffers held), so this only keeps a broken stop from hanging the suite;
+// generous, for a loaded machine.
+constexpr auto kStopLimit = std::chrono::seconds(180);
+
 TEST(Scopes, AllRecordsAProcessSyspgoDidNotStart) {
   TempDir dir;
   std::string db = dir.File("run.db"), go = dir.File("go"), stop = dir.File("stop"), f = MakeFile(dir, "f");
   pid_t p = Spawn(Reader(go, stop, f));
-  pid_t collector = Spawn({SyspgoBin(), "collect", "-o", db, "--probes", "proc,fileio", "--detail", "full", "--all",
-                           "--duration", "120"});
+  OwnedChild collector({SyspgoBin(), "collect", "-o", db, "--probes", "proc,fileio", "--detail", "full", "--all",
+                        "--duration", "120"});
   bool attached = WaitAttached(db);
   std::ofstream(go) << "go";
   bool read = attached && WaitReads(db, {f});
   std::ofstream(stop) << "stop";
   WaitExit(p);
-  kill(collector, SIGINT);
-  EXPECT_EQ(WaitExit(collector), 0);
+  EXPECT_EQ(collector.Stop(SIGINT, kStopLimit), 0);
   ASSERT_TRUE(read);
   Db d = OpenDb(db);
   EXPECT_EQ(QueryInt(d, "SELECT COUNT(*) FROM process WHERE pid = " + std::to_string(p)), 1);
   EXPECT_GT(QueryInt(d, "SELECT COUNT(*) FROM file_io WHERE nr = 0 AND ino = " + std::to_string(StatFile(f).ino)),
             0);
   EXPECT_EQ(QueryInt(d, "SELECT COUNT(*) FROM run_probe WHERE detail LIKE '%whole host%'"), 1);
+}
+
+// --all while another process floods the host with reads (one syscall a
+// byte, of a sparse file that outlasts the test), and goes on flooding
+// while the collector stops. The ring buffers are large, as the
+// pagecache_cgroups test's, so they hold much when SIGINT comes. The
+// collector must detach its programs, write what its buffers held and
+// exit with the run complete, rather than drain the flood for ever.
+TEST(Scopes, AllStopsAfterSigintWhileTheHostKeepsReading) {
+  TempDir dir;
+  std::string db = dir.File("run.db"), f = dir.File("sparse"), err = dir.File("collect.err");
+  std::ofstream{f};
+  ASSERT_EQ(truncate(f.c_str(), int64_t{64} << 30), 0);
+  // Two floods, so that events come faster than the writer stores them.
+  OwnedChild flood({"dd", "if=" + f, "of=/dev/null", "bs=1", "status=none"});
+  OwnedChild flood2({"dd", "if=" + f, "of=/dev/null", "bs=1", "status=none"});
+  OwnedChild collector({SyspgoBin(), "collect", "-o", db, "--probes", "proc,fileio", "--detail", "full", "--all",
+                        "--ringbuf-mb", "64", "--duration", "600"},
+                       err);
+  ASSERT_TRUE(WaitAttached(db)) << ReadAll(err);
+  bool read = WaitReads(db, {f});
+  std::this_thread::sleep_for(std::chrono::seconds(5));  // a backlog forms in the ring buffers
+  int status = collector.Stop(SIGINT, kStopLimit);
+  ASSERT_NE(status, -1) << "the collector did not stop within " << kStopLimit.count() << " s of SIGINT; killed\n"
+                        << ReadAll(err);
+  EXPECT_EQ(status, 0) << ReadAll(err);
+  EXPECT_EQ(flood.WaitExit(std::chrono::seconds(0)), -1);  // still flooding when the collector was gone
+  EXPECT_EQ(flood2.WaitExit(std::chrono::seconds(0)), -1);
+  ASSERT_TRUE(read);
+  Db d = OpenDb(db);
+  EXPECT_EQ(QueryRows(d, "SELECT status || ' ' || exit_reason FROM run"),
+            std::vector<std::string>{"complete interrupted"});
+  EXPECT_GT(QueryInt(d, "SELECT COUNT(*) FROM file_io WHERE nr = 0 AND ino = " + std::to_string(StatFile(f).ino)),
+            0);
 }
 
 TEST(Scopes, ScopesNeedOneTargetAndNewCgroupACommand) {

@@ -302,4 +302,56 @@ std::string RunKallsymsText(Db& db) {
   return text.empty() ? "" : text[0];
 }
 
+namespace {
+int ShellStatus(int wait_status) {
+  return WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
+}
+}  // namespace
+
+OwnedChild::OwnedChild(const std::vector<std::string>& argv, const std::string& stderr_file) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  if (!stderr_file.empty())
+    posix_spawn_file_actions_addopen(&fa, 2, stderr_file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  std::vector<char*> args;
+  for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  if (posix_spawnp(&pid_, args[0], &fa, nullptr, args.data(), environ) != 0) pid_ = -1;
+  posix_spawn_file_actions_destroy(&fa);
+}
+
+int OwnedChild::WaitExit(std::chrono::seconds limit) {
+  auto until = std::chrono::steady_clock::now() + limit;
+  while (pid_ > 0 && status_ < 0) {
+    int st = 0;
+    pid_t r = waitpid(pid_, &st, WNOHANG);
+    if (r == pid_ || (r < 0 && errno != EINTR)) {
+      status_ = r < 0 ? 255 : ShellStatus(st);
+      break;
+    }
+    if (std::chrono::steady_clock::now() >= until) return -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return status_;
+}
+
+int OwnedChild::Stop(int sig, std::chrono::seconds grace) {
+  if (pid_ <= 0 || status_ >= 0) return status_;
+  kill(pid_, sig);
+  int st = WaitExit(grace);
+  if (st < 0) Kill();
+  return st;
+}
+
+void OwnedChild::Kill() {
+  if (pid_ <= 0 || status_ >= 0) return;
+  kill(pid_, SIGKILL);
+  int st = 0;
+  pid_t r;
+  while ((r = waitpid(pid_, &st, 0)) < 0 && errno == EINTR) {
+  }
+  status_ = r == pid_ ? ShellStatus(st) : 255;
+}
+
 }  // namespace syspgo::test

@@ -2,6 +2,9 @@
 // Tests run the built `syspgo` binary as a user would, on real workloads,
 // and check what lands in the profile database.
 #pragma once
+#include <sys/types.h>
+
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -137,5 +140,30 @@ struct DevIno {
   uint64_t dev = 0, ino = 0;
 };
 DevIno StatFile(const std::string& path);
+
+// A process a test started and must never leave behind: on every path out
+// of the test, the failing ones included, it is killed (SIGKILL) and reaped
+// when the object goes. Its output goes to /dev/null, its stderr to
+// `stderr_file` when one is given.
+class OwnedChild {
+ public:
+  explicit OwnedChild(const std::vector<std::string>& argv, const std::string& stderr_file = "");
+  OwnedChild(const OwnedChild&) = delete;
+  OwnedChild& operator=(const OwnedChild&) = delete;
+  ~OwnedChild() { Kill(); }
+  pid_t pid() const { return pid_; }
+  // Waits up to `limit` for it to exit. Its status as a shell reports it
+  // (128+N for signal N), or -1 if it still runs (it is left running).
+  int WaitExit(std::chrono::seconds limit);
+  // Sends `sig`, waits up to `grace`, and kills and reaps it past that.
+  // Its status as WaitExit gives it, or -1 if it had to be killed.
+  int Stop(int sig, std::chrono::seconds grace);
+  // SIGKILL and reap, unless it is reaped already.
+  void Kill();
+
+ private:
+  pid_t pid_ = -1;
+  int status_ = -1;  // once reaped
+};
 
 }  // namespace syspgo::test
