@@ -694,7 +694,8 @@ void NoteScope(const std::vector<ProbeGroup*>& live, const CollectRequest& req, 
 
 // 6. Each group's report: events, drops per CPU (rows of run_drop), and the
 // notes a group added after loading (OnStart, Finish); one run_probe row each.
-void ReportGroups(const std::vector<ProbeGroup*>& live, const Rings& rings, int drops_fd, Writer& writer, int probe_tbl, int drop_tbl, CollectResult& res) {
+void ReportGroups(const std::vector<ProbeGroup*>& live, const Rings& rings, int drops_fd, Writer& writer, int probe_tbl,
+                  int drop_tbl, CollectResult& res) {
   auto drops = ReadDrops(drops_fd);
   for (GroupReport& rep : res.groups) {
     for (auto& rc : rings.contexts())
