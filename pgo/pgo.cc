@@ -843,11 +843,13 @@ void Pipeline::SayEval(const std::vector<PgoEvalVariant>& v) {
     if (instr) head += ", " + MedianText(x.instructions, "%.1fM instructions", 1e6);
     Say("      %-7s %s", x.name.c_str(), head.c_str());
     if (x.name == kPgoPlainVariant) continue;
-    Say("                vs your build: %s%s", instr ? "instructions " : "", DescribeSpeedup(x.vs_plain).c_str());
+    // Every line names its metric: the deciding one first.
+    const char* metric = instr ? "instructions" : "wall";
+    Say("                vs your build: %s %s", metric, DescribeSpeedup(x.vs_plain).c_str());
     if (instr) Say("                vs your build: wall %s", DescribeSpeedup(x.wall_vs_plain).c_str());
     Say("                vs your build: cpu %s", DescribeSpeedup(x.cpu_vs_plain).c_str());
     if (x.name != kPgoProfilingVariant && x.vs_base.high > 0)
-      Say("                vs the profiling build: %s", DescribeSpeedup(x.vs_base).c_str());
+      Say("                vs the profiling build: %s %s", metric, DescribeSpeedup(x.vs_base).c_str());
   }
 }
 
