@@ -94,11 +94,13 @@ struct {
 
 /* Two memcg lookups are cached per CPU, each as the last key it resolved:
  * the current task's memory cgroup (the kfunc takes and drops a cgroup
- * reference each time, and a task's cgroup rarely changes), and the cgroup
- * id of the memcg a folio is charged to (three probe reads; pages come in
- * runs of one memcg). An answer is reused for the same key for up to
- * MEMCG_CACHE_NS: a task's move to another cgroup shows that much later, and
- * a memcg freed and reallocated at the same address is misnamed no longer. */
+ * reference each time), keyed by the task's css_set, which the kernel
+ * replaces whenever the task moves to another cgroup, so a shell that moves
+ * itself and execs is named by its new cgroup from its next event on; and
+ * the cgroup id of the memcg a folio is charged to (three probe reads; pages
+ * come in runs of one memcg). An answer is reused for the same key for up to
+ * MEMCG_CACHE_NS, so a css_set or memcg freed and reallocated at the same
+ * address is misnamed no longer. */
 struct id_cache {
 	__u64 key;
 	__u64 id;
@@ -138,8 +140,9 @@ static __always_inline __u64 task_memcg(__u64 now)
 	if (!memcg_hierarchy)
 		return 0;
 	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 css_set = (__u64)BPF_CORE_READ(task, cgroups);
 	int hit;
-	struct id_cache *c = id_cache_slot(ID_CACHE_TASK, (__u64)task, now, &hit);
+	struct id_cache *c = id_cache_slot(ID_CACHE_TASK, css_set, now, &hit);
 	if (hit)
 		return c->id;
 	struct cgroup *cg = bpf_task_get_cgroup1(task, memcg_hierarchy);
@@ -147,7 +150,7 @@ static __always_inline __u64 task_memcg(__u64 now)
 		return 0;
 	__u64 id = cg->kn->id;
 	bpf_cgroup_release(cg);
-	id_cache_store(c, (__u64)task, id, now);
+	id_cache_store(c, css_set, id, now);
 	return id;
 }
 

@@ -131,7 +131,7 @@ std::vector<std::string> StackNames(Db& db, int64_t id, const Kallsyms& ks) {
 // A child of this process's v1 memory cgroup, removed at destruction.
 class ChildMemcg {
  public:
-  explicit ChildMemcg(int64_t limit) {
+  explicit ChildMemcg(int64_t limit = -1) {  // limit < 0: no limit of its own
     std::string mount, rel, line;
     std::ifstream mounts("/proc/mounts");
     while (std::getline(mounts, line)) {
@@ -154,7 +154,7 @@ class ChildMemcg {
       path_.clear();
       return;
     }
-    std::ofstream(path_ + "/memory.limit_in_bytes") << limit;
+    if (limit >= 0) std::ofstream(path_ + "/memory.limit_in_bytes") << limit;
   }
   ~ChildMemcg() {
     if (!path_.empty()) rmdir(path_.c_str());
@@ -322,6 +322,41 @@ TEST(PagecacheGroup, TruncateBurstSharesItsFirstStack) {
 
 // The DAMON snapshot from a made-up sysfs: a running kdamond with a
 // pageout scheme and a scheme of another action, a stopped kdamond, and
+
+// A task that moves to another memory cgroup is named by the new one from its
+// next event on: the probe caches the task's memory cgroup between events,
+// and a shell that moves itself and then execs (how a task usually enters
+// a cgroup) must not have its reclaim charged to the cgroup it left. Pinned
+// to one CPU, the shell's own read of a cold file fills that CPU's cache
+// entry just before the move, and its truncation deletes pages just after.
+TEST(PagecacheGroup, ATaskThatMovesCgroupIsNamedByItsNewOneAtOnce) {
+  TempDir dir;
+  std::string cold = dir.File("cold"), warm = dir.File("warm");
+  MakeColdFile(cold, kPage * 4);
+  ASSERT_EQ(Sh("head -c " + std::to_string(kMiB) + " /dev/urandom > " + warm).status, 0);
+  DevIno c = StatFile(cold), w = StatFile(warm);
+  ChildMemcg cg;
+  ASSERT_FALSE(cg.path().empty()) << "cannot make a child of this process's v1 memory cgroup";
+  struct stat cgst {};
+  ASSERT_EQ(stat(cg.path().c_str(), &cgst), 0);
+  std::string cg_id = std::to_string(cgst.st_ino);
+  std::string db_path = dir.File("run.db");
+  CmdResult r = RunCmd({SyspgoBin(), "collect", "-o", db_path, "--detail", "full", "--probes", "pagecache", "--",
+                        "taskset", "-c", "0", "/bin/sh", "-c",
+                        "cat " + warm + " >/dev/null; read x < " + cold + "; echo $$ > " + cg.path() +
+                            "/cgroup.procs; : > " + warm});
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  Db db = OpenDb(db_path);
+  auto of = [](const DevIno& f, int op) {
+    return " FROM page_cache WHERE comm = 'sh' AND op = " + std::to_string(op) + " AND dev = " + std::to_string(f.dev) +
+           " AND ino = " + std::to_string(f.ino);
+  };
+  // Before the move: the shell's read, charged to the cgroup it started in.
+  EXPECT_GT(QueryInt(db, "SELECT COUNT(*)" + of(c, 1) + " AND task_cgroup NOT IN (0, " + cg_id + ")"), 0);
+  // After it: every page its truncation deleted, by a task of the new cgroup.
+  EXPECT_GT(QueryInt(db, "SELECT COUNT(*)" + of(w, 2)), 0);
+  EXPECT_EQ(QueryRows(db, "SELECT DISTINCT task_cgroup" + of(w, 2)), std::vector<std::string>{cg_id});
+}
 // the damon_reclaim module enabled.
 TEST(Damon, PageoutSchemesOfRunningKdamondsAndTheReclaimModule) {
   TempDir dir;
