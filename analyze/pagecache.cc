@@ -360,9 +360,12 @@ void Analysis::Judge(PagecacheFile& f, PageState& s) {
 }
 
 // The rules that name a file's reclaim path beyond its deletion class, the
-// first that matches: memcg reclaim done by tasks outside the cgroup (and
-// outside its descendants) is another cgroup's, reclaiming for a limit the
-// two share; deletions by a kernel worker are the worker's.
+// first that matches: memcg reclaim done by tasks of an ancestor of the
+// cgroup is the ancestor's, reclaiming for its own limit (or one above it),
+// which the cgroup's pages count against; by tasks outside the cgroup's
+// line (and outside its descendants) it is another cgroup's, reclaiming for
+// a limit the two share; deletions by a kernel worker are the worker's.
+constexpr char kAncestorCgroup[] = "an ancestor cgroup's reclaim";
 constexpr char kOtherCgroup[] = "another cgroup's reclaim";
 constexpr char kKernelWorker[] = "a kernel worker";
 
@@ -385,9 +388,11 @@ std::string Analysis::ReclaimPath(const PagecacheFile& f) const {
     return it == cgroups_.end() ? "" : it->second.first;
   };
   int64_t by = Busiest(f.deleter_cgroups);
+  bool outside = f.reclaim == DeleterName(Deleter::kMemcg) && by && f.cgroup_id && by != f.cgroup_id &&
+                 !Below(path_of(by), path_of(f.cgroup_id));
   const std::pair<const char*, bool> rules[] = {
-      {kOtherCgroup, f.reclaim == DeleterName(Deleter::kMemcg) && by && f.cgroup_id && by != f.cgroup_id &&
-                         !Below(path_of(by), path_of(f.cgroup_id))},
+      {kAncestorCgroup, outside && Below(path_of(f.cgroup_id), path_of(by))},
+      {kOtherCgroup, outside},
       {kKernelWorker, TopComm(f.deleters).starts_with("kworker")},
   };
   for (auto& [path, match] : rules)
@@ -462,6 +467,7 @@ std::string FileName(const PagecacheFile& f) {
 std::string PathPhrase(const ChurnCause& c, const std::string& deleter_cgroup) {
   static const std::map<std::string, std::string> phrases = {
       {DeleterName(Deleter::kMemcg), "memcg reclaim by its own tasks at the limit"},
+      {kAncestorCgroup, "memcg reclaim by tasks of its ancestor cgroup"},
       {kOtherCgroup, "memcg reclaim by tasks of another cgroup"},
       {DeleterName(Deleter::kKswapd), "kswapd (the machine ran short of memory)"},
       {DeleterName(Deleter::kDirect), "direct reclaim (the machine ran short of memory)"},
@@ -475,7 +481,15 @@ std::string PathPhrase(const ChurnCause& c, const std::string& deleter_cgroup) {
            "--detail full)";
   auto it = phrases.find(c.path);
   std::string p = it == phrases.end() ? c.path + " reclaim" : it->second;
-  return c.path == kOtherCgroup && !deleter_cgroup.empty() ? p + " (" + deleter_cgroup + ")" : p;
+  bool names_it = (c.path == kOtherCgroup || c.path == kAncestorCgroup) && !deleter_cgroup.empty();
+  return names_it ? p + " (" + deleter_cgroup + ")" : p;
+}
+
+// How a deleting task's cgroup stands to the cgroup whose pages it deleted,
+// as the facts say it: "" for the cgroup itself or one below it.
+std::string Kinship(const std::string& deleter, const std::string& cgroup) {
+  if (Below(deleter, cgroup)) return "";
+  return Below(cgroup, deleter) ? ", an ancestor" : ", another cgroup";
 }
 
 void Analysis::CauseFacts(const ChurnCause& c, Finding& x) const {
@@ -486,7 +500,7 @@ void Analysis::CauseFacts(const ChurnCause& c, Finding& x) const {
   std::vector<std::pair<std::string, int64_t>> tasks(c.deleters.begin(), c.deleters.end()), cgroups;
   x.facts.emplace_back("reclaim", c.path + (tasks.empty() ? "" : ", in " + Ranked(tasks)));
   for (auto& [name, n] : c.deleter_cgroups)
-    cgroups.emplace_back(name + (Below(name, CgroupName(c.cgroup_id)) ? "" : ", another cgroup"), n);
+    cgroups.emplace_back(name + Kinship(name, CgroupName(c.cgroup_id)), n);
   if (!cgroups.empty()) x.facts.emplace_back("deleters in", Ranked(cgroups));
   x.facts.emplace_back("files", std::to_string(c.files.size()) + (c.files.size() == 1 ? " file" : " files") +
                                     " evicted and read again (the table below)");
@@ -550,6 +564,11 @@ std::string Analysis::CauseFix(const ChurnCause& c, const std::string& deleter_c
       {DeleterName(Deleter::kMemcg), "Raise the memory limit whose reclaim evicted them (the cgroup's or an "
                                      "ancestor's) by at least the working set, WS (on cgroup v2 memory.low or "
                                      "memory.min of at least that; v1 has neither). "},
+      {kAncestorCgroup, "Tasks of DELETER, an ancestor of this cgroup, evicted them, reclaiming for DELETER's own "
+                        "memory limit (or one above it), which this cgroup's pages count against. Raise that limit "
+                        "by at least the working set, WS, or move those tasks into a child cgroup of DELETER with a "
+                        "memory.limit_in_bytes of their own, so that their reclaim stays within their own pages; on "
+                        "cgroup v2, memory.low (or memory.min) of at least WS on this cgroup protects it. "},
       {kOtherCgroup, "Tasks of DELETER evicted them, reclaiming for a memory limit that cgroup shares with this one "
                      "(a common ancestor's). Give DELETER a memory.limit_in_bytes of its own, so that its reclaim "
                      "stays within its own pages, or move it out from under that ancestor, or raise the ancestor's "

@@ -9,18 +9,19 @@
 // drop_caches, or other. A refault is attributed to the deletion it undid.
 //
 // Churn is reported by cause: a memory cgroup and the reclaim path that
-// evicted its pages (its own tasks hitting its limit, another cgroup's
-// reclaim, kswapd, direct reclaim, DAMON, a kernel worker). A cause is one
-// Finding when the refaults that reclaim caused (not drop_caches, which an
-// administrator asked for, nor truncation, which threw the data away) cost
-// at least 1 MiB of re-reads or 10% of the pages its files touched. It
-// names the cgroup and its limit (read at collection), the deleting tasks
-// and their cgroup, the working set measured (distinct pages of its files
-// touched in the run), a ranked table of the files it evicted, and one fix
-// for the cause: a limit of at least the cgroup's limit plus that working
-// set (cgroup v1; memory.low/min on v2), protection from the other cgroup,
-// free memory, DAMON's scheme; or keeping the hottest files resident, or a
-// prefetch plan. Files are judged alike one by one (PagecacheFile::churns).
+// evicted its pages (its own tasks hitting its limit, an ancestor's or
+// another cgroup's reclaim, kswapd, direct reclaim, DAMON, a kernel worker).
+// A cause is one Finding when the refaults that reclaim caused (not
+// drop_caches, which an administrator asked for, nor truncation, which threw
+// the data away) cost at least 1 MiB of re-reads or 10% of the pages its
+// files touched. It names the cgroup and its limit (read at collection), the
+// deleting tasks and their cgroup, the working set measured (distinct pages
+// of its files touched in the run), a ranked table of the files it evicted,
+// and one fix for the cause: a limit of at least the cgroup's limit plus
+// that working set (cgroup v1; memory.low/min on v2), protection from the
+// ancestor's or the other cgroup's tasks, free memory, DAMON's scheme; or
+// keeping the hottest files resident, or a prefetch plan. Files are judged
+// alike one by one (PagecacheFile::churns).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -100,7 +101,7 @@ struct ChurnCause {
   int64_t cgroup_id = 0;
   std::string cgroup;                    // path ('' if unknown)
   int64_t cgroup_limit = -1;             // memory.limit_in_bytes at collection (-1 unknown)
-  std::string path;                      // ReclaimPath: "memcg reclaim", "another cgroup's reclaim", "kswapd", ...
+  std::string path;                      // ReclaimPath: "memcg reclaim", "an ancestor cgroup's reclaim", ...
   std::string reclaim;                   // the deletion class ("memcg reclaim", "kswapd", ...)
   std::vector<size_t> files;             // PagecacheReport::files indexes
   int64_t churn_pages = 0, reclaimed_pages = 0, working_set_pages = 0;

@@ -10,7 +10,8 @@
 // second read refaults about 8200 pages. Recorded with `collect --cgroup
 // VICTIM` and with `collect --all`, `analyze pagecache` must name the
 // victim's cgroup, dd as the deleting task, its cgroup as another one, and
-// with --all rank the victim's cgroup first.
+// with --all rank the victim's cgroup first. With dd in the parent itself,
+// its cgroup is named as the victim's ancestor.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -75,9 +76,11 @@ struct Cgroups {
 };
 
 // Records the story with collect `scope` (and -o DB) and returns the
-// database. The victim's shell is in its cgroup before the collector starts.
+// database. The victim's shell is in its cgroup before the collector starts;
+// dd runs in `reclaimer` (the other cgroup unless said).
 std::string RecordStory(const TempDir& dir, const Cgroups& cg, const std::vector<std::string>& scope,
-                        const std::string& name) {
+                        const std::string& name, std::string reclaimer = "") {
+  if (reclaimer.empty()) reclaimer = cg.other;
   std::string victim_file = dir.File("victim.bin"), stream = dir.File("stream.bin");
   if (access(victim_file.c_str(), F_OK) != 0) {
     EXPECT_EQ(Sh("head -c " + std::to_string(32 * kMiB) + " /dev/urandom > " + victim_file + " && head -c " +
@@ -100,7 +103,7 @@ std::string RecordStory(const TempDir& dir, const Cgroups& cg, const std::vector
   std::ofstream(go1) << "go";
   bool first = attached && WaitFile(read1);
   // The other cgroup's dd: its charges push the parent past its limit.
-  EXPECT_EQ(Sh("echo $$ > " + cg.other + "/cgroup.procs && exec dd if=" + stream + " of=/dev/null bs=1M status=none")
+  EXPECT_EQ(Sh("echo $$ > " + reclaimer + "/cgroup.procs && exec dd if=" + stream + " of=/dev/null bs=1M status=none")
                 .status,
             0);
   CmdResult left = Sh("fincore -nb " + victim_file + " | awk '{print $1}'");
@@ -179,6 +182,22 @@ TEST(PagecacheCgroups, AnotherCgroupsReclaimIsNamedAndRankedRecordingTheHost) {
   CmdResult text = RunCmd({SyspgoBin(), "analyze", db, "pagecache"});
   EXPECT_NE(text.out.find("memory cgroups, most pages evicted by reclaim and read again first"), std::string::npos)
       << text.out;
+}
+
+// dd in the parent itself: the victim's ancestor reclaims for its own limit,
+// so the fix is that limit or a cgroup of dd's own below it, not "a limit
+// of its own" for a cgroup that has one.
+TEST(PagecacheCgroups, AnAncestorsReclaimIsNamedAsTheAncestors) {
+  DamonPaused no_damon;
+  TempDir dir;
+  Cgroups cg;
+  std::string db = RecordStory(dir, cg, {"--cgroup", cg.victim, "--detail", "full"}, "ancestor", cg.parent);
+  FindingFields f = FindingOf(db, dir.File("ancestor.json"), dir.File("victim.bin"));
+  ExpectNamed(f, cg, dir.File("ancestor.json"), dir.File("victim.bin"));
+  if (f.empty()) return;
+  EXPECT_EQ(f.at("reclaim_path"), "an ancestor cgroup's reclaim");
+  EXPECT_NE(f.at("title").find("tasks of its ancestor cgroup (" + cg.rel + ")"), std::string::npos) << f.at("title");
+  EXPECT_NE(f.at("fix").find("move those tasks into a child cgroup of " + cg.rel), std::string::npos) << f.at("fix");
 }
 
 // The lean tier (the default) counts deletions per deleting task's name, not
