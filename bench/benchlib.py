@@ -5,6 +5,7 @@ measures variants interleaved (A B A B ...), reports medians of at least 5
 runs with min-max, and rewrites its own section of RESULTS.md between
 markers, naming the command that produced it.
 """
+import glob
 import json
 import os
 import re
@@ -25,6 +26,17 @@ def require(tool, package, why):
     """Exits with what to install when a comparison tool is missing."""
     if subprocess.run(["sh", "-c", f"command -v {tool}"], capture_output=True).returncode != 0:
         sys.exit(f"bench: {tool} is not installed; it is {why}: apt-get install {package}")
+
+
+def fetch_sources(srcroot, packages):
+    """`apt-get source` into srcroot of each package {name: glob of its
+    unpacked tree} not unpacked there yet."""
+    missing = [p for p, tree in packages.items() if not glob.glob(os.path.join(srcroot, tree))]
+    if missing:
+        p = subprocess.run(["apt-get", "source", *missing], cwd=srcroot, capture_output=True, text=True)
+        if p.returncode != 0:
+            sys.exit(f"bench: apt-get source {' '.join(missing)} failed; enable deb-src with scripts/setup.sh:\n"
+                     + p.stderr[-2000:])
 
 
 def drop_caches():

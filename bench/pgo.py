@@ -317,17 +317,6 @@ class Gawk(Program):
         return [binary, "-f", os.path.join(WORKLOADS, f"gawk_{which}.awk"), data]
 
 
-def fetch_sources(srcroot, packages):
-    """`apt-get source` into srcroot of each package {name: glob of its
-    unpacked tree} not unpacked there yet."""
-    missing = [p for p, tree in packages.items() if not glob.glob(os.path.join(srcroot, tree))]
-    if missing:
-        p = subprocess.run(["apt-get", "source", *missing], cwd=srcroot, capture_output=True, text=True)
-        if p.returncode != 0:
-            sys.exit(f"bench: apt-get source {' '.join(missing)} failed; enable deb-src with scripts/setup.sh:\n"
-                     + p.stderr[-2000:])
-
-
 def variant_build(prog, name, extra, costs):
     """A build outside `syspgo pgo`, with the same profiling flags."""
     d = os.path.join(prog.dir, name)
@@ -1199,7 +1188,7 @@ def main():
     timeit = B.build_timeit(work)
     srcroot = os.path.join(work, "src")
     os.makedirs(srcroot, exist_ok=True)
-    fetch_sources(srcroot, SOURCES)
+    B.fetch_sources(srcroot, SOURCES)
     (tools_bench if a.tools else main_bench)(a, work, timeit, srcroot)
 
 
