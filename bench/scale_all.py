@@ -42,7 +42,10 @@ class Load:
         self.log = log
         loop = f"while :; do make -s clean >/dev/null; make -s -j2 linux >/dev/null 2>&1 && echo done >> {log}; done"
         self.make = subprocess.Popen(["sh", "-c", loop], cwd=self.lua, start_new_session=True)
-        self.dd = subprocess.Popen(["dd", "if=/dev/zero", "of=/dev/null", "bs=1"], stderr=subprocess.PIPE, text=True)
+        # SIGINT as dd expects it, even when the bench runs in the background
+        # (where the shell set it ignored, and exec keeps it so).
+        self.dd = subprocess.Popen(["dd", "if=/dev/zero", "of=/dev/null", "bs=1"], stderr=subprocess.PIPE, text=True,
+                                   preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         return self
 
     def stop(self):
