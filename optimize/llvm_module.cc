@@ -626,8 +626,10 @@ void AddBlockCounts(const Profile& p, uint32_t binary, const std::vector<Insn>& 
     b = std::max(b, in.estimate);
   }
   for (const auto& [fs, t] : totals) fs->addTotalSamples(static_cast<uint64_t>(std::llround(t * scale)));
-  for (const auto& [key, b] : bodies)
-    std::get<0>(key)->addBodySamples(std::get<1>(key), std::get<2>(key), static_cast<uint64_t>(std::llround(b * scale)));
+  for (const auto& [key, b] : bodies) {
+    auto [fs, line, disc] = key;
+    fs->addBodySamples(line, disc, static_cast<uint64_t>(std::llround(b * scale)));
+  }
 }
 
 // Zero counts: the other lines of every function with samples, so the
