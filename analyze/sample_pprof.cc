@@ -266,110 +266,139 @@ class Reader {
     return {};
   }
 
-  Result<PprofSamples> Samples() {
+  // What the samples add up to, and how many were left out or cut, and why.
+  struct Tally {
     uint64_t total = 0, off_total = 0;
     uint64_t no_address = 0, cut = 0, deep = 0;
+  };
+
+  Result<PprofSamples> Samples() {
+    Tally t;
     for (const pb::Sample& s : p_.sample()) {
-      if (s.value_size() != p_.sample_type_size())
-        return NotPprof(path_, "a sample has " + std::to_string(s.value_size()) + " values for " +
-                                   std::to_string(p_.sample_type_size()) + " sample types");
-      for (int64_t v : s.value())
-        if (v < 0) return NotPprof(path_, "a sample has a negative value (" + std::to_string(v) + ")");
-      uint64_t count = count_ >= 0 ? static_cast<uint64_t>(s.value(count_))
-                                   : (static_cast<uint64_t>(s.value(cpu_ns_)) + period_ns_ / 2) / period_ns_;
-      uint64_t off = off_ns_ >= 0 ? static_cast<uint64_t>(s.value(off_ns_)) : 0;
+      auto values = Values(s, t);
+      if (!values) return values.error();
+      auto [count, off] = *values;
       if (!count && !off) continue;
-      if (count > limits_.max_samples - total)
-        return MakeError(Quoted(path_) + " holds more than " + std::to_string(limits_.max_samples) +
-                         " CPU samples, more than syspgo counts from one profile (its counts could overflow once "
-                         "weighted and scaled). Export a shorter time range, or a downsampled profile.");
-      if (off > (uint64_t{1} << 62) - off_total)
-        return NotPprof(path_, "its off-CPU time adds up to more than 2^62 ns");
       StackSample st;
-      std::string comm;
-      for (const pb::Label& l : s.label()) {
-        auto key = Str(l.key(), "a label's key");
-        if (!key) return key.error();
-        auto str = Str(l.str(), "a label's value");
-        if (!str) return str.error();
-        if (*key == "pid" && l.num() > 0 && l.num() <= UINT32_MAX) st.pid = static_cast<uint32_t>(l.num());
-        if (*key == "comm" && !str->empty()) comm = *str;
+      SYSPGO_TRY(ReadLabels(s, st));
+      auto whole = ReadStack(s, st, t);
+      if (!whole) return whole.error();
+      Add(std::move(st), count, off, *whole, t);
+    }
+    return Finish(t);
+  }
+
+  // A sample's values, checked, as (CPU samples, off-CPU ns).
+  Result<std::pair<uint64_t, uint64_t>> Values(const pb::Sample& s, const Tally& t) const {
+    if (s.value_size() != p_.sample_type_size())
+      return NotPprof(path_, "a sample has " + std::to_string(s.value_size()) + " values for " +
+                                 std::to_string(p_.sample_type_size()) + " sample types");
+    for (int64_t v : s.value())
+      if (v < 0) return NotPprof(path_, "a sample has a negative value (" + std::to_string(v) + ")");
+    uint64_t count = count_ >= 0 ? static_cast<uint64_t>(s.value(count_))
+                                 : (static_cast<uint64_t>(s.value(cpu_ns_)) + period_ns_ / 2) / period_ns_;
+    uint64_t off = off_ns_ >= 0 ? static_cast<uint64_t>(s.value(off_ns_)) : 0;
+    if (count > limits_.max_samples - t.total)
+      return MakeError(Quoted(path_) + " holds more than " + std::to_string(limits_.max_samples) +
+                       " CPU samples, more than syspgo counts from one profile (its counts could overflow once "
+                       "weighted and scaled). Export a shorter time range, or a downsampled profile.");
+    if (off > (uint64_t{1} << 62) - t.off_total)
+      return NotPprof(path_, "its off-CPU time adds up to more than 2^62 ns");
+    return std::make_pair(count, off);
+  }
+
+  // The sample's pid, from its labels, and the command a label names.
+  Status ReadLabels(const pb::Sample& s, StackSample& st) {
+    std::string comm;
+    for (const pb::Label& l : s.label()) {
+      auto key = Str(l.key(), "a label's key");
+      if (!key) return key.error();
+      auto str = Str(l.str(), "a label's value");
+      if (!str) return str.error();
+      if (*key == "pid" && l.num() > 0 && l.num() <= UINT32_MAX) st.pid = static_cast<uint32_t>(l.num());
+      if (*key == "comm" && !str->empty()) comm = *str;
+    }
+    if (st.pid && !comm.empty()) set_.comm.emplace(st.pid, comm);
+    return {};
+  }
+
+  // The sample's stack into `st`; false if it was cut short. Innermost
+  // first. In each part (kernel, then user) the first frame is where
+  // execution was, and every further one a call site, given as its return
+  // address - 1: + 1 turns it back into what a stack holds. A frame that
+  // breaks that order (kernel below user), has no address (a profile
+  // symbolized to names only) or lies outside its mapping ends the stack
+  // there; its inner part is still exact.
+  Result<bool> ReadStack(const pb::Sample& s, StackSample& st, Tally& t) const {
+    for (int k = 0; k < s.location_id_size(); ++k) {
+      if (static_cast<size_t>(k) >= limits_.max_depth) {
+        ++t.deep;
+        break;
       }
-      if (st.pid && !comm.empty()) set_.comm.emplace(st.pid, comm);
-      // Innermost first. In each part (kernel, then user) the first frame
-      // is where execution was, and every further one a call site, given
-      // as its return address - 1: + 1 turns it back into what a stack
-      // holds. A frame that breaks that order (kernel below user), has no
-      // address (a profile symbolized to names only) or lies outside its
-      // mapping ends the stack there; its inner part is still exact.
-      bool whole = true;
-      for (int k = 0; k < s.location_id_size(); ++k) {
-        if (static_cast<size_t>(k) >= limits_.max_depth) {
-          ++deep;
-          break;
-        }
-        auto it = loc_ids_.find(s.location_id(k));
-        if (it == loc_ids_.end())
-          return NotPprof(path_, "a sample refers to location " + std::to_string(s.location_id(k)) +
-                                     ", which it does not have");
-        const Loc& l = locs_[it->second];
-        const Map* m = l.map >= 0 ? &maps_[l.map] : nullptr;
-        bool kernel = m ? m->kernel : l.address >= kKernelHalf;
-        if (l.address == 0 || (kernel && !st.user.empty())) {
-          whole = false;
-          break;
-        }
-        if (kernel) {
-          st.kernel.push_back(st.kernel.empty() ? l.address : l.address + 1);
-          continue;
-        }
-        uint64_t a = st.user.empty() ? l.address : l.address + 1;
-        if (!m || m->binary == kNoBinary) {
-          st.user.push_back({kNoBinary, a});
-          continue;
-        }
-        if (l.address < m->start || (m->limit > m->start && l.address >= m->limit)) {
-          whole = false;
-          break;
-        }
-        st.user.push_back({m->binary, a - m->start + m->offset});
-      }
-      if (st.user.empty() && st.kernel.empty()) {
-        no_address += count;
+      auto it = loc_ids_.find(s.location_id(k));
+      if (it == loc_ids_.end())
+        return NotPprof(path_, "a sample refers to location " + std::to_string(s.location_id(k)) +
+                                   ", which it does not have");
+      const Loc& l = locs_[it->second];
+      const Map* m = l.map >= 0 ? &maps_[l.map] : nullptr;
+      bool kernel = m ? m->kernel : l.address >= kKernelHalf;
+      if (l.address == 0 || (kernel && !st.user.empty())) return false;
+      if (kernel) {
+        st.kernel.push_back(st.kernel.empty() ? l.address : l.address + 1);
         continue;
       }
-      if (!whole) cut += count;
-      st.kernel_mode = !st.kernel.empty();
-      total += count;
-      off_total += off;
-      if (off) {
-        StackSample o = st;
-        o.count = off;
-        set_.offcpu.push_back(std::move(o));
+      uint64_t a = st.user.empty() ? l.address : l.address + 1;
+      if (!m || m->binary == kNoBinary) {
+        st.user.push_back({kNoBinary, a});
+        continue;
       }
-      if (count) {
-        st.count = count;
-        set_.samples.push_back(std::move(st));
-      }
+      if (l.address < m->start || (m->limit > m->start && l.address >= m->limit)) return false;
+      st.user.push_back({m->binary, a - m->start + m->offset});
     }
+    return true;
+  }
+
+  // Adds a stack of `count` CPU samples and `off` ns off the CPU.
+  void Add(StackSample st, uint64_t count, uint64_t off, bool whole, Tally& t) {
+    if (st.user.empty() && st.kernel.empty()) {
+      t.no_address += count;
+      return;
+    }
+    if (!whole) t.cut += count;
+    st.kernel_mode = !st.kernel.empty();
+    t.total += count;
+    t.off_total += off;
+    if (off) {
+      StackSample o = st;
+      o.count = off;
+      set_.offcpu.push_back(std::move(o));
+    }
+    if (count) {
+      st.count = count;
+      set_.samples.push_back(std::move(st));
+    }
+  }
+
+  // The samples with the warnings of what was left out, or why there are none.
+  Result<PprofSamples> Finish(const Tally& t) {
     PprofSamples out;
     auto warn = [&](uint64_t n, const std::string& what) {
       if (n) out.warnings.push_back(path_ + ": " + std::to_string(n) + " samples " + what);
     };
-    warn(no_address, "were left out: their innermost frame has no instruction address (a profile symbolized "
-                     "to names only; export it with addresses, e.g. `go tool pprof -proto` of the raw profile) "
-                     "or lies outside its mapping");
-    warn(cut, "had a stack that ended early at a frame without an address, outside its mapping, or out of order; "
-              "their inner frames are kept");
-    warn(deep, "had a stack deeper than " + std::to_string(limits_.max_depth) +
-                   " frames; the innermost ones are kept");
+    warn(t.no_address, "were left out: their innermost frame has no instruction address (a profile symbolized "
+                       "to names only; export it with addresses, e.g. `go tool pprof -proto` of the raw profile) "
+                       "or lies outside its mapping");
+    warn(t.cut, "had a stack that ended early at a frame without an address, outside its mapping, or out of order; "
+                "their inner frames are kept");
+    warn(t.deep, "had a stack deeper than " + std::to_string(limits_.max_depth) +
+                     " frames; the innermost ones are kept");
     if (set_.samples.empty())
       return MakeError(Quoted(path_) + " has no CPU samples syspgo can place: " +
                        (p_.sample_size() == 0 ? std::string("it holds no samples")
-                        : no_address ? "its locations have no instruction addresses (a profile symbolized to "
-                                       "function names only cannot be matched to a binary's code); export the raw "
-                                       "profile, with addresses and mappings"
-                                     : "every sample is empty or holds only off-CPU time") +
+                        : t.no_address ? "its locations have no instruction addresses (a profile symbolized to "
+                                         "function names only cannot be matched to a binary's code); export the raw "
+                                         "profile, with addresses and mappings"
+                                       : "every sample is empty or holds only off-CPU time") +
                        ".");
     set_.period_ns = period_ns_;
     set_.pprof_files.push_back(path_);

@@ -186,6 +186,16 @@ struct Period {
   std::string text;
 };
 
+// A syscall that may mark a loop's steps: one call on one fd, to one file
+// (or kind of file).
+struct MarkKey {
+  int64_t nr, fd;
+  uint64_t dev, ino;
+  int64_t kind;
+  auto operator<=>(const MarkKey&) const = default;
+};
+using Marks = std::map<MarkKey, std::vector<std::vector<int64_t>>>;  // key -> per gap, the mark times
+
 // Everything one analysis needs, loaded once.
 class Analysis {
  public:
@@ -204,6 +214,8 @@ class Analysis {
   void Describe(Stall& s);
   Status AddBlock(Stall& s);
   Period FindPeriod(const std::vector<const Stall*>& occ);
+  Marks MarksBetween(const std::vector<const Stall*>& occ);
+  void PickMarker(const Marks& marks, const std::vector<const Stall*>& occ, int64_t free_med, Period& p);
   Finding MakeFinding(const std::vector<const Stall*>& occ, StallDetail* d);
   StallSums Aggregate(const std::vector<const Stall*>& occ, const Stall& rep, Finding& f, StallDetail* d);
   std::string AddWhatFacts(const std::vector<const Stall*>& occ, const Stall& rep, const StallSums& sums, Finding& f,
@@ -695,62 +707,41 @@ void Analysis::AddWork(Finding& f, StallDetail& d) {
   AddWorkFacts(f, top, cpu, report_.wall_ns);
 }
 
-Period Analysis::FindPeriod(const std::vector<const Stall*>& all) {
-  Period p;
-  // The thread with the most occurrences: a period is one thread's rhythm.
-  std::map<int64_t, std::vector<const Stall*>> by_tid;
-  for (const Stall* s : all) by_tid[s->tid].push_back(s);
-  auto& occ = std::max_element(by_tid.begin(), by_tid.end(),
-                               [](auto& a, auto& b) { return a.second.size() < b.second.size(); })->second;
-  if (occ.size() < 3) return p;
-  // The period is start to start; whether it is regular is judged on the
-  // time between occurrences, which a long occurrence does not stretch.
-  std::vector<int64_t> gaps, free;
-  for (size_t i = 1; i < occ.size(); ++i) {
-    gaps.push_back(occ[i]->start - occ[i - 1]->start);
-    free.push_back(occ[i]->start - occ[i - 1]->end);
-  }
-  int64_t med = Median(gaps), free_med = Median(free);
-  bool regular = free_med > 0;
-  for (int64_t g : free)
-    regular = regular && std::abs(g - free_med) <= kPeriodTolerance * static_cast<double>(free_med);
-
-  // Steps: a syscall the thread makes the same number of times (k) between
-  // every two occurrences, at an even pace, marks a loop that stalls every
-  // k-th time round (a progress line per training step, say).
+// Steps: a syscall the thread makes the same number of times (k) between
+// every two occurrences, at an even pace, marks a loop that stalls every
+// k-th time round (a progress line per training step, say). The candidates:
+// the thread's file calls between occurrences, by gap.
+Marks Analysis::MarksBetween(const std::vector<const Stall*>& occ) {
   std::set<std::pair<uint64_t, uint64_t>> own;  // the stalls' own files are not markers
   for (const Stall* s : occ) own.insert({s->dev, s->ino});
-  struct Key {
-    int64_t nr, fd;
-    uint64_t dev, ino;
-    int64_t kind;
-    auto operator<=>(const Key&) const = default;
-  };
-  std::map<Key, std::vector<std::vector<int64_t>>> marks;  // key -> per gap, the mark times
-  {
-    size_t gap = 0;
-    const int64_t tid = occ.front()->tid, from = occ.front()->end, to = occ.back()->start;
-    (void)data::VisitThreadFileIo(db_, q_.run_id, tid, from, to, [&](Stmt& st) {
-      int64_t ts = st.Int(0);
-      while (gap + 1 < occ.size() && ts >= occ[gap + 1]->start) ++gap;
-      if (ts < occ[gap]->end || gap + 1 >= occ.size()) return;  // inside an occurrence
-      Key k{st.Int(1), st.Int(2), static_cast<uint64_t>(st.Int(3)), static_cast<uint64_t>(st.Int(4)), st.Int(5)};
-      if (own.count({k.dev, k.ino})) return;
-      auto& per_gap = marks[k];
-      per_gap.resize(occ.size() - 1);
-      auto& m = per_gap[gap];
-      // Pieces of one mark (a line and its newline) are close in on-CPU
-      // time, however long the thread was preempted between them.
-      if (m.empty() || OnCpu(threads_.at(occ.front()->tid), m.back(), ts) >= kMarkMergeNs) m.push_back(ts);
-      else m.back() = ts;
-    });
-  }
-  // A marker's step is the median time between its marks; the stall
-  // recurs every k-th step, k being the median number of marks between
-  // two occurrences, which must agree with the stall-free time over a
-  // step. A mark lost or added here and there (a dropped event, a second
-  // line) must not hide the rhythm, so most steps (not all) must be even
-  // and each gap may hold one mark more or fewer than k.
+  Marks marks;
+  size_t gap = 0;
+  const int64_t tid = occ.front()->tid, from = occ.front()->end, to = occ.back()->start;
+  (void)data::VisitThreadFileIo(db_, q_.run_id, tid, from, to, [&](Stmt& st) {
+    int64_t ts = st.Int(0);
+    while (gap + 1 < occ.size() && ts >= occ[gap + 1]->start) ++gap;
+    if (ts < occ[gap]->end || gap + 1 >= occ.size()) return;  // inside an occurrence
+    MarkKey k{st.Int(1), st.Int(2), static_cast<uint64_t>(st.Int(3)), static_cast<uint64_t>(st.Int(4)), st.Int(5)};
+    if (own.count({k.dev, k.ino})) return;
+    auto& per_gap = marks[k];
+    per_gap.resize(occ.size() - 1);
+    auto& m = per_gap[gap];
+    // Pieces of one mark (a line and its newline) are close in on-CPU
+    // time, however long the thread was preempted between them.
+    if (m.empty() || OnCpu(threads_.at(occ.front()->tid), m.back(), ts) >= kMarkMergeNs) m.push_back(ts);
+    else m.back() = ts;
+  });
+  return marks;
+}
+
+// A marker's step is the median time between its marks; the stall
+// recurs every k-th step, k being the median number of marks between
+// two occurrences, which must agree with the stall-free time over a
+// step. A mark lost or added here and there (a dropped event, a second
+// line) must not hide the rhythm, so most steps (not all) must be even
+// and each gap may hold one mark more or fewer than k. The evenest marker
+// gives `p` its steps.
+void Analysis::PickMarker(const Marks& marks, const std::vector<const Stall*>& occ, int64_t free_med, Period& p) {
   double best_even = 0;
   for (auto& [k, per_gap] : marks) {
     std::vector<int64_t> steps, counts;
@@ -778,15 +769,42 @@ Period Analysis::FindPeriod(const std::vector<const Stall*>& all) {
     p.marker = name + (IsWriteCall(k.nr) ? " to" : IsReadCall(k.nr) ? " from" : " on") + " fd " + std::to_string(k.fd) +
                " (" + target + ")";
   }
-  if (regular) p.ns = med;
-  if (p.steps) {
-    p.text = "every " + Ordinal(p.steps) + " step" +
-             (regular ? ", every " + Seconds(med) : ", about every " + Seconds(med) + " (unevenly)") + ": " +
-             std::to_string(p.steps - 1) + " steps without it in between; a step takes " +
-             FormatNs(static_cast<uint64_t>(p.step_ns)) + " and is marked by one " + p.marker;
-  } else if (regular) {
-    p.text = "every " + Seconds(med) + " (" + std::to_string(occ.size()) + " occurrences, evenly spaced)";
+}
+
+// A period in words: its steps if a marker was found, else its time if
+// regular, else "".
+std::string PeriodText(const Period& p, bool regular, int64_t med, size_t occurrences) {
+  if (p.steps)
+    return "every " + Ordinal(p.steps) + " step" +
+           (regular ? ", every " + Seconds(med) : ", about every " + Seconds(med) + " (unevenly)") + ": " +
+           std::to_string(p.steps - 1) + " steps without it in between; a step takes " +
+           FormatNs(static_cast<uint64_t>(p.step_ns)) + " and is marked by one " + p.marker;
+  if (regular) return "every " + Seconds(med) + " (" + std::to_string(occurrences) + " occurrences, evenly spaced)";
+  return "";
+}
+
+Period Analysis::FindPeriod(const std::vector<const Stall*>& all) {
+  Period p;
+  // The thread with the most occurrences: a period is one thread's rhythm.
+  std::map<int64_t, std::vector<const Stall*>> by_tid;
+  for (const Stall* s : all) by_tid[s->tid].push_back(s);
+  auto& occ = std::max_element(by_tid.begin(), by_tid.end(),
+                               [](auto& a, auto& b) { return a.second.size() < b.second.size(); })->second;
+  if (occ.size() < 3) return p;
+  // The period is start to start; whether it is regular is judged on the
+  // time between occurrences, which a long occurrence does not stretch.
+  std::vector<int64_t> gaps, free;
+  for (size_t i = 1; i < occ.size(); ++i) {
+    gaps.push_back(occ[i]->start - occ[i - 1]->start);
+    free.push_back(occ[i]->start - occ[i - 1]->end);
   }
+  int64_t med = Median(gaps), free_med = Median(free);
+  bool regular = free_med > 0;
+  for (int64_t g : free)
+    regular = regular && std::abs(g - free_med) <= kPeriodTolerance * static_cast<double>(free_med);
+  PickMarker(MarksBetween(occ), occ, free_med, p);
+  if (regular) p.ns = med;
+  p.text = PeriodText(p, regular, med, occ.size());
   return p;
 }
 

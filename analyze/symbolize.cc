@@ -72,6 +72,20 @@ std::string FunctionName(Dwarf_Die* die) {
   return n;
 }
 
+// The frame of a subprogram or inlined-instance DIE, at `line` and `disc`;
+// a DIE without a name is given the ELF symbol's.
+AddressInfo::Frame FrameOf(Dwarf_Die* d, const std::string& symbol, uint32_t line, uint32_t disc) {
+  AddressInfo::Frame fr;
+  fr.function = FunctionName(d);
+  if (fr.function.empty()) fr.function = symbol;
+  int decl = 0;
+  if (dwarf_decl_line(d, &decl) == 0 && decl > 0) fr.decl_line = static_cast<uint32_t>(decl);
+  if (const char* file = dwarf_decl_file(d)) fr.file = file;
+  fr.line = line;
+  fr.discriminator = disc;
+  return fr;
+}
+
 }  // namespace
 
 uint32_t BaseDiscriminator(uint32_t d, bool fs) {
@@ -257,6 +271,12 @@ struct Symbolizer::Module {
   bool Report(const std::string& recorded_path, const std::string& file, const std::string& search_path);
   void ReadLayout();
   void NameForBolt();
+  // Lookup's steps, each filling its part of an address's info.
+  void NameSymbol(uint64_t vaddr, AddressInfo& info);
+  Dwarf_Addr PrologueEnd(Dwarf_Die* cu, uint64_t start, uint64_t size);
+  void AddFrames(Dwarf_Die* cu, Dwarf_Addr a, AddressInfo& info);
+  void FramesFromTree(ScopeTree& tree, Dwarf_Addr a, uint32_t line, uint32_t disc, AddressInfo& info);
+  void FramesFromScopes(Dwarf_Die* cu, Dwarf_Addr a, uint32_t line, uint32_t disc, AddressInfo& info);
 
   ~Module() {
     if (dwfl) dwfl_end(dwfl);
@@ -480,115 +500,124 @@ std::vector<uint64_t> Symbolizer::LineAddresses(const BinaryRef& b, uint64_t sta
 }
 
 
+// The ELF symbol at `vaddr` (none if it is a data object's) and its BOLT name.
+void Symbolizer::Module::NameSymbol(uint64_t vaddr, AddressInfo& info) {
+  GElf_Off off = 0;
+  GElf_Sym sym;
+  const char* sname = SymbolAt(vaddr + bias, &off, &sym);
+  if (!sname || GELF_ST_TYPE(sym.st_info) == STT_OBJECT) return;
+  info.symbol = sname;
+  info.symbol_start = vaddr - off;
+  info.symbol_size = sym.st_size;
+  auto bn = bolt_names.find({info.symbol_start, info.symbol});
+  info.bolt_name = bn != bolt_names.end() ? bn->second : info.symbol;
+}
+
+// Where the prologue of the symbol at `start` ends (a DWARF address), 0 if
+// the line table does not say; read once per symbol.
+Dwarf_Addr Symbolizer::Module::PrologueEnd(Dwarf_Die* cu, uint64_t start, uint64_t size) {
+  // libdw keeps a CU's rows sorted by address: the first row from the
+  // symbol's start flagged prologue_end ends its prologue.
+  auto [pe, fresh] = prologue_ends.try_emplace(start, 0);
+  Dwarf_Lines* lines = nullptr;
+  size_t n = 0;
+  if (!fresh || dwarf_getsrclines(cu, &lines, &n) != 0) return pe->second;
+  Dwarf_Addr lo = start + bias - dwarf_bias, hi = lo + std::max<uint64_t>(size, 1);
+  size_t first = 0, last = n;
+  while (first < last) {  // first row at or after lo
+    size_t mid = (first + last) / 2;
+    Dwarf_Addr ma = 0;
+    dwarf_lineaddr(dwarf_onesrcline(lines, mid), &ma);
+    (ma < lo ? first = mid + 1 : last = mid);
+  }
+  for (size_t i = first; i < n; ++i) {
+    Dwarf_Line* l = dwarf_onesrcline(lines, i);
+    Dwarf_Addr la = 0;
+    bool flag = false;
+    if (!l || dwarf_lineaddr(l, &la) != 0 || la >= hi) break;
+    if (dwarf_lineprologueend(l, &flag) == 0 && flag) {
+      pe->second = la;
+      break;
+    }
+  }
+  return pe->second;
+}
+
+// The inline chain at DWARF address `a` of compile unit `cu`, innermost
+// frame first, each at its line.
+void Symbolizer::Module::AddFrames(Dwarf_Die* cu, Dwarf_Addr a, AddressInfo& info) {
+  int lineno = 0;
+  unsigned disc = 0;
+  if (Dwarf_Line* line = dwarf_getsrc_die(cu, a)) {
+    dwarf_lineno(line, &lineno);
+    dwarf_linediscriminator(line, &disc);
+  }
+  uint32_t cur_line = lineno > 0 ? static_cast<uint32_t>(lineno) : 0;
+  uint32_t cur_disc = BaseDiscriminator(disc, fs_discriminators);
+  auto known = info.symbol.empty() ? subprograms.end() : subprograms.find(info.symbol_start);
+  if (known != subprograms.end() && known->second.Contains(a))
+    FramesFromTree(known->second, a, cur_line, cur_disc, info);
+  else
+    FramesFromScopes(cu, a, cur_line, cur_disc, info);
+}
+
+// The chain from the ScopeTree of the symbol's subprogram, found before.
+void Symbolizer::Module::FramesFromTree(ScopeTree& tree, Dwarf_Addr a, uint32_t line, uint32_t disc,
+                                        AddressInfo& info) {
+  std::vector<Dwarf_Die> chain = tree.Chain(a);
+  for (size_t k = chain.size(); k-- > 0;) {
+    info.frames.push_back(FrameOf(&chain[k], info.symbol, line, disc));
+    if (k == 0) break;
+    // The frame outside an inlined call is at the call's line.
+    line = AttrUnsigned(&chain[k], DW_AT_call_line);
+    disc = BaseDiscriminator(AttrUnsigned(&chain[k], kAtGnuDiscriminator), fs_discriminators);
+  }
+}
+
+// The chain from libdw's scopes, keeping the subprogram's ScopeTree for the
+// symbol's next addresses.
+void Symbolizer::Module::FramesFromScopes(Dwarf_Die* cu, Dwarf_Addr a, uint32_t line, uint32_t disc,
+                                          AddressInfo& info) {
+  // dwarf_getscopes continues past an inlined instance into its abstract
+  // definition's scopes, not its caller: dwarf_getscopes_die on the
+  // instance gives the concrete chain it sits in.
+  Dwarf_Die* scopes = nullptr;
+  int n = dwarf_getscopes(cu, a, &scopes);
+  int i = 0;
+  while (i < n) {
+    int tag = dwarf_tag(&scopes[i]);
+    if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine) {
+      ++i;
+      continue;
+    }
+    info.frames.push_back(FrameOf(&scopes[i], info.symbol, line, disc));
+    if (tag == DW_TAG_subprogram) {
+      if (!info.symbol.empty()) subprograms.emplace(info.symbol_start, ScopeTree(scopes[i]));
+      break;
+    }
+    // The frame outside an inlined call is at the call's line.
+    line = AttrUnsigned(&scopes[i], DW_AT_call_line);
+    disc = BaseDiscriminator(AttrUnsigned(&scopes[i], kAtGnuDiscriminator), fs_discriminators);
+    Dwarf_Die inst = scopes[i];
+    free(scopes);
+    scopes = nullptr;
+    n = dwarf_getscopes_die(&inst, &scopes);
+    i = 1;  // scopes[0] is the instance itself
+  }
+  free(scopes);
+}
+
 const AddressInfo* Symbolizer::Lookup(const BinaryRef& b, uint64_t vaddr) {
   Module* m = Get(b);
   if (!m->mod) return nullptr;
   auto it = m->cache.find(vaddr);
   if (it != m->cache.end()) return &it->second;
   AddressInfo& info = m->cache[vaddr];
-  GElf_Addr maddr = vaddr + m->bias;
-
-  GElf_Off off = 0;
-  GElf_Sym sym;
-  const char* sname = m->SymbolAt(maddr, &off, &sym);
-  if (sname && GELF_ST_TYPE(sym.st_info) != STT_OBJECT) {
-    info.symbol = sname;
-    info.symbol_start = vaddr - off;
-    info.symbol_size = sym.st_size;
-    auto bn = m->bolt_names.find({info.symbol_start, info.symbol});
-    info.bolt_name = bn != m->bolt_names.end() ? bn->second : info.symbol;
-  }
-
-  Dwarf_Addr a = maddr - m->dwarf_bias;
+  m->NameSymbol(vaddr, info);
+  Dwarf_Addr a = vaddr + m->bias - m->dwarf_bias;
   Dwarf_Die* cu = m->CuAt(a);
-  if (cu && !info.symbol.empty()) {
-    // libdw keeps a CU's rows sorted by address: the first row from the
-    // symbol's start flagged prologue_end ends its prologue.
-    auto [pe, fresh] = m->prologue_ends.try_emplace(info.symbol_start, 0);
-    Dwarf_Lines* lines = nullptr;
-    size_t n = 0;
-    if (fresh && dwarf_getsrclines(cu, &lines, &n) == 0) {
-      Dwarf_Addr lo = info.symbol_start + m->bias - m->dwarf_bias, hi = lo + std::max<uint64_t>(info.symbol_size, 1);
-      size_t first = 0, last = n;
-      while (first < last) {  // first row at or after lo
-        size_t mid = (first + last) / 2;
-        Dwarf_Addr ma = 0;
-        dwarf_lineaddr(dwarf_onesrcline(lines, mid), &ma);
-        (ma < lo ? first = mid + 1 : last = mid);
-      }
-      for (size_t i = first; i < n; ++i) {
-        Dwarf_Line* l = dwarf_onesrcline(lines, i);
-        Dwarf_Addr la = 0;
-        bool flag = false;
-        if (!l || dwarf_lineaddr(l, &la) != 0 || la >= hi) break;
-        if (dwarf_lineprologueend(l, &flag) == 0 && flag) {
-          pe->second = la;
-          break;
-        }
-      }
-    }
-    info.prologue = a < pe->second;
-  }
-  if (cu) {
-    int lineno = 0;
-    unsigned disc = 0;
-    if (Dwarf_Line* line = dwarf_getsrc_die(cu, a)) {
-      dwarf_lineno(line, &lineno);
-      dwarf_linediscriminator(line, &disc);
-    }
-    uint32_t cur_line = lineno > 0 ? static_cast<uint32_t>(lineno) : 0;
-    uint32_t cur_disc = BaseDiscriminator(disc, m->fs_discriminators);
-    auto frame_of = [&](Dwarf_Die* d) {
-      AddressInfo::Frame fr;
-      fr.function = FunctionName(d);
-      if (fr.function.empty()) fr.function = info.symbol;
-      int decl = 0;
-      if (dwarf_decl_line(d, &decl) == 0 && decl > 0) fr.decl_line = static_cast<uint32_t>(decl);
-      if (const char* file = dwarf_decl_file(d)) fr.file = file;
-      fr.line = cur_line;
-      fr.discriminator = cur_disc;
-      return fr;
-    };
-    auto known = info.symbol.empty() ? m->subprograms.end() : m->subprograms.find(info.symbol_start);
-    if (known != m->subprograms.end() && known->second.Contains(a)) {
-      std::vector<Dwarf_Die> chain = known->second.Chain(a);
-      for (size_t k = chain.size(); k-- > 0;) {
-        info.frames.push_back(frame_of(&chain[k]));
-        if (k == 0) break;
-        // The frame outside an inlined call is at the call's line.
-        cur_line = AttrUnsigned(&chain[k], DW_AT_call_line);
-        cur_disc = BaseDiscriminator(AttrUnsigned(&chain[k], kAtGnuDiscriminator), m->fs_discriminators);
-      }
-      return &info;
-    }
-    // dwarf_getscopes continues past an inlined instance into its abstract
-    // definition's scopes, not its caller: dwarf_getscopes_die on the
-    // instance gives the concrete chain it sits in.
-    Dwarf_Die* scopes = nullptr;
-    int n = dwarf_getscopes(cu, a, &scopes);
-    int i = 0;
-    while (i < n) {
-      int tag = dwarf_tag(&scopes[i]);
-      if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine) {
-        ++i;
-        continue;
-      }
-      info.frames.push_back(frame_of(&scopes[i]));
-      if (tag == DW_TAG_subprogram) {
-        if (!info.symbol.empty()) m->subprograms.emplace(info.symbol_start, ScopeTree(scopes[i]));
-        break;
-      }
-      // The frame outside an inlined call is at the call's line.
-      cur_line = AttrUnsigned(&scopes[i], DW_AT_call_line);
-      cur_disc = BaseDiscriminator(AttrUnsigned(&scopes[i], kAtGnuDiscriminator), m->fs_discriminators);
-      Dwarf_Die inst = scopes[i];
-      free(scopes);
-      scopes = nullptr;
-      n = dwarf_getscopes_die(&inst, &scopes);
-      i = 1;  // scopes[0] is the instance itself
-    }
-    free(scopes);
-  }
+  if (cu && !info.symbol.empty()) info.prologue = a < m->PrologueEnd(cu, info.symbol_start, info.symbol_size);
+  if (cu) m->AddFrames(cu, a, info);
   if (info.frames.empty() && !info.symbol.empty()) {
     AddressInfo::Frame fr;
     fr.function = info.symbol;

@@ -374,48 +374,53 @@ Result<std::vector<uint32_t>> ErofsFileBlocks(const std::string& image, const st
   return out;
 }
 
-Result<ErofsLayout> LayOutErofsImage(const std::string& image, const std::string& output, const Plan& plan,
-                                     const std::string& source_dir) {
-  auto img = ImageFile::Open(image);
-  if (!img) return img.error();
-  auto m = ReadMaps(*img);
-  if (!m) return m.error();
-  const uint64_t blocks = img->size() / kBlock;
+namespace {
 
-  // Where every block address is, and what it names.
-  std::vector<std::pair<uint64_t, uint32_t>> entries;  // (byte offset of the address, block)
-  std::vector<uint32_t> slots;                          // the data blocks, ascending: where data may go
-  for (const auto& [nid, map] : m->maps) {
+// Where every block address is: `entries` gets (byte offset of the
+// address, the block it names), `slots` the data blocks, ascending (where
+// data may go).
+Status FindDataBlocks(const ImageFile& img, const ImageMaps& m, uint64_t blocks,
+                      std::vector<std::pair<uint64_t, uint32_t>>& entries, std::vector<uint32_t>& slots) {
+  for (const auto& [nid, map] : m.maps) {
     for (const auto& [at, b] : map.addresses) {
-      if (b >= blocks) return img->Damaged("a file's data block lies past the end of the image");
-      if (m->meta_blocks.count(b)) return img->Damaged("a file's data block is also where its metadata lies");
+      if (b >= blocks) return img.Damaged("a file's data block lies past the end of the image");
+      if (m.meta_blocks.count(b)) return img.Damaged("a file's data block is also where its metadata lies");
       entries.emplace_back(at, b);
       slots.push_back(b);
     }
   }
   std::sort(slots.begin(), slots.end());
   slots.erase(std::unique(slots.begin(), slots.end()), slots.end());
+  return {};
+}
 
-  // The order: the plan's pages as a replay reads them, then every other
-  // data block where mkfs.erofs put it.
-  ErofsLayout out;
-  out.data_blocks = slots.size();
-  std::vector<uint32_t> order;
-  order.reserve(slots.size());
-  std::vector<bool> placed(blocks);
+// The map of each plan file in the image, by plan file (nullptr for one
+// that is not laid out, whose reason goes to `out`).
+std::vector<const FileMap*> PlanFileMaps(const Plan& plan, const std::string& source_dir, const ImageMaps& m,
+                                         ErofsLayout& out) {
   std::vector<const FileMap*> plan_maps(plan.files.size(), nullptr);
   for (size_t i = 0; i < plan.files.size(); ++i) {
     const std::string& path = plan.files[i].path;
     std::string rel = PathInside(source_dir, path);
-    auto f = rel.empty() ? m->files.end() : m->files.find(rel);
+    auto f = rel.empty() ? m.files.end() : m.files.find(rel);
     if (rel.empty()) out.left_out.push_back(path + ": not under " + source_dir);
-    else if (f == m->files.end()) out.left_out.push_back(path + ": not a regular file in the image");
-    else if (!m->maps.count(f->second)) ++out.files_flat;
+    else if (f == m.files.end()) out.left_out.push_back(path + ": not a regular file in the image");
+    else if (!m.maps.count(f->second)) ++out.files_flat;
     else {
-      plan_maps[i] = &m->maps.at(f->second);
+      plan_maps[i] = &m.maps.at(f->second);
       ++out.files_placed;
     }
   }
+  return plan_maps;
+}
+
+// The order of the data blocks: the plan's pages as a replay reads them,
+// then every other data block where mkfs.erofs put it.
+std::vector<uint32_t> BlockOrder(const Plan& plan, const std::vector<const FileMap*>& plan_maps,
+                                 const std::vector<uint32_t>& slots, uint64_t blocks, ErofsLayout& out) {
+  std::vector<uint32_t> order;
+  order.reserve(slots.size());
+  std::vector<bool> placed(blocks);
   for (const PlanStep& s : ReplayOrder(plan)) {
     const FileMap* fm = plan_maps[s.file];
     if (!fm) continue;
@@ -433,6 +438,58 @@ Result<ErofsLayout> LayOutErofsImage(const std::string& image, const std::string
   out.blocks_placed = order.size();
   for (uint32_t b : slots)
     if (!placed[b]) order.push_back(b);
+  return order;
+}
+
+// Writes the image to `output`, block b from block source[b] of `img`,
+// with the block addresses at the byte offsets of `patches` rewritten and
+// the superblock's checksum made again if it has one.
+Status WritePermuted(const ImageFile& img, const std::string& output, bool checksum, uint64_t blocks,
+                     const std::vector<uint32_t>& source, const std::map<uint64_t, uint32_t>& patches) {
+  return WriteFileAtomically(output, [&](FILE* f) -> Status {
+    std::vector<unsigned char> buf(kBlock);
+    auto patch = patches.begin();
+    for (uint64_t b = 0; b < blocks; ++b) {
+      SYSPGO_TRY(img.Read(uint64_t{source[b]} * kBlock, buf.data(), kBlock));
+      for (; patch != patches.end() && patch->first < (b + 1) * kBlock; ++patch) {
+        // Addresses are 4-byte aligned (the maps' entries are 4 or 8 bytes, aligned), so none straddles two blocks.
+        if (patch->first + 4 > (b + 1) * kBlock) return img.Damaged("a chunk-map entry straddles two blocks");
+        for (int i = 0; i < 4; ++i) buf[patch->first - b * kBlock + i] = static_cast<unsigned char>(patch->second >> (8 * i));
+      }
+      if (b == 0 && checksum) {  // chunk maps may share the superblock's block
+        memset(&buf[kSuperOffset + kSbChecksum], 0, 4);
+        uint32_t crc = Crc32c(~0u, &buf[kSuperOffset], kBlock - kSuperOffset);
+        for (int i = 0; i < 4; ++i) buf[kSuperOffset + kSbChecksum + i] = static_cast<unsigned char>(crc >> (8 * i));
+      }
+      if (fwrite(buf.data(), 1, kBlock, f) != kBlock) return MakeError(std::string("write failed: ") + strerror(errno));
+    }
+    // A tail shorter than a block (mkfs.erofs writes whole blocks; kept as it is).
+    uint64_t tail = img.size() - blocks * kBlock;
+    if (tail) {
+      SYSPGO_TRY(img.Read(blocks * kBlock, buf.data(), tail));
+      if (fwrite(buf.data(), 1, tail, f) != tail) return MakeError(std::string("write failed: ") + strerror(errno));
+    }
+    return {};
+  });
+}
+
+}  // namespace
+
+Result<ErofsLayout> LayOutErofsImage(const std::string& image, const std::string& output, const Plan& plan,
+                                     const std::string& source_dir) {
+  auto img = ImageFile::Open(image);
+  if (!img) return img.error();
+  auto m = ReadMaps(*img);
+  if (!m) return m.error();
+  const uint64_t blocks = img->size() / kBlock;
+  std::vector<std::pair<uint64_t, uint32_t>> entries;  // (byte offset of the address, block)
+  std::vector<uint32_t> slots;                          // the data blocks, ascending: where data may go
+  SYSPGO_TRY(FindDataBlocks(*img, *m, blocks, entries, slots));
+
+  ErofsLayout out;
+  out.data_blocks = slots.size();
+  std::vector<const FileMap*> plan_maps = PlanFileMaps(plan, source_dir, *m, out);
+  std::vector<uint32_t> order = BlockOrder(plan, plan_maps, slots, blocks, out);
 
   // Slot j (the j-th data block of the image) gets the bytes of order[j].
   std::vector<uint32_t> source(blocks), moved(blocks);  // new -> old, old -> new
@@ -443,33 +500,7 @@ Result<ErofsLayout> LayOutErofsImage(const std::string& image, const std::string
   }
   std::map<uint64_t, uint32_t> patches;  // byte offset of a chunk-map address -> its new block
   for (const auto& [at, b] : entries) patches[at] = moved[b];
-
-  Status st = WriteFileAtomically(output, [&](FILE* f) -> Status {
-    std::vector<unsigned char> buf(kBlock);
-    auto patch = patches.begin();
-    for (uint64_t b = 0; b < blocks; ++b) {
-      SYSPGO_TRY(img->Read(uint64_t{source[b]} * kBlock, buf.data(), kBlock));
-      for (; patch != patches.end() && patch->first < (b + 1) * kBlock; ++patch) {
-        // Addresses are 4-byte aligned (the maps' entries are 4 or 8 bytes, aligned), so none straddles two blocks.
-        if (patch->first + 4 > (b + 1) * kBlock) return img->Damaged("a chunk-map entry straddles two blocks");
-        for (int i = 0; i < 4; ++i) buf[patch->first - b * kBlock + i] = static_cast<unsigned char>(patch->second >> (8 * i));
-      }
-      if (b == 0 && m->sb.checksum) {  // chunk maps may share the superblock's block
-        memset(&buf[kSuperOffset + kSbChecksum], 0, 4);
-        uint32_t crc = Crc32c(~0u, &buf[kSuperOffset], kBlock - kSuperOffset);
-        for (int i = 0; i < 4; ++i) buf[kSuperOffset + kSbChecksum + i] = static_cast<unsigned char>(crc >> (8 * i));
-      }
-      if (fwrite(buf.data(), 1, kBlock, f) != kBlock) return MakeError(std::string("write failed: ") + strerror(errno));
-    }
-    // A tail shorter than a block (mkfs.erofs writes whole blocks; kept as it is).
-    uint64_t tail = img->size() - blocks * kBlock;
-    if (tail) {
-      SYSPGO_TRY(img->Read(blocks * kBlock, buf.data(), tail));
-      if (fwrite(buf.data(), 1, tail, f) != tail) return MakeError(std::string("write failed: ") + strerror(errno));
-    }
-    return {};
-  });
-  if (!st.ok()) return st.error();
+  SYSPGO_TRY(WritePermuted(*img, output, m->sb.checksum, blocks, source, patches));
   return out;
 }
 

@@ -381,6 +381,107 @@ struct Insn {
   double estimate = 0;
 };
 
+// What disassembles one target's code (the LLVM objects refer to each
+// other: they are made, and go, together).
+struct Disassembler {
+  std::unique_ptr<llvm::MCRegisterInfo> mri;
+  std::unique_ptr<llvm::MCAsmInfo> mai;
+  std::unique_ptr<llvm::MCSubtargetInfo> sti;
+  std::unique_ptr<llvm::MCInstrInfo> mii;
+  std::unique_ptr<llvm::MCContext> ctx;
+  std::unique_ptr<llvm::MCDisassembler> dis;
+  std::unique_ptr<llvm::MCInstrAnalysis> mia;
+};
+
+// Makes `d` for the target of `code`; returns "" on success, else why
+// there is no disassembler for it.
+std::string MakeDisassembler(const BinaryCode& code, Disassembler& d) {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeAllTargetInfos();
+    llvm::InitializeAllTargetMCs();
+    llvm::InitializeAllDisassemblers();
+  });
+  if (!code.object()) return code.error;
+  llvm::Triple triple = code.object()->makeTriple();
+  std::string err;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple.str(), err);
+  if (!target) return "no disassembler for " + triple.str() + ": " + err;
+  d.mri.reset(target->createMCRegInfo(triple.str()));
+  llvm::MCTargetOptions options;
+  d.mai.reset(d.mri ? target->createMCAsmInfo(*d.mri, triple.str(), options) : nullptr);
+  d.sti.reset(target->createMCSubtargetInfo(triple.str(), "", ""));
+  d.mii.reset(target->createMCInstrInfo());
+  if (!d.mri || !d.mai || !d.sti || !d.mii) return "no disassembler for " + triple.str();
+  d.ctx = std::make_unique<llvm::MCContext>(triple, d.mai.get(), d.mri.get(), d.sti.get());
+  d.dis.reset(target->createMCDisassembler(*d.sti, *d.ctx));
+  d.mia.reset(target->createMCInstrAnalysis(d.mii.get()));
+  if (!d.dis || !d.mia) return "no disassembler for " + triple.str();
+  return "";
+}
+
+// IP -> the samples whose innermost user frame is there, in `binary`.
+std::unordered_map<uint64_t, double> LeafSamples(const Profile& p, uint32_t binary) {
+  std::unordered_map<uint64_t, double> leaf;
+  for (const ProfileSample& s : p.samples) {
+    if (!s.UserIp(s.first_user)) continue;
+    const Location& l = p.locations[s.stack[s.first_user]];
+    if (l.binary == binary) leaf[l.address] += static_cast<double>(s.count);
+  }
+  return leaf;
+}
+
+struct Decoded {
+  uint64_t address;
+  bool ends_block;
+};
+
+// Decodes the function [start, start + size), whose bytes are in `bytes`
+// from address `base`, into `insns`; `leaders` gets where its blocks begin.
+void DecodeFunction(const Disassembler& d, const llvm::ArrayRef<uint8_t>& bytes, uint64_t base, uint64_t start,
+                    uint64_t size, std::vector<Decoded>& insns, std::set<uint64_t>& leaders) {
+  for (uint64_t a = start; a < start + size;) {
+    llvm::MCInst inst;
+    uint64_t len = 0;
+    auto status = d.dis->getInstruction(inst, len, bytes.slice(a - base, start + size - a), a, llvm::nulls());
+    if (status != llvm::MCDisassembler::Success || len == 0) {
+      insns.push_back({a, true});  // not code we can read: a block of its own
+      leaders.insert(a + 1);
+      a += 1;
+      continue;
+    }
+    const llvm::MCInstrDesc& desc = d.mii->get(inst.getOpcode());
+    bool ends = desc.isBranch() || desc.isReturn() || desc.isIndirectBranch() || desc.isBarrier() || desc.isTrap();
+    uint64_t to = 0;
+    if (desc.isBranch() && d.mia->evaluateBranch(inst, a, len, to) && to >= start && to < start + size)
+      leaders.insert(to);
+    insns.push_back({a, ends});
+    a += len;
+    if (ends) leaders.insert(a);
+  }
+}
+
+// Gives each instruction of the function at `start` its block's samples
+// divided by the block's instruction count, into `out`, and its entry
+// block's estimate to `entries`.
+void SpreadOverBlocks(const std::vector<Decoded>& insns, const std::set<uint64_t>& leaders,
+                      const std::unordered_map<uint64_t, double>& leaf, uint64_t start, std::vector<Insn>* out,
+                      std::unordered_map<uint64_t, double>* entries) {
+  for (size_t i = 0; i < insns.size();) {
+    size_t j = i + 1;
+    while (j < insns.size() && !leaders.count(insns[j].address)) ++j;
+    double samples = 0;
+    for (size_t k = i; k < j; ++k) {
+      auto it = leaf.find(insns[k].address);
+      if (it != leaf.end()) samples += it->second;
+    }
+    double per = samples / static_cast<double>(j - i);
+    for (size_t k = i; k < j; ++k) out->push_back({insns[k].address, per});
+    if (i == 0) (*entries)[start] = per;
+    i = j;
+  }
+}
+
 // Disassembles every sampled function symbol of `binary` and splits it into
 // basic blocks (a block ends at a branch or return and begins at a branch
 // target). Each instruction gets its block's IP samples divided by the
@@ -394,85 +495,26 @@ struct Insn {
 // samples).
 std::string EstimateBlocks(const Profile& p, uint32_t binary, const BinaryCode& code, std::vector<Insn>* out,
                            std::unordered_map<uint64_t, double>* entries) {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    llvm::InitializeAllTargetInfos();
-    llvm::InitializeAllTargetMCs();
-    llvm::InitializeAllDisassemblers();
-  });
-  if (!code.object()) return code.error;
-  llvm::Triple triple = code.object()->makeTriple();
-  std::string err;
-  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple.str(), err);
-  if (!target) return "no disassembler for " + triple.str() + ": " + err;
-  std::unique_ptr<llvm::MCRegisterInfo> mri(target->createMCRegInfo(triple.str()));
-  llvm::MCTargetOptions options;
-  std::unique_ptr<llvm::MCAsmInfo> mai(mri ? target->createMCAsmInfo(*mri, triple.str(), options) : nullptr);
-  std::unique_ptr<llvm::MCSubtargetInfo> sti(target->createMCSubtargetInfo(triple.str(), "", ""));
-  std::unique_ptr<llvm::MCInstrInfo> mii(target->createMCInstrInfo());
-  if (!mri || !mai || !sti || !mii) return "no disassembler for " + triple.str();
-  llvm::MCContext ctx(triple, mai.get(), mri.get(), sti.get());
-  std::unique_ptr<llvm::MCDisassembler> dis(target->createMCDisassembler(*sti, ctx));
-  std::unique_ptr<llvm::MCInstrAnalysis> mia(target->createMCInstrAnalysis(mii.get()));
-  if (!dis || !mia) return "no disassembler for " + triple.str();
-
-  std::unordered_map<uint64_t, double> leaf;  // IP -> samples
-  for (const ProfileSample& s : p.samples) {
-    if (!s.UserIp(s.first_user)) continue;
-    const Location& l = p.locations[s.stack[s.first_user]];
-    if (l.binary == binary) leaf[l.address] += static_cast<double>(s.count);
-  }
+  Disassembler d;
+  std::string why = MakeDisassembler(code, d);
+  if (!why.empty()) return why;
+  std::unordered_map<uint64_t, double> leaf = LeafSamples(p, binary);
   std::set<std::pair<uint64_t, uint64_t>> symbols;
   for (const Symbol& sym : p.symbols)
     if (sym.binary == binary && sym.size > 0) symbols.insert({sym.start, sym.size});
-  const auto& text = code.text;
   uint64_t end_of_last = 0;
   for (const auto& [start, size] : symbols) {
     if (start < end_of_last) continue;  // an alias, or nested in the previous symbol
     const llvm::ArrayRef<uint8_t>* bytes = nullptr;
     uint64_t base = 0;
-    for (const auto& [addr, data] : text)
+    for (const auto& [addr, data] : code.text)
       if (start >= addr && start + size <= addr + data.size()) bytes = &data, base = addr;
     if (!bytes) continue;
     end_of_last = start + size;
-    struct Decoded {
-      uint64_t address;
-      bool ends_block;
-    };
     std::vector<Decoded> insns;
     std::set<uint64_t> leaders = {start};
-    for (uint64_t a = start; a < start + size;) {
-      llvm::MCInst inst;
-      uint64_t len = 0;
-      auto status = dis->getInstruction(inst, len, bytes->slice(a - base, start + size - a), a, llvm::nulls());
-      if (status != llvm::MCDisassembler::Success || len == 0) {
-        insns.push_back({a, true});  // not code we can read: a block of its own
-        leaders.insert(a + 1);
-        a += 1;
-        continue;
-      }
-      const llvm::MCInstrDesc& desc = mii->get(inst.getOpcode());
-      bool ends = desc.isBranch() || desc.isReturn() || desc.isIndirectBranch() || desc.isBarrier() || desc.isTrap();
-      uint64_t to = 0;
-      if (desc.isBranch() && mia->evaluateBranch(inst, a, len, to) && to >= start && to < start + size)
-        leaders.insert(to);
-      insns.push_back({a, ends});
-      a += len;
-      if (ends) leaders.insert(a);
-    }
-    for (size_t i = 0; i < insns.size();) {
-      size_t j = i + 1;
-      while (j < insns.size() && !leaders.count(insns[j].address)) ++j;
-      double samples = 0;
-      for (size_t k = i; k < j; ++k) {
-        auto it = leaf.find(insns[k].address);
-        if (it != leaf.end()) samples += it->second;
-      }
-      double per = samples / static_cast<double>(j - i);
-      for (size_t k = i; k < j; ++k) out->push_back({insns[k].address, per});
-      if (i == 0) (*entries)[start] = per;
-      i = j;
-    }
+    DecodeFunction(d, *bytes, base, start, size, insns, leaders);
+    SpreadOverBlocks(insns, leaders, leaf, start, out, entries);
   }
   return "";
 }
@@ -502,22 +544,13 @@ void MakeWhole(const Profile& p, uint32_t binary, bool ip_only, Whole* w) {
   w->weights = MakeCallWeights(p, binary, w->code, std::move(entries));
 }
 
-// Adds the flat profile of `p`'s samples in `binary` to `map` (every rule
-// of the file comment but contexts); returns the samples it placed on a
-// line. `p` is the profile `whole` was made from, or a part of it: the
-// samples of one calling context (BuildContextMap).
-uint64_t BuildMap(const Profile& p, uint32_t binary, bool ip_only, bool call_targets, const Whole& whole, bool part,
-                  SampleProfileMap& map) {
+// The stacks' counts: every rule of the file comment but the block
+// estimates, zero lines, call targets and contexts. An IP in `covered` is
+// counted by its block's estimate instead. Returns the samples it placed
+// on a line.
+uint64_t AddStackCounts(const Profile& p, uint32_t binary, bool ip_only, const std::set<uint64_t>& covered,
+                        uint64_t scale, SampleProfileMap& map) {
   uint64_t used = 0;
-  // IP counts come from block estimates where the code can be read; every
-  // count (totals and call targets too) is then in kBlockScale units.
-  std::vector<Insn> part_insns;
-  std::unordered_map<uint64_t, double> part_entries;
-  if (part && !whole.insns.empty()) EstimateBlocks(p, binary, whole.code, &part_insns, &part_entries);
-  const std::vector<Insn>& insns = part ? part_insns : whole.insns;
-  const uint64_t scale = whole.insns.empty() ? 1 : kBlockScale;
-  std::set<uint64_t> covered;
-  for (const Insn& in : insns) covered.insert(in.address);
   for (const ProfileSample& s : p.samples) {
     std::set<uint32_t> seen;  // caller frames count once per sample
     for (size_t i = s.first_user; i < s.stack.size(); ++i) {
@@ -555,45 +588,56 @@ uint64_t BuildMap(const Profile& p, uint32_t binary, bool ip_only, bool call_tar
         map.create(SampleContext(FunctionId(callee->name))).addHeadSamples(s.count);
     }
   }
-  if (!insns.empty()) {
-    // Every instruction's row: the sampled addresses and the other rows.
-    std::vector<std::pair<uint64_t, uint32_t>> rows;
-    for (uint32_t id : p.unsampled)
-      if (p.locations[id].binary == binary) rows.push_back({p.locations[id].address, id});
-    for (const ProfileSample& s : p.samples) {
-      if (s.first_user >= s.stack.size()) continue;
-      const Location& l = p.locations[s.stack[s.first_user]];
-      if (l.binary == binary && !l.return_address) rows.push_back({l.address, s.stack[s.first_user]});
-    }
-    std::sort(rows.begin(), rows.end());
-    std::map<FunctionSamples*, double> totals;
-    std::map<std::tuple<FunctionSamples*, uint32_t, uint32_t>, double> bodies;
-    for (const Insn& in : insns) {
-      auto it = std::upper_bound(rows.begin(), rows.end(), std::make_pair(in.address, UINT32_MAX));
-      if (it == rows.begin()) continue;
-      const Location& l = p.locations[std::prev(it)->second];
-      if (l.frames.empty()) continue;
-      if (!l.has_line()) {
-        if (in.estimate > 0) totals[&map.create(SampleContext(Name(p, l.frames.back())))] += in.estimate;
-        continue;
-      }
-      FunctionSamples* fs = in.estimate > 0
-                                ? Create(p, map, l, [&](FunctionSamples* level) { totals[level] += in.estimate; })
-                                : Existing(p, map, l);
-      if (!fs) continue;
-      if (l.prologue) continue;
-      double& b = bodies[{fs, l.frames[0].line_offset, l.frames[0].discriminator}];
-      b = std::max(b, in.estimate);
-    }
-    for (const auto& [fs, t] : totals) fs->addTotalSamples(static_cast<uint64_t>(std::llround(t * scale)));
-    for (const auto& [key, b] : bodies)
-      std::get<0>(key)->addBodySamples(std::get<1>(key), std::get<2>(key), static_cast<uint64_t>(std::llround(b * scale)));
+  return used;
+}
+
+// The block estimates' counts: each instruction's estimate goes to the
+// line table row it lies in; a line gets the largest of its instructions',
+// a function (and each inlined instance) their sum.
+void AddBlockCounts(const Profile& p, uint32_t binary, const std::vector<Insn>& insns, uint64_t scale,
+                    SampleProfileMap& map) {
+  // Every instruction's row: the sampled addresses and the other rows.
+  std::vector<std::pair<uint64_t, uint32_t>> rows;
+  for (uint32_t id : p.unsampled)
+    if (p.locations[id].binary == binary) rows.push_back({p.locations[id].address, id});
+  for (const ProfileSample& s : p.samples) {
+    if (s.first_user >= s.stack.size()) continue;
+    const Location& l = p.locations[s.stack[s.first_user]];
+    if (l.binary == binary && !l.return_address) rows.push_back({l.address, s.stack[s.first_user]});
   }
-  // Zero counts: the other lines of every function with samples, so the
-  // compiler sees them as not executed rather than unknown (what an
-  // instrumented profile says of them, and what llvm-profgen writes). Only
-  // functions (and inlined call sites) that already have samples get them:
-  // a zero call site must not make an unsampled inlinee look hot or cold.
+  std::sort(rows.begin(), rows.end());
+  std::map<FunctionSamples*, double> totals;
+  std::map<std::tuple<FunctionSamples*, uint32_t, uint32_t>, double> bodies;
+  for (const Insn& in : insns) {
+    auto it = std::upper_bound(rows.begin(), rows.end(), std::make_pair(in.address, UINT32_MAX));
+    if (it == rows.begin()) continue;
+    const Location& l = p.locations[std::prev(it)->second];
+    if (l.frames.empty()) continue;
+    if (!l.has_line()) {
+      if (in.estimate > 0) totals[&map.create(SampleContext(Name(p, l.frames.back())))] += in.estimate;
+      continue;
+    }
+    FunctionSamples* fs = in.estimate > 0
+                              ? Create(p, map, l, [&](FunctionSamples* level) { totals[level] += in.estimate; })
+                              : Existing(p, map, l);
+    if (!fs) continue;
+    if (l.prologue) continue;
+    double& b = bodies[{fs, l.frames[0].line_offset, l.frames[0].discriminator}];
+    b = std::max(b, in.estimate);
+  }
+  for (const auto& [fs, t] : totals) fs->addTotalSamples(static_cast<uint64_t>(std::llround(t * scale)));
+  for (const auto& [key, b] : bodies) {
+    auto [fs, line, disc] = key;
+    fs->addBodySamples(line, disc, static_cast<uint64_t>(std::llround(b * scale)));
+  }
+}
+
+// Zero counts: the other lines of every function with samples, so the
+// compiler sees them as not executed rather than unknown (what an
+// instrumented profile says of them, and what llvm-profgen writes). Only
+// functions (and inlined call sites) that already have samples get them:
+// a zero call site must not make an unsampled inlinee look hot or cold.
+void AddZeroLines(const Profile& p, uint32_t binary, SampleProfileMap& map) {
   for (uint32_t id : p.unsampled) {
     const Location& l = p.locations[id];
     if (l.binary != binary || !l.has_line()) continue;
@@ -602,6 +646,26 @@ uint64_t BuildMap(const Profile& p, uint32_t binary, bool ip_only, bool call_tar
     // backend makes, so no IR instruction carries it.
     if (fs && l.frames[0].line_offset != 0) fs->addBodySamples(l.frames[0].line_offset, l.frames[0].discriminator, 0);
   }
+}
+
+// Adds the flat profile of `p`'s samples in `binary` to `map` (every rule
+// of the file comment but contexts); returns the samples it placed on a
+// line. `p` is the profile `whole` was made from, or a part of it: the
+// samples of one calling context (BuildContextMap).
+uint64_t BuildMap(const Profile& p, uint32_t binary, bool ip_only, bool call_targets, const Whole& whole, bool part,
+                  SampleProfileMap& map) {
+  // IP counts come from block estimates where the code can be read; every
+  // count (totals and call targets too) is then in kBlockScale units.
+  std::vector<Insn> part_insns;
+  std::unordered_map<uint64_t, double> part_entries;
+  if (part && !whole.insns.empty()) EstimateBlocks(p, binary, whole.code, &part_insns, &part_entries);
+  const std::vector<Insn>& insns = part ? part_insns : whole.insns;
+  const uint64_t scale = whole.insns.empty() ? 1 : kBlockScale;
+  std::set<uint64_t> covered;
+  for (const Insn& in : insns) covered.insert(in.address);
+  uint64_t used = AddStackCounts(p, binary, ip_only, covered, scale, map);
+  if (!insns.empty()) AddBlockCounts(p, binary, insns, scale, map);
+  AddZeroLines(p, binary, map);
   if (ip_only && call_targets) AddCallTargets(p, binary, whole.weights, map, scale);
   return used;
 }
