@@ -19,10 +19,12 @@
 # Every command's stdout, stderr, exit status and written file land in OUTDIR,
 # under names that say which command made them. Commands run in a fixed work
 # directory with relative paths, so messages naming files do not differ
-# between two OUTDIRs.
+# between two OUTDIRs. GOLDEN_WORK names that directory (default
+# /tmp/syspgo-golden-work): give two runs at once different ones, and the
+# before and after runs the same.
 set -u
 if [ $# -lt 3 ]; then
-  sed -n '7,23p' "$0" >&2
+  sed -n '7,24p' "$0" >&2
   exit 2
 fi
 syspgo=$(realpath "$1")
@@ -30,7 +32,8 @@ out=$2
 template=$3
 shift 3
 here=$(cd "$(dirname "$0")/../.." && pwd)
-work=/tmp/syspgo-golden-work
+work=${GOLDEN_WORK:-/tmp/syspgo-golden-work}
+fixture=$work.fixture.db
 [ -e "$out" ] && { echo "golden_all.sh: $out exists; give a new directory" >&2; exit 2; }
 mkdir -p "$out"
 out=$(realpath "$out")
@@ -85,10 +88,10 @@ dump() {
 
 for f in "$here"/tests/data/*.sql; do
   name=$(basename "$f" .sql)
-  cp "$template" /tmp/syspgo-golden-fixture.db
-  sqlite3 /tmp/syspgo-golden-fixture.db <"$f" || { echo "golden_all.sh: $f does not load" >&2; exit 1; }
-  dump "$name" /tmp/syspgo-golden-fixture.db
-  rm -f /tmp/syspgo-golden-fixture.db
+  cp "$template" "$fixture"
+  sqlite3 "$fixture" <"$f" || { echo "golden_all.sh: $f does not load" >&2; exit 1; }
+  dump "$name" "$fixture"
+  rm -f "$fixture"
 done
 i=0
 for arg in "$@"; do
