@@ -833,6 +833,61 @@ Status ReleaseCommand(HeldCommand& child, RunRow& run_row, uint64_t start_mono) 
   return {};
 }
 
+namespace {
+
+// The collector's own tables about the run, declared after the groups'.
+struct RunTables {
+  int probe, drop, kallsyms, block_device;
+};
+
+RunTables DeclareRunTables(Writer& writer) {
+  RunTables t;
+  t.probe = writer.Table("run_probe", {"probe_group", "attached", "detail", "events"}, "INSERT OR REPLACE");
+  t.drop = writer.Table("run_drop", {"probe_group", "cpu", "dropped"});
+  t.kallsyms = writer.Table("run_kallsyms", {"hash"}, "INSERT OR IGNORE");
+  t.block_device = writer.Table("run_block_device", {"major", "minor"}, "INSERT OR IGNORE");
+  return t;
+}
+
+// After the drain loop: the rings' last events, every group's last rows,
+// and what the run notes of each group (left out, scope, kernel symbols).
+void FinishGroups(const CollectRequest& req, const std::vector<ProbeGroup*>& live, Rings& rings, Writer& writer,
+                  const RunTables& tables, int drops_fd, const SyntheticKernelAddresses* synthetic,
+                  uint64_t left_out, const NewCgroup& new_cgroup, CollectResult& res) {
+  DrainLast(live, rings, writer);
+  for (auto* g : live) g->Drain(writer);
+  for (auto* g : live) g->Finish(writer);
+  NoteLeftOut(live, left_out, res);
+  NoteScope(live, req, new_cgroup);
+  std::string kallsyms_note = StoreKallsyms(writer, tables.kallsyms, synthetic);
+  if (synthetic && !writer.kernel_addresses().empty())
+    kallsyms_note += "kernel addresses are synthetic (symbol + offset): the invoking user may not see the kernel's. ";
+  for (auto* g : live)
+    if (g->kernel_stacks()) g->note += kallsyms_note;
+  ReportGroups(live, rings, drops_fd, writer, tables.probe, tables.drop, res);
+}
+
+// The command's status, also when recording stopped before it ended; then
+// the run's row completed and the writer stopped.
+void CompleteRun(HeldCommand& child, bool child_done, int status, uint64_t start_mono, uint64_t release_mono,
+                 uint64_t end_mono, RunRow& run_row, Writer& writer, CollectResult& res) {
+  if (child && !child_done) {
+    fprintf(stderr, "syspgo: recording stopped (%s); waiting for the command to finish\n", res.exit_reason.c_str());
+    child->Reap(&status, true);
+  }
+  res.exit_status = child ? status : 0;
+  res.seconds = (end_mono - release_mono) / 1e9;
+
+  std::optional<int> exit_code;
+  if (child) exit_code = res.exit_status;
+  Status fs = run_row.Complete(end_mono - start_mono, res.exit_reason, exit_code, res.events, res.dropped);
+  Status ss = writer.Stop();
+  res.rows = writer.rows_written();
+  if (!fs.ok() || !ss.ok()) res.write_error = (!ss.ok() ? ss : fs).error().message;
+}
+
+}  // namespace
+
 Result<CollectResult> Collect(const CollectRequest& req) {
   g_verbose = req.opts.verbose;
   libbpf_set_print(LibbpfPrint);
@@ -860,12 +915,9 @@ Result<CollectResult> Collect(const CollectRequest& req) {
   RunRow run_row(writer, res.run_id);
   std::unique_ptr<SyntheticKernelAddresses> synthetic = HideKernelAddresses(writer);
   for (auto& g : s.groups) g->DeclareTables(writer);
-  int probe_tbl = writer.Table("run_probe", {"probe_group", "attached", "detail", "events"}, "INSERT OR REPLACE");
-  int drop_tbl = writer.Table("run_drop", {"probe_group", "cpu", "dropped"});
-  int kallsyms_tbl = writer.Table("run_kallsyms", {"hash"}, "INSERT OR IGNORE");
-  int block_device_tbl = writer.Table("run_block_device", {"major", "minor"}, "INSERT OR IGNORE");
+  RunTables tables = DeclareRunTables(writer);
   SYSPGO_TRY(writer.Start());
-  StoreBlockDevices(writer, block_device_tbl);
+  StoreBlockDevices(writer, tables.block_device);
 
   GroupContext ctx;
   ctx.start_ns = start_mono;
@@ -899,32 +951,10 @@ Result<CollectResult> Collect(const CollectRequest& req) {
   uint64_t end_mono = NowNs(CLOCK_MONOTONIC);
   if (Status st = readahead_off.Restore(); !st.ok()) fprintf(stderr, "syspgo: warning: %s\n", st.error().message.c_str());
 
-  DrainLast(*live, rings, writer);
-  for (auto* g : *live) g->Drain(writer);
-  for (auto* g : *live) g->Finish(writer);
-  NoteLeftOut(*live, left_out_at_start + joined.left_out, res);
-  NoteScope(*live, req, new_cgroup);
-  std::string kallsyms_note = StoreKallsyms(writer, kallsyms_tbl, synthetic.get());
-  if (synthetic && !writer.kernel_addresses().empty())
-    kallsyms_note += "kernel addresses are synthetic (symbol + offset): the invoking user may not see the kernel's. ";
-  for (auto* g : *live)
-    if (g->kernel_stacks()) g->note += kallsyms_note;
-  ReportGroups(*live, rings, ctx.drops_fd, writer, probe_tbl, drop_tbl, res);
-
-  // 7. The command's status, also when recording stopped before it ended.
-  if (child && !child_done) {
-    fprintf(stderr, "syspgo: recording stopped (%s); waiting for the command to finish\n", res.exit_reason.c_str());
-    child->Reap(&status, true);
-  }
-  res.exit_status = child ? status : 0;
-  res.seconds = (end_mono - release_mono) / 1e9;
-
-  std::optional<int> exit_code;
-  if (child) exit_code = res.exit_status;
-  Status fs = run_row.Complete(end_mono - start_mono, res.exit_reason, exit_code, res.events, res.dropped);
-  Status ss = writer.Stop();
-  res.rows = writer.rows_written();
-  if (!fs.ok() || !ss.ok()) res.write_error = (!ss.ok() ? ss : fs).error().message;
+  FinishGroups(req, *live, rings, writer, tables, ctx.drops_fd, synthetic.get(), left_out_at_start + joined.left_out,
+               new_cgroup, res);
+  // 7. The command's status and the run's row.
+  CompleteRun(child, child_done, status, start_mono, release_mono, end_mono, run_row, writer, res);
   return res;
 }
 

@@ -127,85 +127,18 @@ class ProcGroup : public ProbeGroup {
     switch (h->type) {
       case PROC_FORK:
       case PROC_THREAD:
-      case PROC_RENAME: {
-        if (size < sizeof(proc_task_event)) return;
-        auto* e = static_cast<const proc_task_event*>(data);
-        std::string comm(e->comm, strnlen(e->comm, sizeof e->comm));
-        if (h->type == PROC_FORK) {
-          auto parent = procs_.find(e->ppid);
-          Proc p{e->ppid, comm, "", "", ts, -1, -1};
-          if (parent != procs_.end()) {
-            p.exe = parent->second.exe;
-            p.argv = parent->second.argv;
-          }
-          SetCgroup(p, h->pid, parent != procs_.end() ? parent->second.cgroup : "");
-          procs_[h->pid] = std::move(p);
-          WriteProc(w, h->pid);
-        }
-        if (h->type == PROC_RENAME) {
-          if (h->pid == h->tid) {
-            procs_[h->pid].comm = comm;
-            WriteProc(w, h->pid);
-          }
-          auto it = threads_.find(h->tid);
-          if (it != threads_.end()) {
-            it->second.comm = comm;
-            WriteThread(w, h->tid);
-            return;
-          }
-        }
-        threads_[h->tid] = Thread{h->pid, comm, ts, -1};
-        WriteThread(w, h->tid);
+      case PROC_RENAME:
+        if (size >= sizeof(proc_task_event)) OnTask(*static_cast<const proc_task_event*>(data), ts, w);
         return;
-      }
-      case PROC_EXEC: {
-        if (size < sizeof(proc_exec_event)) return;
-        auto* e = static_cast<const proc_exec_event*>(data);
-        Proc& p = procs_[h->pid];
-        p.comm.assign(e->comm, strnlen(e->comm, sizeof e->comm));
-        p.exe = AbsoluteExec(h->pid, std::string(e->filename, strnlen(e->filename, sizeof e->filename)),
-                             [this](uint32_t pid) { return StillTraced(pid); });
-        p.argv = JoinNulSeparated(e->args, std::min<size_t>(e->args_len, sizeof e->args));
-        SetCgroup(p, h->pid, p.cgroup);  // a runtime moves a container's init into its cgroup before its exec
-        WriteProc(w, h->pid);
-        // exec leaves one thread, renamed to the new comm, with tid = pid.
-        Thread& t = threads_[h->pid];
-        t.pid = h->pid;
-        t.comm = p.comm;
-        WriteThread(w, h->pid);
-        w.Row(exec_).I(ts).I(h->pid).I(h->tid).T(p.exe).T(p.argv);
-        RecordExecFiles(w, h->pid, p.exe);
+      case PROC_EXEC:
+        if (size >= sizeof(proc_exec_event)) OnExec(*static_cast<const proc_exec_event*>(data), ts, w);
         return;
-      }
-      case PROC_LEFT_OUT: {
-        if (size < sizeof(proc_left_out_event)) return;
-        auto* e = static_cast<const proc_left_out_event*>(data);
-        Forget(h->pid);
-        if (verbose_)
-          fprintf(stderr, "syspgo: pid %u left out of the recording at its exec: %s\n", h->pid,
-                  DescribeWhy(e->why).c_str());
+      case PROC_LEFT_OUT:
+        if (size >= sizeof(proc_left_out_event)) OnLeftOut(*static_cast<const proc_left_out_event*>(data));
         return;
-      }
-      case PROC_EXIT: {
-        if (size < sizeof(proc_exit_event)) return;
-        auto* e = static_cast<const proc_exit_event*>(data);
-        // Written for the last time, then forgotten: a run of many short
-        // processes holds only the live ones.
-        auto it = threads_.find(h->tid);
-        if (it != threads_.end()) {
-          it->second.exit_ts = ts;
-          WriteThread(w, h->tid);
-          threads_.erase(it);
-        }
-        if (e->group_dead) {
-          Proc& p = procs_[h->pid];
-          p.exit_ts = ts;
-          p.exit_code = ExitStatusFromWait(e->exit_code);
-          WriteProc(w, h->pid);
-          procs_.erase(h->pid);
-        }
+      case PROC_EXIT:
+        if (size >= sizeof(proc_exit_event)) OnExit(*static_cast<const proc_exit_event*>(data), ts, w);
         return;
-      }
     }
   }
 
@@ -251,6 +184,82 @@ class ProcGroup : public ProbeGroup {
   void Forget(uint32_t pid) {
     procs_.erase(pid);
     std::erase_if(threads_, [pid](const auto& t) { return t.second.pid == pid; });
+  }
+
+  // A fork, a new thread or a rename (of a thread, and of its process when
+  // it is the main one).
+  void OnTask(const proc_task_event& e, int64_t ts, Writer& w) {
+    const syspgo_hdr* h = &e.hdr;
+    std::string comm(e.comm, strnlen(e.comm, sizeof e.comm));
+    if (h->type == PROC_FORK) {
+      auto parent = procs_.find(e.ppid);
+      Proc p{e.ppid, comm, "", "", ts, -1, -1};
+      if (parent != procs_.end()) {
+        p.exe = parent->second.exe;
+        p.argv = parent->second.argv;
+      }
+      SetCgroup(p, h->pid, parent != procs_.end() ? parent->second.cgroup : "");
+      procs_[h->pid] = std::move(p);
+      WriteProc(w, h->pid);
+    }
+    if (h->type == PROC_RENAME) {
+      if (h->pid == h->tid) {
+        procs_[h->pid].comm = comm;
+        WriteProc(w, h->pid);
+      }
+      auto it = threads_.find(h->tid);
+      if (it != threads_.end()) {
+        it->second.comm = comm;
+        WriteThread(w, h->tid);
+        return;
+      }
+    }
+    threads_[h->tid] = Thread{h->pid, comm, ts, -1};
+    WriteThread(w, h->tid);
+  }
+
+  void OnExec(const proc_exec_event& e, int64_t ts, Writer& w) {
+    const syspgo_hdr* h = &e.hdr;
+    Proc& p = procs_[h->pid];
+    p.comm.assign(e.comm, strnlen(e.comm, sizeof e.comm));
+    p.exe = AbsoluteExec(h->pid, std::string(e.filename, strnlen(e.filename, sizeof e.filename)),
+                         [this](uint32_t pid) { return StillTraced(pid); });
+    p.argv = JoinNulSeparated(e.args, std::min<size_t>(e.args_len, sizeof e.args));
+    SetCgroup(p, h->pid, p.cgroup);  // a runtime moves a container's init into its cgroup before its exec
+    WriteProc(w, h->pid);
+    // exec leaves one thread, renamed to the new comm, with tid = pid.
+    Thread& t = threads_[h->pid];
+    t.pid = h->pid;
+    t.comm = p.comm;
+    WriteThread(w, h->pid);
+    w.Row(exec_).I(ts).I(h->pid).I(h->tid).T(p.exe).T(p.argv);
+    RecordExecFiles(w, h->pid, p.exe);
+  }
+
+  void OnLeftOut(const proc_left_out_event& e) {
+    Forget(e.hdr.pid);
+    if (verbose_)
+      fprintf(stderr, "syspgo: pid %u left out of the recording at its exec: %s\n", e.hdr.pid,
+              DescribeWhy(e.why).c_str());
+  }
+
+  // Written for the last time, then forgotten: a run of many short
+  // processes holds only the live ones.
+  void OnExit(const proc_exit_event& e, int64_t ts, Writer& w) {
+    const syspgo_hdr* h = &e.hdr;
+    auto it = threads_.find(h->tid);
+    if (it != threads_.end()) {
+      it->second.exit_ts = ts;
+      WriteThread(w, h->tid);
+      threads_.erase(it);
+    }
+    if (e.group_dead) {
+      Proc& p = procs_[h->pid];
+      p.exit_ts = ts;
+      p.exit_code = ExitStatusFromWait(e.exit_code);
+      WriteProc(w, h->pid);
+      procs_.erase(h->pid);
+    }
   }
 
   void WriteProc(Writer& w, uint32_t pid) {

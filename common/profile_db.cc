@@ -459,9 +459,9 @@ Status WriteRunSettings(Db& db, int64_t run_id, const RunSettings& s) {
 
 namespace {
 
-Result<Db> OpenProfileDbAsUser(const std::string& path, DbMode mode) {
-  struct stat sb {};
-  bool exists = lstat(path.c_str(), &sb) == 0;
+// Refuses a path that is not a profile database file by what lstat(2)
+// says of it (`exists` and `sb`), before SQLite opens anything.
+Status CheckDatabasePath(const std::string& path, DbMode mode, bool exists, const struct stat& sb) {
   if (exists && S_ISLNK(sb.st_mode)) {
     // SQLite would refuse it too (Db::Open adds SQLITE_OPEN_NOFOLLOW); this
     // says where it points. A dangling link is the dangerous one: under
@@ -482,22 +482,73 @@ Result<Db> OpenProfileDbAsUser(const std::string& path, DbMode mode) {
     return MakeError("'" + path + "' is " + FileKindName(sb.st_mode) + ", not a profile database. Give the path of "
                          "a database file.",
                      EINVAL);
-  bool fresh = !exists || sb.st_size == 0;
-  if (!fresh) SYSPGO_TRY(CheckNotTruncated(path, static_cast<uint64_t>(sb.st_size)));
+  return {};
+}
 
+// The SQLite handle on `path`, opened (or created) as `mode` asks.
+Result<Db> OpenDbFile(const std::string& path, DbMode mode, bool exists) {
   // NOMUTEX: a connection is only ever used by one thread at a time (the
   // collector hands its connection to the writer thread), so SQLite's
   // per-call mutex would be pure cost on every bind and step.
   int flags = (mode == DbMode::kReadOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) | SQLITE_OPEN_NOMUTEX;
   if (mode == DbMode::kCreateOrAppend) flags |= SQLITE_OPEN_CREATE;
   auto db = Db::Open(path, flags);
-  if (!db) {
-    if (mode == DbMode::kCreateOrAppend && !exists && db.error().code != SQLITE_CANTOPEN_SYMLINK)
-      return MakeError("cannot create profile database '" + path + "': " + sqlite3_errstr(db.error().code) +
-                           ". Check that the directory exists and is writable, or pass another -o path.",
-                       db.error().code);
-    return db.error();
-  }
+  if (!db && mode == DbMode::kCreateOrAppend && !exists && db.error().code != SQLITE_CANTOPEN_SYMLINK)
+    return MakeError("cannot create profile database '" + path + "': " + sqlite3_errstr(db.error().code) +
+                         ". Check that the directory exists and is writable, or pass another -o path.",
+                     db.error().code);
+  return db;
+}
+
+// The schema version of an existing file that is a syspgo profile this
+// syspgo reads, identified before anything could write to it.
+Result<int64_t> ReadableSchemaVersion(Db& db, const std::string& path) {
+  auto app = db.QueryInt("PRAGMA application_id");
+  if (!app)
+    return MakeError("'" + path + "' is not a syspgo profile database (not SQLite: " +
+                         std::string(sqlite3_errstr(app.error().code & 0xff)) +
+                         "). It was left untouched; pass a new file path.",
+                     EINVAL);
+  if (*app != kProfileApplicationId)
+    return MakeError("'" + path + "' is an SQLite database but not a syspgo profile (application_id " +
+                         std::to_string(*app) + "). It was left untouched; pass a new file path.",
+                     EINVAL);
+  auto ver = db.QueryInt("PRAGMA user_version");
+  if (!ver) return ver.error();
+  if (*ver > kProfileSchemaVersion)
+    return MakeError("'" + path + "' has schema version " + std::to_string(*ver) +
+                         ", newer than this syspgo reads (" + std::to_string(kProfileSchemaVersion) +
+                         "). Use a newer syspgo to read it.",
+                     EINVAL);
+  if (*ver < 1)
+    return MakeError("'" + path + "' has no schema version; it is damaged. Record a new profile.", EINVAL);
+  return *ver;
+}
+
+// Brings a database of an older schema version `ver` to the current one;
+// one opened read-only is migrated through a writable handle of its own.
+Status MigrateOlder(Db& db, const std::string& path, DbMode mode, int64_t ver) {
+  if (mode != DbMode::kReadOnly) return Migrate(db, static_cast<int>(ver));
+  // AT_EACCESS: the file access rights in force (the user's), not root's real uid.
+  auto rw = faccessat(AT_FDCWD, path.c_str(), W_OK, AT_EACCESS) == 0 ? Db::Open(path, SQLITE_OPEN_READWRITE)
+                                             : Result<Db>(MakeError(strerror(EACCES), EACCES));
+  if (!rw)
+    return MakeError("'" + path + "' has schema version " + std::to_string(ver) + " and is migrated to " +
+                         std::to_string(kProfileSchemaVersion) + " when first opened, which needs write " +
+                         "access to it (" + rw.error().message + "). Open it once as its owner, or copy it " +
+                         "somewhere writable. It was left untouched.",
+                     EACCES);
+  return Migrate(*rw, static_cast<int>(ver));
+}
+
+Result<Db> OpenProfileDbAsUser(const std::string& path, DbMode mode) {
+  struct stat sb {};
+  bool exists = lstat(path.c_str(), &sb) == 0;
+  SYSPGO_TRY(CheckDatabasePath(path, mode, exists, sb));
+  bool fresh = !exists || sb.st_size == 0;
+  if (!fresh) SYSPGO_TRY(CheckNotTruncated(path, static_cast<uint64_t>(sb.st_size)));
+  auto db = OpenDbFile(path, mode, exists);
+  if (!db) return db.error();
 
   // An empty database is one another collector is creating right now: it
   // has written the header (WAL mode) but not yet committed the schema.
@@ -505,45 +556,11 @@ Result<Db> OpenProfileDbAsUser(const std::string& path, DbMode mode) {
   // finds its schema and adds nothing.
   if (!fresh && mode == DbMode::kCreateOrAppend && IsEmptyDatabase(*db)) fresh = true;
   if (!fresh) {
-    // Identify the file before anything could write to it.
-    auto app = db->QueryInt("PRAGMA application_id");
-    if (!app)
-      return MakeError("'" + path + "' is not a syspgo profile database (not SQLite: " +
-                           std::string(sqlite3_errstr(app.error().code & 0xff)) +
-                           "). It was left untouched; pass a new file path.",
-                       EINVAL);
-    if (*app != kProfileApplicationId)
-      return MakeError("'" + path + "' is an SQLite database but not a syspgo profile (application_id " +
-                           std::to_string(*app) + "). It was left untouched; pass a new file path.",
-                       EINVAL);
-    auto ver = db->QueryInt("PRAGMA user_version");
+    auto ver = ReadableSchemaVersion(*db, path);
     if (!ver) return ver.error();
-    if (*ver > kProfileSchemaVersion)
-      return MakeError("'" + path + "' has schema version " + std::to_string(*ver) +
-                           ", newer than this syspgo reads (" + std::to_string(kProfileSchemaVersion) +
-                           "). Use a newer syspgo to read it.",
-                       EINVAL);
-    if (*ver < 1)
-      return MakeError("'" + path + "' has no schema version; it is damaged. Record a new profile.", EINVAL);
     // Before anything reads (or a migration writes) the data.
     SYSPGO_TRY(CheckSchemaObjects(*db, *ver));
-    if (*ver < kProfileSchemaVersion) {
-      if (mode == DbMode::kReadOnly) {
-        // Migrate through a writable handle, then reopen read-only.
-        // AT_EACCESS: the file access rights in force (the user's), not root's real uid.
-        auto rw = faccessat(AT_FDCWD, path.c_str(), W_OK, AT_EACCESS) == 0 ? Db::Open(path, SQLITE_OPEN_READWRITE)
-                                                   : Result<Db>(MakeError(strerror(EACCES), EACCES));
-        if (!rw)
-          return MakeError("'" + path + "' has schema version " + std::to_string(*ver) + " and is migrated to " +
-                               std::to_string(kProfileSchemaVersion) + " when first opened, which needs write " +
-                               "access to it (" + rw.error().message + "). Open it once as its owner, or copy it " +
-                               "somewhere writable. It was left untouched.",
-                           EACCES);
-        SYSPGO_TRY(Migrate(*rw, static_cast<int>(*ver)));
-      } else {
-        SYSPGO_TRY(Migrate(*db, static_cast<int>(*ver)));
-      }
-    }
+    if (*ver < kProfileSchemaVersion) SYSPGO_TRY(MigrateOlder(*db, path, mode, *ver));
   }
 
   if (mode != DbMode::kReadOnly) {

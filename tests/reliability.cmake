@@ -1,15 +1,15 @@
 #===- tests/reliability.cmake - faults, bad input, least privilege --------===#
 # Suites for what syspgo must survive and refuse, and the fuzz targets.
 #
-# -DSYSPGO_FUZZ=ON (only in a clang-19 build directory: fuzz/run.sh makes one)
-# builds the libFuzzer targets in fuzz/. The normal build instead gets a
-# ctest entry that runs fuzz/run.sh briefly (it configures its own clang
-# build beside this one), and a suite that replays the corpora and saved
-# crashes through the same code.
+# fuzz/ holds the inputs every fuzz target reads through, and with
+# -DSYSPGO_FUZZ=ON (only in a clang-19 build directory: fuzz/run.sh makes
+# one) the libFuzzer targets. The normal build instead gets a ctest entry
+# that runs fuzz/run.sh briefly (it configures its own clang build beside
+# this one), and a suite that replays the corpora and saved crashes through
+# the same inputs.
 option(SYSPGO_FUZZ "Build the libFuzzer targets in fuzz/ (needs clang-19)" OFF)
-if(SYSPGO_FUZZ)
-  add_subdirectory(${CMAKE_SOURCE_DIR}/fuzz ${CMAKE_BINARY_DIR}/fuzz)
-else()
+add_subdirectory(${CMAKE_SOURCE_DIR}/fuzz ${CMAKE_BINARY_DIR}/fuzz)
+if(NOT SYSPGO_FUZZ)
   add_test(NAME fuzz_brief
            COMMAND ${CMAKE_SOURCE_DIR}/fuzz/run.sh --seconds 25 --build-dir ${CMAKE_BINARY_DIR}/fuzz-clang)
   # Configuring and building the clang tree the first time takes about a
@@ -19,11 +19,7 @@ else()
   set_tests_properties(fuzz_brief PROPERTIES TIMEOUT 1800 LABELS fuzz)
 endif()
 
-set(_fuzz_inputs fuzz_inputs.cc plan_replay_input.cc erofs_image_input.cc cpu_samples_input.cc pprof_input.cc)
-list(TRANSFORM _fuzz_inputs PREPEND ${CMAKE_SOURCE_DIR}/fuzz/)
-syspgo_test(fuzz_regression_test
-  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_regression_test.cc ${_fuzz_inputs}
-  LIBS syspgo_optimize syspgo_analyze)
+syspgo_test(fuzz_regression_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_regression_test.cc LIBS syspgo_fuzz_inputs)
 syspgo_test(migration_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/migration_test.cc LIBS syspgo_analyze)
 syspgo_test(concurrency_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/concurrency_test.cc)
 syspgo_test(target_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/target_test.cc)
