@@ -39,17 +39,48 @@ const char kExamples[] = R"(Examples:
 void OnSignal(int sig) { g_collect_stop_signal.store(sig); }
 void OnChild(int) {}  // only interrupts the poll, so a finished command ends the run at once
 
-// The request `args` ask for, or the exit status of a usage error or --help.
-std::optional<int> ParseRequest(const std::vector<std::string>& args, CollectRequest* req, std::string* json_path) {
-  req->db_path = "syspgo.db";
-  std::string groups, detail = req->opts.detail == Detail::kFull ? "full" : "lean";
-  for (auto& g : AllProbeGroupNames()) groups += (groups.empty() ? "" : ", ") + g;
+// The probe options as given (lists, MiB, names, microseconds), before
+// they become CollectOptions.
+struct ProbeFlags {
+  std::string probes, detail;
   uint64_t memory_mb = 0, ringbuf_mb = 0;
-  double offcpu_us = static_cast<double>(req->opts.offcpu_min_ns) / 1000;
-  double irq_us = static_cast<double>(req->opts.irq_min_ns) / 1000;
-  std::string probes;
-  auto app = NewApp("syspgo collect", kAbout, kExamples);
+  double offcpu_us = 0, irq_us = 0;
+};
 
+ProbeFlags ProbeFlagsOf(const CollectOptions& o) {
+  ProbeFlags f;
+  f.detail = o.detail == Detail::kFull ? "full" : "lean";
+  f.offcpu_us = static_cast<double>(o.offcpu_min_ns) / 1000;
+  f.irq_us = static_cast<double>(o.irq_min_ns) / 1000;
+  return f;
+}
+
+// `probe_list_given`: --probes was on the command line (else every group stays on).
+void ApplyProbeFlags(const ProbeFlags& f, bool probe_list_given, CollectOptions* o) {
+  if (probe_list_given) {
+    o->probes.clear();
+    for (auto& p : Split(f.probes, ',')) o->probes.insert(Trim(p));
+  }
+  if (f.memory_mb) o->memory_bytes = f.memory_mb << 20;
+  if (f.ringbuf_mb) o->ringbuf_bytes = f.ringbuf_mb << 20;
+  o->detail = f.detail == "full" ? Detail::kFull : Detail::kLean;
+  o->offcpu_min_ns = static_cast<uint64_t>(f.offcpu_us * 1000);
+  o->irq_min_ns = static_cast<uint64_t>(f.irq_us * 1000);
+}
+
+// --ringbuf-mb: a power of two from 1 to 1024.
+CLI::Validator RingbufMib() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        bool digits = !v.empty() && v.size() < 6 && v.find_first_not_of("0123456789") == std::string::npos;
+        uint64_t n = digits ? std::stoull(v) : 0;
+        if (n >= 1 && n <= 1024 && !(n & (n - 1))) return "";
+        return "needs a power of two from 1 to 1024 (MiB), got '" + v + "'";
+      },
+      "1..1024");
+}
+
+void AddOutputOptions(CLI::App* app, CollectRequest* req, std::string* json_path) {
   app->option_defaults()->group("Output");
   app->add_option("-o,--output", req->db_path, "profile database to create or append a run to")
       ->type_name("DB")
@@ -57,7 +88,10 @@ std::optional<int> ParseRequest(const std::vector<std::string>& args, CollectReq
   AddJsonSummary(*app, json_path,
                  "also write the run's summary as JSON to FILE ('-': stdout): run id, events, events lost, the "
                  "command's exit, each probe group");
+}
 
+// What is recorded: a command, a process, a cgroup, a container or the host.
+void AddTargetOptions(CLI::App* app, CollectRequest* req) {
   app->option_defaults()->group("Target");
   app->add_option("-p,--pid", req->attach_pid, "attach to a running process and its future children")
       ->type_name("PID")
@@ -84,74 +118,91 @@ std::optional<int> ParseRequest(const std::vector<std::string>& args, CollectReq
                 "turn block-device readahead off until COMMAND ends, so that each page it uses is read and "
                 "recorded by itself (for prefetch plans: optimize --pages touched; affects the whole machine "
                 "meanwhile)");
+}
 
+void AddProbeOptions(CLI::App* app, CollectRequest* req, ProbeFlags* f) {
+  std::string groups;
+  for (auto& g : AllProbeGroupNames()) groups += (groups.empty() ? "" : ", ") + g;
   app->option_defaults()->group("Probes");
-  app->add_option("--probes", probes, "comma-separated probe groups (default: all). Groups: " + groups)
+  app->add_option("--probes", f->probes, "comma-separated probe groups (default: all). Groups: " + groups)
       ->type_name("LIST")
       ->check(ListOf(AllProbeGroupNames(), "probe group"));
   app->add_option("--freq", req->opts.freq_hz, "cpu sampling frequency")
       ->type_name("HZ")
       ->transform(Whole(1, 10000, "a frequency in Hz"))
       ->capture_default_str();
-  app->add_option("--memory-mb", memory_mb,
+  app->add_option("--memory-mb", f->memory_mb,
                   "the collector's whole memory: ring buffers, rows waiting for SQLite, SQLite's cache, the "
                   "program; printed at the start. Under sudo at most " +
                       std::to_string(kCollectSudoMemoryCapBytes >> 20) + " MiB, ring buffers included")
       ->type_name("MB")
       ->transform(Whole(16, 1 << 20, "a size in MiB"))
       ->default_str(std::to_string(kCollectDefaultMemoryBytes >> 20));
-  app->add_option("--ringbuf-mb", ringbuf_mb,
+  app->add_option("--ringbuf-mb", f->ringbuf_mb,
                   "ring buffer per group, MiB, a power of two (default: from --memory-mb, 2 MiB or less); under "
                   "sudo the whole budget must stay within " + std::to_string(kCollectSudoMemoryCapBytes >> 20) +
                       " MiB")
       ->type_name("MB")
-      ->transform(CLI::Validator(
-          [](std::string& v) -> std::string {
-            bool digits = !v.empty() && v.size() < 6 && v.find_first_not_of("0123456789") == std::string::npos;
-            uint64_t n = digits ? std::stoull(v) : 0;
-            if (n >= 1 && n <= 1024 && !(n & (n - 1))) return "";
-            return "needs a power of two from 1 to 1024 (MiB), got '" + v + "'";
-          },
-          "1..1024"));
-  Choices(app->add_option("--detail", detail,
+      ->transform(RingbufMib());
+  Choices(app->add_option("--detail", f->detail,
                           "lean: count in the kernel what analyses only count, keep single events where an analysis "
                           "needs them; full: every event as a row (larger databases, events may be lost at high "
                           "rates)"),
           {"lean", "full"})
       ->capture_default_str();
-  Decimal(app->add_option("--offcpu-min-us", offcpu_us,
+  Decimal(app->add_option("--offcpu-min-us", f->offcpu_us,
                           "shortest off-CPU interval recorded, us; lean: also the shortest file read/write kept one "
                           "by one"),
           "US", 0, 1e9, "microseconds")
       ->capture_default_str();
-  Decimal(app->add_option("--irq-min-us", irq_us, "interrupt handler runs recorded one by one, us"), "US", 0, 1e9,
+  Decimal(app->add_option("--irq-min-us", f->irq_us, "interrupt handler runs recorded one by one, us"), "US", 0, 1e9,
           "microseconds")
       ->capture_default_str();
+}
 
+void AddOtherOptions(CLI::App* app, CollectRequest* req) {
   app->option_defaults()->group("Other");
   app->add_flag("--as-root", req->as_root,
                 "run COMMAND as root, not as the user who ran sudo: only for root itself (refused under sudo for "
                 "any other user)");
   AddVerbosity(*app, &req->opts.verbose, "more detail: -v libbpf warnings, -vv info, -vvv debug");
+}
+
+// The targets given: exactly one is needed.
+int Targets(const CollectRequest& r) {
+  return (r.attach_pid != 0) + !r.argv.empty() + !r.cgroup.empty() + !r.container.empty() + r.all;
+}
+
+// Requests that cannot be recorded, in the order they are checked, each
+// with what to give instead.
+struct Conflict {
+  bool (*applies)(const CollectRequest& r);
+  const char* message;
+};
+const Conflict kConflicts[] = {
+    {[](const CollectRequest& r) { return Targets(r) > 1; },
+     "give one of a command, -p PID, --cgroup PATH, --container NAME or --all, not several"},
+    {[](const CollectRequest& r) { return Targets(r) == 0; },
+     "no command to record: syspgo collect -o run.db -- COMMAND [ARGS...] (or -p PID, --cgroup PATH, --all)"},
+    {[](const CollectRequest& r) { return r.new_cgroup && r.argv.empty(); },
+     "--new-cgroup needs a command: --new-cgroup -- COMMAND"},
+};
+
+// The request `args` ask for, or the exit status of a usage error or --help.
+std::optional<int> ParseRequest(const std::vector<std::string>& args, CollectRequest* req, std::string* json_path) {
+  req->db_path = "syspgo.db";
+  ProbeFlags f = ProbeFlagsOf(req->opts);
+  auto app = NewApp("syspgo collect", kAbout, kExamples);
+  AddOutputOptions(app.get(), req, json_path);
+  AddTargetOptions(app.get(), req);
+  AddProbeOptions(app.get(), req, &f);
+  AddOtherOptions(app.get(), req);
 
   if (auto exit = Parse(*app, args, Tail::kFirstWord, &req->argv)) return exit;
-  if (app->count("--probes")) {
-    req->opts.probes.clear();
-    for (auto& p : Split(probes, ',')) req->opts.probes.insert(Trim(p));
-  }
-  if (memory_mb) req->opts.memory_bytes = memory_mb << 20;
-  if (ringbuf_mb) req->opts.ringbuf_bytes = ringbuf_mb << 20;
-  req->opts.detail = detail == "full" ? Detail::kFull : Detail::kLean;
-  req->opts.offcpu_min_ns = static_cast<uint64_t>(offcpu_us * 1000);
-  req->opts.irq_min_ns = static_cast<uint64_t>(irq_us * 1000);
+  ApplyProbeFlags(f, app->count("--probes"), &req->opts);
   req->opts.verbose = std::min(req->opts.verbose, 3);
-  int scopes = (req->attach_pid != 0) + !req->argv.empty() + !req->cgroup.empty() + !req->container.empty() + req->all;
-  if (scopes > 1)
-    return UsageError("give one of a command, -p PID, --cgroup PATH, --container NAME or --all, not several");
-  if (!scopes)
-    return UsageError("no command to record: syspgo collect -o run.db -- COMMAND [ARGS...] (or -p PID, --cgroup "
-                      "PATH, --all)");
-  if (req->new_cgroup && req->argv.empty()) return UsageError("--new-cgroup needs a command: --new-cgroup -- COMMAND");
+  for (const Conflict& c : kConflicts)
+    if (c.applies(*req)) return UsageError(c.message);
   return std::nullopt;
 }
 

@@ -297,9 +297,8 @@ const char kExamples[] =
     "  mksquashfs /srv/root app.img -sort sort.txt && mount -o loop,ro app.img /mnt/app\n"
     "  syspgo optimize cold.db --emit plan --relocate /srv/root=/mnt/app -o app.plan  # docs/coldstart.md\n";
 
-int Optimize(const std::vector<std::string>& args) {
-  OptimizeArgs a;
-  auto app = NewApp("syspgo optimize", About(), kExamples);
+// What the artifact is made from: the run or profiles, the binary, the process.
+void AddInputOptions(CLI::App* app, OptimizeArgs& a) {
   app->add_option("db", a.db, "the profile database, or a pprof profile");
 
   app->option_defaults()->group("What to read");
@@ -322,7 +321,10 @@ int Optimize(const std::vector<std::string>& args) {
                              "look for debug files under DIR/.build-id/ and DIR/<path> (repeatable; /usr/lib/debug "
                              "and .gnu_debuglink are always searched)"))
       ->type_name("DIR");
+}
 
+// What to write and where, and the summary for machines.
+void AddOutputOptions(CLI::App* app, OptimizeArgs& a) {
   app->option_defaults()->group("Output");
   app->add_option("--emit", a.emit, "what to write (above)")->type_name("KIND");
   app->add_option("-o", a.output, "where")->type_name("FILE");
@@ -331,6 +333,10 @@ int Optimize(const std::vector<std::string>& args) {
                  "at a source line, the warnings (CPU-sample kinds); erofs: the files and blocks laid out first");
   Choices(app->add_option("--format", a.format, "sample-profile: text or extensible binary"), {"text", "binary"})
       ->capture_default_str();
+}
+
+// How a sample profile counts and what it is keyed by.
+void AddSampleProfileOptions(CLI::App* app, OptimizeArgs& a) {
   app->add_option("--sample-counts", a.sample_counts,
                   "sample-profile: ip (line counts from IP samples only, each basic block's shared over its "
                   "instructions, plus each call site's targets from the stacks, for indirect-call promotion), "
@@ -348,6 +354,10 @@ int Optimize(const std::vector<std::string>& args) {
       ->type_name("flat|cs")
       ->check(Accepts([](const std::string& v) { return ParseProfileKind(v).has_value(); }, kProfileKindChoices))
       ->capture_default_str();
+}
+
+// The cold-start artifacts' own options: images, lists and plans.
+void AddColdStartOptions(CLI::App* app, OptimizeArgs& a) {
   app->add_option("--source-dir", a.source_dir, "squashfs-sort, erofs: the directory the image is made of")
       ->type_name("DIR")
       ->capture_default_str();
@@ -376,9 +386,10 @@ int Optimize(const std::vector<std::string>& args) {
       ->type_name("KiB")
       ->transform(Whole(0, 1 << 20, "KiB"))
       ->capture_default_str();
-  AddVerbosity(*app, &a.verbose, "say what was written even without --binary");
+}
 
-  if (auto exit = Parse(*app, args)) return *exit;
+// The parsed options checked against each other, then the artifact made.
+int CheckAndEmit(const OptimizeArgs& a) {
   if (a.db.empty() && a.pprof.empty())
     return UsageError("usage: syspgo optimize DB --emit KIND -o FILE, or syspgo optimize --pprof FILE --emit KIND -o "
                       "FILE; see --help");
@@ -391,6 +402,19 @@ int Optimize(const std::vector<std::string>& args) {
   for (const ArtifactKind& k : ArtifactKinds()) names += (names.empty() ? "" : ", ") + std::string(k.name);
   return UsageError((a.emit.empty() ? std::string("--emit KIND is needed") : "unknown --emit '" + a.emit + "'") +
                     "; choose one of: " + names);
+}
+
+int Optimize(const std::vector<std::string>& args) {
+  OptimizeArgs a;
+  auto app = NewApp("syspgo optimize", About(), kExamples);
+  AddInputOptions(app.get(), a);
+  AddOutputOptions(app.get(), a);
+  AddSampleProfileOptions(app.get(), a);
+  AddColdStartOptions(app.get(), a);
+  AddVerbosity(*app, &a.verbose, "say what was written even without --binary");
+
+  if (auto exit = Parse(*app, args)) return *exit;
+  return CheckAndEmit(a);
 }
 
 const Command kOptimize("optimize", "write a profile artifact for a compiler, linker or viewer", &Optimize);

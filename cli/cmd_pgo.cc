@@ -6,6 +6,7 @@
 #include <climits>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli/command.h"
@@ -48,20 +49,40 @@ std::string SelfPath() {
   return self.empty() ? "syspgo" : self;
 }
 
-int Pgo(const std::vector<std::string>& args) {
-  PgoOptions o;
-  o.syspgo = SelfPath();
-  bool json = false, quiet = false;
-  std::string stages, final_choice = o.final_last ? "last" : "fastest", bolt_opts;
-  const std::vector<std::pair<std::string, bool*>> stage_flags = {
-      {"sample", &o.sample}, {"order", &o.order}, {"bolt", &o.bolt}};
-  std::vector<std::string> stage_names;
-  for (const auto& [name, on] : stage_flags) {
-    stage_names.push_back(name);
-    if (*on) stages += (stages.empty() ? "" : ",") + name;
-  }
-  auto app = NewApp("syspgo pgo", kAbout, kExamples);
+// The stages --stages names, each with the switch of PgoOptions it sets.
+std::vector<std::pair<std::string, bool*>> StageSwitches(PgoOptions& o) {
+  return {{"sample", &o.sample}, {"order", &o.order}, {"bolt", &o.bolt}};
+}
 
+// The options as given (lists, names, one string of arguments), before
+// they become PgoOptions, and those of the output.
+struct PgoFlags {
+  bool json = false, quiet = false;
+  std::string stages, final_choice, bolt_opts;
+};
+
+PgoFlags PgoFlagsOf(PgoOptions& o) {
+  PgoFlags f;
+  f.final_choice = o.final_last ? "last" : "fastest";
+  for (const auto& [name, on] : StageSwitches(o))
+    if (*on) f.stages += (f.stages.empty() ? "" : ",") + name;
+  return f;
+}
+
+void ApplyFlags(const PgoFlags& f, PgoOptions* o) {
+  if (f.quiet) o->progress = nullptr;
+  o->collect_default_freq_hz = CollectOptions{}.freq_hz;
+  if (o->max_runs < o->runs) o->max_runs = o->runs;
+  o->final_last = f.final_choice == "last";
+  for (const auto& [name, on] : StageSwitches(*o)) {
+    *on = false;
+    for (const std::string& t : Split(f.stages, ',')) *on |= Trim(t) == name;
+  }
+  for (auto& t : Split(f.bolt_opts, ' '))
+    if (!t.empty()) o->bolt_args.push_back(t);
+}
+
+void AddBuildOptions(CLI::App* app, PgoOptions& o) {
   app->option_defaults()->group("What to build and run (shell commands, run in the current directory)");
   app->add_option("--build", o.build_cmd,
                   "builds PATH; gets CC/CXX (and cc, gcc, clang, c++, g++, clang++ first on PATH) as syspgo's "
@@ -73,9 +94,14 @@ int Pgo(const std::vector<std::string>& args) {
   app->add_option("--binary", o.binary, "the program the build writes")->type_name("PATH");
   app->add_option("--train", o.train_cmd, "the training workload, run under syspgo collect")->type_name("'CMD'");
   app->add_option("--eval", o.eval_cmd, "the evaluation workload (should differ from training)")->type_name("'CMD'");
+}
 
+// Which stages run, where they are kept, and how the final binary is chosen.
+void AddPipelineOptions(CLI::App* app, PgoOptions& o, PgoFlags& f) {
+  std::vector<std::string> stage_names;
+  for (const auto& [name, on] : StageSwitches(o)) stage_names.push_back(name);
   app->option_defaults()->group("Pipeline");
-  app->add_option("--stages", stages, "of " + OrList(stage_names))
+  app->add_option("--stages", f.stages, "of " + OrList(stage_names))
       ->type_name("LIST")
       ->check(ListOf(stage_names, "stage"))
       ->capture_default_str();
@@ -97,11 +123,15 @@ int Pgo(const std::vector<std::string>& args) {
                           "same every run: for short or noisy evaluations; needs valgrind)"),
           {"wall", "instructions"})
       ->capture_default_str();
-  Choices(app->add_option("--final", final_choice,
+  Choices(app->add_option("--final", f.final_choice,
                           "fastest: chosen by --eval as above; last: the last stage's binary whatever --eval "
                           "measured"),
           {"fastest", "last"})
       ->capture_default_str();
+}
+
+// How the training runs are recorded and turned into profiles.
+void AddProfileOptions(CLI::App* app, PgoOptions& o) {
   app->add_option("--profile-db", o.profile_db,
                   "accumulate every training run in DB (CI) and merge all of its runs (syspgo merge --normalize) "
                   "into the profiles")
@@ -135,7 +165,9 @@ int Pgo(const std::vector<std::string>& args) {
       ->type_name("K")
       ->check(Accepts([](const std::string& v) { return ParseProfileKind(v).has_value(); }, kProfileKindChoices))
       ->capture_default_str();
+}
 
+void AddToolOptions(CLI::App* app, PgoOptions& o, PgoFlags& f) {
   app->option_defaults()->group("Tools");
   app->add_option("--cc", o.cc, "the C compiler the wrappers run")->type_name("CC")->capture_default_str();
   app->add_option("--cxx", o.cxx, "the C++ compiler the wrappers run")->type_name("CXX")->capture_default_str();
@@ -143,41 +175,44 @@ int Pgo(const std::vector<std::string>& args) {
   Repeatable(app->add_option("--bolt-arg", o.bolt_extra,
                              "added to llvm-bolt's options (repeatable), e.g. --bolt-arg=-skip-funcs=luaV_execute/1"))
       ->type_name("ARG");
-  app->add_option("--bolt-opts", bolt_opts,
+  app->add_option("--bolt-opts", f.bolt_opts,
                   "replace the default options: -reorder-functions=hfsort -dyno-stats, with -reorder-blocks=none "
                   "after the sample stage (clang laid the blocks out from the profile) and =ext-tsp otherwise; never "
                   "splitting (with IP samples, blocks that run seldom look cold)")
       ->type_name("'ARGS'");
+}
 
+void AddOutputOptions(CLI::App* app, PgoFlags& f) {
   app->option_defaults()->group("Output");
-  app->add_flag("--json", json, "print summary.json on stdout at the end");
-  app->add_flag("-q", quiet, "no progress lines");
+  app->add_flag("--json", f.json, "print summary.json on stdout at the end");
+  app->add_flag("-q", f.quiet, "no progress lines");
+}
 
-  if (auto exit = Parse(*app, args)) return *exit;
-  if (quiet) o.progress = nullptr;
-  o.collect_default_freq_hz = CollectOptions{}.freq_hz;
-  if (o.max_runs < o.runs) o.max_runs = o.runs;
-  o.final_last = final_choice == "last";
-  for (const auto& [name, on] : stage_flags) {
-    *on = false;
-    for (const std::string& t : Split(stages, ',')) *on |= Trim(t) == name;
-  }
-  for (auto& t : Split(bolt_opts, ' '))
-    if (!t.empty()) o.bolt_args.push_back(t);
-  if (o.build_cmd.empty() || o.binary.empty())
-    return UsageError("--build 'CMD' and --binary PATH are needed; see 'syspgo pgo --help'");
-  if (o.train_cmd.empty() && o.use_profile.empty())
-    return UsageError("--train 'CMD' is needed (or --use-profile DIR to reuse earlier profiles)");
+// What a run needs, in the order it is checked, each with what to give.
+struct Missing {
+  bool (*applies)(const PgoOptions& o);
+  const char* message;
+};
+const Missing kMissing[] = {
+    {[](const PgoOptions& o) { return o.build_cmd.empty() || o.binary.empty(); },
+     "--build 'CMD' and --binary PATH are needed; see 'syspgo pgo --help'"},
+    {[](const PgoOptions& o) { return o.train_cmd.empty() && o.use_profile.empty(); },
+     "--train 'CMD' is needed (or --use-profile DIR to reuse earlier profiles)"},
+};
 
-  PgoReport r = RunPgo(o);
+// The file at `path` on stdout, if it can be read.
+void CopyToStdout(const std::string& path) {
+  FILE* f = fopen(path.c_str(), "r");
+  char buf[4096];
+  size_t n;
+  while (f && (n = fread(buf, 1, sizeof buf, f)) > 0) fwrite(buf, 1, n, stdout);
+  if (f) fclose(f);
+}
+
+// Prints the outcome of RunPgo; returns the exit status.
+int PrintOutcome(const PgoReport& r, const PgoOptions& o, bool json) {
   for (auto& w : r.warnings) fprintf(stderr, "syspgo pgo: warning: %s\n", TerminalSafeLines(w).c_str());
-  if (json && !r.summary.empty()) {
-    FILE* f = fopen(r.summary.c_str(), "r");
-    char buf[4096];
-    size_t n;
-    while (f && (n = fread(buf, 1, sizeof buf, f)) > 0) fwrite(buf, 1, n, stdout);
-    if (f) fclose(f);
-  }
+  if (json && !r.summary.empty()) CopyToStdout(r.summary);
   if (!r.ok) {
     fprintf(stderr, "syspgo pgo: stage '%s' failed: %s\n", r.failed_stage.c_str(), TerminalSafeLines(r.error).c_str());
     if (!r.manifest.empty()) fprintf(stderr, "syspgo pgo: details in %s\n", r.manifest.c_str());
@@ -186,6 +221,24 @@ int Pgo(const std::vector<std::string>& args) {
   fprintf(stderr, "syspgo pgo: done: %s stage, %s (also at %s); manifest %s\n", r.final_stage.c_str(),
           r.final_binary.c_str(), o.binary.c_str(), r.manifest.c_str());
   return 0;
+}
+
+int Pgo(const std::vector<std::string>& args) {
+  PgoOptions o;
+  o.syspgo = SelfPath();
+  PgoFlags f = PgoFlagsOf(o);
+  auto app = NewApp("syspgo pgo", kAbout, kExamples);
+  AddBuildOptions(app.get(), o);
+  AddPipelineOptions(app.get(), o, f);
+  AddProfileOptions(app.get(), o);
+  AddToolOptions(app.get(), o, f);
+  AddOutputOptions(app.get(), f);
+
+  if (auto exit = Parse(*app, args)) return *exit;
+  ApplyFlags(f, &o);
+  for (const Missing& m : kMissing)
+    if (m.applies(o)) return UsageError(m.message);
+  return PrintOutcome(RunPgo(o), o, f.json);
 }
 
 const Command kPgo("pgo", "build, profile, rebuild with the profile and BOLT, and compare (profile-guided rebuild)",

@@ -16,7 +16,10 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <map>
+#include <utility>
+#include <vector>
 
 #include "common/files.h"
 #include "schemas/pprof_profile.pb.h"
@@ -75,140 +78,190 @@ std::vector<Frame> Frames(const ProfileSample& s) {
   return out;
 }
 
-class PprofEmitter : public ProfileEmitter {
- public:
-  Status Write(const Profile& p, uint32_t binary, const std::string& path) const override {
-    pb::Profile out;
-    Strings str(&out);
-    auto value_type = [&](pb::ValueType* v, const char* type, const char* unit) {
-      v->set_type(str.Id(type));
-      v->set_unit(str.Id(unit));
-    };
-    bool offcpu = !p.offcpu.empty();
-    value_type(out.add_sample_type(), "samples", "count");
-    value_type(out.add_sample_type(), "cpu", "nanoseconds");
-    if (offcpu) value_type(out.add_sample_type(), "off_cpu", "nanoseconds");
-    value_type(out.mutable_period_type(), "cpu", "nanoseconds");
-    out.set_period(static_cast<int64_t>(p.period_ns));
-    out.set_default_sample_type(str.Id("cpu"));
+// The samples of `samples` that touch `binary`.
+std::vector<const ProfileSample*> Touching(const Profile& p, const std::vector<ProfileSample>& samples,
+                                           uint32_t binary) {
+  std::vector<const ProfileSample*> out;
+  for (const ProfileSample& s : samples)
+    if (SampleTouches(p, s, binary)) out.push_back(&s);
+  return out;
+}
 
-    std::vector<const ProfileSample*> cpu, off;
-    for (const ProfileSample& s : p.samples)
-      if (SampleTouches(p, s, binary)) cpu.push_back(&s);
-    for (const ProfileSample& s : p.offcpu)
-      if (SampleTouches(p, s, binary)) off.push_back(&s);
-    if (cpu.empty()) return MakeError("no sample of the run touches " + p.BinaryName(binary) + "; nothing to write.");
+// The address a frame is written at.
+uint64_t WrittenAddress(const Profile& p, const Frame& f) {
+  return p.locations[f.first].address - (f.second ? 1 : 0);
+}
 
-    auto written = [&](const Frame& f) { return p.locations[f.first].address - (f.second ? 1 : 0); };
-    auto key_of = [&](const Location& l) -> MappingKey {
-      return {l.binary, l.binary == kKernelBinary ? 0 : l.address - l.offset};
-    };
-    // Mappings: the written addresses each one must cover.
-    std::map<MappingKey, std::pair<uint64_t, uint64_t>> spans;
-    for (const auto* list : {&cpu, &off})
-      for (const ProfileSample* s : *list)
-        for (const Frame& f : Frames(*s)) {
-          const Location& l = p.locations[f.first];
-          if (l.binary == kNoBinary) continue;
-          uint64_t a = written(f);
-          auto [it, fresh] = spans.try_emplace(key_of(l), a, a + 1);
-          it->second.first = std::min(it->second.first, a);
-          it->second.second = std::max(it->second.second, a + 1);
-        }
-    // The binary asked for first (pprof takes the first mapping for the
-    // main program), then the others, the kernel last.
-    std::vector<MappingKey> order;
-    for (const auto& [k, span] : spans)
-      if (k.first == binary) order.push_back(k);
-    for (const auto& [k, span] : spans)
-      if (k.first != binary && k.first != kKernelBinary) order.push_back(k);
-    for (const auto& [k, span] : spans)
-      if (k.first == kKernelBinary && binary != kKernelBinary) order.push_back(k);
-    std::map<MappingKey, uint64_t> mapping_id;
-    for (const MappingKey& k : order) {
-      auto [b, delta] = k;
-      auto [lo, hi] = spans[k];
-      pb::Mapping* m = out.add_mapping();
-      m->set_id(static_cast<uint64_t>(out.mapping_size()));
-      mapping_id[k] = m->id();
-      bool kernel = b == kKernelBinary;
-      // The segment the addresses lie in gives the mapping's bounds (the
-      // same for every run of the binary, so pprof merges them into one);
-      // without one, the sampled span.
-      uint64_t start = lo, limit = hi;
-      if (!kernel)
-        for (const ProfileBinary::Segment& seg : p.binaries[b].loads)
-          if (seg.vaddr - seg.offset == delta && lo >= seg.vaddr && hi <= seg.vaddr + seg.filesz) {
-            start = seg.vaddr;
-            limit = seg.vaddr + seg.filesz;
-            break;
-          }
-      m->set_memory_start(start);
-      m->set_memory_limit(limit);
-      m->set_file_offset(kernel ? 0 : start - delta);
-      m->set_filename(str.Id(kernel ? "[kernel.kallsyms]" : p.binaries[b].ref.path));
-      m->set_build_id(str.Id(kernel ? p.kernel_build_id : p.binaries[b].ref.build_id));
-      bool lines = !kernel && p.binaries[b].has_lines;
-      m->set_has_functions(kernel || p.binaries[b].problem.empty());
-      m->set_has_filenames(lines);
-      m->set_has_line_numbers(lines);
-      m->set_has_inline_frames(lines);
-    }
-    std::map<uint32_t, uint64_t> function_id;  // Profile::functions index -> id
-    auto function = [&](uint32_t f) {
-      auto [it, fresh] = function_id.try_emplace(f, 0);
-      if (fresh) {
-        pb::Function* fn = out.add_function();
-        fn->set_id(static_cast<uint64_t>(out.function_size()));
-        fn->set_name(str.Id(p.functions[f].display));
-        fn->set_system_name(str.Id(p.functions[f].name));
-        fn->set_filename(str.Id(p.functions[f].file));
-        it->second = fn->id();
-      }
-      return it->second;
-    };
-    std::map<Frame, uint64_t> location_id;
-    auto location = [&](const Frame& f) {
-      auto [it, fresh] = location_id.try_emplace(f, 0);
-      if (fresh) {
+MappingKey KeyOf(const Location& l) { return {l.binary, l.binary == kKernelBinary ? 0 : l.address - l.offset}; }
+
+// Per mapping, the written addresses [lo, hi) it must cover.
+using Spans = std::map<MappingKey, std::pair<uint64_t, uint64_t>>;
+
+Spans MappingSpans(const Profile& p, const std::vector<const std::vector<const ProfileSample*>*>& lists) {
+  Spans spans;
+  for (const auto* list : lists)
+    for (const ProfileSample* s : *list)
+      for (const Frame& f : Frames(*s)) {
         const Location& l = p.locations[f.first];
-        pb::Location* loc = out.add_location();
-        loc->set_id(static_cast<uint64_t>(out.location_size()));
-        if (l.binary != kNoBinary) loc->set_mapping_id(mapping_id.at(key_of(l)));
-        loc->set_address(written(f));
-        for (const SourceFrame& sf : l.frames) {
-          pb::Line* line = loc->add_line();
-          line->set_function_id(function(sf.function));
-          line->set_line(sf.line);
-        }
-        it->second = loc->id();
+        if (l.binary == kNoBinary) continue;
+        uint64_t a = WrittenAddress(p, f);
+        auto [it, fresh] = spans.try_emplace(KeyOf(l), a, a + 1);
+        it->second.first = std::min(it->second.first, a);
+        it->second.second = std::max(it->second.second, a + 1);
       }
-      return it->second;
-    };
-    int64_t pid_key = str.Id("pid"), comm_key = str.Id("comm");
-    auto add = [&](const ProfileSample& s, int64_t count, int64_t off_ns) {
-      pb::Sample* ps = out.add_sample();
-      for (const Frame& f : Frames(s)) ps->add_location_id(location(f));
-      ps->add_value(count);
-      ps->add_value(count * static_cast<int64_t>(p.period_ns));
-      if (offcpu) ps->add_value(off_ns);
-      pb::Label* l = ps->add_label();
-      l->set_key(pid_key);
-      l->set_num(s.pid);
-      // The task name, as flame graphs show it at the root.
-      if (auto c = p.comm.find(s.pid); c != p.comm.end()) {
-        l = ps->add_label();
-        l->set_key(comm_key);
-        l->set_str(str.Id(c->second));
-      }
-    };
-    for (const ProfileSample* s : cpu) add(*s, static_cast<int64_t>(s->count), 0);
-    for (const ProfileSample* s : off) add(*s, 0, static_cast<int64_t>(s->count));
+  return spans;
+}
+
+// The binary asked for first (pprof takes the first mapping for the main
+// program), then the others, the kernel last.
+std::vector<MappingKey> MappingOrder(const Spans& spans, uint32_t binary) {
+  std::vector<MappingKey> order;
+  for (const auto& [k, span] : spans)
+    if (k.first == binary) order.push_back(k);
+  for (const auto& [k, span] : spans)
+    if (k.first != binary && k.first != kKernelBinary) order.push_back(k);
+  for (const auto& [k, span] : spans)
+    if (k.first == kKernelBinary && binary != kKernelBinary) order.push_back(k);
+  return order;
+}
+
+// A mapping's [start, limit): the segment the addresses lie in (the same
+// for every run of the binary, so pprof merges them into one); without
+// one, the sampled span.
+std::pair<uint64_t, uint64_t> MappingBounds(const Profile& p, const MappingKey& k, std::pair<uint64_t, uint64_t> span) {
+  auto [b, delta] = k;
+  auto [lo, hi] = span;
+  if (b != kKernelBinary)
+    for (const ProfileBinary::Segment& seg : p.binaries[b].loads)
+      if (seg.vaddr - seg.offset == delta && lo >= seg.vaddr && hi <= seg.vaddr + seg.filesz)
+        return {seg.vaddr, seg.vaddr + seg.filesz};
+  return span;
+}
+
+// One profile.proto being built: its string table and the ids given to
+// mappings, functions and locations, each in order of first use, so the
+// same profile gives the same bytes.
+class PprofBuilder {
+ public:
+  // Starts with the sample types (off_cpu with `offcpu`) and the period.
+  PprofBuilder(const Profile& p, bool offcpu) : p_(p), offcpu_(offcpu), str_(&out_) {
+    AddValueType(out_.add_sample_type(), "samples", "count");
+    AddValueType(out_.add_sample_type(), "cpu", "nanoseconds");
+    if (offcpu_) AddValueType(out_.add_sample_type(), "off_cpu", "nanoseconds");
+    AddValueType(out_.mutable_period_type(), "cpu", "nanoseconds");
+    out_.set_period(static_cast<int64_t>(p_.period_ns));
+    out_.set_default_sample_type(str_.Id("cpu"));
+  }
+
+  void AddMapping(const MappingKey& k, std::pair<uint64_t, uint64_t> span) {
+    auto [b, delta] = k;
+    pb::Mapping* m = out_.add_mapping();
+    m->set_id(static_cast<uint64_t>(out_.mapping_size()));
+    mapping_id_[k] = m->id();
+    bool kernel = b == kKernelBinary;
+    auto [start, limit] = MappingBounds(p_, k, span);
+    m->set_memory_start(start);
+    m->set_memory_limit(limit);
+    m->set_file_offset(kernel ? 0 : start - delta);
+    m->set_filename(str_.Id(kernel ? "[kernel.kallsyms]" : p_.binaries[b].ref.path));
+    m->set_build_id(str_.Id(kernel ? p_.kernel_build_id : p_.binaries[b].ref.build_id));
+    bool lines = !kernel && p_.binaries[b].has_lines;
+    m->set_has_functions(kernel || p_.binaries[b].problem.empty());
+    m->set_has_filenames(lines);
+    m->set_has_line_numbers(lines);
+    m->set_has_inline_frames(lines);
+  }
+
+  // The CPU samples (counts) and the off-CPU ones (nanoseconds off CPU).
+  void AddSamples(const std::vector<const ProfileSample*>& cpu, const std::vector<const ProfileSample*>& off) {
+    pid_key_ = str_.Id("pid");
+    comm_key_ = str_.Id("comm");
+    for (const ProfileSample* s : cpu) AddSample(*s, static_cast<int64_t>(s->count), 0);
+    for (const ProfileSample* s : off) AddSample(*s, 0, static_cast<int64_t>(s->count));
+  }
+
+  Status WriteGzipped(const std::string& path) const {
     std::string bytes;
-    if (!out.SerializeToString(&bytes)) return MakeError("cannot serialize the pprof profile.");
+    if (!out_.SerializeToString(&bytes)) return MakeError("cannot serialize the pprof profile.");
     auto gz = Gzip(bytes);
     if (!gz) return gz.error();
     return WriteFileAtomically(path, *gz);
+  }
+
+ private:
+  void AddValueType(pb::ValueType* v, const char* type, const char* unit) {
+    v->set_type(str_.Id(type));
+    v->set_unit(str_.Id(unit));
+  }
+
+  uint64_t FunctionId(uint32_t f) {
+    auto [it, fresh] = function_id_.try_emplace(f, 0);
+    if (fresh) {
+      pb::Function* fn = out_.add_function();
+      fn->set_id(static_cast<uint64_t>(out_.function_size()));
+      fn->set_name(str_.Id(p_.functions[f].display));
+      fn->set_system_name(str_.Id(p_.functions[f].name));
+      fn->set_filename(str_.Id(p_.functions[f].file));
+      it->second = fn->id();
+    }
+    return it->second;
+  }
+
+  uint64_t LocationId(const Frame& f) {
+    auto [it, fresh] = location_id_.try_emplace(f, 0);
+    if (fresh) {
+      const Location& l = p_.locations[f.first];
+      pb::Location* loc = out_.add_location();
+      loc->set_id(static_cast<uint64_t>(out_.location_size()));
+      if (l.binary != kNoBinary) loc->set_mapping_id(mapping_id_.at(KeyOf(l)));
+      loc->set_address(WrittenAddress(p_, f));
+      for (const SourceFrame& sf : l.frames) {
+        pb::Line* line = loc->add_line();
+        line->set_function_id(FunctionId(sf.function));
+        line->set_line(sf.line);
+      }
+      it->second = loc->id();
+    }
+    return it->second;
+  }
+
+  void AddSample(const ProfileSample& s, int64_t count, int64_t off_ns) {
+    pb::Sample* ps = out_.add_sample();
+    for (const Frame& f : Frames(s)) ps->add_location_id(LocationId(f));
+    ps->add_value(count);
+    ps->add_value(count * static_cast<int64_t>(p_.period_ns));
+    if (offcpu_) ps->add_value(off_ns);
+    pb::Label* l = ps->add_label();
+    l->set_key(pid_key_);
+    l->set_num(s.pid);
+    // The task name, as flame graphs show it at the root.
+    if (auto c = p_.comm.find(s.pid); c != p_.comm.end()) {
+      l = ps->add_label();
+      l->set_key(comm_key_);
+      l->set_str(str_.Id(c->second));
+    }
+  }
+
+  const Profile& p_;
+  const bool offcpu_;
+  pb::Profile out_;
+  Strings str_;
+  std::map<MappingKey, uint64_t> mapping_id_;
+  std::map<uint32_t, uint64_t> function_id_;  // Profile::functions index -> id
+  std::map<Frame, uint64_t> location_id_;
+  int64_t pid_key_ = 0, comm_key_ = 0;
+};
+
+class PprofEmitter : public ProfileEmitter {
+ public:
+  Status Write(const Profile& p, uint32_t binary, const std::string& path) const override {
+    PprofBuilder b(p, !p.offcpu.empty());
+    std::vector<const ProfileSample*> cpu = Touching(p, p.samples, binary), off = Touching(p, p.offcpu, binary);
+    if (cpu.empty()) return MakeError("no sample of the run touches " + p.BinaryName(binary) + "; nothing to write.");
+    Spans spans = MappingSpans(p, {&cpu, &off});
+    for (const MappingKey& k : MappingOrder(spans, binary)) b.AddMapping(k, spans.at(k));
+    b.AddSamples(cpu, off);
+    return b.WriteGzipped(path);
   }
 };
 
