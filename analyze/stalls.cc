@@ -235,6 +235,7 @@ class Analysis {
   std::string Busy(const Interval& iv);
   std::string DiskRequests(const Interval& iv);  // a disk wait's block requests, in words
   std::string StallFile(const Interval& iv);
+  std::optional<std::pair<uint64_t, uint64_t>> FaultFile(int64_t tid, int64_t at);
   CriticalPath& Path();
   Status CommandPath();
   int64_t UserTime(const Intervals& ivs, int64_t tid, int64_t a, int64_t b);
@@ -260,6 +261,7 @@ class Analysis {
   std::unique_ptr<StackNames> names_;
   std::unique_ptr<FilePaths> paths_;
   std::map<int64_t, std::vector<std::string>> kernel_;
+  std::optional<data::ThreadFaults> faults_;  // read at the first wait in a page fault
   std::unique_ptr<CriticalPath> path_;
   std::unique_ptr<WorkSamples> work_;
 };
@@ -525,9 +527,9 @@ void Analysis::Describe(Stall& s) {
   // A wait on the disk in a page fault is about the fault's file.
   if (RuleOf(s.wait.cls).disk && InPageFault(Kernel(s.rep->kstack))) {
     // The faults group may not have been recorded: then no file.
-    if (auto f = data::LastFault(db_, q_.run_id, s.tid, s.start, s.start - kFaultLookbackNs); f.ok() && *f) {
-      s.dev = (*f)->first;
-      s.ino = (*f)->second;
+    if (auto f = FaultFile(s.tid, s.start)) {
+      s.dev = f->first;
+      s.ino = f->second;
       s.path = paths_->At(s.dev, s.ino, s.start);
       if (s.path.empty()) s.path = "inode " + std::to_string(s.ino);
     }
@@ -596,10 +598,27 @@ std::string Analysis::StallFile(const Interval& iv) {
     return ep.lookup;
   }
   if (!InPageFault(Kernel(iv.kstack))) return "";
-  // The faults group may not have been recorded: then no file.
-  auto f = data::LastFault(db_, q_.run_id, iv.tid, iv.ts, iv.ts - kFaultLookbackNs);
-  if (!f.ok() || !*f) return "";
-  return paths_->At((*f)->first, (*f)->second, iv.ts);
+  auto f = FaultFile(iv.tid, iv.ts);
+  return f ? paths_->At(f->first, f->second, iv.ts) : "";
+}
+
+// The file of the fault a wait at `at` in a page fault is in: the thread's
+// last fault before it. The faults of every thread that waits in a fault
+// are read once, at the first such wait. The faults group may not have
+// been recorded: then no file.
+std::optional<std::pair<uint64_t, uint64_t>> Analysis::FaultFile(int64_t tid, int64_t at) {
+  if (!faults_) {
+    std::set<int64_t> tids;
+    for (auto& [t, ivs] : threads_)
+      for (const Interval& iv : ivs)
+        if (InPageFault(Kernel(iv.kstack))) {
+          tids.insert(t);
+          break;
+        }
+    auto read = data::ThreadFaults::Read(db_, q_.run_id, tids);
+    faults_ = read.ok() ? std::move(read.value()) : data::ThreadFaults();
+  }
+  return faults_->Last(tid, at, at - kFaultLookbackNs);
 }
 
 Wait Analysis::Classify(const Interval& iv, std::string* syscall) {

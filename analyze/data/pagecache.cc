@@ -1,6 +1,9 @@
 //===- pagecache.cc - the page cache and page faults of a run, as rows ---===//
 #include "analyze/data/pagecache.h"
 
+#include <algorithm>
+#include <tuple>
+
 namespace syspgo::data {
 namespace {
 
@@ -71,9 +74,9 @@ constexpr char kCgroupsSql[] = "SELECT id, path, limit_bytes FROM memory_cgroup 
 constexpr char kFaultedPagesSql[] =
     "SELECT dev, ino, pgoff FROM {page_fault} WHERE run_id = ?1 AND dev != 0 AND pgoff >= 0";
 // The page fault a thread waits in: the last one it began before sleeping.
-constexpr char kLastFaultSql[] =
-    "SELECT dev, ino FROM page_fault WHERE run_id = ?1 AND tid = ?2 AND ts <= ?3 AND ts >= ?4 "
-    "ORDER BY ts DESC LIMIT 1";
+// In no order: ThreadFaults sorts each thread's faults itself, faster than
+// SQLite sorts the whole table.
+constexpr char kThreadFaultsSql[] = "SELECT tid, ts, rowid, dev, ino FROM page_fault WHERE run_id = ?1";
 
 }  // namespace
 
@@ -135,14 +138,31 @@ Status VisitFaultedPages(Db& db, int64_t run_id, const RowFn& row) {
   return Visit(db, "", WithRunTables(db, kFaultedPagesSql), {run_id}, row);
 }
 
-Result<std::optional<std::pair<uint64_t, uint64_t>>> LastFault(Db& db, int64_t run_id, int64_t tid, int64_t at,
-                                                                int64_t since) {
-  std::optional<std::pair<uint64_t, uint64_t>> file;
-  auto found = VisitFirst(db, "", kLastFaultSql, {run_id, tid, at, since}, [&](Stmt& r) {
-    if (r.Int(1) != 0) file.emplace(static_cast<uint64_t>(r.Int(0)), static_cast<uint64_t>(r.Int(1)));
+Result<ThreadFaults> ThreadFaults::Read(Db& db, int64_t run_id, const std::set<int64_t>& tids) {
+  ThreadFaults out;
+  if (tids.empty()) return out;
+  Status read = Visit(db, "", kThreadFaultsSql, {run_id}, [&](Stmt& r) {
+    int64_t tid = r.Int(0);
+    if (tids.count(tid))
+      out.by_tid_[tid].push_back({r.Int(1), r.Int(2), static_cast<uint64_t>(r.Int(3)), static_cast<uint64_t>(r.Int(4))});
   });
-  if (!found) return found.error();
-  return file;
+  if (!read.ok()) return read.error();
+  for (auto& [tid, faults] : out.by_tid_)
+    std::sort(faults.begin(), faults.end(), [](const Fault& a, const Fault& b) {
+      return std::tie(a.ts, a.rowid) < std::tie(b.ts, b.rowid);
+    });
+  return out;
+}
+
+std::optional<std::pair<uint64_t, uint64_t>> ThreadFaults::Last(int64_t tid, int64_t at, int64_t since) const {
+  auto it = by_tid_.find(tid);
+  if (it == by_tid_.end()) return std::nullopt;
+  const std::vector<Fault>& faults = it->second;
+  auto after = std::upper_bound(faults.begin(), faults.end(), at, [](int64_t t, const Fault& f) { return t < f.ts; });
+  if (after == faults.begin()) return std::nullopt;
+  const Fault& f = *std::prev(after);
+  if (f.ts < since || f.ino == 0) return std::nullopt;
+  return std::make_pair(f.dev, f.ino);
 }
 
 }  // namespace syspgo::data

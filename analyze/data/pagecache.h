@@ -6,8 +6,11 @@
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
+#include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "analyze/data/query.h"
 
@@ -51,9 +54,23 @@ Status VisitMemoryCgroups(Db& db, int64_t run_id, const RowFn& row);
 // Page faults on file pages, in no order (the caller keeps sets): dev,
 // ino, page offset.
 Status VisitFaultedPages(Db& db, int64_t run_id, const RowFn& row);
-// The file of the last page fault thread `tid` began in [since, at]
-// (dev, ino), if any had a file.
-Result<std::optional<std::pair<uint64_t, uint64_t>>> LastFault(Db& db, int64_t run_id, int64_t tid, int64_t at,
-                                                                int64_t since);
+
+// The page faults of chosen threads, read in one pass over page_fault and
+// kept per thread by time, for "the file of the last fault thread T began
+// in [since, at]" asked once per wait: page_fault has no index by thread,
+// and a query each time scans the whole table (millions of rows on a host).
+class ThreadFaults {
+ public:
+  static Result<ThreadFaults> Read(Db& db, int64_t run_id, const std::set<int64_t>& tids);
+  // (dev, ino) of that fault, if there is one and it had a file.
+  std::optional<std::pair<uint64_t, uint64_t>> Last(int64_t tid, int64_t at, int64_t since) const;
+
+ private:
+  struct Fault {
+    int64_t ts, rowid;
+    uint64_t dev, ino;
+  };
+  std::unordered_map<int64_t, std::vector<Fault>> by_tid_;  // each by (ts, rowid)
+};
 
 }  // namespace syspgo::data
