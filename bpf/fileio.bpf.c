@@ -497,122 +497,123 @@ static __always_inline void send_syscall(__u64 ts, __u64 dur, __u64 oncpu, __u32
 	submit_event(e);
 }
 
-SEC("tp_btf/sys_exit")
-int BPF_PROG(fileio_exit, struct pt_regs *regs, long ret)
+/* What every exit handler below needs of the call that returns. */
+struct exit_call {
+	struct task_struct *task;
+	struct fileio_inflight *in;
+	struct pt_regs *regs;
+	__u64 ts, now;
+	__u64 a0, a1, a2, a3;
+	long ret;
+	__u32 nr, pid, tid;
+	int k;
+};
+
+/* An open: flags, the path given, and the file it opened with its path. */
+static __always_inline void exit_open(struct exit_call *c)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct fileio_inflight *in = bpf_task_storage_get(&fileio_inflight, task, 0, 0);
-	if (!in || !in->ts)
-		return 0;
-	__u64 ts = in->ts, now = bpf_ktime_get_ns();
-	__u32 nr = in->nr;
-	in->ts = 0;
-	int k = classify(nr);
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid;
-	__u64 a0 = regs->di, a1 = regs->si, a2 = regs->dx, a3 = regs->r10;
-	__u64 oncpu = cpu_time(task) - in->runtime;
-	if (now - ts >= instance_min_ns && (__s64)oncpu >= (__s64)instance_min_ns)
-		send_syscall(ts, now - ts, oncpu, nr, pid, tid, regs, ret);
-	if (k == K_NONE)
-		return 0;
-
-	if (k == K_OPEN) {
-		__u32 zero = 0;
-		struct fileio_open_event *e = bpf_map_lookup_elem(&fileio_open_scratch, &zero);
-		if (!e)
-			return 0;
-		fill_hdr(&e->hdr, FILEIO_OPEN, ts, pid, tid);
-		e->dur = now - ts;
-		e->nr = nr;
-		if (nr == NR_open) {
-			e->flags = a1;
-		} else if (nr == NR_openat) {
-			e->flags = a2;
-		} else {
-			struct open_how how = {};
-			bpf_probe_read_user(&how, sizeof(how), (void *)a2);
-			e->flags = how.flags;
+	__u32 zero = 0;
+	struct fileio_open_event *e = bpf_map_lookup_elem(&fileio_open_scratch, &zero);
+	if (!e)
+		return;
+	__u32 nr = c->nr;
+	fill_hdr(&e->hdr, FILEIO_OPEN, c->ts, c->pid, c->tid);
+	e->dur = c->now - c->ts;
+	e->nr = nr;
+	if (nr == NR_open) {
+		e->flags = c->a1;
+	} else if (nr == NR_openat) {
+		e->flags = c->a2;
+	} else {
+		struct open_how how = {};
+		bpf_probe_read_user(&how, sizeof(how), (void *)c->a2);
+		e->flags = how.flags;
+	}
+	e->ret = c->ret;
+	e->file.dev = 0;
+	e->file.ino = 0;
+	e->file.kind = 0;
+	e->path_len = 0;
+	e->truncated = 0;
+	if (bpf_probe_read_user_str(e->given, sizeof(e->given), (void *)(nr == NR_open ? c->a0 : c->a1)) < 0)
+		e->given[0] = 0;
+	if (c->ret >= 0) {
+		struct file *f = fd_to_file(c->task, c->ret);
+		if (f) {
+			file_info(f, &e->file);
+			resolve_path(e, f);
 		}
-		e->ret = ret;
-		e->file.dev = 0;
-		e->file.ino = 0;
-		e->file.kind = 0;
-		e->path_len = 0;
-		e->truncated = 0;
-		if (bpf_probe_read_user_str(e->given, sizeof(e->given), (void *)(nr == NR_open ? a0 : a1)) < 0)
-			e->given[0] = 0;
-		if (ret >= 0) {
-			struct file *f = fd_to_file(task, ret);
-			if (f) {
-				file_info(f, &e->file);
-				resolve_path(e, f);
-			}
-			if (lean && (e->flags & O_TRUNC) && e->file.kind == SYSPGO_S_IFREG)
-				count_truncation(e->file.dev, e->file.ino);
-		}
-		__u64 size = __builtin_offsetof(struct fileio_open_event, path) + e->path_len;
-		if (size > sizeof(*e))
-			size = sizeof(*e);
-		e->hdr.size = size;
-		output_event(e, size);
-		return 0;
+		if (lean && (e->flags & O_TRUNC) && e->file.kind == SYSPGO_S_IFREG)
+			count_truncation(e->file.dev, e->file.ino);
 	}
+	__u64 size = __builtin_offsetof(struct fileio_open_event, path) + e->path_len;
+	if (size > sizeof(*e))
+		size = sizeof(*e);
+	e->hdr.size = size;
+	output_event(e, size);
+}
 
-	if (k == K_LOOKUP) {
-		/* A successful execve returns in the new program: the proc group
-		 * records it. fstat() is newfstatat(fd, "", AT_EMPTY_PATH): no
-		 * path, no lookup. The *at calls take the path second. */
-		if ((nr == NR_execve || nr == NR_execveat) && ret == 0)
-			return 0;
-		int at = nr == NR_newfstatat || nr == NR_readlinkat || nr == NR_faccessat ||
-			 nr == NR_execveat || nr == NR_statx || nr == NR_faccessat2;
-		const char *path = (const char *)(at ? a1 : a0);
-		char first = 0;
-		if (bpf_probe_read_user(&first, 1, path) || !first)
-			return 0;
-		struct fileio_lookup_event *e = reserve_event(FILEIO_LOOKUP, sizeof(*e), ts, pid, tid);
-		if (!e)
-			return 0;
-		e->dur = now - ts;
-		e->nr = nr;
-		e->flags = nr == NR_newfstatat || nr == NR_faccessat2 ? a3 :
-			   nr == NR_statx ? a2 : nr == NR_execveat ? regs->r8 : 0;
-		e->ret = ret;
-		if (bpf_probe_read_user_str(e->given, sizeof(e->given), path) < 0)
-			e->given[0] = 0;
-		submit_event(e);
-		return 0;
-	}
+/* A call that looks a path up (stat, access, readlink, a failed exec). */
+static __always_inline void exit_lookup(struct exit_call *c)
+{
+	/* A successful execve returns in the new program: the proc group
+	 * records it. fstat() is newfstatat(fd, "", AT_EMPTY_PATH): no
+	 * path, no lookup. The *at calls take the path second. */
+	__u32 nr = c->nr;
+	if ((nr == NR_execve || nr == NR_execveat) && c->ret == 0)
+		return;
+	int at = nr == NR_newfstatat || nr == NR_readlinkat || nr == NR_faccessat ||
+		 nr == NR_execveat || nr == NR_statx || nr == NR_faccessat2;
+	const char *path = (const char *)(at ? c->a1 : c->a0);
+	char first = 0;
+	if (bpf_probe_read_user(&first, 1, path) || !first)
+		return;
+	struct fileio_lookup_event *e = reserve_event(FILEIO_LOOKUP, sizeof(*e), c->ts, c->pid, c->tid);
+	if (!e)
+		return;
+	e->dur = c->now - c->ts;
+	e->nr = nr;
+	e->flags = nr == NR_newfstatat || nr == NR_faccessat2 ? c->a3 :
+		   nr == NR_statx ? c->a2 : nr == NR_execveat ? c->regs->r8 : 0;
+	e->ret = c->ret;
+	if (bpf_probe_read_user_str(e->given, sizeof(e->given), path) < 0)
+		e->given[0] = 0;
+	submit_event(e);
+}
 
-	if (k == K_MMAP) {
-		int fd = regs->r8;
-		if ((a3 & MAP_ANONYMOUS) || fd < 0)
-			return 0;
-		struct fileio_mmap_event *e = reserve_event(FILEIO_MMAP, sizeof(*e), ts, pid, tid);
-		if (!e)
-			return 0;
-		e->dur = now - ts;
-		e->addr = ret;
-		e->len = a1;
-		e->prot = a2;
-		e->flags = a3;
-		e->fd = fd;
-		e->off = regs->r9;
-		e->file.dev = e->file.ino = e->file.kind = 0;
-		file_info(fd_to_file(task, fd), &e->file);
-		submit_event(e);
-		return 0;
-	}
+/* A file mapping (anonymous ones are not file I/O). */
+static __always_inline void exit_mmap(struct exit_call *c)
+{
+	int fd = c->regs->r8;
+	if ((c->a3 & MAP_ANONYMOUS) || fd < 0)
+		return;
+	struct fileio_mmap_event *e = reserve_event(FILEIO_MMAP, sizeof(*e), c->ts, c->pid, c->tid);
+	if (!e)
+		return;
+	e->dur = c->now - c->ts;
+	e->addr = c->ret;
+	e->len = c->a1;
+	e->prot = c->a2;
+	e->flags = c->a3;
+	e->fd = fd;
+	e->off = c->regs->r9;
+	e->file.dev = e->file.ino = e->file.kind = 0;
+	file_info(fd_to_file(c->task, fd), &e->file);
+	submit_event(e);
+}
 
-	/* Reads, writes, syncs and closes. */
+/* Reads, writes, syncs and closes: the file, where in it and how much. */
+static __always_inline void exit_io(struct exit_call *c)
+{
 	struct fileio_file file = {};
 	__s64 pos = -1;
 	__u64 req = 0;
+	int k = c->k;
+	long ret = c->ret;
 	if (k == K_CLOSE) {
-		file = in->file;
+		file = c->in->file;
 	} else {
-		struct file *f = fd_to_file(task, a0);
+		struct file *f = fd_to_file(c->task, c->a0);
 		file_info(f, &file);
 		switch (k) {
 		case K_IO:
@@ -620,40 +621,74 @@ int BPF_PROG(fileio_exit, struct pt_regs *regs, long ret)
 			/* f_pos has moved by what was done; seekable files only. */
 			if (f && (file.kind == SYSPGO_S_IFREG || file.kind == SYSPGO_S_IFBLK))
 				pos = file_pos(f) - (ret > 0 ? ret : 0);
-			req = k == K_IO ? a2 : iov_bytes((const struct iovec *)a1, a2);
+			req = k == K_IO ? c->a2 : iov_bytes((const struct iovec *)c->a1, c->a2);
 			break;
 		case K_POS_IO:
-			pos = a3;
-			req = a2;
+			pos = c->a3;
+			req = c->a2;
 			break;
 		case K_POS_IOV:
-			pos = a3;
-			if ((__s64)a3 == -1 && f) /* preadv2/pwritev2 with -1 use and move f_pos */
+			pos = c->a3;
+			if ((__s64)c->a3 == -1 && f) /* preadv2/pwritev2 with -1 use and move f_pos */
 				pos = file_pos(f) - (ret > 0 ? ret : 0);
-			req = iov_bytes((const struct iovec *)a1, a2);
+			req = iov_bytes((const struct iovec *)c->a1, c->a2);
 			break;
 		case K_RANGE:
-			pos = a1;
-			req = a2;
+			pos = c->a1;
+			req = c->a2;
 			break;
 		}
 	}
 	if (lean) {
-		struct lean_call c = { .file = file, .ts = ts, .dur = now - ts, .req = req, .pos = pos, .ret = ret,
-				       .nr = nr, .k = k };
-		if (!lean_count(in, &c))
-			return 0;
+		struct lean_call lc = { .file = file, .ts = c->ts, .dur = c->now - c->ts, .req = req, .pos = pos,
+					.ret = ret, .nr = c->nr, .k = k };
+		if (!lean_count(c->in, &lc))
+			return;
 	}
-	struct fileio_io_event *e = reserve_event(FILEIO_IO, sizeof(*e), ts, pid, tid);
+	struct fileio_io_event *e = reserve_event(FILEIO_IO, sizeof(*e), c->ts, c->pid, c->tid);
 	if (!e)
-		return 0;
-	e->dur = now - ts;
-	e->nr = nr;
-	e->fd = a0;
+		return;
+	e->dur = c->now - c->ts;
+	e->nr = c->nr;
+	e->fd = c->a0;
 	e->ret = ret;
 	e->pos = pos;
 	e->req = req;
 	e->file = file;
 	submit_event(e);
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(fileio_exit, struct pt_regs *regs, long ret)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct fileio_inflight *in = bpf_task_storage_get(&fileio_inflight, task, 0, 0);
+	if (!in || !in->ts)
+		return 0;
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct exit_call c = { .task = task, .in = in, .regs = regs, .ts = in->ts, .now = bpf_ktime_get_ns(),
+			       .a0 = regs->di, .a1 = regs->si, .a2 = regs->dx, .a3 = regs->r10, .ret = ret,
+			       .nr = in->nr, .pid = pid_tgid >> 32, .tid = (__u32)pid_tgid };
+	in->ts = 0;
+	c.k = classify(c.nr);
+	__u64 oncpu = cpu_time(task) - in->runtime;
+	if (c.now - c.ts >= instance_min_ns && (__s64)oncpu >= (__s64)instance_min_ns)
+		send_syscall(c.ts, c.now - c.ts, oncpu, c.nr, c.pid, c.tid, regs, ret);
+	switch (c.k) {
+	case K_NONE:
+		break;
+	case K_OPEN:
+		exit_open(&c);
+		break;
+	case K_LOOKUP:
+		exit_lookup(&c);
+		break;
+	case K_MMAP:
+		exit_mmap(&c);
+		break;
+	default:
+		exit_io(&c);
+		break;
+	}
 	return 0;
 }
