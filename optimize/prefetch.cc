@@ -37,7 +37,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -58,11 +57,6 @@ namespace syspgo {
 namespace {
 
 constexpr uint64_t kMaxBuffer = 256 << 10;  // per-thread copy buffer, stays in cache
-
-uint64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 struct Chunk {
   uint32_t file = 0;
@@ -578,7 +572,7 @@ const char* OutcomeName(FileOutcome o) {
 }
 
 PrefetchStats Replay(const Plan& plan, const PrefetchOptions& options) {
-  uint64_t start = NowNs();
+  uint64_t start = NowNs(CLOCK_MONOTONIC);
   Sizing sizing = Size(options);
   PrefetchStats s;
   std::vector<PlanLookup> first, beside;
@@ -591,11 +585,11 @@ PrefetchStats Replay(const Plan& plan, const PrefetchOptions& options) {
     s.lookups_planned = searched + plan.lookups.size();
     s.lookups_first = searched + first.size();
     s.lookups_found += ResolveLookups(first, sizing.threads, options.cancel);
-    s.lookup_first_ns = s.lookup_ns = NowNs() - start;
+    s.lookup_first_ns = s.lookup_ns = NowNs(CLOCK_MONOTONIC) - start;
     if (!beside.empty())
       walks = std::thread([&] {
         found_beside = ResolveLookups(beside, sizing.threads, options.cancel, options.idle_io);
-        s.lookup_ns = NowNs() - start;
+        s.lookup_ns = NowNs(CLOCK_MONOTONIC) - start;
       });
   }
   Replayer replayer(plan, options, sizing);
@@ -607,7 +601,7 @@ PrefetchStats Replay(const Plan& plan, const PrefetchOptions& options) {
   s.threads = sizing.threads;
   s.chunk_bytes = sizing.chunk;
   Tally(s);
-  s.elapsed_ns = NowNs() - start;
+  s.elapsed_ns = NowNs(CLOCK_MONOTONIC) - start;
   return s;
 }
 
@@ -646,7 +640,7 @@ std::string PrefetchStatsJson(const Plan& plan, const PrefetchStats& s, const nl
 }
 
 PrefetchStats DryRun(const Plan& plan, const PrefetchOptions& options, std::string* listing) {
-  uint64_t start = NowNs();
+  uint64_t start = NowNs(CLOCK_MONOTONIC);
   Sizing sizing = Size(options);
   PrefetchStats s;
   s.lookups_planned = plan.lookups.size();
@@ -684,7 +678,7 @@ PrefetchStats DryRun(const Plan& plan, const PrefetchOptions& options, std::stri
                 std::to_string(s.extents_read) + " extents of " + std::to_string(s.files_read) + " files; skip " +
                 std::to_string(plan.files.size() - s.files_read) + " files\n";
   }
-  s.elapsed_ns = NowNs() - start;
+  s.elapsed_ns = NowNs(CLOCK_MONOTONIC) - start;
   return s;
 }
 
