@@ -816,13 +816,13 @@ void Pipeline::JudgeEval(std::vector<PgoEvalVariant>& v) const {
   for (auto& x : v) {
     x.values = o_.eval_metric == "instructions" ? x.instructions : x.seconds;
     if (!x.failed.empty()) continue;
-    x.vs_plain = PairedSpeedup(v[0].values, x.values);
+    x.vs_plain = PairedSpeedup(v[0].values, x.values, MeasureOf(MetricName()));
     x.wall_vs_plain = PairedSpeedup(v[0].seconds, x.seconds);
     x.cpu_vs_plain = PairedSpeedup(v[0].cpu_seconds, x.cpu_seconds);
   }
   if (base < v.size() && v[base].failed.empty())
     for (auto& x : v)
-      if (x.failed.empty()) x.vs_base = PairedSpeedup(v[base].values, x.values);
+      if (x.failed.empty()) x.vs_base = PairedSpeedup(v[base].values, x.values, MeasureOf(MetricName()));
 }
 
 std::string MedianText(const std::vector<double>& xs, const char* fmt, double scale) {
@@ -848,7 +848,7 @@ void Pipeline::SayEval(const std::vector<PgoEvalVariant>& v) {
     Say("                vs your build: %s %s", metric, DescribeSpeedup(x.vs_plain).c_str());
     if (instr) Say("                vs your build: wall %s", DescribeSpeedup(x.wall_vs_plain).c_str());
     Say("                vs your build: cpu %s", DescribeSpeedup(x.cpu_vs_plain).c_str());
-    if (x.name != kPgoProfilingVariant && x.vs_base.high > 0)
+    if (x.name != kPgoProfilingVariant && x.vs_base.ratio > 0)
       Say("                vs the profiling build: %s %s", metric, DescribeSpeedup(x.vs_base).c_str());
   }
 }
@@ -859,6 +859,7 @@ Json IntervalJson(const PgoInterval& iv) {
   j["low"] = iv.low;
   j["high"] = iv.high;
   j["same_every_round"] = iv.same_every_round;  // then low and high are the speedup: no interval
+  j["one_timed_round"] = iv.one_timed_round;    // then low and high are 0: no interval
   j["verdict"] = VerdictName(Judge(iv));
   return j;
 }
@@ -878,7 +879,7 @@ Json Pipeline::EvalJson(const PgoEvalVariant& x) const {
   e["vs_plain"]["metric"] = MetricName();
   if (!x.instructions.empty()) e["vs_plain_wall"] = IntervalJson(x.wall_vs_plain);
   e["vs_plain_cpu"] = IntervalJson(x.cpu_vs_plain);
-  if (x.vs_base.high > 0) e["vs_profiling_build"] = IntervalJson(x.vs_base);
+  if (x.vs_base.ratio > 0) e["vs_profiling_build"] = IntervalJson(x.vs_base);
   e["output_differs"] = static_cast<bool>(x.output_differs);
   e["failed"] = x.failed.empty() ? Json() : Json(x.failed);
   return e;
@@ -1068,7 +1069,7 @@ void Pipeline::Finish() {
     e["speedup_high"] = v.vs_plain.high;
     e["same_every_round"] = v.vs_plain.same_every_round;
     e["verdict"] = VerdictName(Judge(v.vs_plain));
-    if (v.vs_base.high > 0) e["vs_profiling_build"] = IntervalJson(v.vs_base);
+    if (v.vs_base.ratio > 0) e["vs_profiling_build"] = IntervalJson(v.vs_base);
     e["output_differs"] = static_cast<bool>(v.output_differs);
     if (!v.failed.empty()) e["failed"] = v.failed;
     ev[v.name] = e;

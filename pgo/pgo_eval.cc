@@ -52,7 +52,12 @@ std::string Thousands(uint64_t n) {
 
 }  // namespace
 
-PgoInterval PairedSpeedup(const std::vector<double>& ref, const std::vector<double>& cand, uint64_t seed) {
+PgoMeasure MeasureOf(const std::string& metric) {
+  return metric == "instructions" ? PgoMeasure::kCounted : PgoMeasure::kTimed;
+}
+
+PgoInterval PairedSpeedup(const std::vector<double>& ref, const std::vector<double>& cand, PgoMeasure measure,
+                          uint64_t seed) {
   PgoInterval iv;
   size_t n = std::min(ref.size(), cand.size());
   if (n == 0) return iv;
@@ -60,7 +65,11 @@ PgoInterval PairedSpeedup(const std::vector<double>& ref, const std::vector<doub
   double mb = Median(b);
   iv.ratio = mb > 0 ? Median(a) / mb : 0;
   auto constant = [](const std::vector<double>& xs) { return std::equal(xs.begin() + 1, xs.end(), xs.begin()); };
-  if (constant(a) && constant(b)) {
+  if (measure == PgoMeasure::kTimed && n < 2) {
+    iv.one_timed_round = true;
+    return iv;
+  }
+  if (measure == PgoMeasure::kCounted && constant(a) && constant(b)) {
     // Every resample would give the ratio itself.
     iv.low = iv.high = iv.ratio;
     iv.same_every_round = true;
@@ -102,6 +111,8 @@ std::string DescribeSpeedup(const PgoInterval& iv) {
   if (iv.same_every_round)
     return std::string(VerdictName(v)) + " " + Fixed("%.3fx", iv.ratio) +
            " (the same in every round: counted, not timed)";
+  if (iv.one_timed_round)
+    return std::string(VerdictName(v)) + " (" + Fixed("%.3fx", iv.ratio) + " in one timed round: no interval)";
   std::string ci = "95% CI " + Fixed("%.3f", iv.low) + "-" + Fixed("%.3f", iv.high);
   if (v == PgoVerdict::kNoDifference) return std::string(VerdictName(v)) + " (" + ci + ")";
   return std::string(VerdictName(v)) + " " + Fixed("%.3fx", iv.ratio) + " (" + ci + ")";
@@ -151,7 +162,7 @@ size_t ChooseFinalVariant(const std::vector<PgoEvalVariant>& v, const std::strin
     std::string note = better ? SlowerInTime(v[i]) : "";
     better = better && note.empty();
     if (better && pick != 0) {
-      PgoInterval vs_pick = PairedSpeedup(v[pick].values, v[i].values);
+      PgoInterval vs_pick = PairedSpeedup(v[pick].values, v[i].values, MeasureOf(metric));
       better = Judge(vs_pick) == PgoVerdict::kFaster;
       if (!better) note = ", not faster than " + v[pick].name + " with confidence";
     }

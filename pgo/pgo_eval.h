@@ -13,13 +13,23 @@
 namespace syspgo {
 
 // A speedup (reference / candidate: above 1 is faster) with its 95% interval.
-// When every round measured the same on both sides, as counts do
-// (cachegrind's instructions), the interval is the ratio itself: there is
-// no spread to give, and it is said as such rather than as "CI 1.091-1.091".
+// When every round counted the same on both sides, as counts of a program
+// that does the same work each run do (cachegrind's instructions), the
+// interval is the ratio itself: there is no spread to give, and it is said
+// as such rather than as "CI 1.091-1.091". One timed round has no interval
+// at all (low and high stay 0): a time never repeats exactly, so one round
+// cannot tell a difference from the machine's noise.
 struct PgoInterval {
   double ratio = 0, low = 0, high = 0;
   bool same_every_round = false;
+  bool one_timed_round = false;
 };
+
+// What a metric's rounds are: times, which vary from round to round, or
+// counts, which a program doing the same work repeats exactly.
+enum class PgoMeasure { kTimed, kCounted };
+// The measure of an evaluation metric by its name ("instructions" counts).
+PgoMeasure MeasureOf(const std::string& metric);
 
 // The bootstrap's resamples and its fixed seed.
 constexpr int kPgoResamples = 2000;
@@ -33,10 +43,11 @@ constexpr double kPgoMinEffect = 0.005;
 // cand[k] ran side by side): the ratio of their medians, and the 2.5th and
 // 97.5th percentiles of that ratio over resampled rounds. Lower is better
 // for the measurements (seconds, instructions). Both must be the same
-// non-zero length. When each side measured the same in every round, the
-// interval is the ratio and same_every_round is set.
+// non-zero length. When each side of a count measured the same in every
+// round, the interval is the ratio and same_every_round is set; a time
+// measured once has none (one_timed_round).
 PgoInterval PairedSpeedup(const std::vector<double>& ref, const std::vector<double>& cand,
-                          uint64_t seed = kPgoSeed);
+                          PgoMeasure measure = PgoMeasure::kTimed, uint64_t seed = kPgoSeed);
 
 enum class PgoVerdict { kFaster, kSlower, kNoDifference };
 PgoVerdict Judge(const PgoInterval& iv);

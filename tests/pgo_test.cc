@@ -362,19 +362,20 @@ TEST(PgoFinal, IntervalIsSeededAndAroundTheRatio) {
 // figures that vary between rounds (times, or counts that moved) keep it.
 TEST(PgoFinal, CountsTheSameInEveryRoundAreSaidWithoutAnInterval) {
   const char kCounted[] = " (the same in every round: counted, not timed)";
-  EXPECT_EQ(DescribeSpeedup(PairedSpeedup({1091, 1091}, {1000, 1000})), std::string("faster 1.091x") + kCounted);
-  EXPECT_EQ(DescribeSpeedup(PairedSpeedup({950, 950, 950}, {1000, 1000, 1000})),
+  constexpr PgoMeasure kCount = PgoMeasure::kCounted;
+  EXPECT_EQ(DescribeSpeedup(PairedSpeedup({1091, 1091}, {1000, 1000}, kCount)), std::string("faster 1.091x") + kCounted);
+  EXPECT_EQ(DescribeSpeedup(PairedSpeedup({950, 950, 950}, {1000, 1000, 1000}, kCount)),
             std::string("slower 0.950x") + kCounted);
-  EXPECT_EQ(DescribeSpeedup(PairedSpeedup({100, 100, 100}, {100, 100, 100})),
+  EXPECT_EQ(DescribeSpeedup(PairedSpeedup({100, 100, 100}, {100, 100, 100}, kCount)),
             std::string("no significant difference 1.000x") + kCounted);
   // One count that moved: an interval again.
-  std::string moved = DescribeSpeedup(PairedSpeedup({1091, 1093, 1091}, {1000, 1000, 1000}));
+  std::string moved = DescribeSpeedup(PairedSpeedup({1091, 1093, 1091}, {1000, 1000, 1000}, kCount));
   EXPECT_EQ(moved.rfind("faster 1.091x (95% CI 1.091-1.09", 0), 0u) << moved;
   // The decision's line, which the final: line prints: the counted metric
   // without an interval, the time that refused the stage with its own.
   PgoEvalVariant plain = Measured("plain", 1.0), sample = Measured("sample", 1.1);
   plain.values = {1.1e9, 1.1e9, 1.1e9}, sample.values = {1.0e9, 1.0e9, 1.0e9};
-  sample.vs_plain = PairedSpeedup(plain.values, sample.values);
+  sample.vs_plain = PairedSpeedup(plain.values, sample.values, kCount);
   sample.wall_vs_plain = PairedSpeedup(Measured("", 1.0).values, Measured("", 1.1).values);
   std::string why;
   EXPECT_EQ(ChooseFinalVariant({plain, sample}, "instructions", &why), 0u);
@@ -382,6 +383,38 @@ TEST(PgoFinal, CountsTheSameInEveryRoundAreSaidWithoutAnInterval) {
                      "slower 0.9"), std::string::npos) << why;
   EXPECT_NE(why.find("(95% CI 0.", why.find(kCounted)), std::string::npos) << "the time keeps its interval: " << why;
   EXPECT_EQ(why.find("CI 1.100-1.100"), std::string::npos) << why;
+}
+
+// One timed round cannot tell a difference from the machine's noise: a
+// stage that counts fewer instructions is not refused for one slow run (the
+// demo's and the bench's --runs 1), and the round is said as one, with no
+// interval. A count measured once is still its whole result.
+TEST(PgoFinal, OneTimedRoundHasNoIntervalAndRefusesNothing) {
+  PgoInterval once = PairedSpeedup({1.0}, {1.25});
+  EXPECT_TRUE(once.one_timed_round);
+  EXPECT_FALSE(once.same_every_round);
+  EXPECT_EQ(Judge(once), PgoVerdict::kNoDifference);
+  EXPECT_EQ(DescribeSpeedup(once), "no significant difference (0.800x in one timed round: no interval)");
+  PgoInterval counted = PairedSpeedup({1.1e9}, {1.0e9}, PgoMeasure::kCounted);
+  EXPECT_TRUE(counted.same_every_round);
+  EXPECT_EQ(Judge(counted), PgoVerdict::kFaster);
+  // Two timed rounds that happen to agree are still times: an interval.
+  EXPECT_FALSE(PairedSpeedup({1.0, 1.0}, {1.25, 1.25}).same_every_round);
+
+  PgoEvalVariant plain = Measured("plain", 1.0, 0, 1), sample = Measured("sample", 1.0, 0, 1);
+  plain.values = plain.instructions = {1.1e9}, sample.values = sample.instructions = {1.0e9};
+  plain.seconds = plain.cpu_seconds = {1.0}, sample.seconds = sample.cpu_seconds = {1.25};
+  for (PgoEvalVariant* x : {&plain, &sample}) {
+    x->vs_plain = PairedSpeedup(plain.values, x->values, PgoMeasure::kCounted);
+    x->wall_vs_plain = PairedSpeedup(plain.seconds, x->seconds);
+    x->cpu_vs_plain = PairedSpeedup(plain.cpu_seconds, x->cpu_seconds);
+  }
+  std::string why;
+  EXPECT_EQ(ChooseFinalVariant({plain, sample}, "instructions", &why), 1u) << why;
+  EXPECT_EQ(why.find("but slower than your build"), std::string::npos) << why;
+  // Faster in instructions while one round cannot judge its time: more
+  // rounds would decide.
+  EXPECT_TRUE(EvalUndecided({plain, sample}));
 }
 
 TEST(PgoFinal, AStageWithinNoiseIsNotChosen) {
@@ -669,7 +702,7 @@ TEST(PgoFinal, AStageSlowerInTimeIsRefusedWhateverItsInstructions) {
   };
   auto judged = [](std::vector<PgoEvalVariant> v) {
     for (auto& x : v) {
-      x.vs_plain = PairedSpeedup(v[0].values, x.values);
+      x.vs_plain = PairedSpeedup(v[0].values, x.values, PgoMeasure::kCounted);
       x.wall_vs_plain = PairedSpeedup(v[0].seconds, x.seconds);
       x.cpu_vs_plain = PairedSpeedup(v[0].cpu_seconds, x.cpu_seconds);
     }
