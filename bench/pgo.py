@@ -1000,7 +1000,7 @@ def sweep(prog, a, man, costs):
     each of the first SPREAD_RUNS at SPREAD_HZ), and of the first n runs merged for each n > 1 of
     --sweep-runs (syspgo merge --normalize, what --train-runs n does); each
     built with the sample stage's flags. Returns {(hz, n): [(binary, samples)]}."""
-    base = stage_of(man, "base")["binary"]
+    base = stage_of(man, PGO_STAGES["base"])["binary"]
     flags = sample_stage_flags(man)
     d = os.path.join(prog.dir, "sweep")
     os.makedirs(d, exist_ok=True)
