@@ -272,7 +272,7 @@ TEST(Scopes, ContainerStartIsRecordedWithTheHostsPathsOfItsFiles) {
             Rows{cat + "\t" + std::to_string(StatFile(cat).ino)});
   auto o = RunCmd({SyspgoBin(), "optimize", db, "--emit", "plan", "-o", plan});
   ASSERT_EQ(o.status, 0) << o.err;
-  auto shown = RunCmd({SyspgoBin(), "plan-show", plan});
+  auto shown = RunCmd({SyspgoBin(), "plan-show", plan, "--json"});  // whole paths
   EXPECT_NE(shown.out.find(cat), std::string::npos) << shown.out;
   EXPECT_NE(shown.out.find(known), std::string::npos) << shown.out;
 }
