@@ -60,7 +60,17 @@ cold (the kernel's readahead), cold with the readahead plan (`syspgo-prefetch
 --readahead RA -- CMD`, and the same preloaded by hand, without the
 replayer), the prefetch plan, and the prefetch plan with the readahead plan.
 
-usage: sudo bench/coldstart.py [--runs 10] [--images | --readahead]
+With --containers it measures a container's cold start instead (issue 44)
+and writes the section coldstart_container: python3 importing numpy in a
+podman container from the numpy root directory of --images. The
+container's start is recorded by its cgroup (`podman init`, then `collect
+--container`, then `podman start`); from the recording, a laid-out EROFS
+image of the directory and its plan; then, interleaved, `podman run
+--read-only --rootfs MOUNT` cold from an unsorted EROFS image, from the
+laid-out one with and without its plan replayed, warm, and a container
+running /bin/true, warm and cold (podman's own start).
+
+usage: sudo bench/coldstart.py [--runs 10] [--images | --readahead | --containers]
 """
 import argparse
 import ctypes
@@ -69,6 +79,7 @@ import os
 import random
 import shutil
 import signal
+import sqlite3
 import subprocess
 import time
 
@@ -783,13 +794,240 @@ def readahead(a):
     publish("coldstart_readahead", a, body, "--readahead")
 
 
+# ---- A container's cold start (--containers) -------------------------------
+
+# What podman's runtime mounts over in a read-only root (issue 44): the
+# image holds the mount points, and /bin/true for the floor's container.
+RUNTIME_DIRS = ["proc", "sys", "dev", "tmp", "var/tmp", "run"]
+RUNTIME_FILES = ["etc/hosts", "etc/resolv.conf", "etc/hostname"]
+# The variants, interleaved: (name, image, the replayer's options to replay
+# its plan with or None, how cold, the program or /bin/true). How cold:
+# "drop", the page cache dropped; "image", only the image's pages dropped
+# (podman run once, then the image unmounted and mounted again: its pages
+# and metadata go with the mount and the loop device's last close), so that
+# podman, conmon and runc start warm and what is left is the image's part;
+# "warm", after a run.
+# The plan's lookups are the paths the container's processes looked up as
+# they saw them (docs/collection.md): replayed, they look up the host's
+# files of those names, so the plan also runs without them.
+CONTAINER_VARIANTS = [
+    ("unsorted", "unsorted", None, "drop", "program"),
+    ("laid out + plan", "sorted", [], "drop", "program"),
+    ("laid out + plan, no lookups", "sorted", ["--no-lookups"], "drop", "program"),
+    ("laid out", "sorted", None, "drop", "program"),
+    ("image cold: unsorted", "unsorted", None, "image", "program"),
+    ("image cold: laid out + plan", "sorted", [], "image", "program"),
+    ("image cold: laid out", "sorted", None, "image", "program"),
+    ("warm", "sorted", None, "warm", "program"),
+    ("/bin/true, warm", "sorted", None, "warm", "true"),
+    ("/bin/true, cold", "sorted", None, "drop", "true"),
+]
+
+
+def remount(mnt, dev):
+    """Unmounts the image at mnt and mounts it again from its loop device:
+    the image's pages and metadata leave the cache, nothing else does."""
+    subprocess.run(["umount", mnt], check=True)
+    subprocess.run(["blockdev", "--flushbufs", dev], check=True)
+    subprocess.run(["mount", "-t", "erofs", "-o", "ro", dev, mnt], check=True)
+
+
+class Podman:
+    """podman as it runs here (issue 44): runc (crun refuses this kernel's
+    hybrid cgroups), no ulimits raised (not permitted here), no network;
+    every container it made is removed by remove_all, whatever failed."""
+
+    def __init__(self, work):
+        conf = os.path.join(work, "containers.conf")
+        open(conf, "w").write("[containers]\ndefault_ulimits = []\n")
+        os.environ["CONTAINERS_CONF"] = conf  # for every podman the bench runs, under the replayer too
+        self.names = []
+
+    def __call__(self, *args):
+        p = subprocess.run(["podman", *args], capture_output=True, text=True)
+        if p.returncode != 0:
+            raise SystemExit(f"bench: podman {' '.join(args)} failed: {p.stderr.strip()[-1500:]}")
+        return p.stdout
+
+    def run_args(self, name, rootfs, cmd):
+        """The arguments of `podman run` of cmd from rootfs, read-only, removed after."""
+        self.names.append(name)
+        return ["podman", "run", "--rm", "--name", name, "--runtime", "runc", "--network", "none", "--read-only",
+                "--rootfs", rootfs, *cmd]
+
+    def remove_all(self):
+        for name in self.names:
+            subprocess.run(["podman", "rm", "-f", "-t", "0", name], capture_output=True)
+
+
+def wait_attached(db, collector):
+    """Waits until the collector recording into db has attached (its run row
+    has a start), as tests/test_util.cc's WaitAttached does."""
+    for _ in range(1200):
+        if collector.poll() is not None:
+            raise SystemExit(f"bench: syspgo collect exited ({collector.returncode}) before attaching")
+        try:
+            with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1) as c:
+                if c.execute("SELECT COUNT(*) FROM run WHERE command_start_ts IS NOT NULL").fetchone()[0]:
+                    return
+        except sqlite3.Error:
+            pass
+        time.sleep(0.05)
+    raise SystemExit("bench: syspgo collect did not attach within 60 s")
+
+
+def record_container(podman, work, rootfs, cmd):
+    """Records the cold start of a container running cmd from rootfs, whole:
+    the container is created and initialized first (`podman init`: the
+    runtime's init process waits in the container's cgroup, in its mount
+    namespace, for `podman start`), recorded with `collect --container`,
+    then started after a cache drop. Returns the database."""
+    db, name = os.path.join(work, "container.db"), f"syspgo-bench-{os.getpid()}-record"
+    podman.names.append(name)
+    podman("create", "--name", name, "--runtime", "runc", "--network", "none", "--read-only", "--rootfs", rootfs,
+           *cmd)
+    podman("init", name)
+    B.drop_caches()
+    log = open(os.path.join(work, "collect.log"), "w")
+    collector = subprocess.Popen([B.SYSPGO, "collect", "--no-readahead", "--probes", "fileio,faults,pagecache",
+                                  "-o", db, "--container", name, "--duration", "600"], stdout=log, stderr=log)
+    try:
+        wait_attached(db, collector)
+        podman("start", "--attach", name)
+    finally:
+        collector.send_signal(signal.SIGINT)
+        if collector.wait() != 0:
+            raise SystemExit(f"bench: syspgo collect --container failed ({collector.returncode}); see {log.name}")
+    podman("rm", name)
+    return db
+
+
+def container_root(work):
+    """The numpy program's root directory (make_root), with what the runtime
+    needs to run a container read-only from an image of it."""
+    title, name, cmd, trees, example = next(p for p in image_programs(work) if p[1] == "numpy")
+    root = make_root(work, name, cmd, trees, example)
+    for d in RUNTIME_DIRS:
+        os.makedirs(os.path.join(root, d), exist_ok=True)
+    for f in RUNTIME_FILES:
+        open(os.path.join(root, f), "w").close()
+    add_to_root(root, "/usr/bin/true")
+    return title, root, cmd
+
+
+def containers(a):
+    work = B.work_dir("coldstart-containers", a.runs)
+    B.require("podman", "podman runc", "what runs the containers")
+    B.require("mkfs.erofs", "erofs-utils", "what builds the EROFS images")
+    disk = disk_of(work)
+    podman, mounts = Podman(work), []
+    try:
+        title, root, cmd = container_root(work)
+        db = record_container(podman, work, root, cmd)
+        images = {"unsorted": os.path.join(work, "unsorted.img"), "sorted": os.path.join(work, "sorted.img")}
+        subprocess.run(["mkfs.erofs", "--quiet", images["unsorted"], root], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([B.SYSPGO, "optimize", db, "--emit", "erofs", "--source-dir", root, "-o", images["sorted"],
+                        "--json", images["sorted"] + ".json"], check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        at, device = {}, {}
+        for img, path in images.items():
+            at[img] = os.path.join(work, img + ".mnt")
+            mounts.append((at[img], loop_mount(path, at[img], "erofs")))
+            device[img] = mounts[-1][1]
+        plan = os.path.join(work, "sorted.plan")
+        subprocess.run([B.SYSPGO, "optimize", db, "--emit", "plan", "--relocate", f"{root}={at['sorted']}", "-o",
+                        plan], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        shown = json.loads(subprocess.run([B.SYSPGO, "plan-show", plan, "--json"], check=True, capture_output=True,
+                                          text=True).stdout)
+        layout = B.read_json(images["sorted"] + ".json")
+        wall = {v[0]: [] for v in CONTAINER_VARIANTS}
+        read = {v[0]: [] for v in CONTAINER_VARIANTS}
+        for i in range(a.runs):
+            order = list(enumerate(CONTAINER_VARIANTS))
+            for k, (name, img, replay, cold, what) in (order if i % 2 == 0 else order[::-1]):
+                inner = cmd if what == "program" else ["/usr/bin/true"]
+                argv = lambda tag: podman.run_args(f"syspgo-bench-{os.getpid()}-{i}-{k}{tag}", at[img], inner)
+                if cold == "drop":
+                    B.drop_caches()
+                else:
+                    run_variant(argv("-warmup"))
+                if cold == "image":
+                    remount(at[img], device[img])
+                prefix = [] if replay is None else [B.SYSPGO_PREFETCH, plan, *PLAN_OPTIONS["erofs.sorted"], *replay,
+                                                    "--"]
+                s0 = disk_sectors_read(disk)
+                wall[name].append(run_variant(prefix + argv("")))
+                read[name].append((disk_sectors_read(disk) - s0) * 512)
+    finally:
+        podman.remove_all()
+        for mnt, dev in reversed(mounts):
+            subprocess.run(["umount", mnt])
+            subprocess.run(["losetup", "-d", dev])
+    publish("coldstart_container", a, container_body(a, title, cmd, wall, read, shown, layout, images), "--containers")
+
+
+def container_body(a, title, cmd, wall, read, shown, layout, images):
+    """The section's text, from the measurements."""
+    med = {v: B.med(wall[v]) for v in wall}
+    ms = lambda ns: f"{ns / 1e6:.0f} ms"
+    rows = [[v, B.fmt_range(wall[v]), f"{B.med(read[v]) / 1048576:.1f}", f"{med[v] / med['warm']:.2f}x"]
+            for v in wall]
+    lo, hi = ratio_interval(wall["unsorted"], wall["laid out + plan"])
+    lo_alone, hi_alone = ratio_interval(wall["unsorted"], wall["laid out"])
+    lo_nl, hi_nl = ratio_interval(wall["unsorted"], wall["laid out + plan, no lookups"])
+    ic = "image cold: "
+    lo_ic, hi_ic = ratio_interval(wall[ic + "unsorted"], wall[ic + "laid out + plan"])
+    lo_ica, hi_ica = ratio_interval(wall[ic + "unsorted"], wall[ic + "laid out"])
+    plan_bytes = sum(e["length"] for f in shown["files"] for e in f["extents"])
+    return (f"A container running `{' '.join(cmd)}` ({title}) from a root directory of Debian's files (the files a "
+            "cold run of it on this host touched, plus /usr/lib/python3.11 and numpy whole, and /bin/true), started "
+            "by podman 4 with runc: `podman run --rm --read-only --network none --rootfs MOUNT CMD`, MOUNT an EROFS "
+            "image of that directory loop-mounted read-only with direct I/O on the same disk. The recording: "
+            "`podman create` and `podman init` (the runtime's init process waits in the container's cgroup), "
+            "`syspgo collect --no-readahead --container NAME`, a cache drop, `podman start --attach NAME`: the "
+            "container's whole start, from its first exec, in its cgroup. From it, *laid out*: `syspgo optimize "
+            "DB --emit erofs --source-dir ROOT` (the pages the start touched first, in replay order); "
+            "*unsorted*: `mkfs.erofs IMG ROOT`; the plan: `syspgo optimize DB --emit plan --relocate ROOT=MOUNT` "
+            f"({len(shown['files'])} files, {plan_bytes / 1048576:.1f} MiB, {len(shown.get('lookups', []))} paths "
+            f"to look up), replayed as `syspgo-prefetch PLAN {' '.join(PLAN_OPTIONS['erofs.sorted'])} -- podman run "
+            "...`; *no lookups*: with `--no-lookups` too (the plan's lookups are the paths as the container saw "
+            "them, which the replayer looks up on the host). Image sizes: unsorted "
+            f"{os.path.getsize(images['unsorted']) / 1048576:.0f} MiB, laid out "
+            f"{os.path.getsize(images['sorted']) / 1048576:.0f} MiB ({layout['files_placed']} files placed "
+            "first).\n\n"
+            f"Wall time of `podman run` (and the replay), medians of {a.runs} interleaved rounds (min–max, every "
+            "other round in reverse order); the first four rows and the last are cold: the page cache dropped "
+            "(`echo 3 > drop_caches`) before the run, podman's own files included. *image cold*: podman run once, "
+            "then the image unmounted, its loop device's buffers flushed, and mounted again: only the image's "
+            "pages and metadata are cold, podman, conmon and runc start warm. *warm*: the same container again "
+            "after a run. */bin/true*: a container "
+            "running /bin/true from the laid-out image: podman's own start, the floor of every row. *MiB read*: "
+            "the disk's counter in /proc/diskstats over the run (podman's, the runtime's and the image's reads; "
+            "other work on this shared machine counts too).\n\n" +
+            md_table(["variant", "wall", "MiB read from disk", "÷ warm"], rows) + "\n\n"
+            f"Laid out + plan against unsorted, cold: {med['unsorted'] / med['laid out + plan']:.2f}x faster "
+            f"({ms(med['unsorted'])} → {ms(med['laid out + plan'])}; 95% bootstrap interval of the ratio of "
+            f"medians {lo:.2f}–{hi:.2f}, rounds resampled). Laid out alone: {med['unsorted'] / med['laid out']:.2f}x "
+            f"({lo_alone:.2f}–{hi_alone:.2f}). Laid out + plan, no lookups: "
+            f"{med['unsorted'] / med['laid out + plan, no lookups']:.2f}x ({lo_nl:.2f}–{hi_nl:.2f}). Image cold, "
+            f"laid out + plan against unsorted: {med[ic + 'unsorted'] / med[ic + 'laid out + plan']:.2f}x "
+            f"({ms(med[ic + 'unsorted'])} → {ms(med[ic + 'laid out + plan'])}; {lo_ic:.2f}–{hi_ic:.2f}); laid out "
+            f"alone {med[ic + 'unsorted'] / med[ic + 'laid out']:.2f}x ({lo_ica:.2f}–{hi_ica:.2f}). Above podman's "
+            f"own cold start (/bin/true, cold, "
+            f"{ms(med['/bin/true, cold'])}): unsorted {ms(med['unsorted'] - med['/bin/true, cold'])}, laid out + "
+            f"plan {ms(med['laid out + plan'] - med['/bin/true, cold'])}.\n")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=10)
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--images", action="store_true", help="measure images in first-touch order (issue 25)")
     mode.add_argument("--readahead", action="store_true", help="measure readahead plans (issue 25)")
+    mode.add_argument("--containers", action="store_true", help="measure a container's cold start (issue 44)")
     a = ap.parse_args()
+    if a.containers:
+        return containers(a)
     if a.images:
         return images(a)
     if a.readahead:

@@ -158,6 +158,8 @@ int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 		return 0;
 	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), p->comm);
 	bpf_probe_read_kernel_str(e->filename, sizeof(e->filename), BPF_CORE_READ(bprm, filename));
+	e->dev = BPF_CORE_READ(bprm, file, f_inode, i_sb, s_dev);
+	e->ino = BPF_CORE_READ(bprm, file, f_inode, i_ino);
 	/* The new image's argv is already on its stack: read it from mm. */
 	struct mm_struct *mm = BPF_CORE_READ(p, mm);
 	unsigned long start = BPF_CORE_READ(mm, arg_start), end = BPF_CORE_READ(mm, arg_end);

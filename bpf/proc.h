@@ -40,7 +40,8 @@ struct proc_exit_event {
 struct proc_exec_event {
 	struct syspgo_hdr hdr;
 	__u32 args_len;   /* bytes of args used (NUL-separated) */
-	__u32 pad;
+	__u32 dev;        /* the file exec'd: its device (kernel encoding) and inode */
+	__u64 ino;
 	char comm[SYSPGO_COMM_LEN];
 	char filename[PROC_FILENAME_LEN];
 	char args[PROC_ARGS_LEN];

@@ -102,7 +102,8 @@ void AddTargetOptions(CLI::App* app, CollectRequest* req) {
       ->type_name("PATH");
   app->add_option("--container", req->container,
                   "record a running container: its runtime (podman, docker, crictl) names its init process, whose "
-                  "cgroup is then recorded as --cgroup records one")
+                  "cgroup is then recorded as --cgroup records one; its files by their paths on the host. To record "
+                  "its start, create and initialize it first (podman init), then start it")
       ->type_name("NAME|ID");
   app->add_flag("--all", req->all, "record every process of the host (like perf record -a); needs real root");
   app->add_flag("--new-cgroup", req->new_cgroup,

@@ -1,10 +1,13 @@
 //===- container.cc - a container's cgroup, through its runtime -----------===//
 #include "collect/container.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cctype>
+#include <deque>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -82,7 +85,116 @@ Result<ContainerScope> Ask(const Runtime& rt, const std::string& name, const Use
   return c;
 }
 
+// One line of /proc/PID/mountinfo: the device, the directory of its file
+// system mounted (its "root") and where.
+struct MountLine {
+  std::string dev, root, point;
+};
+
+// mountinfo escapes space, tab, newline and backslash as \NNN (octal).
+std::string Unescape(const std::string& s) {
+  auto octal = [&](size_t i) { return i < s.size() && s[i] >= '0' && s[i] <= '7'; };
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && octal(i + 1) && octal(i + 2) && octal(i + 3)) {
+      out += static_cast<char>((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0'));
+      i += 3;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+std::vector<MountLine> Mounts(const std::string& proc) {
+  std::ifstream f(proc + "/mountinfo");
+  std::vector<MountLine> out;
+  for (std::string line; std::getline(f, line);) {
+    std::istringstream is(line);
+    std::string id, parent, dev, root, point;
+    if (is >> id >> parent >> dev >> root >> point) out.push_back({dev, Unescape(root), Unescape(point)});
+  }
+  return out;
+}
+
+// `path` below `dir` ("/" below itself), as the rest after `dir`; nullopt if not below.
+std::optional<std::string> Below(const std::string& dir, const std::string& path) {
+  if (dir == "/") return path == "/" ? "" : path;
+  if (path == dir) return "";
+  if (path.rfind(dir + "/", 0) == 0) return path.substr(dir.size());
+  return std::nullopt;
+}
+
+bool SameFile(const std::string& a, const std::string& b) {
+  struct stat x {}, y {};
+  return stat(a.c_str(), &x) == 0 && stat(b.c_str(), &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
 }  // namespace
+
+std::string HostPathOfRoot(pid_t pid) {
+  std::string proc = "/proc/" + std::to_string(pid);
+  if (SameFile(proc + "/ns/mnt", "/proc/self/ns/mnt")) return "";
+  const MountLine* top = nullptr;  // the last mount on "/" is the one in force
+  auto theirs = Mounts(proc);
+  for (const MountLine& m : theirs)
+    if (m.point == "/") top = &m;
+  if (!top) return "";
+  for (const MountLine& m : Mounts("/proc/self")) {
+    if (m.dev != top->dev) continue;
+    auto rest = Below(m.root, top->root);
+    if (!rest) continue;
+    std::string host = (m.point == "/" ? "" : m.point) + *rest;
+    if (host.empty()) host = "/";
+    if (SameFile(host, proc + "/root")) return host == "/" ? "" : host;
+  }
+  return "";
+}
+
+std::string ResolveBelow(const std::string& root, const std::string& path) {
+  std::deque<std::string> rest;
+  for (const std::string& part : Split(path, '/')) rest.push_back(part);
+  std::string done;  // resolved so far, below root
+  for (int links = 0; !rest.empty();) {
+    std::string part = rest.front();
+    rest.pop_front();
+    if (part.empty() || part == ".") continue;
+    if (part == "..") {
+      done = done.substr(0, done.rfind('/') == std::string::npos ? 0 : done.rfind('/'));
+      continue;
+    }
+    std::string target = ReadLinkOrEmpty(root + done + "/" + part);
+    if (target.empty()) {
+      done += "/" + part;
+      continue;
+    }
+    if (++links > 40) return "";
+    if (target[0] == '/') done.clear();
+    auto parts = Split(target, '/');
+    rest.insert(rest.begin(), parts.begin(), parts.end());
+  }
+  return root + (done.empty() ? "/" : done);
+}
+
+void ForeignRoots::Add(pid_t pid) {
+  struct stat ns {};
+  if (stat(("/proc/" + std::to_string(pid) + "/ns/mnt").c_str(), &ns) != 0 || !namespaces_.insert(ns.st_ino).second)
+    return;
+  std::string root = HostPathOfRoot(pid);
+  if (!root.empty()) roots_.push_back(root);
+}
+
+std::string ForeignRoots::Find(const std::string& path, uint64_t dev, uint64_t ino) const {
+  auto names = [&](const std::string& p) {
+    struct stat sb {};
+    return stat(p.c_str(), &sb) == 0 && sb.st_dev == dev && sb.st_ino == ino;
+  };
+  if (path.empty() || path[0] != '/') return "";
+  if (names(path)) return path;
+  for (const std::string& root : roots_)
+    if (names(root + path)) return root + path;
+  return "";
+}
 
 Result<ContainerScope> ResolveContainer(const std::string& name) {
   auto user = InvokingUserOrNull();

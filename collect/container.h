@@ -8,7 +8,10 @@
 #pragma once
 #include <sys/types.h>
 
+#include <cstdint>
 #include <string>
+#include <unordered_set>
+#include <vector>
 
 #include "common/result.h"
 
@@ -33,5 +36,34 @@ std::string ProcessCgroup(pid_t pid);
 // podman's libpod-ID, docker's docker-ID.scope and containerd's
 // cri-containerd-ID.scope name it); "" if none.
 std::string ContainerIdOf(const std::string& cgroup);
+
+// Where the root directory of `pid` lies as this process sees it, when the
+// two are in different mount namespaces (a container's process): its mount
+// of "/" (/proc/PID/mountinfo) found among this namespace's mounts of the
+// same device. "" when they share a namespace, the process is gone, or its
+// root is mounted nowhere here.
+std::string HostPathOfRoot(pid_t pid);
+
+// `path` as a process whose root directory lies at `root` here finds it:
+// its symbolic links followed, an absolute one from `root`; "" past 40 links.
+std::string ResolveBelow(const std::string& root, const std::string& path);
+
+// Where the roots of other mount namespaces (containers') lie here, met
+// through their processes. A process there names its files as it sees them
+// (the kernel's walk up a file's dentries ends at its namespace's root), and
+// its events are read after it may be gone: its root is noted while it runs
+// (when it becomes a target), and a name it gave is found below the roots.
+class ForeignRoots {
+ public:
+  // Notes where the root of `pid`'s mount namespace lies, once a namespace.
+  void Add(pid_t pid);
+  // `path` as a process named the file (dev, ino): itself if it names that
+  // file here, else the path below the first root noted where it does, else "".
+  std::string Find(const std::string& path, uint64_t dev, uint64_t ino) const;
+
+ private:
+  std::unordered_set<uint64_t> namespaces_;  // mount namespaces looked up
+  std::vector<std::string> roots_;           // where those other than ours lie here
+};
 
 }  // namespace syspgo

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "collect/bpf_maps.h"
+#include "collect/container.h"
 #include "bpf/fileio.h"
 #include "syspgo_bpf.skel.h"
 #include "common/util.h"
@@ -138,6 +139,7 @@ class FileioGroup : public ProbeGroup {
   // Files an attached process opened before we came: paths from /proc.
   void OnTarget(Writer& w, uint32_t pid, bool attached) override {
     if (!attached) return;
+    roots_.Add(static_cast<pid_t>(pid));
     std::string dir = "/proc/" + std::to_string(pid) + "/fd";
     DIR* d = opendir(dir.c_str());
     if (!d) return;
@@ -178,7 +180,7 @@ class FileioGroup : public ProbeGroup {
             .T(std::string(e->given, strnlen(e->given, sizeof e->given)))
             .I(e->flags).I(e->ret).I(dev).I(ino);
         if (e->ret >= 0 && seen_.insert({dev, ino}).second) {
-          std::string path = JoinPath(e);
+          std::string path = HostPath(h->pid, JoinPath(e), dev, ino);
           if (auto bytes = RegularFileSize(path, dev, ino)) w.Row(file_size_).I(dev).I(ino).I(*bytes);
           w.Row(file_).I(dev).I(ino).T(path);
         }
@@ -225,6 +227,14 @@ class FileioGroup : public ProbeGroup {
   }
 
  private:
+  // The path on this host of a file that `pid` opened (a container's
+  // process names it as it sees it), or as seen if not found here.
+  std::string HostPath(uint32_t pid, const std::string& path, uint64_t dev, uint64_t ino) {
+    roots_.Add(static_cast<pid_t>(pid));
+    std::string here = roots_.Find(path, dev, ino);
+    return here.empty() ? path : here;
+  }
+
   uint64_t instance_min_ns_ = 0;
   int io_ = -1, open_ = -1, lookup_ = -1, oncpu_ = -1, mmap_ = -1, file_ = -1, file_size_ = -1, total_ = -1;
   int hist_ = -1, ledger_ = -1;
@@ -233,6 +243,7 @@ class FileioGroup : public ProbeGroup {
   Status drain_status_;
   std::unordered_map<std::string, fileio_total_val> written_;  // key bytes -> the counts last written
   std::unordered_set<std::pair<uint64_t, uint64_t>, DevInoHash> seen_;
+  ForeignRoots roots_;
 };
 
 }  // namespace

@@ -87,6 +87,7 @@ class ProcGroup : public ProbeGroup {
   }
 
   void OnTarget(Writer& w, uint32_t pid, bool attached) override {
+    roots_.Add(static_cast<pid_t>(pid));
     std::string base = "/proc/" + std::to_string(pid);
     Proc& p = procs_[pid];
     p.comm = Trim(ReadFileOrEmpty(base + "/comm"));
@@ -233,7 +234,7 @@ class ProcGroup : public ProbeGroup {
     t.comm = p.comm;
     WriteThread(w, h->pid);
     w.Row(exec_).I(ts).I(h->pid).I(h->tid).T(p.exe).T(p.argv);
-    RecordExecFiles(w, h->pid, p.exe);
+    RecordExecFiles(w, h->pid, p.exe, KernelDevToUser(e.dev), e.ino);
   }
 
   void OnLeftOut(const proc_left_out_event& e) {
@@ -270,28 +271,40 @@ class ProcGroup : public ProbeGroup {
     else r.Null().Null();
     r.T(p.cgroup).T(p.container);
   }
-  // The files an exec maps without an open call, once per name a run
-  // (exec_file, file_size): the file exec'd, found through /proc/PID/exe
-  // while the process is still traced (the program it runs, in its own
-  // mount namespace), else by its name; and the ELF interpreter it names.
-  void RecordExecFiles(Writer& w, uint32_t pid, const std::string& exe) {
-    if (exe.empty() || exe[0] != '/' || !exec_files_.insert(exe).second) return;
-    std::string via = "/proc/" + std::to_string(pid) + "/exe", real = ReadLinkOrEmpty(via);
+  // The files an exec maps without an open call, once per file a run
+  // (exec_file, file_size): the file exec'd, (dev, ino) from the event, by
+  // its name here (below its container's root: ForeignRoots), else through
+  // /proc/PID/exe while the process is still traced (the program it runs,
+  // in its own mount namespace), else by its name; and the ELF interpreter
+  // it names, below the same root.
+  void RecordExecFiles(Writer& w, uint32_t pid, const std::string& exe, uint64_t dev, uint64_t ino) {
+    std::string key = exe + '\0' + std::to_string(dev) + ':' + std::to_string(ino);
+    if (exe.empty() || exe[0] != '/' || !exec_files_.insert(key).second) return;
+    roots_.Add(static_cast<pid_t>(pid));
+    std::string here = roots_.Find(exe, dev, ino), root, via, real;
+    if (here.size() > exe.size()) root = here.substr(0, here.size() - exe.size());
     struct stat sb {};
-    if (real.empty() || stat(via.c_str(), &sb) != 0 || !StillTraced(pid)) {
-      via = exe;
-      real = RealPathOrEmpty(exe);
-      if (real.empty() || stat(exe.c_str(), &sb) != 0) return;
+    if (!here.empty() && stat(here.c_str(), &sb) == 0) {
+      via = here;
+      real = root.empty() ? RealPathOrEmpty(here) : ResolveBelow(root, exe);
+    } else {
+      via = "/proc/" + std::to_string(pid) + "/exe";
+      real = ReadLinkOrEmpty(via);
+      if (real.empty() || stat(via.c_str(), &sb) != 0 || !StillTraced(pid)) {
+        via = exe;
+        real = RealPathOrEmpty(exe);
+        if (real.empty() || stat(exe.c_str(), &sb) != 0) return;
+      }
     }
     if (!S_ISREG(sb.st_mode)) return;
     auto interp = ReadElfInterpreter(via);
     std::string interpreter = interp ? *interp : "";
     WriteExecFile(w, exe, sb, real, interpreter);
-    if (interpreter.empty() || interpreter[0] != '/' || !exec_files_.insert(interpreter).second) return;
+    if (interpreter.empty() || interpreter[0] != '/') return;
+    std::string interp_real = root.empty() ? RealPathOrEmpty(interpreter) : ResolveBelow(root, interpreter);
     struct stat ib {};
-    std::string interp_real = RealPathOrEmpty(interpreter);
-    if (!interp_real.empty() && stat(interpreter.c_str(), &ib) == 0 && S_ISREG(ib.st_mode))
-      WriteExecFile(w, interpreter, ib, interp_real, "");
+    if (interp_real.empty() || !exec_files_.insert(interp_real).second) return;
+    if (stat(interp_real.c_str(), &ib) == 0 && S_ISREG(ib.st_mode)) WriteExecFile(w, interpreter, ib, interp_real, "");
   }
   void WriteExecFile(Writer& w, const std::string& name, const struct stat& sb, const std::string& real,
                      const std::string& interpreter) {
@@ -308,7 +321,8 @@ class ProcGroup : public ProbeGroup {
 
   int process_ = -1, thread_ = -1, exec_ = -1, exec_file_ = -1, file_size_ = -1;
   bool verbose_ = false;
-  std::unordered_set<std::string> exec_files_;  // names RecordExecFiles has seen
+  std::unordered_set<std::string> exec_files_;  // files RecordExecFiles has seen: name and (dev, ino), or path
+  ForeignRoots roots_;
   std::unordered_map<uint32_t, Proc> procs_;
   std::unordered_map<uint32_t, Thread> threads_;
 };

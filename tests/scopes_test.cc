@@ -165,12 +165,16 @@ std::string MakeRootfs(TempDir& dir) {
 // A podman container on this machine kind: runc (crun refuses hybrid
 // cgroups), no ulimits raised (not permitted here), no network, a local
 // root filesystem. Root's, or with `as` (AsUser's prefix) the test user's
-// (rootless: `dir` and `rootfs` must be theirs). Removed at the end.
+// (rootless: `dir` and `rootfs` must be theirs). Running, or initialized
+// (`podman init`: the runtime's init process waits in the container's
+// cgroup for `podman start`). Removed at the end.
+enum class Start { kRunning, kInitialized };
 struct Container {
   std::string name = "syspgo-test-" + std::to_string(getpid());
   std::string id;
   std::vector<std::string> podman;  // how podman is run, as whom, with which containers.conf
-  Container(TempDir& dir, const std::string& rootfs, const std::string& script, std::vector<std::string> as = {})
+  Container(TempDir& dir, const std::string& rootfs, const std::string& script, std::vector<std::string> as = {},
+            Start start = Start::kRunning)
       : podman(std::move(as)) {
     std::string conf = dir.File("containers.conf");
     std::ofstream(conf) << "[containers]\ndefault_ulimits = []\n";
@@ -179,10 +183,16 @@ struct Container {
     Podman({"rm", "-f", "-t", "0", name});  // a leftover of a killed run with this pid
     // --rm and --timeout: a test killed before its teardown leaves no
     // container spinning for long.
-    auto r = Podman({"run", "-d", "--rm", "--timeout", "600", "--name", name, "--runtime", "runc", "--network", "none",
-                     "--rootfs", rootfs, "/bin/sh", "-c", script});
-    EXPECT_EQ(r.status, 0) << "podman run (install podman and runc: scripts/test-setup.sh): " << r.err;
+    std::vector<std::string> how = {"run", "-d", "--rm"};
+    if (start == Start::kInitialized) how = {"create"};
+    how.insert(how.end(), {"--timeout", "600", "--name", name, "--runtime", "runc", "--network", "none", "--rootfs",
+                           rootfs, "/bin/sh", "-c", script});
+    auto r = Podman(how);
+    EXPECT_EQ(r.status, 0) << "podman " << how[0] << " (install podman and runc: scripts/test-setup.sh): " << r.err;
     id = Trim(r.out);
+    if (start == Start::kInitialized) {
+      EXPECT_EQ(Podman({"init", name}).status, 0);
+    }
   }
   CmdResult Podman(const std::vector<std::string>& args) const {
     std::vector<std::string> argv = podman;
@@ -232,6 +242,39 @@ TEST(Scopes, ContainerRecordsTheContainersProcessesButNotOthers) {
   auto files = RunCmd({SyspgoBin(), "analyze", db, "files", "--container", ctr.id.substr(0, 12)});
   EXPECT_EQ(files.status, 0) << files.err;
   EXPECT_NE(files.out.find("/data/known"), std::string::npos) << files.out;
+}
+
+// A container recorded from its first exec: initialized, recorded, then
+// started. Its processes name their files as the container sees them
+// (/data/known); the recording names them as the host does (ROOTFS/data/known),
+// for its files opened and exec'd alike, so that a plan of its start reads
+// the root filesystem's files and not the host's files of the same names.
+TEST(Scopes, ContainerStartIsRecordedWithTheHostsPathsOfItsFiles) {
+  TempDir dir;
+  std::string rootfs = MakeRootfs(dir), db = dir.File("run.db"), plan = dir.File("start.plan");
+  std::string known = rootfs + "/data/known", cat = rootfs + "/bin/cat";
+  Container ctr(dir, rootfs, "cat /data/known >/dev/null", {}, Start::kInitialized);
+  ASSERT_EQ(ctr.id.size(), 64u) << ctr.id;
+  pid_t collector = Spawn({SyspgoBin(), "collect", "-o", db, "--probes", "proc,fileio,faults", "--container",
+                           ctr.name, "--duration", "120"});
+  bool attached = WaitAttached(db);
+  auto started = ctr.Podman({"start", "--attach", ctr.name});
+  kill(collector, SIGINT);
+  EXPECT_EQ(WaitExit(collector), 0);
+  ASSERT_TRUE(attached);
+  ASSERT_EQ(started.status, 0) << started.err;
+  Db d = OpenDb(db);
+  EXPECT_EQ(QueryInt(d, "SELECT COUNT(*) FROM exec WHERE filename = '/bin/sh' AND pid IN (SELECT pid FROM process "
+                        "WHERE container = '" + ctr.id + "')"), 1);
+  using Rows = std::vector<std::string>;
+  EXPECT_EQ(QueryRows(d, "SELECT path FROM file WHERE ino = " + std::to_string(StatFile(known).ino)), Rows{known});
+  EXPECT_EQ(QueryRows(d, "SELECT path, ino FROM exec_file WHERE filename = '/bin/cat'"),
+            Rows{cat + "\t" + std::to_string(StatFile(cat).ino)});
+  auto o = RunCmd({SyspgoBin(), "optimize", db, "--emit", "plan", "-o", plan});
+  ASSERT_EQ(o.status, 0) << o.err;
+  auto shown = RunCmd({SyspgoBin(), "plan-show", plan, "--json"});  // whole paths
+  EXPECT_NE(shown.out.find(cat), std::string::npos) << shown.out;
+  EXPECT_NE(shown.out.find(known), std::string::npos) << shown.out;
 }
 
 TEST(Scopes, ContainerThatNoRuntimeKnowsIsAnError) {
