@@ -8,10 +8,13 @@
 #include <bpf/libbpf.h>
 #include <dirent.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "collect/groups.h"
 #include "collect/probe_group.h"
@@ -122,6 +125,103 @@ TEST(ProbeLoad, TogetherEveryGroupLoadsAndAGroupNotAskedForLoadsNothing) {
   }
   closedir(d);
   EXPECT_GE(loaded, 6);  // proc's four, fileio's two
+}
+
+// The xlated instructions of this process's loaded program named `name`.
+std::vector<bpf_insn> Xlated(const std::string& name) {
+  std::vector<bpf_insn> insns;
+  DIR* d = opendir("/proc/self/fd");
+  while (d && insns.empty()) {
+    dirent* e = readdir(d);
+    if (!e) break;
+    char link[64] = {};
+    std::string path = std::string("/proc/self/fd/") + e->d_name;
+    if (readlink(path.c_str(), link, sizeof link - 1) <= 0 || strcmp(link, "anon_inode:bpf-prog") != 0) continue;
+    int fd = atoi(e->d_name);
+    bpf_prog_info info{};
+    uint32_t len = sizeof info;
+    if (bpf_obj_get_info_by_fd(fd, &info, &len) != 0 || name != info.name) continue;
+    insns.resize(info.xlated_prog_len / sizeof(bpf_insn));
+    info = {};
+    info.xlated_prog_len = insns.size() * sizeof(bpf_insn);
+    info.xlated_prog_insns = reinterpret_cast<uintptr_t>(insns.data());
+    len = sizeof info;
+    if (bpf_obj_get_info_by_fd(fd, &info, &len) != 0) insns.clear();
+  }
+  if (d) closedir(d);
+  return insns;
+}
+
+// fileio's programs run on every syscall of every task: they ask whether
+// the task is recorded before anything else, so that one that is not pays a
+// few loads. The first map they name is `targets`, after one call at most
+// (bpf_get_current_task_btf), and its lookup is inlined: no call before
+// the branch on its bounds.
+TEST(ProbeLoad, TheProgramsOnEverySyscallAskForTheRecordedTaskFirstWithoutACall) {
+  CollectOptions opts;
+  opts.ringbuf_bytes = 1 << 20;
+  GroupContext ctx;
+  ctx.opts = &opts;
+  auto proc = MakeProcGroup();
+  auto fileio = MakeFileioGroup();
+  std::vector<ProbeGroup*> raw{proc.get(), fileio.get()};
+  std::vector<Status> st = LoadProbeGroups(raw, ctx);
+  for (size_t i = 0; i < raw.size(); ++i) ASSERT_TRUE(st[i].ok()) << raw[i]->name() << ": " << st[i].error().message;
+  bpf_map_info map{};
+  uint32_t len = sizeof map;
+  ASSERT_EQ(bpf_obj_get_info_by_fd(ctx.targets_fd, &map, &len), 0);
+  EXPECT_EQ(map.max_entries, TracedSet::Words());
+  for (const char* name : {"fileio_enter", "fileio_exit"}) {
+    std::vector<bpf_insn> insns = Xlated(name);
+    ASSERT_FALSE(insns.empty()) << name;
+    auto is_call = [](const bpf_insn& x) { return x.code == (BPF_JMP | BPF_CALL); };
+    size_t i = 0, calls = 0;
+    for (; i < insns.size() && !(insns[i].code == (BPF_LD | BPF_IMM | BPF_DW) && insns[i].src_reg); ++i)
+      calls += is_call(insns[i]);
+    ASSERT_LT(i, insns.size()) << name << " names no map";
+    EXPECT_EQ(insns[i].imm, static_cast<int32_t>(map.id)) << name << ": the first map it names is not `targets`";
+    EXPECT_LE(calls, 1u) << name << ": calls before it asks `targets`";
+    for (++i; i < insns.size(); ++i) {
+      uint8_t cls = BPF_CLASS(insns[i].code), op = BPF_OP(insns[i].code);
+      ASSERT_FALSE(is_call(insns[i])) << name << ": a call in the lookup in `targets` (not inlined)";
+      if ((cls == BPF_JMP || cls == BPF_JMP32) && op != BPF_JA && op != BPF_CALL && op != BPF_EXIT) break;
+    }
+  }
+}
+
+// The collector and the kernel share the bits: a fork of a process the
+// collector added is added by the kernel, and leaves when it exits.
+TEST(ProbeLoad, TheCollectorAndTheKernelShareTheTargetsBits) {
+  CollectOptions opts;
+  opts.ringbuf_bytes = 1 << 20;
+  GroupContext ctx;
+  ctx.opts = &opts;
+  auto proc = MakeProcGroup();
+  std::vector<ProbeGroup*> raw{proc.get()};
+  ASSERT_TRUE(LoadProbeGroups(raw, ctx)[0].ok());
+  ASSERT_TRUE(ctx.targets);
+  TracedSet& t = *ctx.targets;
+  EXPECT_FALSE(t.Has(getpid()));
+  t.Add(getpid());
+  EXPECT_TRUE(t.Has(getpid()));
+  int go[2];
+  ASSERT_EQ(pipe(go), 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    char c;
+    if (read(go[0], &c, 1) != 1) _exit(1);
+    _exit(0);
+  }
+  EXPECT_TRUE(t.Has(child)) << "the kernel did not add the fork of a target";
+  t.Remove(getpid());
+  EXPECT_FALSE(t.Has(getpid()));
+  EXPECT_TRUE(t.Has(child)) << "removing the parent's bit took the child's";
+  ASSERT_EQ(write(go[1], "x", 1), 1);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_FALSE(t.Has(child)) << "the kernel did not remove a target that exited";
+  for (int fd : go) close(fd);
 }
 
 }  // namespace
