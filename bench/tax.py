@@ -18,7 +18,7 @@ Variants are interleaved, --runs rounds, medians with min-max. Then one
 more pass with kernel.bpf_stats_enabled=1 (restored after) counts, from
 each tracer's own programs on the syscall hooks (/proc/PID/fdinfo), how
 many program runs each syscall of an untraced flood made and how many ns a
-run took: the deterministic side of the tax, free of the wall time's noise.
+run took (medians of 3): the deterministic side of the tax, free of the wall time's noise.
 Writes its section of bench/RESULTS.md.
 
 usage: sudo bench/tax.py [--runs 9] [--count 1000000] [--baseline REV]
@@ -160,19 +160,20 @@ def measure(a, work, timeit, loads, tracers, syspgos):
     return times, recorded
 
 
-def stats_pass(loads, tracers):
+def stats_pass(loads, tracers, rounds=3):
     """Per untraced load and tracer: (program runs per syscall of the load,
-    ns per program run)."""
-    out = {}
+    ns per program run), medians of `rounds` interleaved runs."""
+    runs = {}
     with BpfStats():
-        for v, prefix in tracers.items():
-            for load, (_, cmd, syscalls) in loads.items():
-                with Beside(prefix) as t:
-                    c0, n0 = prog_stats(t.p.pid)
-                    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                    c1, n1 = prog_stats(t.p.pid)
-                out[(load, v)] = ((c1 - c0) / syscalls, (n1 - n0) / max(c1 - c0, 1))
-    return out
+        for _ in range(rounds):
+            for v, prefix in tracers.items():
+                for load, (_, cmd, syscalls) in loads.items():
+                    with Beside(prefix) as t:
+                        c0, n0 = prog_stats(t.p.pid)
+                        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                        c1, n1 = prog_stats(t.p.pid)
+                    runs.setdefault((load, v), []).append(((c1 - c0) / syscalls, (n1 - n0) / max(c1 - c0, 1)))
+    return {k: (B.med([r for r, _ in xs]), B.med([ns for _, ns in xs])) for k, xs in runs.items()}
 
 
 def verdict(met):
@@ -196,12 +197,17 @@ def targets(times, stats, kind):
     floor_rw, floor_gp = p("rw", "floor"), p("getppid", "floor")
     beside_rw, beside_gp, rec_rw = p("rw", "beside this tree"), p("getppid", "beside this tree"), \
         p("rw", "recorded by this tree")
-    gap = stats[("getppid", "beside this tree")][1] - stats[("getppid", "floor")][1]
+    def gap(load, v):
+        return stats[(load, v)][1] - stats[(load, "floor")][1]
     return (f"- untraced read/write flood within the floor + 3 points: {beside_rw:+.1f}% against the floor's "
-            f"{floor_rw:+.1f}%: {verdict(beside_rw <= floor_rw + 3)}.\n"
+            f"{floor_rw:+.1f}%: {verdict(beside_rw <= floor_rw + 3)}; the floor with the membership test costs it "
+            f"{p('rw', 'floor + membership test'):+.1f}%. Per program run, syspgo's programs take "
+            f"{gap('rw', 'beside this tree'):+.1f} ns above the floor's, the membership test alone "
+            f"{gap('rw', 'floor + membership test'):+.1f} ns (bpf_stats above).\n"
             f"- untraced non-file flood within 2% of alone: {beside_gp:+.1f}%: {verdict(beside_gp <= 2)}. The "
-            f"floor itself (any program on a syscall hook) costs it {floor_gp:+.1f}%, so this target is stopped "
-            f"by the floor; syspgo's programs cost it {gap:+.1f} ns a run above the floor's (bpf_stats above).\n"
+            f"floor itself (any program on a syscall hook) costs it {floor_gp:+.1f}%"
+            f"{', so this target is stopped by the floor' if floor_gp > 2 else ''}; syspgo's programs cost it {gap('getppid', 'beside this tree'):+.1f} ns a run above the "
+            f"floor's (the membership test alone {gap('getppid', 'floor + membership test'):+.1f} ns).\n"
             f"- recorded read/write flood within 2× the floor: {rec_rw:+.1f}% against 2 × {floor_rw:+.1f}%: "
             f"{verdict(rec_rw <= 2 * floor_rw)}.\n")
 
@@ -228,7 +234,7 @@ def main():
                              text=True, check=True).stdout.strip()
         syspgos[f"syspgo at {rev}"] = B.build_baseline(rev, work)
     sleep_db = os.path.join(work, "beside.db")
-    tracers = {"floor": B.build_floor(work)}
+    tracers = {"floor": B.build_floor(work), "floor + membership test": B.build_floor(work, ask=True)}
     for s, binary in syspgos.items():
         tracers[f"beside {s}"] = [binary, "collect", "-o", sleep_db, "--"]
     times, recorded = measure(a, work, timeit, loads, tracers, syspgos)
@@ -249,8 +255,11 @@ def main():
         f"Untraced loads: the command's wall time (bench/timeit.c) and its CPU time (user + sys, wait4), medians "
         f"of {a.runs} interleaved rounds (min–max), and the change against the load alone. The floor: empty "
         "tp_btf programs on sys_enter and sys_exit (bench/floor_syscalls.bpf.c), the hooks syspgo's fileio group "
-        "uses, which every syscall of every task runs. Beside: `syspgo collect -- sleep` (all groups, lean) "
-        "recording something else while the load runs.\n\n"
+        "uses, which every syscall of every task runs; the floor + membership test: the same programs asking "
+        "first, as syspgo's do, whether the running task is recorded (bench/floor_syscalls.bpf.c -DFLOOR_ASK: "
+        "bpf_get_current_task_btf, then its bit in an ARRAY map), what a process outside a recording cannot "
+        "avoid paying syspgo. Beside: `syspgo collect -- sleep` (all groups, lean) recording something else "
+        "while the load runs.\n\n"
         "Wall time:\n\n" + table(loads, names, times, "wall") + "\n\n"
         "CPU time:\n\n" + table(loads, names, times, "cpu") + "\n\n"
         "The read/write flood recorded (`syspgo collect -- dd ...`), wall and CPU time against the load alone, "
@@ -260,7 +269,7 @@ def main():
         "dropped |\n|---|---|---|---|---|---|---|\n" + "\n".join(rec) + "\n\n"
         "BPF program runs per syscall of each untraced load and ns per program run, from each tracer's own "
         "programs on sys_enter and sys_exit (run_cnt and run_time_ns in /proc/PID/fdinfo; "
-        "kernel.bpf_stats_enabled=1, one run each; other processes' syscalls meanwhile count too). A run's ns "
+        "kernel.bpf_stats_enabled=1; medians of 3 runs; other processes' syscalls meanwhile count too). A run's ns "
         "include the kernel's own timing of it, the same for every tracer: the gap above the floor's row is "
         "what the tracer's programs add.\n\n"
         "| untraced load | beside | program runs per syscall | ns per program run |\n|---|---|---|---|\n" +
