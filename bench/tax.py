@@ -206,8 +206,9 @@ def targets(times, stats, kind):
             f"{gap('rw', 'floor + membership test'):+.1f} ns (bpf_stats above).\n"
             f"- untraced non-file flood within 2% of alone: {beside_gp:+.1f}%: {verdict(beside_gp <= 2)}. The "
             f"floor itself (any program on a syscall hook) costs it {floor_gp:+.1f}%"
-            f"{', so this target is stopped by the floor' if floor_gp > 2 else ''}; syspgo's programs cost it {gap('getppid', 'beside this tree'):+.1f} ns a run above the "
-            f"floor's (the membership test alone {gap('getppid', 'floor + membership test'):+.1f} ns).\n"
+            f"{', so this target is stopped by the floor' if floor_gp > 2 else ''}; syspgo's programs cost it "
+            f"{gap('getppid', 'beside this tree'):+.1f} ns a run above the floor's (the membership test alone "
+            f"{gap('getppid', 'floor + membership test'):+.1f} ns).\n"
             f"- recorded read/write flood within 2× the floor: {rec_rw:+.1f}% against 2 × {floor_rw:+.1f}%: "
             f"{verdict(rec_rw <= 2 * floor_rw)}.\n")
 
