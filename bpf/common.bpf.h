@@ -42,7 +42,7 @@ const volatile __u32 lean __weak = 0;
  * inlines (a bounds check and an add), so that a syscall of a process
  * outside the recording costs the programs on every syscall a few loads,
  * where a HASH lookup is a helper call that hashes the key. Its size is set
- * by the loader from pid_max (collect/targets.cc); a pid above it is never
+ * by the loader from pid_max (collect/traced_set.cc); a pid above it is never
  * a target. Bits are only ever set and cleared with atomic or and and: by
  * the BPF programs here, and by the collector on its mapping of the map
  * (BPF_F_MMAPABLE), never by writing a whole word with

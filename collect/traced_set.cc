@@ -32,7 +32,7 @@ Result<std::shared_ptr<TracedSet>> TracedSet::Map(int fd) {
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED)
     return MakeError(std::string("cannot map the BPF map 'targets' (") + std::to_string(bytes) +
-                         " bytes): " + strerror(errno) + "; the kernel must allow BPF_F_MMAPABLE arrays (5.5+)",
+                         " bytes) to follow the processes recorded: " + strerror(errno),
                      errno);
   return std::shared_ptr<TracedSet>(new TracedSet(static_cast<uint64_t*>(p), info.max_entries, bytes));
 }

@@ -24,7 +24,9 @@ namespace syspgo {
 class TracedSet {
  public:
   // The map's entries (64-bit words) for this host's pid_max, set between
-  // open and load: a pid at or above pid_max cannot exist.
+  // open and load. A pid at or above it cannot exist unless root raises
+  // pid_max during the run; such a process is not followed (Add and the
+  // kernel's fork both find no word for it).
   static uint32_t Words();
   // The map `fd` (loaded, Words() entries), mapped; the fd stays the caller's.
   static Result<std::shared_ptr<TracedSet>> Map(int fd);
