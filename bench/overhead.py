@@ -56,18 +56,6 @@ profile:hz:999 /comm == "%(comm)s"/ { @cpu[kstack, ustack] = count(); }
 
 
 
-def build_floor(work):
-    """bench/floor_syscalls: its BPF object and the loader that runs a
-    command with it attached; returns the prefix that does so."""
-    obj = os.path.join(work, "floor_syscalls.bpf.o")
-    subprocess.run(["clang-19", "-O2", "-g", "-target", "bpf", "-I", os.path.join(B.BUILD, "bpfgen"), "-c",
-                    os.path.join(B.ROOT, "bench", "floor_syscalls.bpf.c"), "-o", obj], check=True)
-    loader = os.path.join(work, "floor_syscalls")
-    subprocess.run(["cc", "-O2", "-o", loader, os.path.join(B.ROOT, "bench", "floor_syscalls.c"), "-lbpf"],
-                   check=True)
-    return [loader, obj, "--"]
-
-
 def under_bpftrace(script, timeit, cmd, work):
     """Runs cmd under bench/timeit with the bpftrace script attached (-c
     starts it once the probes are); returns its (wall, user, sys) ns."""
@@ -188,7 +176,7 @@ def main():
         return sampling(a, work, timeit, bins["cpu_bound"])
     if a.group:
         return one_group(a, work, timeit, bins)
-    floor = build_floor(work)
+    floor = B.build_floor(work)
     big = os.path.join(work, "big.bin")
     subprocess.run(["dd", "if=/dev/urandom", f"of={big}", "bs=1M", "count=512", "status=none"], check=True)
     workloads = [

@@ -37,12 +37,23 @@ const volatile __u64 wakeup_bytes __weak = 1 << 20;
  * the groups with two tiers (fileio, pagecache) count in the kernel. */
 const volatile __u32 lean __weak = 0;
 
-/* Thread group ids of the traced tree (value unused). */
+/* The processes of the recording: one bit per thread group id, bit
+ * tgid % 64 of word tgid / 64. An ARRAY map, whose lookup the verifier
+ * inlines (a bounds check and an add), so that a syscall of a process
+ * outside the recording costs the programs on every syscall a few loads,
+ * where a HASH lookup is a helper call that hashes the key. Its size is set
+ * by the loader from pid_max (collect/traced_set.cc); a pid above it is never
+ * a target. Bits are only ever set and cleared with atomic or and and: by
+ * the BPF programs here, and by the collector on its mapping of the map
+ * (BPF_F_MMAPABLE), never by writing a whole word with
+ * bpf_map_update_elem, which would undo a bit the kernel set in that word
+ * between the read and the write (a fork of another target). */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1); /* set by the loader */
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, __u64);
 } targets SEC(".maps") __weak;
 
 /* Events lost because a ring buffer was full, per CPU, by group. */
@@ -59,9 +70,30 @@ struct {
 	__uint(max_entries, 16 << 20);
 } GROUP_EVENTS SEC(".maps");
 
+static __always_inline __u64 *target_word(__u32 tgid)
+{
+	__u32 w = tgid / 64;
+	return bpf_map_lookup_elem(&targets, &w);
+}
+
 static __always_inline int is_target(__u32 tgid)
 {
-	return bpf_map_lookup_elem(&targets, &tgid) != 0;
+	__u64 *w = target_word(tgid);
+	return w && (*w >> (tgid % 64)) & 1;
+}
+
+static __always_inline void add_target(__u32 tgid)
+{
+	__u64 *w = target_word(tgid);
+	if (w)
+		__sync_fetch_and_or(w, 1ULL << (tgid % 64));
+}
+
+/* Whether tgid was a target: one of two CPUs removing it is told so. */
+static __always_inline int remove_target(__u32 tgid)
+{
+	__u64 *w = target_word(tgid), bit = 1ULL << (tgid % 64);
+	return w && (__sync_fetch_and_and(w, ~bit) & bit);
 }
 
 static __always_inline void count_drop(void)

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /* ===- fileio.bpf.c - file-I/O syscalls of the traced tree ------------=== */
 /* No kprobes or fentry on this kernel, so the raw syscall tracepoints carry
- * everything: sys_enter notes the time (this runs on every syscall of the
- * traced tree, so it does the least it can); sys_exit reads the arguments
+ * everything: both run on every syscall of every task, and a task outside
+ * the recording leaves at their first test. sys_enter notes the time (it
+ * does the least it can); sys_exit reads the arguments
  * from pt_regs, resolves the fd to its struct file (device, inode, position)
  * and emits one event. close is the exception: its file is resolved at entry,
  * before the fd goes away. Opens walk the dentry
@@ -66,7 +67,6 @@ struct fileio_inflight {
 	 * (7 calls in 8 of a sequential stream of 512-byte writes). */
 	__u64 touched_dev, touched_ino, touched_lo, touched_hi;
 	__u32 touched_version, touched_write;
-	__u64 exec_id;    /* the task's self_exec_id when it was last found in `targets` */
 	__u64 runtime;    /* the task's CPU time at entry (cpu_time) */
 };
 
@@ -204,47 +204,24 @@ static __always_inline __u64 cpu_time(struct task_struct *task)
 	return task->se.sum_exec_runtime;
 }
 
+/* These two programs run on every syscall of every task on the machine:
+ * membership of the recording is tested first, before any helper call, so
+ * that a task outside it pays a few loads (the inlined lookup in
+ * `targets`, bpf/common.bpf.h) and nothing more. */
 SEC("tp_btf/sys_enter")
 int BPF_PROG(fileio_enter, struct pt_regs *regs, long id)
 {
-	int k = classify(id);
-	/* A thread with storage is one of the tree's (it is only created for
-	 * them, and goes with the thread): the hash lookup is for the others. */
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct fileio_inflight *in = bpf_task_storage_get(&fileio_inflight, task, 0, 0);
-	/* Any other syscall is timed for long on-CPU calls (fileio_exit), only
-	 * in a thread that already has storage: no hash lookup for the rest of
-	 * the machine's syscalls, and a thread of the tree has made a file
-	 * syscall before it does much else. */
-	if (k == K_NONE) {
-		if (!in || in->exec_id != task->self_exec_id)
-			return 0;
-		in->ts = bpf_ktime_get_ns();
-		in->nr = id;
-		in->runtime = cpu_time(task);
+	if (!is_target(task->tgid))
 		return 0;
-	}
-	/* Except after an exec, which may have taken the process out of the
-	 * tree (a setuid program under sudo, bpf/proc.bpf.c): asked again then. */
-	if (in && in->exec_id != task->self_exec_id) {
-		if (!is_target(bpf_get_current_pid_tgid() >> 32)) {
-			bpf_task_storage_delete(&fileio_inflight, task);
-			return 0;
-		}
-		in->exec_id = task->self_exec_id;
-	}
-	if (!in) {
-		if (!is_target(bpf_get_current_pid_tgid() >> 32))
-			return 0;
-		in = bpf_task_storage_get(&fileio_inflight, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (!in)
-			return 0;
-		in->exec_id = task->self_exec_id;
-	}
+	/* Any syscall is timed, for long on-CPU calls (fileio_exit). */
+	struct fileio_inflight *in = bpf_task_storage_get(&fileio_inflight, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!in)
+		return 0;
 	in->ts = bpf_ktime_get_ns();
 	in->nr = id;
 	in->runtime = cpu_time(task);
-	if (k == K_CLOSE) {
+	if (classify(id) == K_CLOSE) {
 		in->file.dev = in->file.ino = in->file.kind = 0;
 		file_info(fd_to_file(task, regs->di), &in->file);
 	}
@@ -662,13 +639,15 @@ SEC("tp_btf/sys_exit")
 int BPF_PROG(fileio_exit, struct pt_regs *regs, long ret)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 pid = task->tgid;
+	if (!is_target(pid))
+		return 0; /* also a call whose exec took its process out (bpf/proc.bpf.c) */
 	struct fileio_inflight *in = bpf_task_storage_get(&fileio_inflight, task, 0, 0);
 	if (!in || !in->ts)
 		return 0;
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct exit_call c = { .task = task, .in = in, .regs = regs, .ts = in->ts, .now = bpf_ktime_get_ns(),
 			       .a0 = regs->di, .a1 = regs->si, .a2 = regs->dx, .a3 = regs->r10, .ret = ret,
-			       .nr = in->nr, .pid = pid_tgid >> 32, .tid = (__u32)pid_tgid };
+			       .nr = in->nr, .pid = pid, .tid = task->pid };
 	in->ts = 0;
 	c.k = classify(c.nr);
 	__u64 oncpu = cpu_time(task) - in->runtime;

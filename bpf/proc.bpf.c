@@ -35,10 +35,8 @@ int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
 		return 0;
 	__u32 ctgid = child->tgid, ctid = child->pid;
 	int thread = ctgid == ptgid;
-	if (!thread) {
-		__u32 one = 1;
-		bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY);
-	}
+	if (!thread)
+		add_target(ctgid);
 	struct proc_task_event *e = reserve_event(thread ? PROC_THREAD : PROC_FORK, sizeof(*e),
 						  bpf_ktime_get_ns(), ctgid, ctid);
 	if (!e)
@@ -106,7 +104,7 @@ static __always_inline __u32 cred_excess(const struct cred *c)
  * which then forgets it and reads nothing of it from /proc. */
 static __always_inline void leave_out(__u32 tgid, __u32 tid, __u32 why)
 {
-	if (bpf_map_delete_elem(&targets, &tgid))
+	if (!remove_target(tgid))
 		return; /* not traced, or left out already */
 	__u32 zero = 0;
 	__u64 *n = bpf_map_lookup_elem(&proc_left_out, &zero);
@@ -189,7 +187,7 @@ int BPF_PROG(proc_exit, struct task_struct *p)
 		submit_event(e);
 	}
 	if (group_dead)
-		bpf_map_delete_elem(&targets, &tgid);
+		remove_target(tgid);
 	return 0;
 }
 

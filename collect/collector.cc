@@ -558,20 +558,19 @@ std::vector<TreeProcess> StartingProcesses(const CollectRequest& req, pid_t root
 }
 
 uint64_t TraceFromTheStart(const CollectRequest& req, const Setup& s, const std::vector<TreeProcess>& tree,
-                           int targets_fd, const std::vector<ProbeGroup*>& live, Writer& writer) {
+                           TracedSet& targets, const std::vector<ProbeGroup*>& live, Writer& writer) {
   std::set<pid_t> out;  // left out, or gone
   uint64_t left_out = 0;
   for (const TreeProcess& t : tree) {
-    uint32_t k = t.pid, one = 1;
     if (out.count(t.parent)) {
       out.insert(t.pid);
       ++left_out;
       continue;
     }
-    bpf_map_update_elem(targets_fd, &k, &one, BPF_ANY);
+    targets.Add(t.pid);
     if (req.Attached() && s.user) {
       if (Status st = CheckMayAttach(t.pid, *s.user); !st.ok()) {
-        bpf_map_delete_elem(targets_fd, &k);
+        targets.Remove(t.pid);
         out.insert(t.pid);
         left_out += st.error().code == EPERM;
         continue;
@@ -764,7 +763,7 @@ Status SetUpMachine(const CollectRequest& req, ReadaheadOff& readahead_off) {
 struct CgroupFollower {
   const std::string& cgroup;
   const std::optional<User>& user;
-  int targets_fd;
+  TracedSet& targets;
   const std::vector<ProbeGroup*>& live;
   Writer& writer;
   std::set<pid_t> seen;  // processes already followed, or found not the user's
@@ -776,10 +775,9 @@ struct CgroupFollower {
     if (!pids) return;
     for (pid_t p : *pids) {
       if (!seen.insert(p).second || p == getpid()) continue;
-      uint32_t k = p, one = 1;
-      bpf_map_update_elem(targets_fd, &k, &one, BPF_ANY);
+      targets.Add(p);
       if (user && !CheckMayAttach(p, *user).ok()) {
-        bpf_map_delete_elem(targets_fd, &k);
+        targets.Remove(p);
         ++left_out;
         continue;
       }
@@ -933,7 +931,7 @@ Result<CollectResult> Collect(const CollectRequest& req) {
 
   // 4. Targets, then release.
   std::vector<TreeProcess> starting = StartingProcesses(req, root);
-  uint64_t left_out_at_start = TraceFromTheStart(req, s, starting, ctx.targets_fd, *live, writer);
+  uint64_t left_out_at_start = TraceFromTheStart(req, s, starting, *ctx.targets, *live, writer);
   for (auto* g : *live) g->OnStart(writer);
   ReadaheadOff readahead_off;
   SYSPGO_TRY(SetUpMachine(req, readahead_off));
@@ -944,7 +942,7 @@ Result<CollectResult> Collect(const CollectRequest& req) {
   // 5. Drain until the command ends.
   int status = 0;
   bool child_done = false;
-  CgroupFollower joined{req.cgroup, s.user, ctx.targets_fd, *live, writer, {}, 0};
+  CgroupFollower joined{req.cgroup, s.user, *ctx.targets, *live, writer, {}, 0};
   for (const TreeProcess& t : starting) joined.seen.insert(t.pid);
   Record(req, child, root, release_mono, rings, *live, writer, res, &status, &child_done,
          [&] { joined.Tick(); });

@@ -90,10 +90,7 @@ int ProbeGroup::ringbuf_fd() const {
   return bpf_map__fd(bpf_object__find_map_by_name(skel_->obj, events_map().c_str()));
 }
 
-bool ProbeGroup::StillTraced(uint32_t pid) const {
-  uint32_t v = 0;
-  return skel_ && bpf_map_lookup_elem(bpf_map__fd(skel_->maps.targets), &pid, &v) == 0;
-}
+bool ProbeGroup::StillTraced(uint32_t pid) const { return targets_ && targets_->Has(pid); }
 
 Status ProbeGroup::Attach(const GroupContext&) {
   bpf_program* p;
@@ -168,7 +165,11 @@ Status LoadTogether(const std::vector<ProbeGroup*>& unit, GroupContext& ctx, std
   syspgo_bpf* skel = obj->skel;
   skel->rodata->wakeup_bytes = ctx.wakeup_bytes();
   skel->rodata->lean = ctx.opts->detail == Detail::kLean;
-  if (ctx.targets_fd >= 0) SYSPGO_TRY(ReuseSharedMaps(skel->obj, ctx, first));
+  if (ctx.targets_fd >= 0) {
+    SYSPGO_TRY(ReuseSharedMaps(skel->obj, ctx, first));
+  } else if (int err = bpf_map__set_max_entries(skel->maps.targets, TracedSet::Words())) {
+    return LibbpfError(first, "size the targets map", err);
+  }
   std::vector<ProbeGroup*> in;  // the groups that are configured
   for (ProbeGroup* g : unit) {
     g->skel_ = skel;
@@ -197,10 +198,17 @@ Status LoadTogether(const std::vector<ProbeGroup*>& unit, GroupContext& ctx, std
     return LibbpfError(in.size() == 1 ? in.front()->name() : first, "load the BPF programs", err);
   }
   if (ctx.targets_fd < 0) {
+    auto targets = TracedSet::Map(bpf_map__fd(skel->maps.targets));
+    if (!targets) {
+      for (ProbeGroup* g : in) g->skel_ = nullptr;
+      return targets.error();
+    }
+    ctx.targets = *targets;
     ctx.targets_fd = bpf_map__fd(skel->maps.targets);
     ctx.drops_fd = bpf_map__fd(skel->maps.drops);
   }
   for (ProbeGroup* g : in) {
+    g->targets_ = ctx.targets;
     Status st = g->Attach(ctx);
     if (st.ok()) {
       g->object_ = obj;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "bpf/common.h"
+#include "collect/traced_set.h"
 #include "collect/writer.h"
 #include "common/result.h"
 
@@ -50,6 +51,7 @@ struct CollectOptions {
 // What the collector hands every group before load.
 struct GroupContext {
   int targets_fd = -1;            // shared `targets` map (created by proc)
+  std::shared_ptr<TracedSet> targets;  // that map, mapped: who is recorded
   int drops_fd = -1;              // shared `drops` map
   uint64_t start_ns = 0;          // CLOCK_MONOTONIC at run start: ts = event ts - start_ns
   const CollectOptions* opts = nullptr;
@@ -124,7 +126,7 @@ class ProbeGroup {
   // Turns autoload off for each tp_btf program of this group whose
   // tracepoint this kernel lacks, and returns those tracepoints' names.
   std::vector<std::string> DisableMissingTracepoints();
-  // Whether process `pid` is still in the traced tree (the `targets` map).
+  // Whether process `pid` is still recorded (the `targets` map).
   // What a group reads of a process from /proc while recording must be
   // read first and kept only if this holds afterwards: a process that left
   // (it exited, or an exec gave it rights the invoking user lacks,
@@ -134,6 +136,7 @@ class ProbeGroup {
   syspgo_bpf* skel_ = nullptr;  // set from Configure() on
   uint64_t start_ns_ = 0;       // GroupContext::start_ns: an event's ts minus this is the row's ts
   bool lean_ = false;           // collect --detail lean
+  std::shared_ptr<TracedSet> targets_;  // GroupContext::targets
   std::vector<bpf_link*> links_;
 
  private:
@@ -152,7 +155,8 @@ bool SharedBpfMap(const bpf_map* m);
 // per group, in order. If the object as a whole does not load (the verifier
 // rejects a program, a map cannot be created), each group is loaded into an
 // object of its own, as if it were alone, so one group's failure leaves the
-// others recording. Sets ctx.targets_fd and ctx.drops_fd once proc loaded.
+// others recording. Sets ctx.targets_fd, ctx.targets and ctx.drops_fd once
+// proc loaded.
 std::vector<Status> LoadProbeGroups(const std::vector<ProbeGroup*>& groups, GroupContext& ctx);
 
 inline constexpr uint64_t kDrainIntervalNs = 1000000000;
