@@ -63,6 +63,10 @@
 //    hundredths of a sample (kBlockScale). On bench/pgo.py's evaluation
 //    runs the block estimates and the call-weighted targets raised the
 //    instructions saved; bench/RESULTS.md has the figures.
+//  * Keys: lines, by default; calling contexts too (--profile-kind cs,
+//    "Calling contexts" below); or pseudo-probes instead of lines
+//    (--profile-kind probe, "Pseudo-probes" below), on the same block
+//    estimates and call targets.
 #include "optimize/llvm_module.h"
 
 #include <llvm/MC/MCAsmInfo.h>
@@ -941,6 +945,7 @@ struct ProbeTable {
 };
 
 bool ByAddress(const llvm::MCDecodedPseudoProbe* probe, uint64_t address) { return probe->getAddress() < address; }
+bool BeforeProbe(uint64_t address, const llvm::MCDecodedPseudoProbe* probe) { return address < probe->getAddress(); }
 
 // Decodes the probes of `code` into `t`; returns "" on success, else why not.
 std::string DecodeProbes(const Profile& p, uint32_t binary, const BinaryCode& code, ProbeTable* t) {
@@ -1016,8 +1021,7 @@ FunctionSamples* ProbeProfile(const ProbeTable& t, SampleProfileMap& map, const 
 // The block probe an instruction at `address` belongs to: the nearest at
 // or before it in its symbol [start, end), else the symbol's first.
 const llvm::MCDecodedPseudoProbe* OwningProbe(const ProbeTable& t, uint64_t address, uint64_t start, uint64_t end) {
-  auto after = std::upper_bound(t.blocks.begin(), t.blocks.end(), address,
-                                [](uint64_t a, const llvm::MCDecodedPseudoProbe* probe) { return a < probe->getAddress(); });
+  auto after = std::upper_bound(t.blocks.begin(), t.blocks.end(), address, BeforeProbe);
   if (after != t.blocks.begin() && (*std::prev(after))->getAddress() >= start) return *std::prev(after);
   auto first = std::lower_bound(t.blocks.begin(), t.blocks.end(), start, ByAddress);
   return first != t.blocks.end() && (*first)->getAddress() < end ? *first : nullptr;
