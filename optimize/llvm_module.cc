@@ -95,8 +95,8 @@
 #include <functional>
 #include <list>
 #include <map>
-#include <optional>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
