@@ -967,10 +967,23 @@ std::string DecodeProbes(const Profile& p, uint32_t binary, const BinaryCode& co
     return path + " has no pseudo-probes (no .pseudo_probe and .pseudo_probe_desc sections), which --profile-kind "
            "probe keys the profile by: build it with -fpseudo-probe-for-profiling (syspgo pgo --profile-kind probe "
            "adds it), or use --profile-kind flat.";
-  // A split function's first probe names its part by the GUID of its symbol.
+  // The address of each function's first probe is encoded from the start
+  // of its symbol, named by GUID: every function symbol of the file, not
+  // only the sampled ones, or the decoder places a function's probes after
+  // the previous function's.
   llvm::MCPseudoProbeDecoder::Uint64Map starts;
-  for (const Symbol& sym : p.symbols)
-    if (sym.binary == binary) starts[llvm::MD5Hash(sym.name)] = sym.start;
+  for (const llvm::object::SymbolRef& sym : code.object()->symbols()) {
+    auto type = sym.getType();
+    auto name = sym.getName();
+    auto address = sym.getAddress();
+    if (!type || !name || !address) {
+      if (!type) llvm::consumeError(type.takeError());
+      if (!name) llvm::consumeError(name.takeError());
+      if (!address) llvm::consumeError(address.takeError());
+      continue;
+    }
+    if (*type == llvm::object::SymbolRef::ST_Function) starts[llvm::MD5Hash(*name)] = *address;
+  }
   if (!t->decoder.buildGUID2FuncDescMap(desc.bytes_begin(), desc.size()) ||
       !t->decoder.buildAddress2ProbeMap(probes.bytes_begin(), probes.size(), {}, starts))
     return "cannot decode the pseudo-probes of " + path + " (.pseudo_probe_desc, .pseudo_probe): were they written "
