@@ -70,7 +70,7 @@ int Merge(const std::vector<std::string>& args) {
       ->check(Accepts([](const std::string& v) { return ParseSampleCounts(v).has_value(); }, kSampleCountsChoices))
       ->capture_default_str();
   app->add_option("--profile-kind", profile_kind, "what a sample profile is keyed by (see syspgo optimize --help)")
-      ->type_name("flat|cs")
+      ->type_name("flat|cs|probe")
       ->check(Accepts([](const std::string& v) { return ParseProfileKind(v).has_value(); }, kProfileKindChoices))
       ->capture_default_str();
   if (auto exit = Parse(*app, args)) return *exit;

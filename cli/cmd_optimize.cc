@@ -349,9 +349,10 @@ void AddSampleProfileOptions(CLI::App* app, OptimizeArgs& a) {
   app->add_option("--profile-kind", a.profile_kind,
                   "sample-profile: flat (each function's samples, nested where the binary inlined calls) or cs "
                   "(also each sample's calling context from the stacks: the calls a pre-inliner picks from them are "
-                  "nested and marked for clang to inline; with --sample-counts ip or ip-only); compared in "
-                  "docs/profiles.md")
-      ->type_name("flat|cs")
+                  "nested and marked for clang to inline; with --sample-counts ip or ip-only) or probe (keyed by "
+                  "the pseudo-probes of a binary built with -fpseudo-probe-for-profiling, which the rebuild needs "
+                  "too; with --sample-counts ip or ip-only); compared in docs/profiles.md")
+      ->type_name("flat|cs|probe")
       ->check(Accepts([](const std::string& v) { return ParseProfileKind(v).has_value(); }, kProfileKindChoices))
       ->capture_default_str();
 }

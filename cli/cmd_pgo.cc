@@ -161,7 +161,8 @@ void AddProfileOptions(CLI::App* app, PgoOptions& o) {
       ->check(Accepts([](const std::string& v) { return ParseSampleCounts(v).has_value(); }, kSampleCountsChoices))
       ->capture_default_str();
   app->add_option("--profile-kind", o.profile_kind,
-                  "flat or cs: what the sample profile is keyed by (see syspgo optimize --help)")
+                  "flat, cs or probe: what the sample profile is keyed by (see syspgo optimize --help); probe "
+                  "adds -fpseudo-probe-for-profiling to the profiled build and the rebuilds")
       ->type_name("K")
       ->check(Accepts([](const std::string& v) { return ParseProfileKind(v).has_value(); }, kProfileKindChoices))
       ->capture_default_str();

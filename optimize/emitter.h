@@ -29,8 +29,9 @@ class ProfileEmitter {
   // What a sample profile is keyed by (docs/profiles.md): kFlat, each
   // function and the calls the profiled binary inlined; kContext, also the
   // calling context of each sample from the stacks, with the pre-inliner's
-  // decisions (llvm_module.cc).
-  enum class ProfileKind { kFlat, kContext };
+  // decisions (llvm_module.cc); kProbe, keyed by the pseudo-probes of a
+  // binary built with -fpseudo-probe-for-profiling instead of lines.
+  enum class ProfileKind { kFlat, kContext, kProbe };
   static Result<std::unique_ptr<ProfileEmitter>> Create(std::string_view kind,
                                                         SampleCounts counts = SampleCounts::kIp,
                                                         ProfileKind profile = ProfileKind::kFlat);

@@ -63,6 +63,10 @@
 //    hundredths of a sample (kBlockScale). On bench/pgo.py's evaluation
 //    runs the block estimates and the call-weighted targets raised the
 //    instructions saved; bench/RESULTS.md has the figures.
+//  * Keys: lines, by default; calling contexts too (--profile-kind cs,
+//    "Calling contexts" below); or pseudo-probes instead of lines
+//    (--profile-kind probe, "Pseudo-probes" below), on the same block
+//    estimates and call targets.
 #include "optimize/llvm_module.h"
 
 #include <llvm/MC/MCAsmInfo.h>
@@ -71,6 +75,7 @@
 #include <llvm/MC/MCInst.h>
 #include <llvm/MC/MCInstrAnalysis.h>
 #include <llvm/MC/MCInstrInfo.h>
+#include <llvm/MC/MCPseudoProbe.h>
 #include <llvm/MC/MCRegisterInfo.h>
 #include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/MCTargetOptions.h>
@@ -80,6 +85,7 @@
 #include <llvm/Object/ObjectFile.h>
 #include <llvm/ProfileData/SampleProf.h>
 #include <llvm/ProfileData/SampleProfWriter.h>
+#include <llvm/Support/MD5.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 
@@ -90,6 +96,7 @@
 #include <list>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -99,6 +106,7 @@ namespace {
 
 using llvm::sampleprof::FunctionId;
 using llvm::sampleprof::FunctionSamples;
+using llvm::sampleprof::FunctionSamplesMap;
 using llvm::sampleprof::LineLocation;
 using llvm::sampleprof::SampleContext;
 using llvm::sampleprof::SampleProfileMap;
@@ -268,17 +276,20 @@ class CallEvidence {
 };
 
 // The calls of the stacks, with the same filters everywhere: for each
-// caller frame i of a sample in `binary` at a known line, once per sample,
-// fn(sample, i, callee) with the callee's function index, if the callee is
-// in `binary` and the frame is its real caller (a leaf in its prologue has
-// not set up its frame yet: the frame found is its caller's caller's).
+// caller frame i of a sample in `binary` at a known line (any line, when
+// not `by_line`: the probe-keyed profile finds its call sites by address),
+// once per sample, fn(sample, i, callee) with the callee's function index,
+// if the callee is in `binary` and the frame is its real caller (a leaf in
+// its prologue has not set up its frame yet: the frame found is its
+// caller's caller's).
 template <typename Fn>
-void ForEachCall(const Profile& p, uint32_t binary, Fn fn) {
+void ForEachCall(const Profile& p, uint32_t binary, bool by_line, Fn fn) {
   for (const ProfileSample& s : p.samples) {
     std::set<uint32_t> seen;  // caller frames count once per sample
     for (size_t i = s.first_user + 1; i < s.stack.size(); ++i) {
       const Location& l = p.locations[s.stack[i]];
-      if (l.binary != binary || !l.has_line() || !seen.insert(s.stack[i]).second) continue;
+      if (l.binary != binary || l.frames.empty() || (by_line && !l.has_line()) || !seen.insert(s.stack[i]).second)
+        continue;
       const Location& below = p.locations[s.stack[i - 1]];
       const Function* callee = Outermost(p, below);
       if (!callee || callee->binary != binary) continue;
@@ -292,6 +303,7 @@ void ForEachCall(const Profile& p, uint32_t binary, Fn fn) {
 // when the profile is built in parts (one per calling context), a part
 // sees only its own calls.
 struct CallWeights {
+  bool by_line = true;  // callers at a known line only (ForEachCall)
   std::unique_ptr<CallEvidence> evidence;
   std::unordered_map<uint64_t, double> entries;  // function start -> its entry block's estimate; empty: by time below
   std::unordered_map<uint32_t, uint64_t> below;     // function index -> time below every call into it
@@ -300,11 +312,12 @@ struct CallWeights {
 
 // `code` must outlive the weights (their evidence reads it).
 CallWeights MakeCallWeights(const Profile& p, uint32_t binary, const BinaryCode& code,
-                            std::unordered_map<uint64_t, double> entries) {
+                            std::unordered_map<uint64_t, double> entries, bool by_line) {
   CallWeights w;
+  w.by_line = by_line;
   w.evidence = std::make_unique<CallEvidence>(p, binary, code);
   w.entries = std::move(entries);
-  ForEachCall(p, binary, [&](const ProfileSample& s, size_t i, uint32_t callee) {
+  ForEachCall(p, binary, by_line, [&](const ProfileSample& s, size_t i, uint32_t callee) {
     w.below[callee] += s.count;
     const Location& below = p.locations[s.stack[i - 1]];
     if (below.symbol >= 0) w.entry_of[callee] = p.symbols[below.symbol].start;
@@ -312,22 +325,43 @@ CallWeights MakeCallWeights(const Profile& p, uint32_t binary, const BinaryCode&
   return w;
 }
 
-// --sample-counts ip's call targets (see the file comment), weighted by `w`.
-void AddCallTargets(const Profile& p, uint32_t binary, const CallWeights& w, SampleProfileMap& map, uint64_t scale) {
+// A call site of the profile: the profile of the function (or inlined
+// instance) that calls, the call's key in it (line offset and
+// discriminator, or probe id and discriminator), and the count of the code
+// that calls, which its targets share.
+using CallSite = std::tuple<FunctionSamples*, uint32_t, uint32_t, uint64_t>;
+// The call site of a caller frame, if the IP samples made its profile.
+using CallSiteOf = std::function<std::optional<CallSite>(const Location&)>;
+
+// A caller frame's call site by its line.
+CallSiteOf LineSites(const Profile& p, SampleProfileMap& map) {
+  return [&p, &map](const Location& l) -> std::optional<CallSite> {
+    FunctionSamples* fs = Existing(p, map, l);
+    if (!fs) return std::nullopt;
+    const SourceFrame& f = l.frames[0];
+    auto body = fs->findSamplesAt(f.line_offset, f.discriminator);
+    return CallSite{fs, f.line_offset, f.discriminator, body ? *body : 0};
+  };
+}
+
+// --sample-counts ip's call targets (see the file comment), weighted by `w`,
+// at the call sites `site_of` finds.
+void AddCallTargets(const Profile& p, uint32_t binary, const CallWeights& w, const CallSiteOf& site_of,
+                    uint64_t scale) {
   const CallEvidence& evidence = *w.evidence;
   const auto& entries = w.entries;
-  std::map<std::tuple<FunctionSamples*, uint32_t, uint32_t>, std::map<uint32_t, uint64_t>> sites;
-  std::set<std::tuple<FunctionSamples*, uint32_t, uint32_t>> indirect;  // sites with an indirect call
-  ForEachCall(p, binary, [&](const ProfileSample& s, size_t i, uint32_t callee) {
+  std::map<CallSite, std::map<uint32_t, uint64_t>> sites;
+  std::set<CallSite> indirect;  // sites with an indirect call
+  ForEachCall(p, binary, w.by_line, [&](const ProfileSample& s, size_t i, uint32_t callee) {
     const Location& l = p.locations[s.stack[i]];
-    FunctionSamples* fs = Existing(p, map, l);
-    if (!fs) return;
-    std::tuple<FunctionSamples*, uint32_t, uint32_t> key{fs, l.frames[0].line_offset, l.frames[0].discriminator};
+    std::optional<CallSite> found = site_of(l);
+    if (!found) return;
+    const CallSite& key = *found;
     sites[key][callee] += s.count * scale;
     if (evidence.known && l.return_address && !evidence.DirectCallBefore(l.address)) indirect.insert(key);
   });
   for (auto& [key, targets] : sites) {
-    auto [fs, line, disc] = key;
+    auto [fs, line, disc, body] = key;
     // At an indirect call, a function whose address the program never
     // takes is no target: it was reached by a tail call from the real one,
     // whose frame it replaced. clang promotes a site's targets in count
@@ -361,8 +395,6 @@ void AddCallTargets(const Profile& p, uint32_t binary, const CallWeights& w, Sam
     }
     double sum = 0;
     for (const auto& [callee, x] : weight) sum += x;
-    uint64_t body = 0;
-    if (auto found = fs->findSamplesAt(line, disc)) body = *found;
     for (const auto& [callee, n] : targets) {
       uint64_t c = n;
       if (body > 0 && sum > 0) c = std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(double(body) * weight[callee] / sum)));
@@ -533,15 +565,16 @@ struct Whole {
   std::string note;         // why there are none ("" if there are, or none were wanted)
 };
 
-// Fills `w` in place: its call evidence refers to its code.
-void MakeWhole(const Profile& p, uint32_t binary, bool ip_only, Whole* w) {
+// Fills `w` in place: its call evidence refers to its code. `by_line` as
+// ForEachCall's.
+void MakeWhole(const Profile& p, uint32_t binary, bool ip_only, Whole* w, bool by_line = true) {
   std::unordered_map<uint64_t, double> entries;  // function start -> its entry block's estimate
   if (ip_only) {
     w->code = ReadCode(p, binary);
     w->note = EstimateBlocks(p, binary, w->code, &w->insns, &entries);
     if (!w->note.empty()) w->insns.clear(), entries.clear();
   }
-  w->weights = MakeCallWeights(p, binary, w->code, std::move(entries));
+  w->weights = MakeCallWeights(p, binary, w->code, std::move(entries), by_line);
 }
 
 // The stacks' counts: every rule of the file comment but the block
@@ -666,7 +699,7 @@ uint64_t BuildMap(const Profile& p, uint32_t binary, bool ip_only, bool call_tar
   uint64_t used = AddStackCounts(p, binary, ip_only, covered, scale, map);
   if (!insns.empty()) AddBlockCounts(p, binary, insns, scale, map);
   AddZeroLines(p, binary, map);
-  if (ip_only && call_targets) AddCallTargets(p, binary, whole.weights, map, scale);
+  if (ip_only && call_targets) AddCallTargets(p, binary, whole.weights, LineSites(p, map), scale);
   return used;
 }
 
@@ -716,7 +749,7 @@ constexpr double kHotCallShare = 0.001;
 // (a function's own inlined code included).
 std::set<Call> PreInline(const Profile& p, uint32_t binary, uint64_t total) {
   std::map<Call, uint64_t> below;
-  ForEachCall(p, binary, [&](const ProfileSample& s, size_t i, uint32_t callee) {
+  ForEachCall(p, binary, true, [&](const ProfileSample& s, size_t i, uint32_t callee) {
     below[{s.stack[i], callee}] += s.count;
   });
   std::unordered_map<uint32_t, uint64_t> size;  // function index -> its symbol's bytes
@@ -851,8 +884,10 @@ uint64_t BuildContextMap(const Profile& p, uint32_t binary, bool ip_only, bool c
       for (uint32_t id : locations_of[fn]) part.locations[id] = p.locations[id];
   }
   const uint64_t scale = whole.insns.empty() ? 1 : kBlockScale;
-  if (ip_only && call_targets)
-    AddCallTargets(copies.emplace_back(Folded(p, binary, chosen)), binary, whole.weights, map, scale);
+  if (ip_only && call_targets) {
+    const Profile& folded = copies.emplace_back(Folded(p, binary, chosen));
+    AddCallTargets(folded, binary, whole.weights, LineSites(folded, map), scale);
+  }
   return used;
 }
 
@@ -878,14 +913,217 @@ bool MarkPreInlined(SampleProfileMap& map) {
   return any;
 }
 
+// ===--- Pseudo-probes (--profile-kind probe) ---------------------------=== //
+//
+// A binary built with -fpseudo-probe-for-profiling carries each function's
+// GUID, name and CFG checksum (.pseudo_probe_desc) and, for every IR block
+// and call of every function and inlined copy, a probe: its id, its inline
+// context, and the address its code begins at (.pseudo_probe). A
+// probe-keyed profile counts the block probes by id, in the profile of the
+// function or inlined instance the probe's inline context names, and
+// clang's sample loader gives each IR block its probe's count: no line
+// table between them, so blocks that share a line, or a line that spans
+// blocks, no longer mix.
+//
+// The counts are the block estimates (EstimateBlocks): a probe gets the
+// estimate of the instruction at its address, that is the executions of
+// the machine block its code begins in; two copies of a probe (duplicated
+// code) add up. A function's total (and each inlined instance's) sums the
+// estimates of its instructions, each instruction belonging to the nearest
+// block probe at or before it in its symbol (the symbol's first probe, for
+// a prologue ahead of every probe). Every other block probe of a profile
+// that has samples counts zero, as the zero lines do. Call targets go at
+// the call probe of the call before each return address, weighted as the
+// line-keyed profile's (AddCallTargets). Each profile, inlined ones too,
+// carries its function's CFG checksum, which clang compares with the
+// rebuild's: a function whose code changed is not given stale counts.
+
+// The binary's probes, decoded; the profile's names point into `decoder`.
+struct ProbeTable {
+  llvm::MCPseudoProbeDecoder decoder;
+  std::vector<const llvm::MCDecodedPseudoProbe*> blocks, calls;  // by address
+};
+
+bool ByAddress(const llvm::MCDecodedPseudoProbe* probe, uint64_t address) { return probe->getAddress() < address; }
+bool BeforeProbe(uint64_t address, const llvm::MCDecodedPseudoProbe* probe) { return address < probe->getAddress(); }
+
+// Decodes the probes of `code` into `t`; returns "" on success, else why not.
+std::string DecodeProbes(const Profile& p, uint32_t binary, const BinaryCode& code, ProbeTable* t) {
+  const std::string& path = p.binaries[binary].ref.path;
+  if (!code.object()) return code.error + ": --profile-kind probe reads the probes from the binary's code";
+  llvm::StringRef desc, probes;
+  for (const llvm::object::SectionRef& sec : code.object()->sections()) {
+    auto name = sec.getName();
+    auto contents = sec.getContents();
+    if (!name || !contents) {
+      if (!name) llvm::consumeError(name.takeError());
+      if (!contents) llvm::consumeError(contents.takeError());
+      continue;
+    }
+    if (*name == ".pseudo_probe_desc") desc = *contents;
+    if (*name == ".pseudo_probe") probes = *contents;
+  }
+  if (probes.empty() || desc.empty())
+    return path + " has no pseudo-probes (no .pseudo_probe and .pseudo_probe_desc sections), which --profile-kind "
+           "probe keys the profile by: build it with -fpseudo-probe-for-profiling (syspgo pgo --profile-kind probe "
+           "adds it), or use --profile-kind flat.";
+  // The address of each function's first probe is encoded from the start
+  // of its symbol, named by GUID: every function symbol of the file, not
+  // only the sampled ones, or the decoder places a function's probes after
+  // the previous function's.
+  llvm::MCPseudoProbeDecoder::Uint64Map starts;
+  for (const llvm::object::SymbolRef& sym : code.object()->symbols()) {
+    auto type = sym.getType();
+    auto name = sym.getName();
+    auto address = sym.getAddress();
+    if (!type || !name || !address) {
+      if (!type) llvm::consumeError(type.takeError());
+      if (!name) llvm::consumeError(name.takeError());
+      if (!address) llvm::consumeError(address.takeError());
+      continue;
+    }
+    if (*type == llvm::object::SymbolRef::ST_Function) starts[llvm::MD5Hash(*name)] = *address;
+  }
+  if (!t->decoder.buildGUID2FuncDescMap(desc.bytes_begin(), desc.size()) ||
+      !t->decoder.buildAddress2ProbeMap(probes.bytes_begin(), probes.size(), {}, starts))
+    return "cannot decode the pseudo-probes of " + path + " (.pseudo_probe_desc, .pseudo_probe): were they written "
+           "by an LLVM other than 19? Rebuild it with clang-19.";
+  for (const auto& [address, list] : t->decoder.getAddress2ProbesMap())
+    for (const llvm::MCDecodedPseudoProbe& probe : list) (probe.isBlock() ? t->blocks : t->calls).push_back(&probe);
+  return "";
+}
+
+// The profile of the function or inlined instance `probe` is in, through
+// its inline context. With `create`, made if missing (every level, with
+// its checksum, and `add_total` applied to each, outermost first); else
+// nullptr if missing.
+template <typename AddTotal>
+FunctionSamples* ProbeProfile(const ProbeTable& t, SampleProfileMap& map, const llvm::MCDecodedPseudoProbe& probe,
+                              bool create, AddTotal add_total) {
+  std::vector<const llvm::MCDecodedPseudoProbeInlineTree*> chain;  // outermost first
+  for (const llvm::MCDecodedPseudoProbeInlineTree* n = probe.getInlineTreeNode(); n && !n->isRoot();
+       n = static_cast<const llvm::MCDecodedPseudoProbeInlineTree*>(n->Parent))
+    chain.insert(chain.begin(), n);
+  FunctionSamples* fs = nullptr;
+  for (const llvm::MCDecodedPseudoProbeInlineTree* node : chain) {
+    const llvm::MCPseudoProbeFuncDesc* desc = t.decoder.getFuncDescForGUID(node->Guid);
+    if (!desc) return nullptr;
+    FunctionId name(desc->FuncName);
+    if (create) {
+      fs = !fs ? &map.create(SampleContext(name))
+               : &fs->functionSamplesAt(LineLocation(std::get<1>(node->ISite), 0))[name];
+      fs->setFunction(name);
+      fs->setFunctionHash(desc->FuncHash);
+      add_total(fs);
+      continue;
+    }
+    if (!fs) {
+      auto top = map.find(SampleContext(name));
+      if (top == map.end()) return nullptr;
+      fs = &top->second;
+      continue;
+    }
+    const auto* callees = fs->findFunctionSamplesMapAt(LineLocation(std::get<1>(node->ISite), 0));
+    auto it = callees ? callees->find(name) : FunctionSamplesMap::const_iterator();
+    if (!callees || it == callees->end()) return nullptr;
+    fs = const_cast<FunctionSamples*>(&it->second);
+  }
+  return fs;
+}
+
+// The block probe an instruction at `address` belongs to: the nearest at
+// or before it in its symbol [start, end), else the symbol's first.
+const llvm::MCDecodedPseudoProbe* OwningProbe(const ProbeTable& t, uint64_t address, uint64_t start, uint64_t end) {
+  auto after = std::upper_bound(t.blocks.begin(), t.blocks.end(), address, BeforeProbe);
+  if (after != t.blocks.begin() && (*std::prev(after))->getAddress() >= start) return *std::prev(after);
+  auto first = std::lower_bound(t.blocks.begin(), t.blocks.end(), start, ByAddress);
+  return first != t.blocks.end() && (*first)->getAddress() < end ? *first : nullptr;
+}
+
+// The probe-keyed counts of `insns`, whose estimates `at` has by address
+// (see the section comment); returns the estimates it placed, rounded.
+uint64_t AddProbeCounts(const Profile& p, uint32_t binary, const ProbeTable& t, const std::vector<Insn>& insns,
+                        const std::unordered_map<uint64_t, double>& at, uint64_t scale, SampleProfileMap& map) {
+  std::vector<std::pair<uint64_t, uint64_t>> symbols;  // start, end
+  for (const Symbol& sym : p.symbols)
+    if (sym.binary == binary && sym.size > 0) symbols.push_back({sym.start, sym.start + sym.size});
+  std::sort(symbols.begin(), symbols.end());
+  std::map<FunctionSamples*, double> totals;
+  double used = 0;
+  for (const Insn& in : insns) {
+    if (in.estimate <= 0) continue;
+    auto sym = std::upper_bound(symbols.begin(), symbols.end(), std::make_pair(in.address, UINT64_MAX));
+    if (sym == symbols.begin() || in.address >= std::prev(sym)->second) continue;
+    const llvm::MCDecodedPseudoProbe* owner = OwningProbe(t, in.address, std::prev(sym)->first, std::prev(sym)->second);
+    if (!owner) continue;
+    ProbeProfile(t, map, *owner, true, [&](FunctionSamples* level) { totals[level] += in.estimate; });
+    used += in.estimate;
+  }
+  for (const auto& [fs, total] : totals) fs->addTotalSamples(static_cast<uint64_t>(std::llround(total * scale)));
+  for (const llvm::MCDecodedPseudoProbe* probe : t.blocks) {
+    auto e = at.find(probe->getAddress());
+    double estimate = e == at.end() ? 0 : e->second;
+    FunctionSamples* fs = ProbeProfile(t, map, *probe, estimate > 0, [](FunctionSamples*) {});
+    if (fs)
+      fs->addBodySamples(static_cast<uint32_t>(probe->getIndex()), probe->getDiscriminator(),
+                         static_cast<uint64_t>(std::llround(estimate * scale)));
+  }
+  return static_cast<uint64_t>(std::llround(used));
+}
+
+// A caller frame's call site by the call probe of the call that ends at its
+// return address (the last call probe before it, an instruction's length
+// at most away); the count of the code that calls is the estimate of the
+// call instruction (`at`, the probe's address), times `scale`.
+CallSiteOf ProbeSites(const ProbeTable& t, SampleProfileMap& map, const std::unordered_map<uint64_t, double>& at,
+                      uint64_t scale) {
+  constexpr uint64_t kLongestInstruction = 15;
+  return [&t, &map, &at, scale](const Location& l) -> std::optional<CallSite> {
+    auto it = std::lower_bound(t.calls.begin(), t.calls.end(), l.address, ByAddress);
+    if (it == t.calls.begin() || l.address - (*std::prev(it))->getAddress() > kLongestInstruction) return std::nullopt;
+    const llvm::MCDecodedPseudoProbe& call = **std::prev(it);
+    FunctionSamples* fs = ProbeProfile(t, map, call, false, [](FunctionSamples*) {});
+    if (!fs) return std::nullopt;
+    auto e = at.find(call.getAddress());
+    uint64_t body = e == at.end() ? 0 : static_cast<uint64_t>(std::llround(e->second * double(scale)));
+    return CallSite{fs, static_cast<uint32_t>(call.getIndex()), call.getDiscriminator(), body};
+  };
+}
+
+// The probe-keyed profile of `p`'s samples in `binary` into `map`, with
+// `t` decoded; returns "" on success, else why not. `used` and `note` as
+// BuildMap's.
+std::string BuildProbeMap(const Profile& p, uint32_t binary, bool call_targets, ProbeTable* t, SampleProfileMap& map,
+                          uint64_t* used, std::string* note) {
+  Whole whole;
+  MakeWhole(p, binary, /*ip_only=*/true, &whole, /*by_line=*/false);
+  std::string why = DecodeProbes(p, binary, whole.code, t);
+  if (!why.empty()) return why;
+  *note = whole.note;
+  std::vector<Insn> insns = whole.insns;
+  if (insns.empty())  // no block estimates: each IP counts its own samples
+    for (const auto& [address, n] : LeafSamples(p, binary)) insns.push_back({address, n});
+  std::unordered_map<uint64_t, double> at;  // address -> its instruction's estimate
+  for (const Insn& in : insns)
+    if (in.estimate > 0) at[in.address] = in.estimate;
+  const uint64_t scale = whole.insns.empty() ? 1 : kBlockScale;
+  *used = AddProbeCounts(p, binary, *t, insns, at, scale, map);
+  if (call_targets) AddCallTargets(p, binary, whole.weights, ProbeSites(*t, map, at, scale), scale);
+  return "";
+}
+
 // Returns "" on success, else the error message (`note` as BuildMap's).
 std::string Write(const Profile& p, uint32_t binary, const std::string& path, bool extbinary, bool ip_only,
-                  bool call_targets, bool contexts, std::string* note) {
+                  bool call_targets, bool contexts, bool probes, std::string* note) {
   const ProfileBinary& b = p.binaries[binary];
   std::list<Profile> copies;  // what the names of a context profile point into (BuildContextMap)
+  ProbeTable table;           // what the names of a probe profile point into
   SampleProfileMap map;
   uint64_t used = 0;
-  if (contexts) {
+  if (probes) {
+    std::string why = BuildProbeMap(p, binary, call_targets, &table, map, &used, note);
+    if (!why.empty()) return why;
+  } else if (contexts) {
     used = BuildContextMap(p, binary, ip_only, call_targets, map, copies, note);
   } else {
     Whole whole;
@@ -901,10 +1139,12 @@ std::string Write(const Profile& p, uint32_t binary, const std::string& path, bo
   if (!w) return "cannot create '" + path + "': " + w.getError().message() + ".";
   // The writers read the profile's kind from LLVM's globals; the module
   // stays loaded, so they are put back for the next profile.
-  bool preinlined = FunctionSamples::ProfileIsPreInlined;
+  bool preinlined = FunctionSamples::ProfileIsPreInlined, probe_based = FunctionSamples::ProfileIsProbeBased;
   FunctionSamples::ProfileIsPreInlined = contexts && MarkPreInlined(map);
+  FunctionSamples::ProfileIsProbeBased = probes;
   std::error_code ec = (*w)->write(map);
   FunctionSamples::ProfileIsPreInlined = preinlined;
+  FunctionSamples::ProfileIsProbeBased = probe_based;
   if (ec) return "cannot write the sample profile '" + path + "': " + ec.message() + ".";
   return "";
 }
@@ -925,6 +1165,6 @@ extern "C" __attribute__((visibility("default"))) void syspgo_llvm_write_sample_
     return;
   }
   res.error = syspgo::Write(*req.profile, req.binary, *req.path, req.extbinary, req.ip_only, req.call_targets,
-                            req.contexts, &res.note);
+                            req.contexts, req.probes, &res.note);
   res.ok = res.error.empty();
 }

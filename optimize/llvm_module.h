@@ -23,7 +23,7 @@
 
 namespace syspgo {
 
-inline constexpr uint32_t kSyspgoLlvmAbiVersion = 5;
+inline constexpr uint32_t kSyspgoLlvmAbiVersion = 6;
 inline constexpr const char* kSyspgoLlvmModuleName = "libsyspgo_llvm.so";
 inline constexpr const char* kSyspgoLlvmWriteSampleProfile = "syspgo_llvm_write_sample_profile";
 
@@ -36,6 +36,7 @@ struct LlvmSampleProfileRequest {
   bool ip_only = false;       // lines count IP samples only (SampleCounts::kIp, kIpOnly)
   bool call_targets = false;  // with ip_only: call targets from the stacks too (SampleCounts::kIp)
   bool contexts = false;      // calling contexts from the stacks, pre-inlined (ProfileKind::kContext)
+  bool probes = false;        // keyed by the binary's pseudo-probes (ProfileKind::kProbe)
 };
 
 struct LlvmSampleProfileResult {

@@ -33,14 +33,24 @@ const char* SampleCountsName(ProfileEmitter::SampleCounts c) {
   return "ip";
 }
 
+namespace {
+const std::pair<ProfileEmitter::ProfileKind, const char*> kProfileKindNames[] = {
+    {ProfileEmitter::ProfileKind::kFlat, "flat"},
+    {ProfileEmitter::ProfileKind::kContext, "cs"},
+    {ProfileEmitter::ProfileKind::kProbe, "probe"},
+};
+}  // namespace
+
 std::optional<ProfileEmitter::ProfileKind> ParseProfileKind(std::string_view s) {
-  if (s == "flat") return ProfileEmitter::ProfileKind::kFlat;
-  if (s == "cs") return ProfileEmitter::ProfileKind::kContext;
+  for (const auto& [kind, name] : kProfileKindNames)
+    if (s == name) return kind;
   return std::nullopt;
 }
 
 const char* ProfileKindName(ProfileEmitter::ProfileKind k) {
-  return k == ProfileEmitter::ProfileKind::kContext ? "cs" : "flat";
+  for (const auto& [kind, name] : kProfileKindNames)
+    if (k == kind) return name;
+  return "flat";
 }
 
 Result<ProfileInput> ParseProfileInput(const std::string& spec, bool pprof) {

@@ -37,10 +37,10 @@ std::optional<ProfileEmitter::SampleCounts> ParseSampleCounts(std::string_view s
 const char* SampleCountsName(ProfileEmitter::SampleCounts c);
 // For usage errors: "--sample-counts is " + kSampleCountsChoices + ", got ...".
 inline constexpr const char* kSampleCountsChoices = "ip, ip-only or stacks";
-// "flat" or "cs" (optimize/merge/pgo --profile-kind); nullopt otherwise.
+// "flat", "cs" or "probe" (optimize/merge/pgo --profile-kind); nullopt otherwise.
 std::optional<ProfileEmitter::ProfileKind> ParseProfileKind(std::string_view s);
 const char* ProfileKindName(ProfileEmitter::ProfileKind k);
-inline constexpr const char* kProfileKindChoices = "flat or cs";
+inline constexpr const char* kProfileKindChoices = "flat, cs or probe";
 
 struct ArtifactRequest {
   std::vector<ProfileInput> inputs;

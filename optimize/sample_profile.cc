@@ -70,6 +70,9 @@ class SampleProfileEmitter : public ProfileEmitter {
     if (profile_ == ProfileKind::kContext && counts_ == SampleCounts::kStacks)
       return MakeError("--profile-kind cs counts by the IP samples: use it with --sample-counts ip or ip-only, not "
                        "stacks (a context takes in the caller frames whose lines stacks would count).");
+    if (profile_ == ProfileKind::kProbe && counts_ == SampleCounts::kStacks)
+      return MakeError("--profile-kind probe counts by the IP samples: use it with --sample-counts ip or ip-only, "
+                       "not stacks (a probe counts its block's executions, not the time below its calls).");
     auto fn = LoadModule();
     if (!fn) return fn.error();
     LlvmSampleProfileRequest req;
@@ -80,6 +83,7 @@ class SampleProfileEmitter : public ProfileEmitter {
     req.ip_only = counts_ != SampleCounts::kStacks;
     req.call_targets = counts_ == SampleCounts::kIp;
     req.contexts = profile_ == ProfileKind::kContext;
+    req.probes = profile_ == ProfileKind::kProbe;
     LlvmSampleProfileResult res;
     (*fn)(&req, &res);
     if (!res.ok) return MakeError(res.error);

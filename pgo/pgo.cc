@@ -1154,6 +1154,9 @@ const NeedFlags kNeedFlags[] = {
     {&PgoStageNeeds::function_sections, {"-ffunction-sections"}, {}},
     // Relocations kept: BOLT's full layout.
     {&PgoStageNeeds::bolt_input, {}, {"-fuse-ld=lld", "-Wl,--emit-relocs"}},
+    // What a probe-keyed sample profile (--profile-kind probe) is keyed by,
+    // in the build that is profiled and in the one that reads the profile.
+    {&PgoStageNeeds::pseudo_probes, {"-fpseudo-probe-for-profiling"}, {}},
 };
 
 }  // namespace
@@ -1307,6 +1310,7 @@ PgoStageNeeds Pipeline::TrainingBuildNeeds() const {
   PgoStageNeeds n;
   n.frame_pointers = n.profile_debug_info = true;
   n.bolt_input = o_.bolt && rebuilds_.empty();  // BOLT alone rewrites this build
+  n.pseudo_probes = o_.sample && o_.profile_kind == "probe";
   return n;
 }
 
@@ -1315,6 +1319,7 @@ PgoStageNeeds Pipeline::RebuildNeeds(const std::string& r) const {
   PgoStageNeeds n;
   n.profile_debug_info = !sample_prof_.empty();
   n.sample_profile = sample_prof_;
+  n.pseudo_probes = !sample_prof_.empty() && o_.profile_kind == "probe";
   n.function_sections = with_order;
   n.order_file = with_order ? order_file_ : "";
   n.bolt_input = o_.bolt && r == rebuilds_.back();

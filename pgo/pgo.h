@@ -108,6 +108,7 @@ struct PgoStageNeeds {
   bool profile_debug_info = false; // -gline-tables-only -fdebug-info-for-profiling
   bool function_sections = false;  // -ffunction-sections
   bool bolt_input = false;         // -fuse-ld=lld -Wl,--emit-relocs
+  bool pseudo_probes = false;      // -fpseudo-probe-for-profiling
   std::string sample_profile;      // -fprofile-sample-use=... and its companions
   std::string order_file;          // -fuse-ld=lld -Wl,--symbol-ordering-file=...
 };

@@ -678,6 +678,28 @@ TEST(Pgo, TrainRunsCollectsEachRunAndMergesThem) {
   EXPECT_NE(Pgo(src, {"--build", kMakeBuild, "--binary", "./demo", "--train", kTrain, "--train-runs", "0"}).status, 0);
 }
 
+// --profile-kind probe: the profiled build and the rebuild get
+// -fpseudo-probe-for-profiling on every compiler call, the profile is keyed
+// by probes (with checksums), and the rebuild finds every function of it.
+TEST(Pgo, ProbeProfileKindBuildsWithPseudoProbes) {
+  TempDir t;
+  std::string src = CopyDemo(t), dir = t.File("pgo");
+  auto r = Pgo(src, {"--build", kMakeBuild, "--binary", "./demo", "--train", kTrain, "--stages", "sample",
+                     "--profile-kind", "probe", "--dir", dir});
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* stage : {"base", "sample"}) {
+    std::vector<std::string> calls = Calls(dir, stage);
+    EXPECT_FALSE(calls.empty()) << stage;
+    for (const std::string& c : calls)
+      EXPECT_NE(c.find(" -fpseudo-probe-for-profiling"), std::string::npos) << stage << ": " << c;
+  }
+  EXPECT_NE(ReadAll(dir + "/profile/sample.prof").find("!CFGChecksum: "), std::string::npos);
+  nlohmann::json profile = ReadJson(dir + "/summary.json")["profile"];
+  EXPECT_GT(profile["profile_functions"].get<double>(), 0);
+  EXPECT_EQ(profile["functions_in_binary"], profile["profile_functions"]) << profile;
+  EXPECT_GE(profile["match_share"].get<double>(), 0.98) << profile;
+}
+
 // The hot function's prologues that set up a frame pointer.
 int FramePointerPrologues(const std::string& binary, const std::string& function) {
   std::string dis = Out("objdump -d --no-show-raw-insn " + binary + " | awk '/<" + function + ">:/,/^$/'");

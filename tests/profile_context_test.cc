@@ -6,10 +6,13 @@
 // main). The contexts must hold their own paths' counts where the flat
 // profile mixes them, the pre-inliner must mark them for inlining,
 // llvm-profdata and clang must take the profile (clang inlining as the
-// marks say), and `syspgo merge` must double every count.
+// marks say), and `syspgo merge` must double every count. `--profile-kind
+// probe` runs on the same workload built with -fpseudo-probe-for-profiling,
+// sampled for real.
 #include <gtest/gtest.h>
 
 #include <map>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -27,6 +30,7 @@ constexpr uint64_t kBase = 0x555555554000;
 
 std::string Src() { return std::string(SYSPGO_CONTEXT_SRC) + "/context_app.c"; }
 std::string App() { return std::string(SYSPGO_CONTEXT_BIN) + "/context_app"; }
+std::string ProbeApp() { return std::string(SYSPGO_CONTEXT_BIN) + "/context_app_probe"; }
 
 uint32_t Line(const std::string& text) {
   return static_cast<uint32_t>(std::stoul(Sh("grep -n -F '" + text + "' " + Src() + " | cut -d: -f1").out));
@@ -38,6 +42,7 @@ struct Node {
   uint64_t total = 0;
   std::map<std::string, uint64_t> lines;  // "OFFSET[.DISC]" -> count
   uint32_t attributes = 0;
+  uint64_t checksum = 0;  // a probe-keyed profile's CFG checksum
 };
 
 // The text profile as nodes keyed "main/mostly_even/step" (top-level
@@ -60,6 +65,10 @@ std::map<std::string, Node> Parse(const std::string& text) {
     for (size_t k = 1; k < path.size(); ++k) key += "/" + path[k];
     if (rest.rfind("!Attributes: ", 0) == 0) {
       out[key].attributes = static_cast<uint32_t>(std::stoul(rest.substr(13)));
+      continue;
+    }
+    if (rest.rfind("!CFGChecksum: ", 0) == 0) {
+      out[key].checksum = std::stoull(rest.substr(14));
       continue;
     }
     std::string loc = rest.substr(0, rest.find(':'));
@@ -213,6 +222,70 @@ TEST_F(ProfileContext, StacksCountsAreRefused) {
                    "--sample-counts", "stacks", "-o", dir_.File("x.prof")});
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("--sample-counts ip or ip-only"), std::string::npos) << r.err;
+}
+
+TEST_F(ProfileContext, ProbeProfileOfABinaryWithoutProbesIsRefused) {
+  auto r = RunCmd({SyspgoBin(), "optimize", db_, "--binary", App(), "--emit", "sample-profile", "--profile-kind",
+                   "probe", "-o", dir_.File("x.prof")});
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find(App() + " has no pseudo-probes"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("-fpseudo-probe-for-profiling"), std::string::npos) << r.err;
+}
+
+// The flags context_app_probe is built with (tests/profiles.cmake).
+const char kProbeFlags[] = " -O2 -g -fdebug-info-for-profiling -fno-omit-frame-pointer -fno-optimize-sibling-calls "
+                           "-ffunction-sections -fpseudo-probe-for-profiling ";
+
+// Each function's CFG checksum as clang computes it for `src` (the
+// pseudo-probe descriptors of its IR: !{i64 GUID, i64 HASH, !"NAME"}).
+std::map<std::string, uint64_t> ClangChecksums(const std::string& src) {
+  std::string ir = Sh(std::string("clang-19") + kProbeFlags + "-S -emit-llvm -o - " + src).out;
+  static const std::regex desc(R"re(!\{i64 -?\d+, i64 (-?\d+), !"(\w+)"\})re");
+  std::map<std::string, uint64_t> out;
+  for (auto it = std::sregex_iterator(ir.begin(), ir.end(), desc); it != std::sregex_iterator(); ++it)
+    out[(*it)[2]] = static_cast<uint64_t>(std::stoll((*it)[1]));
+  return out;
+}
+
+// The probe-keyed profile of a real run: step() holds nearly all the time,
+// on its block probes; every profile carries the checksum clang computes
+// for its function (else clang would take the counts as stale), and clang
+// builds with the profile and gives step() an entry count from it.
+TEST(ProbeProfile, RealRunKeyedByProbesWithClangsChecksums) {
+  TempDir dir;
+  std::string db = dir.File("run.db"), prof = dir.File("probe.prof");
+  auto r = RunCmd({SyspgoBin(), "collect", "--probes", "cpu", "--freq", "999", "-o", db, "--", ProbeApp(),
+                   "300000000"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = RunCmd({SyspgoBin(), "optimize", db, "--binary", ProbeApp(), "--emit", "sample-profile", "--profile-kind",
+              "probe", "-o", prof});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto nodes = Parse(Sh("cat " + prof).out);
+  ASSERT_TRUE(nodes.count("step")) << Sh("cat " + prof).out;
+  uint64_t on_probes = 0;
+  for (const auto& [id, count] : nodes["step"].lines) on_probes += count;
+  EXPECT_GT(on_probes, 0u) << Sh("cat " + prof).out;
+  uint64_t all = 0;  // the top-level totals
+  for (const auto& [key, n] : nodes) all += key.find('/') == std::string::npos ? n.total : 0;
+  EXPECT_GT(nodes["step"].total, all / 2) << Sh("cat " + prof).out;
+  // A function that never ran has no samples: its probes are in its own
+  // code, not among those of the function before it.
+  EXPECT_EQ(nodes.count("never_called"), 0u) << Sh("cat " + prof).out;
+  auto expected = ClangChecksums(Src());
+  ASSERT_TRUE(expected.count("step")) << "no pseudo-probe descriptor for step in clang's IR";
+  for (const auto& [key, n] : nodes) {
+    std::string fn = key.substr(key.rfind('/') + 1);
+    EXPECT_EQ(n.checksum, expected[fn]) << key;
+  }
+  auto c = Sh(std::string("clang-19") + kProbeFlags + "-Werror -fprofile-sample-use=" + prof + " -S -emit-llvm -o - " +
+              Src() + " 2>&1");
+  ASSERT_EQ(c.status, 0) << c.out;
+  std::smatch m;
+  static const std::regex step_prof(R"re(define [^\n]*@step\([^\n]*!prof (![0-9]+))re");
+  ASSERT_TRUE(std::regex_search(c.out, m, step_prof)) << "step() has no profile metadata";
+  std::regex entry(m[1].str() + R"re( = !\{!"function_entry_count", i64 ([0-9]+)\})re");
+  ASSERT_TRUE(std::regex_search(c.out, m, entry)) << "step() has no entry count";
+  EXPECT_GT(std::stoull(m[1]), 0u);
 }
 
 }  // namespace

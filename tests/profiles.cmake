@@ -37,15 +37,18 @@ endforeach()
 # a function called from two sites that take different paths through it.
 set(_ctx_src ${CMAKE_CURRENT_SOURCE_DIR}/workloads/context)
 set(_ctx_dir ${CMAKE_BINARY_DIR}/tests/context)
+# The same with pseudo-probes, for profiles keyed by them (--profile-kind probe).
 add_custom_command(
-  OUTPUT ${_ctx_dir}/context_app
+  OUTPUT ${_ctx_dir}/context_app ${_ctx_dir}/context_app_probe
   COMMAND ${CMAKE_COMMAND} -E make_directory ${_ctx_dir}
   COMMAND ${SYSPGO_CLANG19} ${_pgo_flags} -g -fuse-ld=lld -Wl,--emit-relocs -o ${_ctx_dir}/context_app
           ${_ctx_src}/context_app.c
+  COMMAND ${SYSPGO_CLANG19} ${_pgo_flags} -g -fpseudo-probe-for-profiling -fuse-ld=lld -Wl,--emit-relocs
+          -o ${_ctx_dir}/context_app_probe ${_ctx_src}/context_app.c
   DEPENDS ${_ctx_src}/context_app.c
   COMMENT "Building the context workload with clang-19"
   VERBATIM)
-add_custom_target(context_workload ALL DEPENDS ${_ctx_dir}/context_app)
+add_custom_target(context_workload ALL DEPENDS ${_ctx_dir}/context_app ${_ctx_dir}/context_app_probe)
 syspgo_test(profile_context_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/profile_context_test.cc
             LIBS syspgo_optimize syspgo_analyze)
 target_compile_definitions(profile_context_test PRIVATE SYSPGO_CONTEXT_BIN="${_ctx_dir}"

@@ -22,6 +22,13 @@ OUT_OF_LINE unsigned long step(unsigned long x, unsigned long i) {
   return x;
 }
 
+// Never called: a function without samples, whose probes must stay in its
+// own code (the probe-keyed profile gives it none of step()'s samples).
+OUT_OF_LINE unsigned long never_called(unsigned long x, long n) {
+  for (long i = 0; i < n; ++i) x = x * 6364136223846793005ull + (unsigned long)i;
+  return x;
+}
+
 OUT_OF_LINE unsigned long mostly_even(unsigned long x, long n) {
   for (long i = 0; i < n; ++i) x = step(x, (unsigned long)i * 8);
   return x;
