@@ -27,10 +27,12 @@ paired bootstrap interval (optimize/pgo_eval's method), "no significant
 difference" where it crosses 1. For SQLite and Lua (--sweep) the sample
 stage is rebuilt from profiles taken at 250 Hz to 10 kHz, of one training
 run (three of them one by one, for the spread) and of several merged
-(--sweep-runs): where the saving stops growing with the samples. Writes
-its section of bench/RESULTS.md.
+(--sweep-runs): where the saving stops growing with the samples. With
+--probe, the sample stage of `syspgo pgo --profile-kind probe` (its own
+training of a build with pseudo-probes) is measured beside, as variant
+sample-probe. Writes its section of bench/RESULTS.md.
 
-usage: sudo bench/pgo.py [--runs 10] [--programs sqlite,lua,zstd,gawk] [--sweep sqlite,lua] [--sweep-runs 1,3]
+usage: sudo bench/pgo.py [--runs 10] [--programs sqlite,lua,zstd,gawk] [--sweep sqlite,lua] [--sweep-runs 1,3] [--probe lua,sqlite]
                          [--work DIR]
 
 With --tools it compares instead syspgo's profiles with today's perf-based
@@ -843,7 +845,7 @@ SWEEP_HZ = [250, 1000, 4000, 10000]
 # Profiles of one training run built one by one, for the spread, at SPREAD_HZ
 # (the others build the first run's alone).
 SPREAD_RUNS, SPREAD_HZ = 3, 4000
-MAIN_VARIANTS = ["plain", "syspgo-plain", "base", "instr", "sample", "order", "bolt"]
+MAIN_VARIANTS = ["plain", "syspgo-plain", "base", "instr", "sample", "sample-probe", "order", "bolt"]
 # The stages of `syspgo pgo` whose binaries the bench measures, by their
 # names in its manifest; "syspgo-plain" is its build of the user's command.
 PGO_STAGES = {"syspgo-plain": "plain", "base": "build", "sample": "sample", "order": "order", "bolt": "bolt"}
@@ -922,6 +924,28 @@ def run_syspgo_pgo(prog, d, costs, reuse):
     for s in man["stages"]:
         costs[f"syspgo pgo: {s['name']}"] = s["seconds"]
     return cmd, man, B.read_json(os.path.join(pgo_dir, "summary.json")), said
+
+
+def probe_stage(prog, d, costs):
+    """The sample stage of `syspgo pgo --profile-kind probe` (--probe): its
+    own profiling build with pseudo-probes, training and rebuild, everything
+    else as run_syspgo_pgo's run. Returns the stage's binary, or None."""
+    pgo_dir, build_dir = os.path.join(d, "pgo-probe"), os.path.join(d, "pgo-probe-build")
+    shutil.rmtree(pgo_dir, ignore_errors=True)
+    os.makedirs(build_dir, exist_ok=True)
+    cmd = [B.SYSPGO, "pgo", "--build", prog.build_cmd("$CC"), "--binary", "./" + prog.binary,
+           "--train", shlex.join(prog.cmd("./" + prog.binary, "train", prog.train_scale)),
+           "--eval", shlex.join(prog.cmd("./" + prog.binary, "eval", prog.cg_scale)),
+           "--eval-metric", "instructions", "--runs", "1", "--max-runs", "1", "--stages", "sample",
+           "--profile-kind", "probe", "--dir", pgo_dir, "-q"]
+    p = timed_step(costs, "syspgo pgo --profile-kind probe --stages sample", lambda: subprocess.run(
+        cmd, cwd=build_dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, encoding="utf-8", errors="replace"))
+    if not os.path.exists(os.path.join(pgo_dir, "manifest.json")):
+        print(f"bench: syspgo pgo --profile-kind probe on {prog.name} wrote no manifest:\n{p.stdout[-3000:]}",
+              file=sys.stderr)
+        return None
+    s = stage_of(B.read_json(os.path.join(pgo_dir, "manifest.json")), "sample")
+    return s.get("binary") if s.get("status") == "ok" else None
 
 
 def stage_of(man, name):
@@ -1040,7 +1064,10 @@ def main_job(prog, a, timeit):
     v.update({n: stage_of(man, s)["binary"] for n, s in PGO_STAGES.items()
               if stage_of(man, s).get("status") == "ok" and stage_of(man, s).get("binary")})
     v["instr"] = instr_pgo(prog, d, costs)
-    v = {n: v[n] for n in MAIN_VARIANTS if n in v}
+    if prog.name in a.probe:
+        print(f"bench: {prog.name}: syspgo pgo --profile-kind probe", file=sys.stderr)
+        v["sample-probe"] = probe_stage(prog, d, costs)
+    v = {n: v[n] for n in MAIN_VARIANTS if v.get(n)}
     rows = {}
     if prog.name in a.sweep and "sample" in v:
         print(f"bench: {prog.name}: the sample count sweep", file=sys.stderr)
@@ -1111,7 +1138,7 @@ def report_main(prog, cmd, man, summ, said, counts, times, outs, sweep_counts, c
                     f"{ref(n, 'plain', cpu[n])} | {'same' if outs[n] == outs['plain'] else '**differs**'} |")
     si = saved(counts, "plain", "instr")
     lines = [f"- instrumented PGO saves {pct(si)} of the user's build's instructions; wall {describe(wall['instr'])}"]
-    for n in [n for n in ("sample", "order", "bolt") if n in times]:
+    for n in [n for n in ("sample", "sample-probe", "order", "bolt") if n in times]:
         # A share of a saving within noise of nothing says nothing.
         share = pct(saved(counts, "plain", n) / si) if si > MIN_EFFECT else "—"
         lines.append(f"- stage {n}: saves {pct(saved(counts, 'plain', n))} against the user's build, "
@@ -1130,6 +1157,11 @@ def report_main(prog, cmd, man, summ, said, counts, times, outs, sweep_counts, c
     if "sample" in times:
         lines.append(f"- the sample stage reaches 85% of instrumented's saving ({pct(0.85 * si)}): "
                      f"{'met' if si > 0 and saved(counts, 'plain', 'sample') >= 0.85 * si else '**not met**'}")
+    if "sample-probe" in times:
+        lines.append(f"- for comparison, not syspgo pgo's default: the sample stage of `syspgo pgo --profile-kind probe` "
+                     f"(its own training of a build with pseudo-probes) saves {pct(saved(counts, 'plain', 'sample-probe'))}"
+                     f" against the line-keyed profile's {pct(saved(counts, 'plain', 'sample'))} and instrumented's "
+                     f"{pct(si)}")
     train = stage_of(man, "train")
     quality = [f"{q.get('line', '')} ({q.get('freq_hz') or 'collect default'} Hz, {q.get('train_runs')} run(s))"
                for q in man.get("profile_quality", [])]
@@ -1168,6 +1200,8 @@ def main():
     ap.add_argument("--runs", type=int, default=10, help="interleaved rounds of wall time (>= 5; --tools: >= 10)")
     ap.add_argument("--programs", default=None, help=f"of {','.join(PROGRAMS)} (default: all; --tools: lua,sqlite)")
     ap.add_argument("--sweep", default="sqlite,lua", help="programs of the sample-count sweep ('' for none)")
+    ap.add_argument("--probe", default="", help="programs also measured with syspgo pgo --profile-kind probe's "
+                    "sample stage (variant sample-probe), e.g. lua,sqlite")
     ap.add_argument("--sweep-runs", default="1,3", help="training runs merged into each sweep profile, e.g. 1,3,10")
     ap.add_argument("--work", default=None, help="work directory, kept for reuse (default: a new one under /var/tmp)")
     ap.add_argument("--reuse", action="store_true",
@@ -1182,6 +1216,7 @@ def main():
         raise SystemExit("bench: at least 5 rounds, for a median")
     a.programs = a.programs or (TOOLS_PROGRAMS if a.tools else ",".join(PROGRAMS))
     a.sweep = [p for p in a.sweep.split(",") if p]
+    a.probe = [p for p in a.probe.split(",") if p]
     a.sweep_runs = sorted({int(n) for n in a.sweep_runs.split(",")})
     work = a.work or tempfile.mkdtemp(prefix="syspgo-bench-pgo-", dir="/var/tmp")
     os.makedirs(work, exist_ok=True)
@@ -1204,7 +1239,8 @@ def main_bench(a, work, timeit, srcroot):
                 "| program | instr saves | sample stage saves | syspgo pgo's final | final saves | instr wall vs plain | "
                 "final wall vs plain |\n|---|---|---|---|---|---|---|\n" + row + "\n\n" + section)
         command = (f"sudo bench/pgo.py --runs {a.runs} --programs {name} --sweep {shlex.quote(','.join(a.sweep))} "
-                   f"--sweep-runs {','.join(map(str, a.sweep_runs))}" + (" --reuse" if prog.reused else ""))
+                   f"--sweep-runs {','.join(map(str, a.sweep_runs))}" + (" --reuse" if prog.reused else "") +
+                   (f" --probe {name}" if name in a.probe else ""))
         if prog.reused:
             body += ("\nWith --reuse: syspgo pgo's run is the one an earlier bench made in the same work directory "
                      "(its manifest's); every other figure is this run's.\n")
