@@ -22,6 +22,7 @@
 
 #include "collect/bpf_maps.h"
 #include "collect/container.h"
+#include "common/identity.h"
 #include "bpf/fileio.h"
 #include "syspgo_bpf.skel.h"
 #include "common/util.h"
@@ -180,8 +181,12 @@ class FileioGroup : public ProbeGroup {
             .T(std::string(e->given, strnlen(e->given, sizeof e->given)))
             .I(e->flags).I(e->ret).I(dev).I(ino);
         if (e->ret >= 0 && seen_.insert({dev, ino}).second) {
-          std::string path = HostPath(h->pid, JoinPath(e), dev, ino);
-          if (auto bytes = RegularFileSize(path, dev, ino)) w.Row(file_size_).I(dev).I(ino).I(*bytes);
+          // The name is the traced process's: looked up (below a container's
+          // root too) with the invoking user's rights, or not at all.
+          ActAsUser as_user;
+          std::string path = as_user.ok() ? HostPath(h->pid, JoinPath(e), dev, ino) : JoinPath(e);
+          if (auto bytes = as_user.ok() ? RegularFileSize(path, dev, ino) : std::nullopt)
+            w.Row(file_size_).I(dev).I(ino).I(*bytes);
           w.Row(file_).I(dev).I(ino).T(path);
         }
         return;

@@ -276,10 +276,13 @@ class ProcGroup : public ProbeGroup {
   // its name here (below its container's root: ForeignRoots), else through
   // /proc/PID/exe while the process is still traced (the program it runs,
   // in its own mount namespace), else by its name; and the ELF interpreter
-  // it names, below the same root.
+  // it names, below the same root. Every name and the file's header are
+  // read with the invoking user's rights: the traced process chose them.
   void RecordExecFiles(Writer& w, uint32_t pid, const std::string& exe, uint64_t dev, uint64_t ino) {
     std::string key = exe + '\0' + std::to_string(dev) + ':' + std::to_string(ino);
     if (exe.empty() || exe[0] != '/' || !exec_files_.insert(key).second) return;
+    ActAsUser as_user;
+    if (!as_user.ok()) return;
     roots_.Add(static_cast<pid_t>(pid));
     std::string here = roots_.Find(exe, dev, ino), root, via, real;
     if (here.size() > exe.size()) root = here.substr(0, here.size() - exe.size());
