@@ -895,6 +895,16 @@ def plain_build(prog, d, extra, costs, step):
     return os.path.join(d, prog.binary)
 
 
+def pgo_command(prog, pgo_dir, *options):
+    """`syspgo pgo` on prog's build, training and evaluation, deciding on
+    cachegrind's instruction counts at cg_scale (one round: they do not
+    vary), with `options` added."""
+    return [B.SYSPGO, "pgo", "--build", prog.build_cmd("$CC"), "--binary", "./" + prog.binary,
+            "--train", shlex.join(prog.cmd("./" + prog.binary, "train", prog.train_scale)),
+            "--eval", shlex.join(prog.cmd("./" + prog.binary, "eval", prog.cg_scale)),
+            "--eval-metric", "instructions", "--runs", "1", "--max-runs", "1", *options, "--dir", pgo_dir, "-q"]
+
+
 def run_syspgo_pgo(prog, d, costs, reuse):
     """`syspgo pgo` with its defaults, deciding on cachegrind's instruction
     counts of the evaluation at cg_scale (one round: they do not vary).
@@ -905,10 +915,7 @@ def run_syspgo_pgo(prog, d, costs, reuse):
     if not reuse:
         shutil.rmtree(pgo_dir, ignore_errors=True)
     os.makedirs(build_dir, exist_ok=True)
-    cmd = [B.SYSPGO, "pgo", "--build", prog.build_cmd("$CC"), "--binary", "./" + prog.binary,
-           "--train", shlex.join(prog.cmd("./" + prog.binary, "train", prog.train_scale)),
-           "--eval", shlex.join(prog.cmd("./" + prog.binary, "eval", prog.cg_scale)),
-           "--eval-metric", "instructions", "--runs", "1", "--max-runs", "1", "--dir", pgo_dir, "-q"]
+    cmd = pgo_command(prog, pgo_dir)
     if reuse:
         said = open(os.path.join(pgo_dir, "said.txt")).read()
     else:
@@ -933,11 +940,7 @@ def probe_stage(prog, d, costs):
     pgo_dir, build_dir = os.path.join(d, "pgo-probe"), os.path.join(d, "pgo-probe-build")
     shutil.rmtree(pgo_dir, ignore_errors=True)
     os.makedirs(build_dir, exist_ok=True)
-    cmd = [B.SYSPGO, "pgo", "--build", prog.build_cmd("$CC"), "--binary", "./" + prog.binary,
-           "--train", shlex.join(prog.cmd("./" + prog.binary, "train", prog.train_scale)),
-           "--eval", shlex.join(prog.cmd("./" + prog.binary, "eval", prog.cg_scale)),
-           "--eval-metric", "instructions", "--runs", "1", "--max-runs", "1", "--stages", "sample",
-           "--profile-kind", "probe", "--dir", pgo_dir, "-q"]
+    cmd = pgo_command(prog, pgo_dir, "--stages", "sample", "--profile-kind", "probe")
     p = timed_step(costs, "syspgo pgo --profile-kind probe --stages sample", lambda: subprocess.run(
         cmd, cwd=build_dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, encoding="utf-8", errors="replace"))
     if not os.path.exists(os.path.join(pgo_dir, "manifest.json")):
