@@ -1084,7 +1084,12 @@ def main_job(prog, a, timeit):
     counts = dict(zip(v, got))
     by_bin = dict(zip(swept, got[len(v):]))
     sweep_counts = {k: [(by_bin[b], s) for b, s in pts] for k, pts in rows.items()}
-    return report_main(prog, cmd, man, summ, said, counts, times, outs, sweep_counts, costs)
+    section, row = report_main(prog, cmd, man, summ, said, counts, times, outs, sweep_counts, costs)
+    if prog.name in a.probe and "sample-probe" not in v:
+        # A failed variant is a finding: said where its figures would be.
+        section += ("\n`syspgo pgo --profile-kind probe` made no sample stage for this program: no sample-probe "
+                    "variant (its output is in the bench's log).\n")
+    return section, row
 
 
 def pct(x):
