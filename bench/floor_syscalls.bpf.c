@@ -6,7 +6,13 @@
  * does any work. Built with -DFLOOR_ASK, the programs first ask, as
  * syspgo's do, whether the running task's process is recorded (the current
  * task, then its bit in a bitmap like bpf/common.bpf.h's `targets`, here
- * empty): what a process outside a recording cannot avoid paying. */
+ * empty): what a process outside a recording cannot avoid paying. Built
+ * with -DFLOOR_PER_SYSCALL, empty programs sit instead on the per-syscall
+ * tracepoints (syscalls:sys_enter_read, ...) of only the calls the fileio
+ * group reads: the cost of hooking those calls alone, which other calls
+ * pay too (a registered syscall tracepoint sends every syscall of every
+ * task through the kernel's slow path), and the time the kernel takes to
+ * detach them. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -31,6 +37,24 @@ static __always_inline int asked(void)
 #define asked() 0
 #endif
 
+#ifdef FLOOR_PER_SYSCALL
+/* bpf/syscalls.h's calls, by their tracepoints' names. */
+#define FLOOR_HOOK(call)                                                \
+	SEC("tp/syscalls/sys_enter_" #call) int enter_##call(void *ctx) \
+	{                                                               \
+		return 0;                                               \
+	}                                                               \
+	SEC("tp/syscalls/sys_exit_" #call) int exit_##call(void *ctx)   \
+	{                                                               \
+		return 0;                                               \
+	}
+FLOOR_HOOK(read) FLOOR_HOOK(write) FLOOR_HOOK(close) FLOOR_HOOK(pread64) FLOOR_HOOK(pwrite64)
+FLOOR_HOOK(readv) FLOOR_HOOK(writev) FLOOR_HOOK(fsync) FLOOR_HOOK(fdatasync) FLOOR_HOOK(sync_file_range)
+FLOOR_HOOK(preadv) FLOOR_HOOK(pwritev) FLOOR_HOOK(preadv2) FLOOR_HOOK(pwritev2) FLOOR_HOOK(open)
+FLOOR_HOOK(openat) FLOOR_HOOK(openat2) FLOOR_HOOK(mmap) FLOOR_HOOK(newstat) FLOOR_HOOK(newlstat)
+FLOOR_HOOK(access) FLOOR_HOOK(execve) FLOOR_HOOK(readlink) FLOOR_HOOK(newfstatat) FLOOR_HOOK(readlinkat)
+FLOOR_HOOK(faccessat) FLOOR_HOOK(execveat) FLOOR_HOOK(statx) FLOOR_HOOK(faccessat2)
+#else
 SEC("tp_btf/sys_enter")
 int BPF_PROG(floor_enter, struct pt_regs *regs, long id)
 {
@@ -42,3 +66,4 @@ int BPF_PROG(floor_exit, struct pt_regs *regs, long ret)
 {
 	return asked();
 }
+#endif
