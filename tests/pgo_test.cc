@@ -916,6 +916,11 @@ TEST(Pgo, MissingOptionsAreUsageErrors) {
                  "--sample-counts is ip, ip-only or stacks, got 'lbr'"));
   EXPECT_TRUE(FailedWith(Pgo(t.path(), {"--build", "make", "--binary", "./demo", "--train", "x", "--final", "best"}), 2,
                          "--final is fastest or last, got 'best'"));
+  // auto is pgo's alone: optimize and merge make one profile of one kind.
+  EXPECT_TRUE(FailedWith(Pgo(t.path(), {"--build", "make", "--binary", "./demo", "--train", "x", "--profile-kind",
+                                        "lbr"}), 2, "--profile-kind is auto, flat, cs or probe, got 'lbr'"));
+  auto optimize = Sh(SyspgoBin() + " optimize x.db --binary ./demo --emit sample-profile --profile-kind auto -o x");
+  EXPECT_EQ(optimize.status, 2) << optimize.err;
 }
 
 // cmake/SysPGO.cmake on a project that only includes it.
