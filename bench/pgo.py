@@ -19,6 +19,10 @@ SQLite's). Variants, side by side in one run:
   sample, order, bolt
                 syspgo pgo's stages; the one it chose (deciding on
                 cachegrind's instructions) is marked final
+  sample-probe  syspgo pgo's probe leg (--profile-kind auto, its default):
+                its own training of a build with pseudo-probes and the
+                rebuild with that probe-keyed profile, a candidate beside
+                sample; which kind it kept, and why, is said
 
 Instructions come from cachegrind on `strip -g` copies (valgrind 3.19
 cannot read clang-19's DWARF 5) and decide the verdicts; wall and CPU time
@@ -27,12 +31,10 @@ paired bootstrap interval (optimize/pgo_eval's method), "no significant
 difference" where it crosses 1. For SQLite and Lua (--sweep) the sample
 stage is rebuilt from profiles taken at 250 Hz to 10 kHz, of one training
 run (three of them one by one, for the spread) and of several merged
-(--sweep-runs): where the saving stops growing with the samples. With
---probe, the sample stage of `syspgo pgo --profile-kind probe` (its own
-training of a build with pseudo-probes) is measured beside, as variant
-sample-probe. Writes its section of bench/RESULTS.md.
+(--sweep-runs): where the saving stops growing with the samples. Writes
+its section of bench/RESULTS.md.
 
-usage: sudo bench/pgo.py [--runs 10] [--programs sqlite,lua,zstd,gawk] [--sweep sqlite,lua] [--sweep-runs 1,3] [--probe lua,sqlite]
+usage: sudo bench/pgo.py [--runs 10] [--programs sqlite,lua,zstd,gawk] [--sweep sqlite,lua] [--sweep-runs 1,3]
                          [--work DIR]
 
 With --tools it compares instead syspgo's profiles with today's perf-based
@@ -848,7 +850,8 @@ SPREAD_RUNS, SPREAD_HZ = 3, 4000
 MAIN_VARIANTS = ["plain", "syspgo-plain", "base", "instr", "sample", "sample-probe", "order", "bolt"]
 # The stages of `syspgo pgo` whose binaries the bench measures, by their
 # names in its manifest; "syspgo-plain" is its build of the user's command.
-PGO_STAGES = {"syspgo-plain": "plain", "base": "build", "sample": "sample", "order": "order", "bolt": "bolt"}
+PGO_STAGES = {"syspgo-plain": "plain", "base": "build", "sample": "sample", "sample-probe": "sample-probe",
+              "order": "order", "bolt": "bolt"}
 
 
 def paired_speedup(ref, cand, seed=SEED):
@@ -931,24 +934,6 @@ def run_syspgo_pgo(prog, d, costs, reuse):
     for s in man["stages"]:
         costs[f"syspgo pgo: {s['name']}"] = s["seconds"]
     return cmd, man, B.read_json(os.path.join(pgo_dir, "summary.json")), said
-
-
-def probe_stage(prog, d, costs):
-    """The sample stage of `syspgo pgo --profile-kind probe` (--probe): its
-    own profiling build with pseudo-probes, training and rebuild, everything
-    else as run_syspgo_pgo's run. Returns the stage's binary, or None."""
-    pgo_dir, build_dir = os.path.join(d, "pgo-probe"), os.path.join(d, "pgo-probe-build")
-    shutil.rmtree(pgo_dir, ignore_errors=True)
-    os.makedirs(build_dir, exist_ok=True)
-    cmd = pgo_command(prog, pgo_dir, "--stages", "sample", "--profile-kind", "probe")
-    p = timed_step(costs, "syspgo pgo --profile-kind probe --stages sample", lambda: subprocess.run(
-        cmd, cwd=build_dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, encoding="utf-8", errors="replace"))
-    if not os.path.exists(os.path.join(pgo_dir, "manifest.json")):
-        print(f"bench: syspgo pgo --profile-kind probe on {prog.name} wrote no manifest:\n{p.stdout[-3000:]}",
-              file=sys.stderr)
-        return None
-    s = stage_of(B.read_json(os.path.join(pgo_dir, "manifest.json")), "sample")
-    return s.get("binary") if s.get("status") == "ok" else None
 
 
 def stage_of(man, name):
@@ -1067,9 +1052,6 @@ def main_job(prog, a, timeit):
     v.update({n: stage_of(man, s)["binary"] for n, s in PGO_STAGES.items()
               if stage_of(man, s).get("status") == "ok" and stage_of(man, s).get("binary")})
     v["instr"] = instr_pgo(prog, d, costs)
-    if prog.name in a.probe:
-        print(f"bench: {prog.name}: syspgo pgo --profile-kind probe", file=sys.stderr)
-        v["sample-probe"] = probe_stage(prog, d, costs)
     v = {n: v[n] for n in MAIN_VARIANTS if v.get(n)}
     rows = {}
     if prog.name in a.sweep and "sample" in v:
@@ -1084,12 +1066,7 @@ def main_job(prog, a, timeit):
     counts = dict(zip(v, got))
     by_bin = dict(zip(swept, got[len(v):]))
     sweep_counts = {k: [(by_bin[b], s) for b, s in pts] for k, pts in rows.items()}
-    section, row = report_main(prog, cmd, man, summ, said, counts, times, outs, sweep_counts, costs)
-    if prog.name in a.probe and "sample-probe" not in v:
-        # A failed variant is a finding: said where its figures would be.
-        section += ("\n`syspgo pgo --profile-kind probe` made no sample stage for this program: no sample-probe "
-                    "variant (its output is in the bench's log).\n")
-    return section, row
+    return report_main(prog, cmd, man, summ, said, counts, times, outs, sweep_counts, costs)
 
 
 def pct(x):
@@ -1165,11 +1142,10 @@ def report_main(prog, cmd, man, summ, said, counts, times, outs, sweep_counts, c
     if "sample" in times:
         lines.append(f"- the sample stage reaches 85% of instrumented's saving ({pct(0.85 * si)}): "
                      f"{'met' if si > 0 and saved(counts, 'plain', 'sample') >= 0.85 * si else '**not met**'}")
-    if "sample-probe" in times:
-        lines.append(f"- for comparison, not syspgo pgo's default: the sample stage of `syspgo pgo --profile-kind probe` "
-                     f"(its own training of a build with pseudo-probes) saves {pct(saved(counts, 'plain', 'sample-probe'))}"
-                     f" against the line-keyed profile's {pct(saved(counts, 'plain', 'sample'))} and instrumented's "
-                     f"{pct(si)}")
+    kind = summ.get("profile_kind", {})
+    # A probe leg that made no stage is a finding: said where its figures would be.
+    lines.append(f"- profile kind (`--profile-kind {kind.get('requested', '?')}`): syspgo pgo kept "
+                 f"**{kind.get('chosen', '?')}**: {kind.get('reason') or '—'}")
     train = stage_of(man, "train")
     quality = [f"{q.get('line', '')} ({q.get('freq_hz') or 'collect default'} Hz, {q.get('train_runs')} run(s))"
                for q in man.get("profile_quality", [])]
@@ -1208,8 +1184,6 @@ def main():
     ap.add_argument("--runs", type=int, default=10, help="interleaved rounds of wall time (>= 5; --tools: >= 10)")
     ap.add_argument("--programs", default=None, help=f"of {','.join(PROGRAMS)} (default: all; --tools: lua,sqlite)")
     ap.add_argument("--sweep", default="sqlite,lua", help="programs of the sample-count sweep ('' for none)")
-    ap.add_argument("--probe", default="", help="programs also measured with syspgo pgo --profile-kind probe's "
-                    "sample stage (variant sample-probe), e.g. lua,sqlite")
     ap.add_argument("--sweep-runs", default="1,3", help="training runs merged into each sweep profile, e.g. 1,3,10")
     ap.add_argument("--work", default=None, help="work directory, kept for reuse (default: a new one under /var/tmp)")
     ap.add_argument("--reuse", action="store_true",
@@ -1224,7 +1198,6 @@ def main():
         raise SystemExit("bench: at least 5 rounds, for a median")
     a.programs = a.programs or (TOOLS_PROGRAMS if a.tools else ",".join(PROGRAMS))
     a.sweep = [p for p in a.sweep.split(",") if p]
-    a.probe = [p for p in a.probe.split(",") if p]
     a.sweep_runs = sorted({int(n) for n in a.sweep_runs.split(",")})
     work = a.work or tempfile.mkdtemp(prefix="syspgo-bench-pgo-", dir="/var/tmp")
     os.makedirs(work, exist_ok=True)
@@ -1247,8 +1220,7 @@ def main_bench(a, work, timeit, srcroot):
                 "| program | instr saves | sample stage saves | syspgo pgo's final | final saves | instr wall vs plain | "
                 "final wall vs plain |\n|---|---|---|---|---|---|---|\n" + row + "\n\n" + section)
         command = (f"sudo bench/pgo.py --runs {a.runs} --programs {name} --sweep {shlex.quote(','.join(a.sweep))} "
-                   f"--sweep-runs {','.join(map(str, a.sweep_runs))}" + (" --reuse" if prog.reused else "") +
-                   (f" --probe {name}" if name in a.probe else ""))
+                   f"--sweep-runs {','.join(map(str, a.sweep_runs))}" + (" --reuse" if prog.reused else ""))
         if prog.reused:
             body += ("\nWith --reuse: syspgo pgo's run is the one an earlier bench made in the same work directory "
                      "(its manifest's); every other figure is this run's.\n")
@@ -1264,7 +1236,9 @@ MAIN_INTRO = (
     "the same command; **base** is syspgo pgo's profiling build (frame pointers, profiling debug info, function "
     "sections, lld, `--emit-relocs`); **instr** is instrumented PGO on the user's flags "
     "(`-fprofile-generate`, the same training run, `-fprofile-use`); **sample**, **order**, **bolt** are "
-    "syspgo pgo's stages, and the one it chose is marked final. Instructions: cachegrind on copies without debug "
+    "syspgo pgo's stages, **sample-probe** its probe leg's (`--profile-kind auto`, its default: its own training "
+    "of a build with pseudo-probes and a rebuild with the probe-keyed profile, beside sample), and the one it "
+    "chose is marked final. Instructions: cachegrind on copies without debug "
     "sections, one run (the count does not vary). Wall and CPU time: {runs} interleaved rounds, each every variant "
     "once, starting one further each round; a ratio is the reference's median over the variant's (above 1: "
     "faster), with the 2.5th–97.5th percentiles of 2000 bootstrap resamples of whole rounds; within 0.5% of 1 or "

@@ -24,12 +24,15 @@ const char kAbout[] = R"(usage: syspgo pgo --build 'CMD' --binary PATH --train '
 Builds a program with the flags profiling needs, profiles a training run with
 syspgo collect, rebuilds it with the LLVM sample profile and the symbol order,
 profiles the rebuilt binary and rewrites it with BOLT. With --eval it also
-builds your program as it is (your flags, none of syspgo's) and runs every
-variant against it in paired, interleaved rounds; a stage becomes the final
-binary only when it is faster than your build with 95% confidence (a
-bootstrap interval of the ratio of medians) and not slower in wall or CPU
-time with confidence, and every speedup is printed with its interval. Each
-build carries only the flags its stage needs. Every stage's commands, logs
+builds your program as it is (your flags, none of syspgo's), trains and
+rebuilds it a second time with a profile keyed by pseudo-probes (stage
+sample-probe, beside the flat profile's sample: --profile-kind auto), and
+runs every variant against your build in paired, interleaved rounds; a
+stage becomes the final binary only when it is faster than your build with
+95% confidence (a bootstrap interval of the ratio of medians) and not
+slower in wall or CPU time with confidence, and every speedup is printed
+with its interval; the line "profile kind:" says which kind won and why.
+Each build carries only the flags its stage needs. Every stage's commands, logs
 and binaries stay in DIR with manifest.json (everything) and summary.json
 (for CI); PATH ends up holding the final binary. Exit status: 0, 1 if a
 stage failed (named on stderr and in summary.json), 2 for bad options.
@@ -87,7 +90,7 @@ void AddBuildOptions(CLI::App* app, PgoOptions& o) {
   app->add_option("--build", o.build_cmd,
                   "builds PATH; gets CC/CXX (and cc, gcc, clang, c++, g++, clang++ first on PATH) as syspgo's "
                   "clang-19 wrappers that add the flags each stage needs; also SYSPGO_STAGE (plain, base, sample, "
-                  "order), SYSPGO_CFLAGS and SYSPGO_LDFLAGS. It must recompile: make it build from scratch, use a "
+                  "order, and base-probe, sample-probe for the probe leg), SYSPGO_CFLAGS and SYSPGO_LDFLAGS. It must recompile: make it build from scratch, use a "
                   "build directory per $SYSPGO_STAGE, or give --clean")
       ->type_name("'CMD'");
   app->add_option("--clean", o.clean_cmd, "run before every build (e.g. 'make clean')")->type_name("'CMD'");
@@ -161,10 +164,15 @@ void AddProfileOptions(CLI::App* app, PgoOptions& o) {
       ->check(Accepts([](const std::string& v) { return ParseSampleCounts(v).has_value(); }, kSampleCountsChoices))
       ->capture_default_str();
   app->add_option("--profile-kind", o.profile_kind,
-                  "flat, cs or probe: what the sample profile is keyed by (see syspgo optimize --help); probe "
-                  "adds -fpseudo-probe-for-profiling to the profiled build and the rebuilds")
+                  "auto, flat, cs or probe: what the sample profile is keyed by (see syspgo optimize --help); probe "
+                  "adds -fpseudo-probe-for-profiling to the profiled build and the rebuilds. auto: the stages use the "
+                  "flat profile and, with --eval, a probe leg in DIR/probe (its own build with pseudo-probes, "
+                  "training, probe profile with --sample-counts ip, as probe profiles need, and rebuild) adds the "
+                  "stage sample-probe; the evaluation keeps whichever kind is faster, order and BOLT build on the "
+                  "flat one. A probe leg that fails is said and the flat result stands")
       ->type_name("K")
-      ->check(Accepts([](const std::string& v) { return ParseProfileKind(v).has_value(); }, kProfileKindChoices))
+      ->check(Accepts([](const std::string& v) { return v == "auto" || ParseProfileKind(v).has_value(); },
+                      std::string("auto, ") + kProfileKindChoices))
       ->capture_default_str();
 }
 
@@ -219,7 +227,8 @@ int PrintOutcome(const PgoReport& r, const PgoOptions& o, bool json) {
     if (!r.manifest.empty()) fprintf(stderr, "syspgo pgo: details in %s\n", r.manifest.c_str());
     return 1;
   }
-  fprintf(stderr, "syspgo pgo: done: %s stage, %s (also at %s); manifest %s\n", r.final_stage.c_str(),
+  std::string kind = r.profile_kind.empty() || r.profile_kind == "none" ? "" : " (" + r.profile_kind + " profile)";
+  fprintf(stderr, "syspgo pgo: done: %s stage%s, %s (also at %s); manifest %s\n", r.final_stage.c_str(), kind.c_str(),
           r.final_binary.c_str(), o.binary.c_str(), r.manifest.c_str());
   return 0;
 }

@@ -208,6 +208,7 @@ void FindUnread(const std::string& text, const std::string& phrase, const std::r
 
 struct Stage {
   std::string name;
+  std::string left_out;  // why a stage that is no more than a candidate made nothing, without failing the run
   Json j = Json::object();
   Json commands = Json::array();
   std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
@@ -229,8 +230,12 @@ struct StageRow {
 
 class Pipeline {
  public:
-  explicit Pipeline(const PgoOptions& o)
-      : o_(o), freq_hz_(o.freq_hz ? o.freq_hz : o.collect_default_freq_hz), train_runs_(o.train_runs) {}
+  // `suffix` is added to the name of every variant this pipeline builds
+  // (its directory and $SYSPGO_STAGE), `leg` to its progress lines: a leg
+  // of another pipeline, which chooses no final binary of its own.
+  explicit Pipeline(const PgoOptions& o, std::string suffix = "", std::string leg = "")
+      : o_(o), suffix_(std::move(suffix)), leg_(std::move(leg)), freq_hz_(o.freq_hz ? o.freq_hz : o.collect_default_freq_hz),
+        train_runs_(o.train_runs) {}
   PgoReport Run();
 
  private:
@@ -245,6 +250,12 @@ class Pipeline {
   bool Rebuilding(const std::string& r) const {
     return std::find(rebuilds_.begin(), rebuilds_.end(), r) != rebuilds_.end();
   }
+  // The kind of the pipeline's own sample profile: auto's is flat, the
+  // probe leg (ProbeLeg) being its other.
+  std::string Kind() const { return o_.profile_kind == "auto" ? "flat" : o_.profile_kind; }
+  bool WantsProbeLeg() const { return o_.profile_kind == "auto" && o_.sample && Evaluating(); }
+  Status ProbeLeg(Stage& s);
+  void ChooseKind();
   PgoStageNeeds TrainingBuildNeeds() const;
   PgoStageNeeds RebuildNeeds(const std::string& r) const;
   Status Profiles(Stage& s);
@@ -293,6 +304,7 @@ class Pipeline {
   }
 
   const PgoOptions& o_;
+  std::string suffix_, leg_;
   PgoReport rep_;
   Json manifest_ = Json::object();
   Json stages_ = Json::array();
@@ -314,13 +326,15 @@ class Pipeline {
   uint32_t freq_hz_ = 0;
   int train_runs_ = 1;
   Json quality_ = Json::array();  // every profile-quality measurement, in order
+  Json kind_ = Json::object();     // the profile kind: requested, chosen, and with auto why
+  std::string probe_left_out_;     // why the probe leg made no stage ("" if it did)
 };
 
 void Pipeline::Say(const char* fmt, ...) {
   if (!o_.progress) return;
   va_list ap;
   va_start(ap, fmt);
-  fprintf(o_.progress, "syspgo pgo: ");
+  fprintf(o_.progress, "syspgo pgo: %s", leg_.c_str());
   vfprintf(o_.progress, fmt, ap);
   fprintf(o_.progress, "\n");
   fflush(o_.progress);
@@ -330,7 +344,7 @@ void Pipeline::Say(const char* fmt, ...) {
 // A progress line too long for 120 columns, broken at spaces, the rest
 // indented under it.
 void Pipeline::SayWrapped(const std::string& text) {
-  constexpr size_t kWidth = 120 - (sizeof("syspgo pgo: ") - 1);
+  const size_t kWidth = 120 - (sizeof("syspgo pgo: ") - 1) - leg_.size();
   size_t lead = std::min(text.find_first_not_of(' '), text.size());
   std::string indent(lead + 6, ' '), line = text.substr(0, lead);
   bool empty = true;  // no word on `line` yet
@@ -356,14 +370,20 @@ Stage& Pipeline::Begin(const std::string& name, const std::string& what) {
 
 void Pipeline::End(Stage& s, const Status& st) {
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - s.t0).count();
-  s.j["status"] = st.ok() ? "ok" : "failed";
+  s.j["status"] = !st.ok() ? "failed" : s.left_out.empty() ? "ok" : "left out";
+  if (st.ok() && !s.left_out.empty()) {
+    s.j["left_out"] = s.left_out;
+    rep_.warnings.push_back("the " + s.name + " stage is left out: " + s.left_out);
+    SayWrapped("      left out: " + s.left_out);
+  }
   s.j["seconds"] = secs;
   s.j["commands"] = s.commands;
   if (!st.ok()) {
     s.j["error"] = st.error().message;
     rep_.failed_stage = s.name;
     rep_.error = st.error().message;
-    Say("stage '%s' FAILED after %.1f s: %s", s.name.c_str(), secs, st.error().message.c_str());
+    // A leg's failure is said by the pipeline it is part of, in one line.
+    if (leg_.empty()) Say("stage '%s' FAILED after %.1f s: %s", s.name.c_str(), secs, st.error().message.c_str());
   } else {
     Say("      %s done in %.1f s", s.name.c_str(), secs);
   }
@@ -437,8 +457,9 @@ Status Pipeline::Setup() {
   return {};
 }
 
-Status Pipeline::Build(Stage& s, const std::string& variant, const PgoStageNeeds& needs) {
+Status Pipeline::Build(Stage& s, const std::string& stage_variant, const PgoStageNeeds& needs) {
   const std::string &profile = needs.sample_profile, &order = needs.order_file;
+  const std::string variant = stage_variant + suffix_;
   std::string sub = Sub(variant);
   std::string log = sub + "/build.log", calls = sub + "/compiler-calls.log";
   unlink(log.c_str());
@@ -563,7 +584,7 @@ Status Pipeline::Emit(Stage& s, const std::string& db, const std::string& kind, 
     argv = {syspgo_, "optimize", db, "--binary", binary_, "--emit", kind, "-o", out};
   argv.insert(argv.end(), {"--json", summary_path});
   if (kind == "sample-profile")
-    argv.insert(argv.end(), {"--sample-counts", o_.sample_counts, "--profile-kind", o_.profile_kind});
+    argv.insert(argv.end(), {"--sample-counts", o_.sample_counts, "--profile-kind", Kind()});
   SYSPGO_TRY(Tool(s, argv, log, "emitting the " + kind + " profile"));
   // --json: the figures for machines (the line for people may change).
   Json summary = Json::parse(ReadFileOrEmpty(summary_path), nullptr, false);
@@ -599,7 +620,7 @@ Status Pipeline::SampleMatch(Stage& s, const std::string& binary) {
     total += c;
     if (syms.count(n)) present += c, ++present_fns;
   }
-  std::string build_log = dir_ + "/" + s.name + "/build.log";
+  std::string build_log = s.j.value("log", "");
   PgoSampleCoverage cov = ReadSampleCoverage(ReadFileOrEmpty(build_log));
   WarnUnread("clang", build_log, cov.unread);
   uint64_t lost = cov.available - cov.applied;
@@ -820,9 +841,11 @@ void Pipeline::JudgeEval(std::vector<PgoEvalVariant>& v) const {
     x.wall_vs_plain = PairedSpeedup(v[0].seconds, x.seconds);
     x.cpu_vs_plain = PairedSpeedup(v[0].cpu_seconds, x.cpu_seconds);
   }
+  // (The probe leg's stage has a profiling build of its own, not evaluated.)
   if (base < v.size() && v[base].failed.empty())
     for (auto& x : v)
-      if (x.failed.empty()) x.vs_base = PairedSpeedup(v[base].values, x.values, MeasureOf(MetricName()));
+      if (x.failed.empty() && x.name != kSampleProbeStage)
+        x.vs_base = PairedSpeedup(v[base].values, x.values, MeasureOf(MetricName()));
 }
 
 std::string MedianText(const std::vector<double>& xs, const char* fmt, double scale) {
@@ -1040,6 +1063,8 @@ void Pipeline::Finish() {
   manifest_["final_stage"] = rep_.final_stage.empty() ? Json() : Json(rep_.final_stage);
   manifest_["final_reason"] = rep_.final_reason.empty() ? Json() : Json(rep_.final_reason);
   manifest_["profile_quality"] = quality_;
+  kind_["requested"] = o_.profile_kind;
+  manifest_["profile_kind"] = kind_;
   manifest_["warnings"] = Json(rep_.warnings);
   if (dir_.empty()) return;  // nowhere to write: the options were refused before a directory existed
   rep_.manifest = dir_ + "/manifest.json";
@@ -1054,10 +1079,11 @@ void Pipeline::Finish() {
   sum["final_stage"] = rep_.final_stage.empty() ? Json() : Json(rep_.final_stage);
   sum["manifest"] = rep_.manifest;
   Json st = Json::object();
-  for (auto& s : done_) st[s.name] = s.name == rep_.failed_stage ? "failed" : "ok";
+  for (auto& s : done_) st[s.name] = s.j.value("status", "ok");
   sum["stages"] = st;
   sum["profile"] = profile_summary_;
   if (!quality_.empty()) sum["profile_quality"] = quality_.back();
+  sum["profile_kind"] = kind_;
   Json ev = Json::object();
   for (auto& v : rep_.eval) {
     Json e = Json::object();
@@ -1296,6 +1322,13 @@ const std::vector<StageRow>& Pipeline::Stages() {
       {"bolt", [](const P& p) { return p.o_.bolt; },
        [](const P&) { return std::string("llvm-bolt with the syspgo fdata profile"); }, nullptr, nullptr,
        [](P& p, Stage& s) { return p.BoltLast(s); }},
+      // With --profile-kind auto: the same pipeline keyed by pseudo-probes,
+      // up to its sample stage, a candidate beside the flat one.
+      {"sample-probe", [](const P& p) { return p.WantsProbeLeg(); },
+       [](const P&) {
+         return std::string("the probe leg: a build with pseudo-probes, its training, probe profile and rebuild");
+       },
+       nullptr, nullptr, [](P& p, Stage& s) { return p.ProbeLeg(s); }},
       {"eval", [](const P& p) { return p.Evaluating(); },
        [](const P& p) {
          return "the evaluation command on every variant, " + std::to_string(p.o_.runs) + "+ paired rounds, " +
@@ -1310,7 +1343,7 @@ PgoStageNeeds Pipeline::TrainingBuildNeeds() const {
   PgoStageNeeds n;
   n.frame_pointers = n.profile_debug_info = true;
   n.bolt_input = o_.bolt && rebuilds_.empty();  // BOLT alone rewrites this build
-  n.pseudo_probes = o_.sample && o_.profile_kind == "probe";
+  n.pseudo_probes = o_.sample && Kind() == "probe";
   return n;
 }
 
@@ -1319,7 +1352,7 @@ PgoStageNeeds Pipeline::RebuildNeeds(const std::string& r) const {
   PgoStageNeeds n;
   n.profile_debug_info = !sample_prof_.empty();
   n.sample_profile = sample_prof_;
-  n.pseudo_probes = !sample_prof_.empty() && o_.profile_kind == "probe";
+  n.pseudo_probes = !sample_prof_.empty() && Kind() == "probe";
   n.function_sections = with_order;
   n.order_file = with_order ? order_file_ : "";
   n.bolt_input = o_.bolt && r == rebuilds_.back();
@@ -1365,7 +1398,7 @@ Status Pipeline::ReuseProfiles(Stage& s) {
 }
 
 Status Pipeline::CheckRebuild(Stage& s, const std::string& r) {
-  std::string bin = dir_ + "/" + r + "/" + name_;
+  std::string bin = dir_ + "/" + r + suffix_ + "/" + name_;
   if (!sample_prof_.empty()) SYSPGO_TRY(SampleMatch(s, bin));
   if (r == "order") SYSPGO_TRY(OrderCheck(s, bin));
   return {};
@@ -1389,6 +1422,89 @@ Status Pipeline::BoltLast(Stage& s) {
   return Bolt(s, variants_.back().second, fdata_, sample_built);
 }
 
+// The probe leg of --profile-kind auto: this pipeline again in DIR/probe,
+// keyed by pseudo-probes and up to its sample stage (its own build with
+// -fpseudo-probe-for-profiling, training, probe profile and rebuild), with
+// no evaluation or final choice of its own. Its variants are named with
+// -probe (base-probe, sample-probe), so a build directory per
+// $SYSPGO_STAGE keeps them apart. Its rebuild joins the evaluation right
+// after sample, so the existing rule keeps it only when it is faster than
+// the flat stage; order and BOLT build on the flat one. A leg that fails
+// is said in one line and the flat result stands.
+Status Pipeline::ProbeLeg(Stage& s) {
+  PgoOptions lo = o_;
+  lo.profile_kind = "probe";
+  lo.sample_counts = "ip";  // a probe profile is counted at the sampled IP, never over stacks
+  lo.order = lo.bolt = false;
+  lo.eval_cmd.clear();
+  lo.dir = dir_ + "/probe";
+  lo.profile_db.clear();  // its runs are of another binary: a database of its own
+  lo.use_profile = o_.use_profile.empty() ? "" : o_.use_profile + "/probe";
+  lo.freq_hz = freq_hz_;  // the rate and runs the flat training settled on
+  lo.train_runs = train_runs_;
+  Pipeline leg(lo, "-probe", "probe leg: ");
+  PgoReport r = leg.Run();
+  for (const Json& st : leg.stages_)
+    for (const Json& c : st["commands"]) s.commands.push_back(c);
+  for (const std::string& w : r.warnings) rep_.warnings.push_back("probe leg: " + w);
+  s.j["manifest"] = r.manifest.empty() ? Json() : Json(r.manifest);
+  if (!r.ok) {
+    probe_left_out_ = "the probe leg's " + r.failed_stage + " stage failed (" + r.error.substr(0, r.error.find('\n')) +
+                      "); going on with the flat profile";
+    s.left_out = probe_left_out_;
+    return {};
+  }
+  for (const Json& st : leg.stages_) {
+    if (st["name"] == "profile" && st.contains("sample-profile")) s.j["sample-profile"] = st["sample-profile"];
+    if (st["name"] != "sample") continue;
+    for (const char* k : {"compile_flags", "link_flags", "binary", "build_id", "log", "compiler_calls",
+                          "compiler_calls_with_profile", "profile_match"})
+      if (st.contains(k)) s.j[k] = st[k];
+  }
+  s.j["profile"] = leg.sample_prof_;
+  if (!leg.quality_.empty()) s.j["profile_quality"] = leg.quality_.back();
+  auto sample = std::find_if(variants_.begin(), variants_.end(), [](const auto& v) { return v.first == "sample"; });
+  variants_.insert(sample == variants_.end() ? sample : sample + 1, {kSampleProbeStage, leg.variants_.back().second});
+  return {};
+}
+
+// The profile kind the final binary was built with; with auto, why: the
+// probe leg's stage against the flat sample stage, judged as every stage
+// is, beside the final choice that decided between them.
+void Pipeline::ChooseKind() {
+  const std::string& fin = rep_.final_stage;
+  rep_.profile_kind = fin == kSampleProbeStage ? "probe"
+                      : fin.empty() || fin == kPgoPlainVariant || sample_prof_.empty() ? "none"
+                                                                                      : Kind();
+  kind_["chosen"] = rep_.profile_kind;
+  if (o_.profile_kind != "auto") return;
+  auto find = [&](const std::string& n) {
+    auto it = std::find_if(rep_.eval.begin(), rep_.eval.end(), [&](const PgoEvalVariant& v) { return v.name == n; });
+    return it == rep_.eval.end() || !it->failed.empty() ? nullptr : &*it;
+  };
+  const PgoEvalVariant *flat = find("sample"), *probe = find(kSampleProbeStage);
+  std::string why;
+  if (!WantsProbeLeg()) {
+    why = "no probe leg (it needs --eval and the sample stage to be compared)";
+  } else if (!probe_left_out_.empty()) {
+    why = probe_left_out_;
+  } else if (!flat || !probe) {
+    why = std::string(!flat ? "sample" : kSampleProbeStage) + " failed the evaluation command";
+  } else {
+    PgoInterval iv = PairedSpeedup(flat->values, probe->values, MeasureOf(MetricName()));
+    kind_["sample_probe_vs_sample"] = IntervalJson(iv);
+    kind_["sample_probe_vs_sample"]["metric"] = MetricName();
+    why = std::string(kSampleProbeStage) + " against sample: " + (o_.eval_metric == "instructions" ? "instructions" : "wall") +
+          " " + DescribeSpeedup(iv);
+  }
+  std::string won = rep_.profile_kind == "probe" ? "probe (" + fin + ")"
+                    : rep_.profile_kind == "flat" ? "flat (" + fin + (fin == "sample" ? "" : ", built on the flat sample stage") + ")"
+                                                  : "neither (the final binary is your build)";
+  rep_.profile_kind_reason = won + ": " + why;
+  kind_["reason"] = rep_.profile_kind_reason;
+  SayWrapped("profile kind: " + rep_.profile_kind_reason);
+}
+
 Json Pipeline::InputsJson() const {
   Json in = Json::object();
   in["build"] = o_.build_cmd;
@@ -1408,6 +1524,8 @@ Json Pipeline::InputsJson() const {
   in["train_runs"] = static_cast<int64_t>(o_.train_runs);
   in["use_profile"] = o_.use_profile.empty() ? Json() : Json(o_.use_profile);
   in["probes"] = o_.probes;
+  in["sample_counts"] = o_.sample_counts;
+  in["profile_kind"] = o_.profile_kind;
   std::error_code cwd_error;
   in["cwd"] = fs::current_path(cwd_error).string();
   return in;
@@ -1452,7 +1570,9 @@ Status Pipeline::RunBody(const StageRow& row, Stage& s) {
 // its own output, and stays in DIR with every other stage's.
 void Pipeline::ChooseFinal() {
   if (variants_.empty()) return;
+  // The last stage is the pipeline's own, not the probe leg's candidate beside it.
   size_t pick = variants_.size() - 1;
+  if (pick > 0 && variants_[pick].first == kSampleProbeStage) --pick;
   if (rep_.eval.size() == variants_.size()) {
     size_t fastest = ChooseFinalVariant(rep_.eval, MetricName(), &rep_.final_reason);
     if (!o_.final_last) pick = fastest;
@@ -1466,6 +1586,7 @@ void Pipeline::ChooseFinal() {
   rep_.final_stage = variants_[pick].first;
   rep_.final_binary = variants_[pick].second;
   if (!rep_.final_reason.empty()) SayWrapped("final: " + rep_.final_stage + ": " + rep_.final_reason);
+  ChooseKind();
   Status in_place = InstallFile(rep_.final_binary, binary_);
   if (!in_place.ok()) rep_.warnings.push_back(in_place.error().message);
 }
@@ -1477,7 +1598,7 @@ PgoReport Pipeline::Run() {
   if (!st.ok()) {
     rep_.failed_stage = "setup";
     rep_.error = st.error().message;
-    Say("%s", rep_.error.c_str());
+    if (leg_.empty()) Say("%s", rep_.error.c_str());
     Finish();
     return rep_;
   }
@@ -1490,7 +1611,7 @@ PgoReport Pipeline::Run() {
   steps_ = static_cast<int>(run.size());
   for (const StageRow* row : run)
     if (!RunStage(*row)) break;
-  ChooseFinal();
+  if (leg_.empty()) ChooseFinal();
   Finish();
   return rep_;
 }

@@ -69,7 +69,12 @@ struct PgoOptions {
   std::string use_profile;  // an earlier pgo DIR whose profiles to reuse instead of training
   std::string probes = "cpu";
   std::string sample_counts = "ip";  // optimize --sample-counts for the sample profile
-  std::string profile_kind = "flat";  // optimize --profile-kind for the sample profile
+  // optimize --profile-kind for the sample profile, or auto: the flat
+  // profile for the pipeline's stages and, with --eval, a probe leg beside
+  // them (its own build with pseudo-probes, training, probe profile and
+  // rebuild: the candidate stage kSampleProbeStage), the evaluation keeping
+  // whichever kind is faster.
+  std::string profile_kind = "auto";
   uint32_t freq_hz = 0;     // collect's --freq; 0 is collect's default, the next field
   uint32_t collect_default_freq_hz = 999;  // that default, from which a thin profile's rate is raised
   std::vector<std::string> bolt_args;  // replace kDefaultBoltOptions (kBoltOptionsAfterSampleProfile) when non-empty
@@ -82,6 +87,10 @@ struct PgoOptions {
   FILE* progress = stderr;  // lines for people; nullptr for none
 };
 
+// The probe leg's rebuild, a candidate stage beside `sample` with
+// --profile-kind auto.
+inline constexpr const char* kSampleProbeStage = "sample-probe";
+
 struct PgoReport {
   bool ok = false;
   std::string failed_stage;  // "" when ok
@@ -89,8 +98,13 @@ struct PgoReport {
   std::string manifest;      // DIR/manifest.json
   std::string summary;       // DIR/summary.json
   std::string final_binary;  // the chosen variant's binary (also installed at --binary)
-  std::string final_stage;   // its name: base, sample, order or bolt
+  std::string final_stage;   // its name: plain, sample, sample-probe, order or bolt
   std::string final_reason;  // why that one, for people
+  // The profile kind the final binary was built with (flat, cs, probe, or
+  // none for the user's build), and with auto why: the probe leg's sample
+  // stage against the flat one's, in the evaluation's own words.
+  std::string profile_kind;
+  std::string profile_kind_reason;
   std::vector<std::string> warnings;
   std::vector<PgoEvalVariant> eval;
   PgoProfileQuality profile_quality;

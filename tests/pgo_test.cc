@@ -195,7 +195,7 @@ TEST(Pgo, MakeBuildEveryStageEndToEnd) {
   TempDir t;
   std::string src = CopyDemo(t), dir = t.File("pgo");
   auto r = Pgo(src, {"--build", kMakeBuild, "--binary", "./demo", "--train", kTrain, "--eval", "./demo eval 3000",
-                     "--runs", "3", "--dir", dir});
+                     "--runs", "3", "--profile-kind", "flat", "--dir", dir});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.err.find("[1/9] plain"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("[9/9] eval"), std::string::npos) << r.err;
@@ -582,7 +582,8 @@ TEST(Pgo, OrderTheLinkerAlreadyFollowsIsAWarningNotAFailure) {
   ASSERT_GE(std::stoi(Out("grep -c . " + order)), 2) << Out("cat " + order);
   // (--eval makes sample and order separate builds.)
   auto again = Pgo(src, {"--build", build, "--binary", "./demo", "--use-profile", first, "--stages", "sample,order",
-                         "--dir", second, "--eval", "./demo eval 300", "--runs", "1", "--final", "last"});
+                         "--dir", second, "--eval", "./demo eval 300", "--runs", "1", "--final", "last",
+                         "--profile-kind", "flat"});
   ASSERT_EQ(again.status, 0) << "an order the linker already follows is not a build that skipped its work: " << again.err;
   EXPECT_NE(again.err.find("the order build is the same binary as the stage before"), std::string::npos) << again.err;
   EXPECT_NE(again.err.find("the linker already laid the functions out in the symbol order"), std::string::npos) << again.err;
@@ -608,6 +609,9 @@ TEST(Pgo, ChangedSourcesReportHowMuchOfTheProfileStillMatches) {
   fs::create_directories(second + "/profile");
   fs::create_symlink(elsewhere, second + "/profile/sample.prof");
   // --final last keeps the sample build whatever one evaluation run says.
+  // The first run (without --eval) had no probe leg, so --profile-kind
+  // auto's has no profile to reuse: it is left out in one line, and the
+  // run goes on with the flat profile.
   auto again = Pgo(src, {"--build", kMakeBuild, "--binary", "./demo", "--use-profile", first, "--stages", "sample",
                          "--dir", second, "--eval", "./demo eval 300", "--runs", "1", "--final", "last"});
   ASSERT_EQ(again.status, 0) << "a stale profile still builds: " << again.err;
@@ -617,7 +621,12 @@ TEST(Pgo, ChangedSourcesReportHowMuchOfTheProfileStillMatches) {
   EXPECT_EQ(ReadAll(second + "/profile/sample.prof"), ReadAll(first + "/profile/sample.prof"));
   std::string sum = second + "/summary.json";
   nlohmann::ordered_json s = ReadOrderedJson(sum);
-  EXPECT_EQ(Keys(s["stages"]), "plain,build,profile,sample,eval");
+  EXPECT_EQ(Keys(s["stages"]), "plain,build,profile,sample,sample-probe,eval");
+  EXPECT_EQ(s["stages"]["sample-probe"], "left out");
+  EXPECT_NE(again.err.find("left out: the probe leg's setup stage failed (--use-profile " + first + "/probe has no "),
+            std::string::npos) << again.err;
+  EXPECT_EQ(Keys(s["eval"]), "plain,base,sample");
+  EXPECT_EQ(s["profile_kind"]["chosen"], "flat") << s["profile_kind"];
   EXPECT_EQ(s["final_stage"], "sample");
   EXPECT_EQ(s["final_binary"], second + "/sample/demo");
   nlohmann::json m = ReadJson(second + "/manifest.json");
@@ -761,20 +770,66 @@ TEST(PgoFinal, AStageSlowerInTimeIsRefusedWhateverItsInstructions) {
   EXPECT_TRUE(EvalUndecided(v));
 }
 
-// The demo's program: the profile-guided stages beat the user's plain
-// -O2 build in instructions (counted by cachegrind, the same every run, so
-// no bound here depends on the machine's speed or load), and the final
-// binary carries no frame pointers: only the training build needs them.
-TEST(Pgo, InterpreterDemoGainsInstructionsAndShipsNoProfilingFlags) {
+// The stage of the manifest named `name` (null if none).
+nlohmann::json StageOf(const nlohmann::json& manifest, const std::string& name) {
+  for (auto& st : manifest["stages"])
+    if (st["name"] == name) return st;
+  return nullptr;
+}
+
+// The demo's program, with --profile-kind auto (the default): the
+// profile-guided stages beat the user's plain -O2 build in instructions
+// (counted by cachegrind, the same every run, so no bound here depends on
+// the machine's speed or load); the flat profile and the probe leg are both
+// trained and rebuilt, and the final choice between them is the one the
+// evaluation's own figures make; the final binary carries no frame
+// pointers: only the training build needs them.
+TEST(Pgo, InterpreterDemoTrainsBothKindsKeepsTheBetterAndShipsNoProfilingFlags) {
   TempDir t;
   std::string src = CopyDemo(t, SYSPGO_PGO_INTERP), dir = t.File("pgo");
   auto r = Pgo(src, {"--build", "make clean >/dev/null; make", "--binary", "./interp", "--train", "./interp train 100",
                      "--freq", "9999", "--sample-counts", "stacks", "--eval", "./interp eval 2", "--eval-metric",
-                     "instructions", "--runs", "2",
-                     "--dir", dir});
+                     "instructions", "--runs", "2", "--stages", "sample", "--dir", dir});
   ASSERT_EQ(r.status, 0) << r.err;
   nlohmann::ordered_json s = ReadOrderedJson(dir + "/summary.json");
   std::string final_stage = s["final_stage"].get<std::string>();
+  // Both legs ran: the flat one's stages and the probe leg's, each with its
+  // own build, training and profile.
+  EXPECT_EQ(Keys(s["stages"]), "plain,build,train,profile,sample,sample-probe,eval");
+  for (auto& [stage, status] : s["stages"].items()) EXPECT_EQ(status, "ok") << stage << "\n" << r.err;
+  EXPECT_EQ(Keys(s["eval"]), "plain,base,sample,sample-probe") << s["eval"];
+  nlohmann::json m = ReadJson(dir + "/manifest.json"), probe = StageOf(m, "sample-probe");
+  ASSERT_TRUE(probe.is_object()) << m["stages"];
+  nlohmann::json leg = ReadJson(probe["manifest"].get<std::string>());
+  EXPECT_EQ(leg["status"], "ok");
+  EXPECT_EQ(leg["inputs"]["profile_kind"], "probe");
+  EXPECT_EQ(leg["inputs"]["sample_counts"], "ip") << "probe profiles are counted at the sampled IP";
+  EXPECT_EQ(probe["binary"], dir + "/probe/sample-probe/interp");
+  EXPECT_EQ(probe["build_id"].get<std::string>().size(), 40u) << probe;
+  EXPECT_NE(ReadAll(probe["profile"].get<std::string>()).find("!CFGChecksum: "), std::string::npos);
+  EXPECT_NE(probe["profile_quality"]["line"].get<std::string>().find("profile quality: "), std::string::npos) << probe;
+  EXPECT_NE(probe["compile_flags"].dump().find("-fpseudo-probe-for-profiling"), std::string::npos) << probe;
+  EXPECT_EQ(StageOf(m, "sample")["compile_flags"].dump().find("-fpseudo-probe-for-profiling"), std::string::npos);
+  // The probe leg's binary carries its probes; the flat stage's none.
+  EXPECT_NE(Out("readelf -SW " + probe["binary"].get<std::string>()).find(".pseudo_probe"), std::string::npos);
+  EXPECT_EQ(Out("readelf -SW " + dir + "/sample/interp").find(".pseudo_probe"), std::string::npos);
+  // The kind kept is the better of the two by the evaluation's own
+  // figures (a gain under kPgoMinEffect is no gain), unless that one lost
+  // wall or CPU time with confidence, which no test here bounds (below).
+  double flat = s["eval"]["sample"]["instructions"].get<double>();
+  double probed = s["eval"]["sample-probe"]["instructions"].get<double>();
+  std::string better = flat / probed > 1 + kPgoMinEffect ? "sample-probe" : "sample";
+  if (final_stage != better) {
+    EXPECT_NE(m["final_reason"].get<std::string>().find("but slower than your build in "), std::string::npos)
+        << better << " (" << probed << " against " << flat << ") was not kept:\n" << r.err;
+  }
+  std::string kind = final_stage == "sample-probe" ? "probe" : final_stage == "sample" ? "flat" : "none";
+  EXPECT_EQ(s["profile_kind"]["requested"], "auto");
+  EXPECT_EQ(s["profile_kind"]["chosen"], kind) << s["profile_kind"];
+  EXPECT_EQ(m["profile_kind"], s["profile_kind"]);
+  std::string reason = s["profile_kind"]["reason"].get<std::string>();
+  EXPECT_NE(reason.find("sample-probe against sample: instructions "), std::string::npos) << reason;
+  EXPECT_NE(r.err.find("profile kind: " + (kind == "none" ? std::string("neither") : kind)), std::string::npos) << r.err;
   EXPECT_NE(final_stage, "base") << r.err;
   EXPECT_EQ(s["eval_metric"], "instructions");
   EXPECT_EQ(s["eval"]["sample"]["verdict"], "faster") << s["eval"];
@@ -807,8 +862,11 @@ TEST(Pgo, InterpreterDemoGainsInstructionsAndShipsNoProfilingFlags) {
   EXPECT_GT(FramePointerPrologues(dir + "/base/interp", "vm_run"), 0);
   EXPECT_EQ(FramePointerPrologues(dir + "/sample/interp", "vm_run"), 0);
   EXPECT_EQ(FramePointerPrologues(src + "/interp", "vm_run"), 0);
-  EXPECT_EQ(Out(dir + "/" + final_stage + "/interp eval 1"), Out(dir + "/plain/interp eval 1"));
-  EXPECT_EQ(Out(dir + "/" + final_stage + "/interp cold 1"), Out(dir + "/plain/interp cold 1"));
+  EXPECT_EQ(FramePointerPrologues(probe["binary"].get<std::string>(), "vm_run"), 0);
+  for (const std::string& bin : {s["final_binary"].get<std::string>(), probe["binary"].get<std::string>()}) {
+    EXPECT_EQ(Out(bin + " eval 1"), Out(dir + "/plain/interp eval 1")) << bin;
+    EXPECT_EQ(Out(bin + " cold 1"), Out(dir + "/plain/interp cold 1")) << bin;
+  }
 }
 
 // The --freq of the first collect command a stage ran, 0 if none.
@@ -858,6 +916,11 @@ TEST(Pgo, MissingOptionsAreUsageErrors) {
                  "--sample-counts is ip, ip-only or stacks, got 'lbr'"));
   EXPECT_TRUE(FailedWith(Pgo(t.path(), {"--build", "make", "--binary", "./demo", "--train", "x", "--final", "best"}), 2,
                          "--final is fastest or last, got 'best'"));
+  // auto is pgo's alone: optimize and merge make one profile of one kind.
+  EXPECT_TRUE(FailedWith(Pgo(t.path(), {"--build", "make", "--binary", "./demo", "--train", "x", "--profile-kind",
+                                        "lbr"}), 2, "--profile-kind is auto, flat, cs or probe, got 'lbr'"));
+  auto optimize = Sh(SyspgoBin() + " optimize x.db --binary ./demo --emit sample-profile --profile-kind auto -o x");
+  EXPECT_EQ(optimize.status, 2) << optimize.err;
 }
 
 // cmake/SysPGO.cmake on a project that only includes it.
