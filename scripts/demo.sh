@@ -5,14 +5,15 @@
 #     on synchronous checkpoints) with `syspgo collect`;
 #  2. diagnoses it (`syspgo analyze stalls`) and writes the HTML report;
 #  3. rebuilds a small bundled bytecode interpreter (tests/workloads/pgo_interp)
-#     with `syspgo pgo` (profile, sample-profile rebuild, symbol order, BOLT)
-#     and compares every build with the plain one in paired rounds: the
+#     with `syspgo pgo` (profile, sample-profile rebuilds keyed by lines and
+#     by pseudo-probes, the faster kept, symbol order, BOLT) and compares every build with the plain one in paired rounds: the
 #     instructions it runs (cachegrind, the same every run) decide, and a
 #     stage slower in wall or CPU time is refused; each figure has its 95%
 #     interval; where a stage gains nothing on this machine the output says so.
-#     Its counts come from the stacks (--sample-counts stacks): its hot
-#     arithmetic is a call, whose time the stacks give to the call's line,
-#     so the compiler inlines it (docs/profiles.md);
+#     The line-keyed profile's counts come from the stacks (--sample-counts
+#     stacks): its hot arithmetic is a call, whose time the stacks give to
+#     the call's line, so the compiler inlines it (docs/profiles.md; the
+#     probe-keyed one counts at the sampled IP, as probes need);
 # and ends with a summary of what each step produced and where. Run it as
 # root, or as a sudo user with sudo (it never calls sudo itself); under sudo
 # the outputs are the invoking user's, as syspgo makes them. The set-up
