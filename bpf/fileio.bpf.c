@@ -156,10 +156,11 @@ static __always_inline struct file *fd_to_file(struct task_struct *task, int fd)
 	struct fdtable *fdt = task->files->fdt; /* direct BTF loads: no helper calls */
 	if (fd < 0 || (unsigned int)fd >= fdt->max_fds)
 		return 0;
-	struct file **fds = fdt->fd;
-	struct file *f = 0;
-	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
-	return f;
+	/* Cast to void, the array is untrusted read-only memory that loads
+	 * directly at a variable offset (a fault reads 0, as a failed probe
+	 * read left f): a probe read was a helper call on every I/O syscall. */
+	struct file **fds = bpf_rdonly_cast(fdt->fd, 0);
+	return fds[fd];
 }
 
 /* Direct loads through the file (kernel_cast): this runs on every file
