@@ -18,7 +18,9 @@ Variants are interleaved, --runs rounds, medians with min-max. Then one
 more pass with kernel.bpf_stats_enabled=1 (restored after) counts, from
 each tracer's own programs on the syscall hooks (/proc/PID/fdinfo), how
 many program runs each syscall of an untraced flood made and how many ns a
-run took (medians of 3): the deterministic side of the tax, free of the wall time's noise.
+run took (medians of 3): the deterministic side of the tax, free of the wall time's noise;
+and, while each syspgo records the read/write flood, ns per run of its
+programs on sys_enter and sys_exit and the ns its other programs add.
 Writes its section of bench/RESULTS.md.
 
 usage: sudo bench/tax.py [--runs 9] [--count 1000000] [--baseline REV]
@@ -93,12 +95,27 @@ def fdinfos(pid, kind):
     return out
 
 
+SYSCALL_HOOKS = ("sys_enter", "sys_exit")
+
+
+def hook_stats(pid):
+    """{hook: (run_cnt, run_time_ns)} summed over the BPF programs process
+    pid has loaded, by the tracepoint its link attaches each to: sys_enter,
+    sys_exit, or "other" (every other program)."""
+    links = {l["prog_id"]: l.get("tp_name", "") for l in fdinfos(pid, "bpf_link")}
+    out = {h: (0, 0) for h in SYSCALL_HOOKS + ("other",)}
+    for p in fdinfos(pid, "bpf-prog"):
+        hook = links.get(p.get("prog_id"), "")
+        hook = hook if hook in SYSCALL_HOOKS else "other"
+        out[hook] = (out[hook][0] + int(p.get("run_cnt", 0)), out[hook][1] + int(p.get("run_time_ns", 0)))
+    return out
+
+
 def prog_stats(pid):
     """(run_cnt, run_time_ns) summed over the BPF programs process pid has
-    attached to sys_enter and sys_exit (its links' tracepoints)."""
-    hooked = {l["prog_id"] for l in fdinfos(pid, "bpf_link") if l.get("tp_name", "") in ("sys_enter", "sys_exit")}
-    progs = [p for p in fdinfos(pid, "bpf-prog") if p.get("prog_id") in hooked]
-    return sum(int(p.get("run_cnt", 0)) for p in progs), sum(int(p.get("run_time_ns", 0)) for p in progs)
+    attached to sys_enter and sys_exit."""
+    hooks = hook_stats(pid)
+    return tuple(sum(hooks[h][i] for h in SYSCALL_HOOKS) for i in (0, 1))
 
 
 class BpfStats:
@@ -176,6 +193,43 @@ def stats_pass(loads, tracers, rounds=3):
     return {k: (B.med([r for r, _ in xs]), B.med([ns for _, ns in xs])) for k, xs in runs.items()}
 
 
+def recorded_stats(syspgos, cmd, syscalls, work, rounds=3):
+    """Per syspgo recording the load `cmd` (`syscalls` syscalls): {hook:
+    (program runs per syscall, ns per run)} for sys_enter and sys_exit, and
+    "other": (runs, ns of every other program per syscall of the load);
+    medians of `rounds` runs. The recorded shell waits for a file before the
+    load and sleeps after it, so the collector's counters are read around the
+    load alone."""
+    go, done, db = (os.path.join(work, n) for n in ("go", "done", "stats.db"))
+    script = 'while [ ! -e "$0" ]; do sleep 0.02; done; "$@" >/dev/null 2>&1; : > "$0.done"; exec sleep ' + SLEEP
+    runs = {}
+    with BpfStats():
+        for _ in range(rounds):
+            for s, binary in syspgos.items():
+                for f in (go, done, db):
+                    if os.path.exists(f):
+                        os.unlink(f)
+                p = subprocess.Popen([binary, "collect", "-o", db, "--", "sh", "-c", script, go] + cmd,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                deadline = time.monotonic() + 120
+                while not children(p.pid) and p.poll() is None and time.monotonic() < deadline:
+                    time.sleep(0.02)
+                before = hook_stats(p.pid)
+                open(go, "w").close()
+                while not os.path.exists(go + ".done") and p.poll() is None:
+                    time.sleep(0.02)
+                after = hook_stats(p.pid)
+                for c in children(p.pid):
+                    os.kill(c, signal.SIGTERM)
+                p.wait()
+                os.unlink(go + ".done")
+                for h in before:
+                    c, n = after[h][0] - before[h][0], after[h][1] - before[h][1]
+                    runs.setdefault((s, h), []).append(
+                        (c / syscalls, n / syscalls if h == "other" else n / max(c, 1)))
+    return {k: (B.med([r for r, _ in xs]), B.med([ns for _, ns in xs])) for k, xs in runs.items()}
+
+
 def verdict(met):
     return "met" if met else "**not met**"
 
@@ -240,6 +294,7 @@ def main():
         tracers[f"beside {s}"] = [binary, "collect", "-o", sleep_db, "--"]
     times, recorded = measure(a, work, timeit, loads, tracers, syspgos)
     stats = stats_pass(loads, tracers)
+    rstats = recorded_stats(syspgos, loads["rw"][1], loads["rw"][2], work)
     if os.path.exists(sleep_db):
         os.unlink(sleep_db)
 
@@ -252,6 +307,8 @@ def main():
                  for v in ("floor", f"recorded by {s}")]
         rec.append(f"| {s} | " + " | ".join(cells) + f" | {calls:,.0f} | {drops} |")
     srows = [f"| {loads[load][0]} | {v} | {runs:.3f} | {ns:.1f} |" for (load, v), (runs, ns) in stats.items()]
+    rrows = [f"| {s} | " + " | ".join(f"{rstats[(s, h)][0]:.3f} | {rstats[(s, h)][1]:.1f}" for h in SYSCALL_HOOKS) +
+             f" | {rstats[(s, 'other')][1]:.1f} |" for s in syspgos]
     body = (
         f"Untraced loads: the command's wall time (bench/timeit.c) and its CPU time (user + sys, wait4), medians "
         f"of {a.runs} interleaved rounds (min–max), and the change against the load alone. The floor: empty "
@@ -275,6 +332,13 @@ def main():
         "what the tracer's programs add.\n\n"
         "| untraced load | beside | program runs per syscall | ns per program run |\n|---|---|---|---|\n" +
         "\n".join(srows) + "\n\n"
+        "The same counters while syspgo records the read/write flood (`syspgo collect -- sh -c '...; dd ...'`, the "
+        "counters read just before and after dd; medians of 3 runs): its programs on sys_enter and sys_exit "
+        "(the fileio group's), and every other program it loaded, in ns per syscall of the flood. The floor's "
+        f"empty programs take {stats[('rw', 'floor')][1]:.1f} ns a run (above).\n\n"
+        "| syspgo | sys_enter runs per syscall | sys_enter ns per run | sys_exit runs per syscall | "
+        "sys_exit ns per run | other programs, ns per syscall |\n|---|---|---|---|---|---|\n" +
+        "\n".join(rrows) + "\n\n"
         "Targets (issue 44), on wall time:\n\n" + targets(times, stats, "wall") + "\n"
         "On CPU time:\n\n" + targets(times, stats, "cpu"))
     B.write_section("syscall tax", f"sudo bench/tax.py --runs {a.runs} --count {a.count}" +

@@ -135,6 +135,21 @@ struct {
 	__type(value, __u32);
 } fileio_truncations SEC(".maps");
 
+/* Per CPU, the totals of the keys this CPU counted last, written back to
+ * fileio_totals when another key needs their slot: a call whose key sits
+ * in its slot, as each of a loop's calls do, needs no lookup in the hash
+ * map (whose hashing of the key was a third of a counted call's cost).
+ * The slot holds the CPU's whole value, so every rule above reads and
+ * writes exactly what it did in fileio_totals; the loader reads the slots
+ * for the values they hold (collect/fileio_group.cc). Programs on one CPU
+ * never run at once (the tracepoint's probe disables preemption). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, FILEIO_CACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct fileio_total_slot);
+} fileio_total_cache SEC(".maps");
+
 /* A new total's value (never written: all zeros; too large for the stack). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -156,10 +171,11 @@ static __always_inline struct file *fd_to_file(struct task_struct *task, int fd)
 	struct fdtable *fdt = task->files->fdt; /* direct BTF loads: no helper calls */
 	if (fd < 0 || (unsigned int)fd >= fdt->max_fds)
 		return 0;
-	struct file **fds = fdt->fd;
-	struct file *f = 0;
-	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
-	return f;
+	/* Cast to void, the array is untrusted read-only memory that loads
+	 * directly at a variable offset (a fault reads 0, as a failed probe
+	 * read left f): a probe read was a helper call on every I/O syscall. */
+	struct file **fds = bpf_rdonly_cast(fdt->fd, 0);
+	return fds[fd];
 }
 
 /* Direct loads through the file (kernel_cast): this runs on every file
@@ -316,6 +332,64 @@ __noinline int first_touch(struct fileio_inflight *in, struct touch_req *r)
 	return fresh;
 }
 
+/* This CPU's value of `key` in fileio_totals, made if new (then *fresh is
+ * set: the first call of its key is sent), or 0 if the map is full. */
+static __always_inline struct fileio_total_val *total_of(struct fileio_total_key *key, int *fresh)
+{
+	struct fileio_total_val *v = bpf_map_lookup_elem(&fileio_totals, key);
+	if (v)
+		return v;
+	__u32 zero = 0;
+	struct fileio_total_val *z = bpf_map_lookup_elem(&fileio_zero_total, &zero);
+	if (!z)
+		return 0;
+	/* Another CPU may make the key first: its slot for this CPU is zero
+	 * all the same. */
+	if (bpf_map_update_elem(&fileio_totals, key, z, BPF_NOEXIST) == 0)
+		*fresh = 1;
+	v = bpf_map_lookup_elem(&fileio_totals, key);
+	if (!v)
+		overflow(FILEIO_OVERFLOW_TOTALS);
+	return v;
+}
+
+/* A key's slot in fileio_total_cache: a read and a write of one pair of
+ * files (dd's loop) fall in two. */
+static __always_inline __u32 cache_slot(const struct fileio_total_key *key)
+{
+	__u64 h = (key->ino ^ key->dev ^ key->kind) * 0x9E3779B97F4A7C15ULL;
+	return ((h >> 32) ^ key->nr) & (FILEIO_CACHE_SLOTS - 1);
+}
+
+/* This CPU's value of `key`, in its slot of fileio_total_cache: the key
+ * that held the slot is written back to fileio_totals first. */
+static __always_inline struct fileio_total_val *cached_total(struct fileio_total_key *key, int *fresh)
+{
+	__u32 s = cache_slot(key);
+	struct fileio_total_slot *c = bpf_map_lookup_elem(&fileio_total_cache, &s);
+	if (!c)
+		return total_of(key, fresh);
+	if (c->val.calls && c->key.dev == key->dev && c->key.ino == key->ino && c->key.kind == key->kind &&
+	    c->key.nr == key->nr)
+		return &c->val;
+	struct fileio_total_val *v;
+	if (c->val.calls) {
+		/* Made when it took the slot (entries are never deleted). */
+		v = bpf_map_lookup_elem(&fileio_totals, &c->key);
+		if (v)
+			*v = c->val;
+		else
+			overflow(FILEIO_OVERFLOW_TOTALS);
+		c->val.calls = 0;
+	}
+	v = total_of(key, fresh);
+	if (!v)
+		return 0;
+	c->key = *key;
+	c->val = *v;
+	return &c->val;
+}
+
 /* One call, as lean_count takes it. */
 struct lean_call {
 	struct fileio_file file;
@@ -343,22 +417,9 @@ __noinline int lean_count(struct fileio_inflight *in, struct lean_call *c)
 	__s64 pos = c->pos, ret = c->ret;
 	__u32 k = c->k, nr = c->nr;
 	int send = dur >= instance_min_ns || k == K_SYNC || k == K_RANGE;
-	struct fileio_total_val *v = bpf_map_lookup_elem(&fileio_totals, &key);
-	if (!v) {
-		__u32 zero = 0;
-		struct fileio_total_val *z = bpf_map_lookup_elem(&fileio_zero_total, &zero);
-		if (!z)
-			return 1;
-		/* Another CPU may make the key first: its slot for this CPU is
-		 * zero all the same. */
-		if (bpf_map_update_elem(&fileio_totals, &key, z, BPF_NOEXIST) == 0)
-			send = 1;
-		v = bpf_map_lookup_elem(&fileio_totals, &key);
-		if (!v) {
-			overflow(FILEIO_OVERFLOW_TOTALS);
-			return 1;
-		}
-	}
+	struct fileio_total_val *v = cached_total(&key, &send);
+	if (!v)
+		return 1;
 	if (!v->first_ts)
 		v->first_ts = ts;
 	/* The first call of a burst (see above). Signed: a call that began on

@@ -112,6 +112,16 @@ struct fileio_total_val {
 	__u32 slots[FILEIO_HIST_SLOTS];
 };
 
+/* One slot of fileio_total_cache: while a key sits in its CPU's slot,
+ * the slot holds that CPU's whole value for it, and fileio_totals' value
+ * for that CPU is stale (the loader reads the slot instead). Empty when
+ * val.calls is 0. */
+#define FILEIO_CACHE_SLOTS 16         /* per CPU, direct-mapped (fileio.bpf.c: cache_slot) */
+struct fileio_total_slot {
+	struct fileio_total_key key;
+	struct fileio_total_val val;
+};
+
 struct fileio_touch_key {
 	__u64 dev;
 	__u64 ino;

@@ -93,12 +93,20 @@ class FileioGroup : public ProbeGroup {
   void Drain(Writer& w) override {
     if (!lean_) return;
     totals_ = 0;
+    std::unordered_map<std::string, std::vector<std::pair<size_t, fileio_total_val>>> cached = CachedTotals();
+    std::vector<fileio_total_val> values(PossibleCpus());
     drain_status_ = ForEachEntryValues<fileio_total_key, fileio_total_val>(
         bpf_map__fd(skel_->maps.fileio_totals), name(), "fileio_totals", PossibleCpus(),
         [&](const fileio_total_key& k, const fileio_total_val* per_cpu) {
           ++totals_;
+          std::string key(reinterpret_cast<const char*>(&k), sizeof k);
+          if (auto c = cached.find(key); c != cached.end()) {  // those CPUs' values are in their slots
+            std::copy(per_cpu, per_cpu + values.size(), values.begin());
+            for (const auto& [cpu, v] : c->second) values[cpu] = v;
+            per_cpu = values.data();
+          }
           fileio_total_val v = Sum(per_cpu, PossibleCpus());
-          auto [last, fresh] = written_.try_emplace(std::string(reinterpret_cast<const char*>(&k), sizeof k));
+          auto [last, fresh] = written_.try_emplace(key);
           if (!fresh && last->second.calls == v.calls) return;  // every change counts a call
           int64_t dev = k.kind ? KernelDevToUser(k.dev) : 0;
           w.Row(total_)
@@ -118,6 +126,23 @@ class FileioGroup : public ProbeGroup {
     w.Row(ledger_).T(name()).T("fileio_touched").I(0).I(overflow_[FILEIO_OVERFLOW_TOUCHED]);
     // A truncation it could not count: that file's rewritten pages may miss rows.
     w.Row(ledger_).T(name()).T("fileio_truncations").I(0).I(overflow_[FILEIO_OVERFLOW_TRUNCATIONS]);
+  }
+
+  // The keys held in fileio_total_cache (bpf/fileio.bpf.c), each with the
+  // value of every CPU whose slot holds it. Read while the programs run, a
+  // value may be one a CPU has just written back and replaced: the counts
+  // lag until the next drain, and the last (after detaching) is exact.
+  std::unordered_map<std::string, std::vector<std::pair<size_t, fileio_total_val>>> CachedTotals() {
+    std::unordered_map<std::string, std::vector<std::pair<size_t, fileio_total_val>>> out;
+    std::vector<fileio_total_slot> per_cpu(PossibleCpus());
+    for (uint32_t i = 0; i < FILEIO_CACHE_SLOTS; ++i) {
+      if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.fileio_total_cache), &i, per_cpu.data()) != 0) continue;
+      for (size_t cpu = 0; cpu < per_cpu.size(); ++cpu)
+        if (per_cpu[cpu].val.calls)
+          out[std::string(reinterpret_cast<const char*>(&per_cpu[cpu].key), sizeof per_cpu[cpu].key)].emplace_back(
+              cpu, per_cpu[cpu].val);
+    }
+    return out;
   }
 
   // Drain() ran last, after the last event; the touch map's size is
