@@ -65,15 +65,17 @@ def build_timeit(workdir):
     return build_c(workdir, "timeit")
 
 
-def build_floor(work, ask=False, per_syscall=False):
+def build_floor(work, ask=False, per_syscall=False, timed=False):
     """bench/floor_syscalls: its BPF object and the loader that runs a
     command with it attached; returns the prefix that does so. The floor's
     programs, on sys_enter and sys_exit of syspgo's own kind (tp_btf),
     return at once; with ask, once they have asked whether the running
     task is recorded, as syspgo's do (-DFLOOR_ASK); with per_syscall, they
     sit on the per-syscall tracepoints of the calls syspgo's fileio group
-    reads instead (-DFLOOR_PER_SYSCALL)."""
-    flags = (["-DFLOOR_ASK"] if ask else []) + (["-DFLOOR_PER_SYSCALL"] if per_syscall else [])
+    reads instead (-DFLOOR_PER_SYSCALL); with timed, they time every call
+    (-DFLOOR_TIME: the clock at entry and at exit)."""
+    flags = ((["-DFLOOR_ASK"] if ask else []) + (["-DFLOOR_PER_SYSCALL"] if per_syscall else []) +
+             (["-DFLOOR_TIME"] if timed else []))
     obj = os.path.join(work, "floor_syscalls" + "".join(f.lower()[7:] for f in flags) + ".bpf.o")
     loader = os.path.join(work, "floor_syscalls")
     if not os.path.exists(obj):

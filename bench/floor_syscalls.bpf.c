@@ -12,7 +12,10 @@
  * group reads: the cost of hooking those calls alone, which other calls
  * pay too (a registered syscall tracepoint sends every syscall of every
  * task through the kernel's slow path), and the time the kernel takes to
- * detach them. */
+ * detach them. Built with -DFLOOR_TIME, the tp_btf programs time every
+ * call as any tracer of syscall latency must (BCC's syscount -L, syspgo's
+ * fileio group): the clock at entry, kept in task storage, and the clock
+ * at exit, the difference summed per CPU. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -37,7 +40,43 @@ static __always_inline int asked(void)
 #define asked() 0
 #endif
 
-#ifdef FLOOR_PER_SYSCALL
+#ifdef FLOOR_TIME
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u64);
+} floor_entry SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} floor_time SEC(".maps");
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(floor_enter, struct pt_regs *regs, long id)
+{
+	__u64 *ts = bpf_task_storage_get(&floor_entry, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (ts)
+		*ts = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(floor_exit, struct pt_regs *regs, long ret)
+{
+	__u64 *ts = bpf_task_storage_get(&floor_entry, bpf_get_current_task_btf(), 0, 0);
+	__u32 zero = 0;
+	__u64 *sum = bpf_map_lookup_elem(&floor_time, &zero);
+	if (ts && *ts && sum) {
+		*sum += bpf_ktime_get_ns() - *ts;
+		*ts = 0;
+	}
+	return 0;
+}
+#elif defined(FLOOR_PER_SYSCALL)
 /* bpf/syscalls.h's calls, by their tracepoints' names. */
 #define FLOOR_HOOK(call)                                                \
 	SEC("tp/syscalls/sys_enter_" #call) int enter_##call(void *ctx) \

@@ -6,7 +6,8 @@ the command's own wall time, and its CPU time from wait4) alone, beside the
 floor (bench/floor_syscalls.bpf.c: empty tp_btf programs on sys_enter and
 sys_exit, the hooks syspgo's fileio group uses; the same asking whether the
 task is recorded; empty programs on the per-syscall tracepoints of the
-fileio group's calls only, with the time their detach takes) and beside
+fileio group's calls only, with the time their detach takes; beside the
+read/write flood, the same timing every call) and beside
 `syspgo collect -- sleep` recording something else; then the read/write
 flood recorded by `syspgo collect -- dd ...`:
 
@@ -102,6 +103,9 @@ SYSCALL_HOOKS = ("sys_enter", "sys_exit")
 # (syscalls:sys_enter_read, ...), which issue 44 suggests instead of every
 # syscall's hook.
 PER_SYSCALL = "floor on per-syscall tracepoints"
+# The floor of timing each call (-DFLOOR_TIME), beside the read/write flood
+# only: what any tracer of syscall latency pays on the calls it times.
+TIMING = "timing floor"
 
 
 def teardown(prefix, rounds=5):
@@ -166,12 +170,12 @@ def cell(xs, base=None):
     return s if base is None else f"{s}, {pct(xs, base):+.1f}%"
 
 
-def measure(a, work, timeit, loads, tracers, syspgos):
+def measure(a, work, timeit, loads, tracers, timing, syspgos):
     """Interleaved rounds: each untraced load alone and beside each tracer,
     and the read/write load recorded by each syspgo. Returns
     ({(load, variant): {"wall": [ns], "cpu": [ns]}}, {syspgo: [(calls, drops)]})."""
     db = os.path.join(work, "run.db")
-    cells = [(load, v) for load in loads for v in ["alone"] + list(tracers)]
+    cells = [(load, v) for load in loads for v in ["alone"] + list(tracers)] + [("rw", TIMING)]
     cells += [("rw", f"recorded by {s}") for s in syspgos]
     times = {c: {"wall": [], "cpu": []} for c in cells}
     recorded = {s: [] for s in syspgos}
@@ -180,8 +184,8 @@ def measure(a, work, timeit, loads, tracers, syspgos):
             cmd = loads[load][1]
             if v == "alone":
                 t = B.timed(timeit, cmd, work)
-            elif v in tracers:
-                with Beside(tracers[v]):
+            elif v in tracers or v == TIMING:
+                with Beside(tracers.get(v) or timing):
                     t = B.timed(timeit, cmd, work)
             else:
                 s = v[len("recorded by "):]
@@ -286,7 +290,8 @@ def targets(times, stats, detach, kind):
             f"{detach[PER_SYSCALL]:.2f} s at the end of every recording (a run of `true` under that floor, against "
             f"{detach['floor']:.2f} s under the tp_btf floor; medians of 5).\n"
             f"- recorded read/write flood within 2× the floor: {rec_rw:+.1f}% against 2 × {floor_rw:+.1f}%: "
-            f"{verdict(rec_rw <= 2 * floor_rw)}.\n")
+            f"{verdict(rec_rw <= 2 * floor_rw)}. Timing each call alone (the timing floor) costs it "
+            f"{p('rw', TIMING):+.1f}%, {p('rw', TIMING) / floor_rw if floor_rw > 0 else 0:.1f}× the floor's.\n")
 
 
 def main():
@@ -315,7 +320,7 @@ def main():
                PER_SYSCALL: B.build_floor(work, per_syscall=True)}
     for s, binary in syspgos.items():
         tracers[f"beside {s}"] = [binary, "collect", "-o", sleep_db, "--"]
-    times, recorded = measure(a, work, timeit, loads, tracers, syspgos)
+    times, recorded = measure(a, work, timeit, loads, tracers, B.build_floor(work, timed=True), syspgos)
     # Its programs run on no syscall of either load but read and write: what
     # it costs is the kernel's, outside any program's counters.
     stats = stats_pass(loads, {v: t for v, t in tracers.items() if v != PER_SYSCALL})
@@ -330,7 +335,7 @@ def main():
         calls = B.med([c for c, _ in recorded[s]])
         drops = max(d for _, d in recorded[s])
         cells = [cell(times[("rw", v)][k], times[("rw", "alone")][k]) for k in ("wall", "cpu")
-                 for v in ("floor", f"recorded by {s}")]
+                 for v in ("floor", TIMING, f"recorded by {s}")]
         rec.append(f"| {s} | " + " | ".join(cells) + f" | {calls:,.0f} | {drops} |")
     srows = [f"| {loads[load][0]} | {v} | {runs:.3f} | {ns:.1f} |" for (load, v), (runs, ns) in stats.items()]
     rrows = [f"| {s} | " + " | ".join(f"{rstats[(s, h)][0]:.3f} | {rstats[(s, h)][1]:.1f}" for h in SYSCALL_HOOKS) +
@@ -349,10 +354,12 @@ def main():
         "Wall time:\n\n" + table(loads, names, times, "wall") + "\n\n"
         "CPU time:\n\n" + table(loads, names, times, "cpu") + "\n\n"
         "The read/write flood recorded (`syspgo collect -- dd ...`), wall and CPU time against the load alone, "
-        "beside the floor's; its read and write calls counted in file_io_total (median) and the events the run "
+        "beside the floor's and the timing floor's (bench/floor_syscalls.bpf.c -DFLOOR_TIME: the same tp_btf hooks "
+        "timing every call, as any tracer of syscall latency must: the clock at entry kept in task storage, the "
+        "clock at exit, the difference summed per CPU); its read and write calls counted in file_io_total (median) and the events the run "
         "dropped (most).\n\n"
-        "| syspgo | floor, wall | recorded, wall | floor, CPU | recorded, CPU | read/write calls counted | "
-        "dropped |\n|---|---|---|---|---|---|---|\n" + "\n".join(rec) + "\n\n"
+        "| syspgo | floor, wall | timing floor, wall | recorded, wall | floor, CPU | timing floor, CPU | recorded, CPU | "
+        "read/write calls counted | dropped |\n|---|---|---|---|---|---|---|---|---|\n" + "\n".join(rec) + "\n\n"
         "BPF program runs per syscall of each untraced load and ns per program run, from each tracer's own "
         "programs on sys_enter and sys_exit (run_cnt and run_time_ns in /proc/PID/fdinfo; "
         "kernel.bpf_stats_enabled=1; medians of 3 runs; other processes' syscalls meanwhile count too). A run's ns "
