@@ -66,8 +66,10 @@ struct Workload {
 
 // A profile database with one run of the known samples (`app_path`
 // recorded with `app_build_id`). `with_samples` false: the run has none.
+// `beyond`: frames added past main's, as frame-pointer unwinding reads on
+// past a frame without a frame pointer.
 void MakeFixture(const std::string& db_path, const Workload& w, const std::string& app_path,
-                 const std::string& app_build_id, bool with_samples = true) {
+                 const std::string& app_build_id, bool with_samples = true, const std::vector<uint64_t>& beyond = {}) {
   auto db = OpenProfileDb(db_path, DbMode::kCreateOrAppend);
   ASSERT_TRUE(db.ok()) << db.error().message;
   std::string lib_id = *ReadBuildId(w.lib);
@@ -89,8 +91,10 @@ void MakeFixture(const std::string& db_path, const Workload& w, const std::strin
         {{A(w.warm_ip), A(w.ret_warm), A(w.ret_run)}, 300},
         {{L(w.lib_ip), A(w.ret_lib), A(w.ret_run)}, 100},
     };
-    for (size_t i = 0; i < stacks.size(); ++i)
+    for (size_t i = 0; i < stacks.size(); ++i) {
+      stacks[i].first.insert(stacks[i].first.end(), beyond.begin(), beyond.end());
       sql += SampledStack(static_cast<int>(i + 1), stacks[i].first, stacks[i].second);
+    }
   }
   Status st = db->Exec(sql);
   ASSERT_TRUE(st.ok()) << st.error().message;
@@ -498,6 +502,22 @@ TEST_F(Emit, FoldedStacks) {
   EXPECT_NE(text.find("pgo_app;main;run_rounds;hot_kernel;rotate_mix 600\n"), std::string::npos) << text;
   EXPECT_NE(text.find("pgo_app;main;run_rounds;lib_mix 100\n"), std::string::npos) << text;
   EXPECT_EQ(Split(Trim(text), '\n').size(), 4u);
+}
+
+// What unwinding reads past a frame without a frame pointer is not a
+// return address: a user stack ends at the first address no user mapping
+// can hold (here all ones, then a non-canonical one, as a real run of
+// `sleep` had), so the artifacts are those of the stacks without them, and
+// a pprof file of the run reads back the same (PprofRun).
+TEST_F(Emit, AUserStackEndsAtTheFirstAddressNoMappingCanHold) {
+  std::string garbled = dir_.File("garbled.db");
+  MakeFixture(garbled, w_, w_.app, app_id_, true, {~0ull, 0x69667a7400524943ull});
+  std::string clean = dir_.File("clean.folded"), out = dir_.File("garbled.folded");
+  ASSERT_EQ(Optimize("folded", clean, "").status, 0);
+  auto r = RunCmd({SyspgoBin(), "optimize", garbled, "--emit", "folded", "-o", out});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(ReadAll(out), ReadAll(clean));
+  EXPECT_FALSE(ReadAll(clean).empty());
 }
 
 TEST_F(Emit, MergeWeighsRuns) {

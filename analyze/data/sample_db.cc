@@ -101,6 +101,20 @@ UserFrame Resolve(const Mappings& maps, uint32_t pid, uint64_t a, int64_t ts) {
   return {best->binary, a - best->start + best->off};
 }
 
+// Frame-pointer unwinding goes on past a frame that kept no frame pointer,
+// and what it reads there is not a return address: a user stack ends at the
+// first address no user mapping can hold (x86-64 puts user space below
+// 2^47, 2^56 with five-level paging), as a pprof stack does when it is read
+// back (sample_pprof.cc), so both give the same stacks.
+constexpr uint64_t kUserAddressLimit = 1ull << 56;
+
+void AddUserFrames(const std::vector<uint64_t>& frames, const Mappings& maps, StackSample& s, int64_t ts) {
+  for (uint64_t a : frames) {
+    if (a >= kUserAddressLimit) break;
+    s.user.push_back(Resolve(maps, s.pid, a, ts));
+  }
+}
+
 // The run's CPU samples, folded by stack, into `set.samples`.
 Status ReadOnCpu(Db& db, int64_t run_id, const Stacks& stacks, const Mappings& maps, const RunText& run,
                  SampleSet& set) {
@@ -114,7 +128,7 @@ Status ReadOnCpu(Db& db, int64_t run_id, const Stacks& stacks, const Mappings& m
     s.count = static_cast<uint64_t>(st.Int(6));
     auto u = stacks.find(st.Int(3));
     if (u != stacks.end()) {
-      for (uint64_t a : u->second) s.user.push_back(Resolve(maps, s.pid, a, ts));
+      AddUserFrames(u->second, maps, s, ts);
     } else if (!s.kernel_mode) {
       s.user.push_back(Resolve(maps, s.pid, static_cast<uint64_t>(st.Int(2)), ts));
     }
@@ -151,8 +165,7 @@ Status ReadOffCpu(Db& db, int64_t run_id, Stacks& stacks, const Mappings& maps, 
     int64_t ts = st.Int(3);
     s.count = static_cast<uint64_t>(std::max<int64_t>(st.Int(4), 0));
     auto u = stacks.find(st.Int(1));
-    if (u != stacks.end())
-      for (uint64_t a : u->second) s.user.push_back(Resolve(maps, s.pid, a, ts));
+    if (u != stacks.end()) AddUserFrames(u->second, maps, s, ts);
     auto k = stacks.find(st.Int(2));
     if (k != stacks.end()) s.kernel = k->second;
     if (s.count) set.offcpu.push_back(std::move(s));
