@@ -91,7 +91,7 @@ class ProcGroup : public ProbeGroup {
     std::string base = "/proc/" + std::to_string(pid);
     Proc& p = procs_[pid];
     p.comm = Trim(ReadFileOrEmpty(base + "/comm"));
-    SetCgroup(p, pid, "");
+    SetCgroup(p, pid, "", p.comm);
     std::string stat = ReadFileOrEmpty(base + "/stat");
     size_t rp = stat.rfind(')');
     if (rp != std::string::npos) {
@@ -168,9 +168,13 @@ class ProcGroup : public ProbeGroup {
   // `pid`'s cgroup from /proc, or `known` (a fork's parent's, or its own
   // before an exec) when it is gone or exiting: the kernel moves an exited
   // task to the root cgroup, so "/" never replaces a known cgroup. Its
-  // container id from that path.
-  static void SetCgroup(Proc& p, uint32_t pid, const std::string& known) {
-    std::string now = ProcessCgroup(static_cast<pid_t>(pid));
+  // container id from that path. The event may be read after a short-lived
+  // process was reaped and its pid given to another: /proc counts only
+  // while it still shows the event's command name (`comm`).
+  static void SetCgroup(Proc& p, uint32_t pid, const std::string& known, const std::string& comm) {
+    std::string base = "/proc/" + std::to_string(pid);
+    bool same = Trim(ReadFileOrEmpty(base + "/comm")) == comm;
+    std::string now = same ? ProcessCgroup(static_cast<pid_t>(pid)) : "";
     p.cgroup = now.empty() || (now == "/" && !known.empty()) ? known : now;
     p.container = ContainerIdOf(p.cgroup);
   }
@@ -199,7 +203,14 @@ class ProcGroup : public ProbeGroup {
         p.exe = parent->second.exe;
         p.argv = parent->second.argv;
       }
-      SetCgroup(p, h->pid, parent != procs_.end() ? parent->second.cgroup : "");
+      // A child starts in its parent's cgroup: /proc only for a parent
+      // not seen (a runtime moves a container's init before its exec).
+      if (parent != procs_.end() && !parent->second.cgroup.empty()) {
+        p.cgroup = parent->second.cgroup;
+        p.container = parent->second.container;
+      } else {
+        SetCgroup(p, h->pid, "", comm);
+      }
       procs_[h->pid] = std::move(p);
       WriteProc(w, h->pid);
     }
@@ -226,7 +237,7 @@ class ProcGroup : public ProbeGroup {
     p.exe = AbsoluteExec(h->pid, std::string(e.filename, strnlen(e.filename, sizeof e.filename)),
                          [this](uint32_t pid) { return StillTraced(pid); });
     p.argv = JoinNulSeparated(e.args, std::min<size_t>(e.args_len, sizeof e.args));
-    SetCgroup(p, h->pid, p.cgroup);  // a runtime moves a container's init into its cgroup before its exec
+    SetCgroup(p, h->pid, p.cgroup, p.comm);  // a runtime moves a container's init into its cgroup before its exec
     WriteProc(w, h->pid);
     // exec leaves one thread, renamed to the new comm, with tid = pid.
     Thread& t = threads_[h->pid];
