@@ -231,7 +231,8 @@ TEST(Scopes, ContainerRecordsTheContainersProcessesButNotOthers) {
   std::string in_ctr = "(SELECT pid FROM process WHERE container = '" + ctr.id + "')";
   EXPECT_GT(QueryInt(d, "SELECT COUNT(*) FROM process WHERE container = '" + ctr.id + "' AND cgroup LIKE "
                         "'%libpod-" + ctr.id + "%'"), 0);
-  EXPECT_EQ(QueryInt(d, "SELECT COUNT(*) FROM process WHERE container <> '" + ctr.id + "'"), 0);
+  EXPECT_EQ(QueryInt(d, "SELECT COUNT(*) FROM process WHERE container <> '" + ctr.id + "'"), 0)
+      << Sh("sqlite3 " + db + " \"SELECT pid, ppid, comm, exe, start_ts, exit_ts, cgroup, container FROM process\"").out;
   auto ino = std::to_string(StatFile(known).ino);
   EXPECT_GT(QueryInt(d, "SELECT COUNT(*) FROM file_io WHERE nr = 0 AND ino = " + ino + " AND pid IN " + in_ctr), 0);
   EXPECT_GT(QueryInt(d, "SELECT COUNT(*) FROM cpu_sample WHERE pid IN " + in_ctr), 0);
