@@ -23,13 +23,16 @@
 #                               --profile-kind probe has it in DIR/profile/sample.prof
 #   your own build           -> nothing at all (pgo found no stage faster than your
 #     (pgo's final is plain)    build with confidence, and says so at configure time)
-#   DIR/profile/order.txt    -> -Wl,--symbol-ordering-file=... (with lld)
+#   DIR/profile/order.txt    -> -Wl,--symbol-ordering-file=... (with lld), when pgo's
+#                               final stage is order or bolt
 #   with any of them         -> -ffunction-sections (so functions can be ordered
 #                               and moved), -fuse-ld=lld
 #   syspgo_bolt(target)      -> -Wl,--emit-relocs on the target and a POST_BUILD
-#                               llvm-bolt step with DIR/profile/bolt.fdata; the
-#                               linker's output is kept beside it as <file>.prebolt
-# A directory without manifest.json (laid out by hand) gets the flat profile.
+#                               llvm-bolt step with DIR/profile/bolt.fdata, when pgo's
+#                               final stage is bolt; the linker's output is kept
+#                               beside it as <file>.prebolt
+# A directory without manifest.json (laid out by hand), or whose run has no
+# final stage, gets the flat profile and every file there is.
 # Nothing else: no frame pointers or line tables of its own (only the
 # training build of `syspgo pgo` needs them; clang tracks the lines a
 # sample profile is matched by without emitting debug info), so the binary
@@ -75,11 +78,11 @@ endif()
 # The probe leg of --profile-kind auto (final stage sample-probe) keeps its
 # profile in DIR/probe; pgo's order and BOLT stages were built on the flat
 # profile, and its BOLT profile was taken on that other binary, so neither
-# goes with it.
+# goes with it. (- is nothing: no list element is empty.)
 set(_syspgo_kinds       flat    probe                        probe-leg                    none)
-set(_syspgo_kind_file   profile profile                      probe/profile                "")
+set(_syspgo_kind_file   profile profile                      probe/profile                -)
 set(_syspgo_kind_extras ON      ON                           OFF                          OFF)
-set(_syspgo_kind_flags  ""      -fpseudo-probe-for-profiling -fpseudo-probe-for-profiling "")
+set(_syspgo_kind_flags  -       -fpseudo-probe-for-profiling -fpseudo-probe-for-profiling -)
 
 set(SYSPGO_PROFILE_KIND auto CACHE STRING
     "SysPGO: the sample profile: auto (what syspgo pgo chose), flat, probe or none")
@@ -143,14 +146,30 @@ list(GET _syspgo_kind_file ${_syspgo_row} _syspgo_sub)
 list(GET _syspgo_kind_extras ${_syspgo_row} _syspgo_extras)
 list(GET _syspgo_kind_flags ${_syspgo_row} _syspgo_kind_flag)
 string(REPLACE "probe-leg" "probe" _syspgo_kind_said "${_syspgo_kind}")
-if(_syspgo_final STREQUAL "plain" AND NOT SYSPGO_PROFILE_KIND STREQUAL "auto")
-  set(_syspgo_extras OFF)  # pgo measured them too, and kept none
+
+# The order file and the BOLT profile go where pgo's final binary was built
+# with them: the stages after sample are kept only when they were faster
+# (with --eval), and without a final stage (no manifest, or a failed run)
+# whatever files there are. A column per final stage.
+set(_syspgo_finals      -  sample sample-probe order bolt plain)
+set(_syspgo_final_order ON OFF    OFF          ON    ON   OFF)
+set(_syspgo_final_bolt  ON OFF    OFF          OFF   ON   OFF)
+set(_syspgo_at -)
+if(_syspgo_final)
+  set(_syspgo_at "${_syspgo_final}")
+endif()
+list(FIND _syspgo_finals "${_syspgo_at}" _syspgo_at)
+set(_syspgo_use_order OFF)
+set(_syspgo_use_bolt OFF)
+if(_syspgo_extras AND _syspgo_at GREATER_EQUAL 0)
+  list(GET _syspgo_final_order ${_syspgo_at} _syspgo_use_order)
+  list(GET _syspgo_final_bolt ${_syspgo_at} _syspgo_use_bolt)
 endif()
 
 # The probe profile the manifest (or the user) asks for must be there:
 # building with the flat one instead would ship what pgo did not choose.
 set(_syspgo_sample "")
-if(_syspgo_sub)
+if(NOT _syspgo_sub STREQUAL "-")
   set(_syspgo_sample "${SYSPGO_PROFILE_DIR}/${_syspgo_sub}/sample.prof")
 endif()
 if(_syspgo_kind MATCHES "^probe" AND NOT EXISTS "${_syspgo_sample}"
@@ -184,8 +203,10 @@ endfunction()
 _syspgo_default(SYSPGO_SAMPLE_PROFILE "${_syspgo_sample}" "the sample profile")
 set(_syspgo_order "")
 set(_syspgo_fdata "")
-if(_syspgo_extras)
+if(_syspgo_use_order)
   set(_syspgo_order "${SYSPGO_PROFILE_DIR}/profile/order.txt")
+endif()
+if(_syspgo_use_bolt)
   set(_syspgo_fdata "${SYSPGO_PROFILE_DIR}/profile/bolt.fdata")
 endif()
 _syspgo_default(SYSPGO_ORDER_FILE "${_syspgo_order}" "lld's symbol ordering file")
@@ -222,7 +243,7 @@ if(SYSPGO_SAMPLE_PROFILE)
   add_compile_options("$<${_syspgo_lang}:-fprofile-sample-use=${SYSPGO_SAMPLE_PROFILE}>"
                       "$<${_syspgo_lang}:-fsample-profile-use-profi>"
                       "$<${_syspgo_lang}:-fdebug-info-for-profiling>")
-  if(_syspgo_kind_flag)
+  if(NOT _syspgo_kind_flag STREQUAL "-")
     add_compile_options("$<${_syspgo_lang}:${_syspgo_kind_flag}>")
   endif()
   if(SYSPGO_REPORT_COVERAGE)
@@ -248,9 +269,9 @@ function(syspgo_bolt target)
   if(NOT TARGET ${target})
     message(FATAL_ERROR "SysPGO: syspgo_bolt(${target}): no such target; call it after add_executable(${target} ...)")
   endif()
-  if(NOT SYSPGO_BOLT_PROFILE AND NOT _syspgo_extras)
+  if(NOT SYSPGO_BOLT_PROFILE AND NOT _syspgo_use_bolt)
     message(STATUS "SysPGO: syspgo_bolt(${target}): ${target} is not rewritten: 'syspgo pgo' chose a build "
-                   "without BOLT (SYSPGO_PROFILE_KIND=${SYSPGO_PROFILE_KIND}: ${_syspgo_kind_said})")
+                   "without BOLT (final stage ${_syspgo_final}, profile kind ${_syspgo_kind_said})")
     return()
   elseif(NOT SYSPGO_BOLT_PROFILE)
     message(WARNING "SysPGO: syspgo_bolt(${target}): ${SYSPGO_PROFILE_DIR}/profile/bolt.fdata does not exist, so "

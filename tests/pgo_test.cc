@@ -1014,42 +1014,55 @@ std::vector<std::string> ProfileFlags(const std::string& command) {
 
 // The module builds what `syspgo pgo` chose. One real pgo run with --eval
 // trains both kinds (the flat profile in DIR/profile, the probe leg's in
-// DIR/probe); the demo's own CMake project is then built with that
-// directory after each decision pgo can write: flat, probe, your own build.
+// DIR/probe) and the symbol order; the demo's own CMake project is then
+// built with that directory after each decision pgo can write: the order
+// stage, the flat sample stage, the probe leg's, your own build.
 TEST(SysPgoCMake, BuildsTheProfileKindPgoChose) {
   TempDir t;
   std::string demo = CopyDemo(t), dir = t.File("pgo");
-  auto r = Pgo(demo, {"--build", kMakeBuild, "--binary", "./demo", "--train", kTrain, "--stages", "sample",
+  auto r = Pgo(demo, {"--build", kMakeBuild, "--binary", "./demo", "--train", kTrain, "--stages", "sample,order",
                       "--dir", dir, "--eval", "./demo eval 300", "--runs", "1", "--final", "last"});
   ASSERT_EQ(r.status, 0) << r.err;
   nlohmann::json m = ReadJson(dir + "/manifest.json");
-  ASSERT_EQ(m["final_stage"], "sample") << r.err;
+  ASSERT_EQ(m["final_stage"], "order") << r.err;
   ASSERT_EQ(m["profile_kind"]["chosen"], "flat") << m["profile_kind"];
+  std::string order = "--symbol-ordering-file=" + dir + "/profile/order.txt";
   std::string flat = dir + "/profile/sample.prof", probe = dir + "/probe/profile/sample.prof";
   ASSERT_NE(ReadAll(probe).find("!CFGChecksum: "), std::string::npos) << "no probe leg:\n" << r.err;
   nlohmann::json probe_stage = StageOf(m, "sample-probe");
   std::string want = Out(demo + "/demo eval 300");
 
   CMakeProject p(SYSPGO_TEST_DATA "/pgo_cmake_demo");
-  std::string bin = p.build + "/demo/demo";
+  std::string bin = p.build + "/demo/demo", link = p.build + "/demo/CMakeFiles/demo.dir/link.txt";
   auto make = [&] { return RunCmd({"make", "-C", p.build}); };
   auto c = p.Configure(dir, {"-DSYSPGO_DEMO_DIR=" + demo});
   ASSERT_EQ(c.status, 0) << c.err << c.out;
   ASSERT_EQ(make().status, 0);
-  // Flat, as before: the line-keyed profile, no probes.
+  // The order stage, as before: the line-keyed profile, no probes, the
+  // symbol order.
   std::string cmd = p.CompileCommand("demo.c");
   EXPECT_NE(cmd.find(" -fprofile-sample-use=" + flat + " "), std::string::npos) << cmd;
   EXPECT_NE(cmd.find(" -fdebug-info-for-profiling"), std::string::npos) << cmd;
   EXPECT_EQ(cmd.find("-fpseudo-probe-for-profiling"), std::string::npos) << cmd;
   EXPECT_EQ(Out("readelf -SW " + bin).find(".pseudo_probe"), std::string::npos);
+  EXPECT_NE(ReadAll(link).find(order), std::string::npos) << ReadAll(link);
+
+  // pgo kept the sample stage over the order stage: the same profile
+  // without the order.
+  Decide(dir, "sample", "flat");
+  auto b = make();
+  ASSERT_EQ(b.status, 0) << b.err << b.out;
+  EXPECT_EQ(p.CompileCommand("demo.c"), cmd);
+  EXPECT_EQ(ReadAll(link).find("--symbol-ordering-file"), std::string::npos) << ReadAll(link);
 
   // pgo chose the probe leg: a new manifest reconfigures the same build
   // directory, which compiles with the probe profile and pgo's own flags of
   // its sample-probe stage, and the binary carries the probes.
   Decide(dir, "sample-probe", "probe");
-  auto b = make();
+  b = make();
   ASSERT_EQ(b.status, 0) << b.err << b.out;
   EXPECT_NE(b.out.find("SysPGO: kind probe, profile " + probe), std::string::npos) << b.out;
+  EXPECT_EQ(ReadAll(link).find("--symbol-ordering-file"), std::string::npos) << "made on the flat build";
   cmd = p.CompileCommand("demo.c");
   std::vector<std::string> flags = ProfileFlags(cmd);
   EXPECT_EQ(flags.size(), 4u) << cmd;
