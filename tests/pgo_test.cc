@@ -1012,34 +1012,43 @@ std::vector<std::string> ProfileFlags(const std::string& command) {
   return out;
 }
 
-// The module builds what `syspgo pgo` chose. One real pgo run with --eval
-// trains both kinds (the flat profile in DIR/profile, the probe leg's in
-// DIR/probe) and the symbol order; the demo's own CMake project is then
-// built with that directory after each decision pgo can write: the order
-// stage, the flat sample stage, the probe leg's, your own build.
-TEST(SysPgoCMake, BuildsTheProfileKindPgoChose) {
-  TempDir t;
-  std::string demo = CopyDemo(t), dir = t.File("pgo");
-  auto r = Pgo(demo, {"--build", kMakeBuild, "--binary", "./demo", "--train", kTrain, "--stages", "sample,order",
-                      "--dir", dir, "--eval", "./demo eval 300", "--runs", "1", "--final", "last"});
-  ASSERT_EQ(r.status, 0) << r.err;
+// A directory a real `syspgo pgo` run with --eval wrote for the demo in
+// `t`: both kinds trained (the flat profile in DIR/profile, the probe
+// leg's in DIR/probe) and the symbol order; its final stage is order
+// (--final last). The demo's sources are in `*demo`; the tests build them
+// as Release, as clang reads a sample profile only when it optimizes.
+std::string PgoDirForCMake(const TempDir& t, std::string* demo) {
+  *demo = CopyDemo(t);
+  std::string dir = t.File("pgo");
+  auto r = Pgo(*demo, {"--build", kMakeBuild, "--binary", "./demo", "--train", kTrain, "--stages", "sample,order",
+                       "--dir", dir, "--eval", "./demo eval 300", "--runs", "1", "--final", "last"});
+  EXPECT_EQ(r.status, 0) << r.err;
   nlohmann::json m = ReadJson(dir + "/manifest.json");
-  ASSERT_EQ(m["final_stage"], "order") << r.err;
-  ASSERT_EQ(m["profile_kind"]["chosen"], "flat") << m["profile_kind"];
+  EXPECT_EQ(m["final_stage"], "order") << r.err;
+  EXPECT_EQ(m["profile_kind"]["chosen"], "flat") << m["profile_kind"];
+  EXPECT_NE(ReadAll(dir + "/probe/profile/sample.prof").find("!CFGChecksum: "), std::string::npos)
+      << "no probe leg:\n" << r.err;
+  return dir;
+}
+
+// The module builds what `syspgo pgo` chose: the demo's own CMake project
+// built with a real pgo directory after each decision pgo can write (the
+// order stage, the flat sample stage, the probe leg's, your own build),
+// each one reconfiguring the same build directory.
+TEST(SysPgoCMake, BuildsWhatPgoChose) {
+  TempDir t;
+  std::string demo, dir = PgoDirForCMake(t, &demo);
+  if (HasFailure()) return;
   std::string order = "--symbol-ordering-file=" + dir + "/profile/order.txt";
   std::string flat = dir + "/profile/sample.prof", probe = dir + "/probe/profile/sample.prof";
-  ASSERT_NE(ReadAll(probe).find("!CFGChecksum: "), std::string::npos) << "no probe leg:\n" << r.err;
-  nlohmann::json probe_stage = StageOf(m, "sample-probe");
-  std::string want = Out(demo + "/demo eval 300");
-
+  nlohmann::json probe_flags = StageOf(ReadJson(dir + "/manifest.json"), "sample-probe")["compile_flags"];
   CMakeProject p(SYSPGO_TEST_DATA "/pgo_cmake_demo");
   std::string bin = p.build + "/demo/demo", link = p.build + "/demo/CMakeFiles/demo.dir/link.txt";
   auto make = [&] { return RunCmd({"make", "-C", p.build}); };
-  auto c = p.Configure(dir, {"-DSYSPGO_DEMO_DIR=" + demo});
+  auto c = p.Configure(dir, {"-DSYSPGO_DEMO_DIR=" + demo, "-DCMAKE_BUILD_TYPE=Release"});
   ASSERT_EQ(c.status, 0) << c.err << c.out;
   ASSERT_EQ(make().status, 0);
-  // The order stage, as before: the line-keyed profile, no probes, the
-  // symbol order.
+  // The order stage, as before: the line-keyed profile, no probes, the order.
   std::string cmd = p.CompileCommand("demo.c");
   EXPECT_NE(cmd.find(" -fprofile-sample-use=" + flat + " "), std::string::npos) << cmd;
   EXPECT_NE(cmd.find(" -fdebug-info-for-profiling"), std::string::npos) << cmd;
@@ -1055,13 +1064,13 @@ TEST(SysPgoCMake, BuildsTheProfileKindPgoChose) {
   EXPECT_EQ(p.CompileCommand("demo.c"), cmd);
   EXPECT_EQ(ReadAll(link).find("--symbol-ordering-file"), std::string::npos) << ReadAll(link);
 
-  // pgo chose the probe leg: a new manifest reconfigures the same build
-  // directory, which compiles with the probe profile and pgo's own flags of
-  // its sample-probe stage, and the binary carries the probes.
+  // pgo chose the probe leg: its profile, with pgo's own flags of its
+  // sample-probe stage, and the binary carries the probes.
   Decide(dir, "sample-probe", "probe");
   b = make();
   ASSERT_EQ(b.status, 0) << b.err << b.out;
   EXPECT_NE(b.out.find("SysPGO: kind probe, profile " + probe), std::string::npos) << b.out;
+  EXPECT_EQ(b.err.find("Pseudo-probe-based profile requires"), std::string::npos) << b.err;
   EXPECT_EQ(ReadAll(link).find("--symbol-ordering-file"), std::string::npos) << "made on the flat build";
   cmd = p.CompileCommand("demo.c");
   std::vector<std::string> flags = ProfileFlags(cmd);
@@ -1069,11 +1078,10 @@ TEST(SysPgoCMake, BuildsTheProfileKindPgoChose) {
   EXPECT_NE(cmd.find(" -fprofile-sample-use=" + probe + " "), std::string::npos) << cmd;
   EXPECT_NE(cmd.find(" -fpseudo-probe-for-profiling"), std::string::npos) << cmd;
   for (const std::string& f : flags)
-    EXPECT_NE(std::find(probe_stage["compile_flags"].begin(), probe_stage["compile_flags"].end(), f),
-              probe_stage["compile_flags"].end())
-        << f << " is not among pgo's flags of sample-probe: " << probe_stage["compile_flags"];
+    EXPECT_NE(std::find(probe_flags.begin(), probe_flags.end(), f), probe_flags.end())
+        << f << " is not among pgo's flags of sample-probe: " << probe_flags;
   EXPECT_NE(Out("readelf -SW " + bin).find(".pseudo_probe"), std::string::npos);
-  EXPECT_EQ(Out(bin + " eval 300"), want);
+  EXPECT_EQ(Out(bin + " eval 300"), Out(demo + "/demo eval 300"));
 
   // pgo kept the user's build: no profile, said at configure time.
   Decide(dir, "plain", "none");
@@ -1087,25 +1095,32 @@ TEST(SysPgoCMake, BuildsTheProfileKindPgoChose) {
   c = p.Configure(dir, {"-DSYSPGO_PROFILE_KIND=probe"});
   ASSERT_EQ(c.status, 0) << c.err;
   EXPECT_NE(p.CompileCommand("demo.c").find(" -fprofile-sample-use=" + probe + " "), std::string::npos);
+}
 
-  // The probe leg's own directory (keyed by probes alone, as
-  // --profile-kind probe writes one) has its probe profile in profile/.
+// A directory keyed by probes alone (the probe leg's own, as --profile-kind
+// probe writes one) has its probe profile in profile/, built with the
+// probes; a manifest that chose probe without its profile is a configure
+// error naming the file.
+TEST(SysPgoCMake, ProbeProfileIsBuiltWithItsProbesOrRefused) {
+  TempDir t;
+  std::string demo, dir = PgoDirForCMake(t, &demo);
+  if (HasFailure()) return;
+  std::string probe = dir + "/probe/profile/sample.prof";
   CMakeProject leg(SYSPGO_TEST_DATA "/pgo_cmake_demo");
-  c = leg.Configure(dir + "/probe", {"-DSYSPGO_DEMO_DIR=" + demo});
+  auto c = leg.Configure(dir + "/probe", {"-DSYSPGO_DEMO_DIR=" + demo, "-DCMAKE_BUILD_TYPE=Release"});
   ASSERT_EQ(c.status, 0) << c.err;
-  cmd = leg.CompileCommand("demo.c");
+  std::string cmd = leg.CompileCommand("demo.c");
   EXPECT_NE(cmd.find(" -fprofile-sample-use=" + probe + " "), std::string::npos) << cmd;
   EXPECT_NE(cmd.find(" -fpseudo-probe-for-profiling"), std::string::npos) << cmd;
   // Without the probes clang would only warn that it cannot read the profile.
-  b = RunCmd({"make", "-C", leg.build});
+  auto b = RunCmd({"make", "-C", leg.build});
   ASSERT_EQ(b.status, 0) << b.err;
   EXPECT_EQ(b.err.find("Pseudo-probe-based profile requires"), std::string::npos) << b.err;
 
-  // A manifest that chose probe without its profile is a configure error
-  // naming the file.
   Decide(dir, "sample-probe", "probe");
   fs::remove(probe);
-  c = p.Configure(dir, {"-DSYSPGO_PROFILE_KIND=auto"});
+  CMakeProject p(SYSPGO_TEST_DATA "/pgo_cmake_demo");
+  c = p.Configure(dir, {"-DSYSPGO_DEMO_DIR=" + demo, "-DCMAKE_BUILD_TYPE=Release"});
   EXPECT_NE(c.status, 0);
   std::string err = Unwrapped(c.err);
   EXPECT_NE(err.find(probe + " does not exist"), std::string::npos) << c.err;
