@@ -10,16 +10,29 @@
 #   syspgo_bolt(app)                       # optional: rewrite app with BOLT after linking
 #
 # What it adds, for C and C++ in this directory and below (targets made
-# after the include):
-#   DIR/profile/sample.prof  -> -fprofile-sample-use=... -fsample-profile-use-profi
-#                               -fdebug-info-for-profiling
+# after the include), following what `syspgo pgo` chose (DIR/manifest.json:
+# its final stage and profile kind):
+#   the flat profile         -> -fprofile-sample-use=DIR/profile/sample.prof
+#     (line-keyed)              -fsample-profile-use-profi -fdebug-info-for-profiling
 #                               (discriminators as when the profile was taken)
-#   DIR/profile/order.txt    -> -Wl,--symbol-ordering-file=... (with lld)
-#   always                   -> -ffunction-sections (so functions can be ordered
+#   the probe profile        -> the same with DIR/probe/profile/sample.prof (the
+#     (pgo chose sample-probe)  probe leg of --profile-kind auto) and
+#                               -fpseudo-probe-for-profiling, as pgo's sample-probe
+#                               stage built it; no order file or BOLT profile (pgo
+#                               made those on the flat build); a directory written by
+#                               --profile-kind probe has it in DIR/profile/sample.prof
+#   your own build           -> nothing at all (pgo found no stage faster than your
+#     (pgo's final is plain)    build with confidence, and says so at configure time)
+#   DIR/profile/order.txt    -> -Wl,--symbol-ordering-file=... (with lld), when pgo's
+#                               final stage is order or bolt
+#   with any of them         -> -ffunction-sections (so functions can be ordered
 #                               and moved), -fuse-ld=lld
 #   syspgo_bolt(target)      -> -Wl,--emit-relocs on the target and a POST_BUILD
-#                               llvm-bolt step with DIR/profile/bolt.fdata; the
-#                               linker's output is kept beside it as <file>.prebolt
+#                               llvm-bolt step with DIR/profile/bolt.fdata, when pgo's
+#                               final stage is bolt; the linker's output is kept
+#                               beside it as <file>.prebolt
+# A directory without manifest.json (laid out by hand), or whose run has no
+# final stage, gets the flat profile and every file there is.
 # Nothing else: no frame pointers or line tables of its own (only the
 # training build of `syspgo pgo` needs them; clang tracks the lines a
 # sample profile is matched by without emitting debug info), so the binary
@@ -28,7 +41,12 @@
 # profile in the same place rebuilds what it affects.
 #
 # Settings (cache variables; the defaults come from SYSPGO_PROFILE_DIR):
-#   SYSPGO_SAMPLE_PROFILE, SYSPGO_ORDER_FILE, SYSPGO_BOLT_PROFILE  ("" leaves one out)
+#   SYSPGO_PROFILE_KIND     auto (default: what pgo chose), flat, probe (the probe
+#                           leg's profile, with -fpseudo-probe-for-profiling) or
+#                           none; forcing one where pgo kept your build adds the
+#                           sample profile alone
+#   SYSPGO_SAMPLE_PROFILE, SYSPGO_ORDER_FILE, SYSPGO_BOLT_PROFILE  ("" leaves one out;
+#                           a value you set stays, the defaults follow the directory)
 #   SYSPGO_LLVM_BOLT        llvm-bolt to run (default /usr/lib/llvm-19/bin/llvm-bolt)
 #   SYSPGO_BOLT_OPTIONS     its optimization options
 #   SYSPGO_REPORT_COVERAGE  ON: clang warns per function how much of the profile
@@ -49,18 +67,150 @@ if(NOT IS_DIRECTORY "${SYSPGO_PROFILE_DIR}")
                       "'syspgo pgo --dir ${SYSPGO_PROFILE_DIR} ...' first, or point it at such a directory")
 endif()
 
-# A default per artifact only where the file exists: a directory made with
-# `--stages sample` has no ordering file, and that is not an error.
-function(_syspgo_default var file)
-  if(EXISTS "${SYSPGO_PROFILE_DIR}/profile/${file}")
-    set(${var} "${SYSPGO_PROFILE_DIR}/profile/${file}" CACHE FILEPATH "SysPGO: ${file}")
-  else()
-    set(${var} "" CACHE FILEPATH "SysPGO: ${file}")
+# Which sample profile, and so which flags: what `syspgo pgo` chose, as
+# DIR/manifest.json says, unless SYSPGO_PROFILE_KIND names one. A column
+# per kind: the profile's directory under DIR, whether the order file and
+# the BOLT profile go with it, and its flag beside the flat profile's.
+# The flags are those of pgo's own stage for that kind (PgoCompileFlags in
+# pgo/pgo.cc) without its line tables and coverage report: a probe profile
+# is keyed by the probes -fpseudo-probe-for-profiling inserts, and clang
+# reads it only through them (without, it warns and ignores the profile).
+# The probe leg of --profile-kind auto (final stage sample-probe) keeps its
+# profile in DIR/probe; pgo's order and BOLT stages were built on the flat
+# profile, and its BOLT profile was taken on that other binary, so neither
+# goes with it. (- is nothing: no list element is empty.)
+set(_syspgo_kinds       flat    probe                        probe-leg                    none)
+set(_syspgo_kind_file   profile profile                      probe/profile                -)
+set(_syspgo_kind_extras ON      ON                           OFF                          OFF)
+set(_syspgo_kind_flags  -       -fpseudo-probe-for-profiling -fpseudo-probe-for-profiling -)
+
+set(SYSPGO_PROFILE_KIND auto CACHE STRING
+    "SysPGO: the sample profile: auto (what syspgo pgo chose), flat, probe or none")
+set_property(CACHE SYSPGO_PROFILE_KIND PROPERTY STRINGS auto flat probe none)
+
+# A member of the manifest, "" where it is null or missing.
+function(_syspgo_manifest_get out)
+  string(JSON _v ERROR_VARIABLE _e GET "${_syspgo_manifest}" ${ARGN})
+  if(_e)
+    set(_v "")
   endif()
+  set(${out} "${_v}" PARENT_SCOPE)
 endfunction()
-_syspgo_default(SYSPGO_SAMPLE_PROFILE sample.prof)
-_syspgo_default(SYSPGO_ORDER_FILE order.txt)
-_syspgo_default(SYSPGO_BOLT_PROFILE bolt.fdata)
+
+set(_syspgo_manifest_file "${SYSPGO_PROFILE_DIR}/manifest.json")
+set(_syspgo_final "")
+set(_syspgo_requested "")
+set(_syspgo_chosen "")
+if(EXISTS "${_syspgo_manifest_file}")
+  file(READ "${_syspgo_manifest_file}" _syspgo_manifest)
+  string(JSON _syspgo_type ERROR_VARIABLE _syspgo_error TYPE "${_syspgo_manifest}")
+  if(_syspgo_error OR NOT _syspgo_type STREQUAL "OBJECT")
+    message(FATAL_ERROR "SysPGO: ${_syspgo_manifest_file} is not the JSON object 'syspgo pgo' writes "
+                        "(${_syspgo_error}); run 'syspgo pgo --dir ${SYSPGO_PROFILE_DIR} ...' again")
+  endif()
+  set_property(DIRECTORY "${CMAKE_SOURCE_DIR}" APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_syspgo_manifest_file}")
+  _syspgo_manifest_get(_syspgo_final final_stage)
+  _syspgo_manifest_get(_syspgo_chosen profile_kind chosen)
+  _syspgo_manifest_get(_syspgo_requested inputs profile_kind)
+endif()
+
+# auto: the kind the final binary of `syspgo pgo` was built with. Without a
+# manifest (a directory laid out by hand) the flat profile, as always. A run
+# keyed by probes alone (--profile-kind probe, or the probe leg's own
+# directory) keeps its probe profile where a flat one would be.
+if(_syspgo_final STREQUAL "plain")
+  set(_syspgo_auto none)
+elseif(_syspgo_final STREQUAL "sample-probe")
+  set(_syspgo_auto probe-leg)
+elseif(_syspgo_requested STREQUAL "probe")
+  set(_syspgo_auto probe)
+else()
+  set(_syspgo_auto flat)
+endif()
+set(_syspgo_kind "${SYSPGO_PROFILE_KIND}")
+if(_syspgo_kind STREQUAL "auto")
+  set(_syspgo_kind ${_syspgo_auto})
+elseif(_syspgo_kind STREQUAL "probe" AND NOT _syspgo_requested STREQUAL "probe")
+  set(_syspgo_kind probe-leg)
+elseif(_syspgo_kind STREQUAL "flat" AND _syspgo_requested STREQUAL "probe")
+  message(FATAL_ERROR "SysPGO: SYSPGO_PROFILE_KIND=flat, but ${SYSPGO_PROFILE_DIR} was written by "
+                      "'syspgo pgo --profile-kind probe': its profile/sample.prof is keyed by pseudo-probes and "
+                      "there is no flat profile; set SYSPGO_PROFILE_KIND=auto, or run 'syspgo pgo' with "
+                      "--profile-kind auto or flat")
+endif()
+list(FIND _syspgo_kinds "${_syspgo_kind}" _syspgo_row)
+if(_syspgo_row LESS 0)
+  message(FATAL_ERROR "SysPGO: SYSPGO_PROFILE_KIND is auto, flat, probe or none, got '${SYSPGO_PROFILE_KIND}'")
+endif()
+list(GET _syspgo_kind_file ${_syspgo_row} _syspgo_sub)
+list(GET _syspgo_kind_extras ${_syspgo_row} _syspgo_extras)
+list(GET _syspgo_kind_flags ${_syspgo_row} _syspgo_kind_flag)
+string(REPLACE "probe-leg" "probe" _syspgo_kind_said "${_syspgo_kind}")
+
+# The order file and the BOLT profile go where pgo's final binary was built
+# with them: the stages after sample are kept only when they were faster
+# (with --eval), and without a final stage (no manifest, or a failed run)
+# whatever files there are. A column per final stage.
+set(_syspgo_finals      -  sample sample-probe order bolt plain)
+set(_syspgo_final_order ON OFF    OFF          ON    ON   OFF)
+set(_syspgo_final_bolt  ON OFF    OFF          OFF   ON   OFF)
+set(_syspgo_at -)
+if(_syspgo_final)
+  set(_syspgo_at "${_syspgo_final}")
+endif()
+list(FIND _syspgo_finals "${_syspgo_at}" _syspgo_at)
+set(_syspgo_use_order OFF)
+set(_syspgo_use_bolt OFF)
+if(_syspgo_extras AND _syspgo_at GREATER_EQUAL 0)
+  list(GET _syspgo_final_order ${_syspgo_at} _syspgo_use_order)
+  list(GET _syspgo_final_bolt ${_syspgo_at} _syspgo_use_bolt)
+endif()
+
+# The probe profile the manifest (or the user) asks for must be there:
+# building with the flat one instead would ship what pgo did not choose.
+set(_syspgo_sample "")
+if(NOT _syspgo_sub STREQUAL "-")
+  set(_syspgo_sample "${SYSPGO_PROFILE_DIR}/${_syspgo_sub}/sample.prof")
+endif()
+if(_syspgo_kind MATCHES "^probe" AND NOT EXISTS "${_syspgo_sample}"
+   AND (NOT SYSPGO_PROFILE_KIND STREQUAL "auto" OR _syspgo_chosen STREQUAL "probe"))
+  if(SYSPGO_PROFILE_KIND STREQUAL "auto")
+    string(CONCAT _syspgo_said "${_syspgo_manifest_file} says 'syspgo pgo' chose the probe profile "
+                               "(final stage ${_syspgo_final})")
+  else()
+    set(_syspgo_said "SYSPGO_PROFILE_KIND=probe")
+  endif()
+  message(FATAL_ERROR "SysPGO: ${_syspgo_said}, but ${_syspgo_sample} does not exist: copy the whole directory "
+                      "'syspgo pgo --dir' wrote (with its probe/ subdirectory), or run 'syspgo pgo' again with "
+                      "--eval (its probe leg) or --profile-kind probe; SYSPGO_PROFILE_KIND=flat builds with the "
+                      "flat profile instead")
+endif()
+
+# A default per artifact only where the file exists (a directory made with
+# `--stages sample` has no ordering file, and that is not an error). A
+# default follows the directory and the kind on every configure; a value
+# the user set stays.
+function(_syspgo_default var file doc)
+  if(NOT EXISTS "${file}")
+    set(file "")
+  endif()
+  if(NOT DEFINED CACHE{${var}}
+     OR (DEFINED CACHE{_${var}_DEFAULT} AND "$CACHE{${var}}" STREQUAL "$CACHE{_${var}_DEFAULT}"))
+    set(${var} "${file}" CACHE FILEPATH "SysPGO: ${doc}" FORCE)
+  endif()
+  set(_${var}_DEFAULT "${file}" CACHE INTERNAL "")
+endfunction()
+_syspgo_default(SYSPGO_SAMPLE_PROFILE "${_syspgo_sample}" "the sample profile")
+set(_syspgo_order "")
+set(_syspgo_fdata "")
+if(_syspgo_use_order)
+  set(_syspgo_order "${SYSPGO_PROFILE_DIR}/profile/order.txt")
+endif()
+if(_syspgo_use_bolt)
+  set(_syspgo_fdata "${SYSPGO_PROFILE_DIR}/profile/bolt.fdata")
+endif()
+_syspgo_default(SYSPGO_ORDER_FILE "${_syspgo_order}" "lld's symbol ordering file")
+_syspgo_default(SYSPGO_BOLT_PROFILE "${_syspgo_fdata}" "llvm-bolt's profile")
 find_program(SYSPGO_LLVM_BOLT llvm-bolt PATHS /usr/lib/llvm-19/bin NO_DEFAULT_PATH)
 find_program(SYSPGO_LLVM_BOLT llvm-bolt)
 # No -split-functions: from IP samples (no LBR) a block that runs seldom looks
@@ -85,12 +235,17 @@ endforeach()
 
 set(_syspgo_lang "$<COMPILE_LANGUAGE:C,CXX>")
 set(_syspgo_link "$<LINK_LANGUAGE:C,CXX>")
-add_compile_options("$<${_syspgo_lang}:-ffunction-sections>")
-add_link_options("$<${_syspgo_link}:-fuse-ld=lld>")
+if(SYSPGO_SAMPLE_PROFILE OR SYSPGO_ORDER_FILE OR SYSPGO_BOLT_PROFILE)
+  add_compile_options("$<${_syspgo_lang}:-ffunction-sections>")
+  add_link_options("$<${_syspgo_link}:-fuse-ld=lld>")
+endif()
 if(SYSPGO_SAMPLE_PROFILE)
   add_compile_options("$<${_syspgo_lang}:-fprofile-sample-use=${SYSPGO_SAMPLE_PROFILE}>"
                       "$<${_syspgo_lang}:-fsample-profile-use-profi>"
                       "$<${_syspgo_lang}:-fdebug-info-for-profiling>")
+  if(NOT _syspgo_kind_flag STREQUAL "-")
+    add_compile_options("$<${_syspgo_lang}:${_syspgo_kind_flag}>")
+  endif()
   if(SYSPGO_REPORT_COVERAGE)
     add_compile_options("$<${_syspgo_lang}:-Wno-error=backend-plugin>"
                         "$<${_syspgo_lang}:SHELL:-mllvm -sample-profile-check-sample-coverage=100>")
@@ -99,7 +254,13 @@ endif()
 if(SYSPGO_ORDER_FILE)
   add_link_options("$<${_syspgo_link}:LINKER:--symbol-ordering-file=${SYSPGO_ORDER_FILE},--no-warn-symbol-ordering>")
 endif()
-message(STATUS "SysPGO: profile ${SYSPGO_SAMPLE_PROFILE}, order ${SYSPGO_ORDER_FILE}, BOLT ${SYSPGO_BOLT_PROFILE}")
+if(_syspgo_kind STREQUAL "none" AND SYSPGO_PROFILE_KIND STREQUAL "auto")
+  _syspgo_manifest_get(_syspgo_why final_reason)
+  message(STATUS "SysPGO: 'syspgo pgo' kept your own build: ${_syspgo_why}; so no profile is added, and "
+                 "SYSPGO_PROFILE_KIND=flat or probe uses one anyway")
+endif()
+message(STATUS "SysPGO: kind ${_syspgo_kind_said}, profile ${SYSPGO_SAMPLE_PROFILE}, order ${SYSPGO_ORDER_FILE}, "
+               "BOLT ${SYSPGO_BOLT_PROFILE}")
 
 # syspgo_bolt(target): after every link of `target`, llvm-bolt rewrites it
 # in place with the fdata profile (the linker's output is kept as
@@ -108,7 +269,11 @@ function(syspgo_bolt target)
   if(NOT TARGET ${target})
     message(FATAL_ERROR "SysPGO: syspgo_bolt(${target}): no such target; call it after add_executable(${target} ...)")
   endif()
-  if(NOT SYSPGO_BOLT_PROFILE)
+  if(NOT SYSPGO_BOLT_PROFILE AND NOT _syspgo_use_bolt)
+    message(STATUS "SysPGO: syspgo_bolt(${target}): ${target} is not rewritten: 'syspgo pgo' chose a build "
+                   "without BOLT (final stage ${_syspgo_final}, profile kind ${_syspgo_kind_said})")
+    return()
+  elseif(NOT SYSPGO_BOLT_PROFILE)
     message(WARNING "SysPGO: syspgo_bolt(${target}): ${SYSPGO_PROFILE_DIR}/profile/bolt.fdata does not exist, so "
                     "${target} is not rewritten; run 'syspgo pgo' with bolt in --stages, or set SYSPGO_BOLT_PROFILE")
     return()

@@ -3,7 +3,7 @@
 # compiler calls) and on the demo's interpreter (tests/workloads/pgo_interp),
 # its decisions and profile-quality figures on given numbers, and
 # cmake/SysPGO.cmake on the project in tests/data/pgo_cmake with a prepared
-# profile directory. Needs clang-19,
+# profile directory and on the demo's with one a real pgo run wrote. Needs clang-19,
 # lld-19, bolt-19, cmake and make, and root (syspgo collect).
 syspgo_test(pgo_test SOURCES pgo_test.cc LIBS syspgo_pgo)
 target_compile_definitions(pgo_test PRIVATE

@@ -4,7 +4,8 @@
 // rely on: every stage's artifact, the manifest and summary fields, that the
 // flags reached the compiler and linker, that the optimized binaries print
 // what the plain one prints, and that a failing stage is named. The CMake
-// module is checked on tests/data/pgo_cmake with a prepared profile.
+// module is checked on tests/data/pgo_cmake with a prepared profile, and on
+// the demo's own CMake project with a directory a real pgo run wrote.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -927,16 +928,31 @@ TEST(Pgo, MissingOptionsAreUsageErrors) {
 struct CMakeProject {
   TempDir t;
   std::string src, build;
-  CMakeProject() {
+  explicit CMakeProject(const char* data = SYSPGO_TEST_DATA "/pgo_cmake") {
     src = t.File("src");
     build = t.File("build");
-    fs::copy(SYSPGO_TEST_DATA "/pgo_cmake", src, fs::copy_options::recursive);
+    fs::copy(data, src, fs::copy_options::recursive);
   }
-  CmdResult Configure(const std::string& profile_dir) {
-    return RunCmd({"cmake", "-S", src, "-B", build, "-DCMAKE_C_COMPILER=clang-19", "-DSYSPGO_PROFILE_DIR=" + profile_dir,
-                   "-DSYSPGO_MODULE_DIR=" SYSPGO_CMAKE_MODULES});
+  CmdResult Configure(const std::string& profile_dir, const std::vector<std::string>& more = {}) {
+    std::vector<std::string> argv = {"cmake", "-S", src, "-B", build, "-DCMAKE_C_COMPILER=clang-19",
+                                     "-DSYSPGO_PROFILE_DIR=" + profile_dir, "-DSYSPGO_MODULE_DIR=" SYSPGO_CMAKE_MODULES};
+    argv.insert(argv.end(), more.begin(), more.end());
+    return RunCmd(argv);
+  }
+  // The command CMake compiles the source file `name` with.
+  std::string CompileCommand(const std::string& name) const {
+    for (auto& e : ReadJson(build + "/compile_commands.json"))
+      if (fs::path(e["file"].get<std::string>()).filename() == name) return e["command"].get<std::string>();
+    return "";
   }
 };
+
+// CMake's messages with its line breaks taken out.
+std::string Unwrapped(const std::string& text) {
+  std::string out;
+  for (auto& w : Split(text, '\n')) out += Trim(w) + " ";
+  return out;
+}
 
 TEST(SysPgoCMake, ProfileFlagsReachCompileAndLinkLinesAndBoltRuns) {
   CMakeProject p;
@@ -970,11 +986,145 @@ TEST(SysPgoCMake, MissingProfileDirectoryIsAConfigureError) {
   CMakeProject p;
   auto c = p.Configure(p.t.File("no-such-dir"));
   EXPECT_NE(c.status, 0);
-  // CMake wraps its messages: compare with the line breaks taken out.
-  std::string err;
-  for (auto& w : Split(c.err, '\n')) err += Trim(w) + " ";
+  std::string err = Unwrapped(c.err);
   EXPECT_NE(err.find("is not a directory"), std::string::npos) << c.err;
   EXPECT_NE(err.find("syspgo pgo --dir"), std::string::npos) << c.err;
+}
+
+// The decision of a `syspgo pgo` run, written into its manifest as pgo
+// writes it when `final_stage` wins: which stage wins is measured, so a
+// test cannot have pgo make it.
+void Decide(const std::string& dir, const std::string& final_stage, const std::string& kind) {
+  nlohmann::json m = ReadJson(dir + "/manifest.json");
+  m["final_stage"] = final_stage;
+  m["profile_kind"]["chosen"] = kind;
+  std::ofstream(dir + "/manifest.json") << m.dump(2) << "\n";
+}
+
+// The profile flags of a compile command: what SysPGO.cmake adds of its own.
+std::vector<std::string> ProfileFlags(const std::string& command) {
+  std::vector<std::string> out;
+  std::istringstream in(command);
+  for (std::string w; in >> w;)
+    if (w.starts_with("-fprofile-sample-use=") || w == "-fsample-profile-use-profi" ||
+        w == "-fdebug-info-for-profiling" || w == "-fpseudo-probe-for-profiling")
+      out.push_back(w);
+  return out;
+}
+
+// A directory a real `syspgo pgo` run with --eval wrote for the demo in
+// `t`: both kinds trained (the flat profile in DIR/profile, the probe
+// leg's in DIR/probe) and the symbol order; its final stage is order
+// (--final last). The demo's sources are in `*demo`; the tests build them
+// as Release, as clang reads a sample profile only when it optimizes.
+std::string PgoDirForCMake(const TempDir& t, std::string* demo) {
+  *demo = CopyDemo(t);
+  std::string dir = t.File("pgo");
+  auto r = Pgo(*demo, {"--build", kMakeBuild, "--binary", "./demo", "--train", kTrain, "--stages", "sample,order",
+                       "--dir", dir, "--eval", "./demo eval 300", "--runs", "1", "--final", "last"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  nlohmann::json m = ReadJson(dir + "/manifest.json");
+  EXPECT_EQ(m["final_stage"], "order") << r.err;
+  EXPECT_EQ(m["profile_kind"]["chosen"], "flat") << m["profile_kind"];
+  EXPECT_NE(ReadAll(dir + "/probe/profile/sample.prof").find("!CFGChecksum: "), std::string::npos)
+      << "no probe leg:\n" << r.err;
+  return dir;
+}
+
+// The module builds what `syspgo pgo` chose: the demo's own CMake project
+// built with a real pgo directory after each decision pgo can write (the
+// order stage, the flat sample stage, the probe leg's, your own build),
+// each one reconfiguring the same build directory.
+TEST(SysPgoCMake, BuildsWhatPgoChose) {
+  TempDir t;
+  std::string demo, dir = PgoDirForCMake(t, &demo);
+  if (HasFailure()) return;
+  std::string order = "--symbol-ordering-file=" + dir + "/profile/order.txt";
+  std::string flat = dir + "/profile/sample.prof", probe = dir + "/probe/profile/sample.prof";
+  nlohmann::json probe_flags = StageOf(ReadJson(dir + "/manifest.json"), "sample-probe")["compile_flags"];
+  CMakeProject p(SYSPGO_TEST_DATA "/pgo_cmake_demo");
+  std::string bin = p.build + "/demo/demo", link = p.build + "/demo/CMakeFiles/demo.dir/link.txt";
+  auto make = [&] { return RunCmd({"make", "-C", p.build}); };
+  auto c = p.Configure(dir, {"-DSYSPGO_DEMO_DIR=" + demo, "-DCMAKE_BUILD_TYPE=Release"});
+  ASSERT_EQ(c.status, 0) << c.err << c.out;
+  ASSERT_EQ(make().status, 0);
+  // The order stage, as before: the line-keyed profile, no probes, the order.
+  std::string cmd = p.CompileCommand("demo.c");
+  EXPECT_NE(cmd.find(" -fprofile-sample-use=" + flat + " "), std::string::npos) << cmd;
+  EXPECT_NE(cmd.find(" -fdebug-info-for-profiling"), std::string::npos) << cmd;
+  EXPECT_EQ(cmd.find("-fpseudo-probe-for-profiling"), std::string::npos) << cmd;
+  EXPECT_EQ(Out("readelf -SW " + bin).find(".pseudo_probe"), std::string::npos);
+  EXPECT_NE(ReadAll(link).find(order), std::string::npos) << ReadAll(link);
+
+  // pgo kept the sample stage over the order stage: the same profile
+  // without the order.
+  Decide(dir, "sample", "flat");
+  auto b = make();
+  ASSERT_EQ(b.status, 0) << b.err << b.out;
+  EXPECT_EQ(p.CompileCommand("demo.c"), cmd);
+  EXPECT_EQ(ReadAll(link).find("--symbol-ordering-file"), std::string::npos) << ReadAll(link);
+
+  // pgo chose the probe leg: its profile, with pgo's own flags of its
+  // sample-probe stage, and the binary carries the probes.
+  Decide(dir, "sample-probe", "probe");
+  b = make();
+  ASSERT_EQ(b.status, 0) << b.err << b.out;
+  EXPECT_NE(b.out.find("SysPGO: kind probe, profile " + probe), std::string::npos) << b.out;
+  EXPECT_EQ(b.err.find("Pseudo-probe-based profile requires"), std::string::npos) << b.err;
+  EXPECT_EQ(ReadAll(link).find("--symbol-ordering-file"), std::string::npos) << "made on the flat build";
+  cmd = p.CompileCommand("demo.c");
+  std::vector<std::string> flags = ProfileFlags(cmd);
+  EXPECT_EQ(flags.size(), 4u) << cmd;
+  EXPECT_NE(cmd.find(" -fprofile-sample-use=" + probe + " "), std::string::npos) << cmd;
+  EXPECT_NE(cmd.find(" -fpseudo-probe-for-profiling"), std::string::npos) << cmd;
+  for (const std::string& f : flags)
+    EXPECT_NE(std::find(probe_flags.begin(), probe_flags.end(), f), probe_flags.end())
+        << f << " is not among pgo's flags of sample-probe: " << probe_flags;
+  EXPECT_NE(Out("readelf -SW " + bin).find(".pseudo_probe"), std::string::npos);
+  EXPECT_EQ(Out(bin + " eval 300"), Out(demo + "/demo eval 300"));
+
+  // pgo kept the user's build: no profile, said at configure time.
+  Decide(dir, "plain", "none");
+  b = make();
+  ASSERT_EQ(b.status, 0) << b.err << b.out;
+  EXPECT_NE(Unwrapped(b.out).find("'syspgo pgo' kept your own build"), std::string::npos) << b.out;
+  cmd = p.CompileCommand("demo.c");
+  EXPECT_EQ(cmd.find("-fprofile-sample-use"), std::string::npos) << cmd;
+  EXPECT_EQ(cmd.find("-ffunction-sections"), std::string::npos) << cmd;
+  // The user can still ask for a kind.
+  c = p.Configure(dir, {"-DSYSPGO_PROFILE_KIND=probe"});
+  ASSERT_EQ(c.status, 0) << c.err;
+  EXPECT_NE(p.CompileCommand("demo.c").find(" -fprofile-sample-use=" + probe + " "), std::string::npos);
+}
+
+// A directory keyed by probes alone (the probe leg's own, as --profile-kind
+// probe writes one) has its probe profile in profile/, built with the
+// probes; a manifest that chose probe without its profile is a configure
+// error naming the file.
+TEST(SysPgoCMake, ProbeProfileIsBuiltWithItsProbesOrRefused) {
+  TempDir t;
+  std::string demo, dir = PgoDirForCMake(t, &demo);
+  if (HasFailure()) return;
+  std::string probe = dir + "/probe/profile/sample.prof";
+  CMakeProject leg(SYSPGO_TEST_DATA "/pgo_cmake_demo");
+  auto c = leg.Configure(dir + "/probe", {"-DSYSPGO_DEMO_DIR=" + demo, "-DCMAKE_BUILD_TYPE=Release"});
+  ASSERT_EQ(c.status, 0) << c.err;
+  std::string cmd = leg.CompileCommand("demo.c");
+  EXPECT_NE(cmd.find(" -fprofile-sample-use=" + probe + " "), std::string::npos) << cmd;
+  EXPECT_NE(cmd.find(" -fpseudo-probe-for-profiling"), std::string::npos) << cmd;
+  // Without the probes clang would only warn that it cannot read the profile.
+  auto b = RunCmd({"make", "-C", leg.build});
+  ASSERT_EQ(b.status, 0) << b.err;
+  EXPECT_EQ(b.err.find("Pseudo-probe-based profile requires"), std::string::npos) << b.err;
+
+  Decide(dir, "sample-probe", "probe");
+  fs::remove(probe);
+  CMakeProject p(SYSPGO_TEST_DATA "/pgo_cmake_demo");
+  c = p.Configure(dir, {"-DSYSPGO_DEMO_DIR=" + demo, "-DCMAKE_BUILD_TYPE=Release"});
+  EXPECT_NE(c.status, 0);
+  std::string err = Unwrapped(c.err);
+  EXPECT_NE(err.find(probe + " does not exist"), std::string::npos) << c.err;
+  EXPECT_NE(err.find("with its probe/ subdirectory"), std::string::npos) << c.err;
 }
 
 }  // namespace
