@@ -79,7 +79,7 @@ std::vector<std::string> StackNames::Kernel(int64_t id) {
 std::vector<std::string> StackNames::User(int64_t id, int64_t pid, int64_t ts) {
   std::vector<std::string> out;
   const std::vector<uint64_t>& frames = Frames(id);
-  for (size_t i = 0; i < frames.size(); ++i) {
+  for (size_t i = 0; i < frames.size() && frames[i] < kUserAddressLimit; ++i) {
     // Every frame but the first is a return address: the call is the
     // instruction before it, which may belong to another (inlined) function.
     for (std::string& f : UserFrame(frames[i], i > 0, pid, ts)) out.push_back(std::move(f));

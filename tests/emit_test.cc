@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analyze/sample_set.h"
+#include "analyze/stack_names.h"
 #include "common/profile_db.h"
 #include "common/util.h"
 #include "optimize/artifact_kinds.h"
@@ -518,6 +519,27 @@ TEST_F(Emit, AUserStackEndsAtTheFirstAddressNoMappingCanHold) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(ReadAll(out), ReadAll(clean));
   EXPECT_FALSE(ReadAll(clean).empty());
+}
+
+// The stall analyses name user stacks through StackNames: the same cut.
+TEST_F(Emit, AnAnalysisUserStackEndsAtTheFirstAddressNoMappingCanHold) {
+  std::string garbled = dir_.File("garbled.db");
+  MakeFixture(garbled, w_, w_.app, app_id_, true, {~0ull, 0x69667a7400524943ull});
+  auto names = [](const std::string& path) {
+    std::vector<std::vector<std::string>> out;
+    auto db = OpenProfileDb(path, DbMode::kReadOnly);
+    EXPECT_TRUE(db.ok()) << path;
+    if (!db.ok()) return out;
+    auto n = StackNames::Load(*db, 1);
+    EXPECT_TRUE(n.ok()) << path;
+    if (!n.ok()) return out;
+    for (int64_t id = 1; id <= 4; ++id) out.push_back((*n)->User(id, 100, 1));
+    return out;
+  };
+  auto clean = names(db_), cut = names(garbled);
+  ASSERT_EQ(clean.size(), 4u);
+  EXPECT_FALSE(clean[0].empty());
+  EXPECT_EQ(cut, clean);
 }
 
 TEST_F(Emit, MergeWeighsRuns) {

@@ -36,6 +36,13 @@ Result<std::optional<std::string>> ReadKallsyms(Db& db, int64_t run_id);
 // first.
 std::vector<uint64_t> StackFrames(Stmt& st, int col);
 
+// Frame-pointer unwinding goes on past a frame that kept no frame pointer,
+// and what it reads there is not a return address: a user stack ends at the
+// first address no user mapping can hold (x86-64 puts user space below
+// 2^47, 2^56 with five-level paging). Every reader of user stacks cuts
+// there, so that the analyses, the profiles and pprof give the same stacks.
+constexpr uint64_t kUserAddressLimit = 1ull << 56;
+
 // The frames of stack `id` of the run (none for an unknown id).
 Result<std::vector<uint64_t>> ReadStack(Db& db, int64_t run_id, int64_t id);
 // The frames of every stack the rows of one table name, by id.

@@ -101,13 +101,8 @@ UserFrame Resolve(const Mappings& maps, uint32_t pid, uint64_t a, int64_t ts) {
   return {best->binary, a - best->start + best->off};
 }
 
-// Frame-pointer unwinding goes on past a frame that kept no frame pointer,
-// and what it reads there is not a return address: a user stack ends at the
-// first address no user mapping can hold (x86-64 puts user space below
-// 2^47, 2^56 with five-level paging), as a pprof stack does when it is read
-// back (sample_pprof.cc), so both give the same stacks.
-constexpr uint64_t kUserAddressLimit = 1ull << 56;
-
+// A user stack ends at kUserAddressLimit (cpu_tables.h), as a pprof stack
+// does when it is read back (sample_pprof.cc), so both give the same stacks.
 void AddUserFrames(const std::vector<uint64_t>& frames, const Mappings& maps, StackSample& s, int64_t ts) {
   for (uint64_t a : frames) {
     if (a >= kUserAddressLimit) break;
