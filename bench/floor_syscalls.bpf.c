@@ -58,6 +58,8 @@ struct {
 SEC("tp_btf/sys_enter")
 int BPF_PROG(floor_enter, struct pt_regs *regs, long id)
 {
+	if (asked())
+		return 0;
 	__u64 *ts = bpf_task_storage_get(&floor_entry, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (ts)
 		*ts = bpf_ktime_get_ns();
@@ -67,6 +69,8 @@ int BPF_PROG(floor_enter, struct pt_regs *regs, long id)
 SEC("tp_btf/sys_exit")
 int BPF_PROG(floor_exit, struct pt_regs *regs, long ret)
 {
+	if (asked())
+		return 0;
 	__u64 *ts = bpf_task_storage_get(&floor_entry, bpf_get_current_task_btf(), 0, 0);
 	__u32 zero = 0;
 	__u64 *sum = bpf_map_lookup_elem(&floor_time, &zero);
