@@ -112,6 +112,12 @@ bool RegularFile(const OnCpuCall& c) {
   return c.ino != 0 && (fmt == SYSPGO_S_IFREG || fmt == SYSPGO_S_IFBLK);
 }
 
+// Whether a call moved bytes of a regular file (a read or write that
+// returned some): a wait in it is for the data itself, not for an event.
+bool MovedFileData(const OnCpuCall& c) {
+  return RegularFile(c) && (IsWriteCall(c.nr) || IsReadCall(c.nr)) && CallBytes(c) > 0;
+}
+
 // One episode with what the finding needs of it.
 struct OnCpuStall {
   const OnCpuEpisode* ep = nullptr;
@@ -292,12 +298,20 @@ Result<std::vector<OnCpuEpisode>> FindOnCpuEpisodes(const OnCpuInputs& in) {
         (cur.tid != tid || OnCpu(ivs, cur.end, c.ts) >= kJoinGapNs || SleptIn(ivs, cur.end, c.ts)))
       close();
     // A call the thread spent mostly neither on a CPU nor runnable is a
-    // wait, not work on the CPU: it ends the pause and is no part of it.
-    // Its on-CPU time can still pass the recording bar (the kernel adds the
-    // user time before the call to the task's runtime only when the thread
-    // is scheduled out), and it is judged by its own on-CPU time, not by
-    // the off-CPU record alone: a sleep whose record was lost still counts.
-    if (2 * (c.dur - c.oncpu - OffCpu(ivs, c.ts, c.ts + c.dur, false)) > c.dur) {
+    // wait, not work on the CPU: it ends the pause. Its on-CPU time can
+    // still pass the recording bar (the kernel adds the user time before
+    // the call to the task's runtime only when the thread is scheduled
+    // out), and it is judged by its own on-CPU time, not by the off-CPU
+    // record alone: a sleep whose record was lost still counts.
+    bool waited = 2 * (c.dur - c.oncpu - OffCpu(ivs, c.ts, c.ts + c.dur, false)) > c.dur;
+    // One that moved a file's bytes waited for the data the pause made or
+    // needs (the write of the random bytes held by dirty-page throttling
+    // until writeback caught up): it is the pause's last call, its wait a
+    // wait of the pause, so a checkpoint whose write was throttled is the
+    // same cause as those whose write was not. One that moved nothing
+    // (fsync, a sleep, a futex), or that no pause came before, is no part
+    // of one.
+    if (waited && (cur.calls.empty() || !MovedFileData(c))) {
       close();
       return;
     }
@@ -310,6 +324,7 @@ Result<std::vector<OnCpuEpisode>> FindOnCpuEpisodes(const OnCpuInputs& in) {
     cur.in_calls += c.dur;
     cur.oncpu += c.oncpu;
     cur.calls.push_back(c);
+    if (waited) close();
   }));
   close();
   return out;
@@ -394,6 +409,15 @@ void AddTimeFacts(const OnCpuInputs& in, const std::vector<const OnCpuStall*>& o
   }
 }
 
+// ", waiting 310 ms (most for dirty-page throttling: ...)": what an
+// occurrence that waited a stall's worth waited for most, so the one whose
+// write writeback held up shows beside those it did not.
+std::string OccurrenceWait(const OnCpuInputs& in, const OnCpuStall& s) {
+  if (s.blocked < in.threshold_ns || s.waits.empty()) return "";
+  return ", waiting " + FormatNs(static_cast<uint64_t>(s.blocked)) + " (most for " + MostFirst(s.waits).front().first +
+         ")";
+}
+
 Finding MakeFinding(const OnCpuInputs& in, const std::vector<const OnCpuStall*>& occ, StallDetail* d) {
   const OnCpuEpisode& first = *occ.front()->ep;
   Finding f;
@@ -454,8 +478,8 @@ Finding MakeFinding(const OnCpuInputs& in, const std::vector<const OnCpuStall*>&
   for (const OnCpuStall* s : occ)
     f.evidence.push_back("  at " + Seconds(s->ep->start - in.command_start_ns) + ": " +
                          FormatNs(static_cast<uint64_t>(s->ep->end - s->ep->start)) + ", on-CPU " +
-                         FormatNs(static_cast<uint64_t>(s->ep->oncpu)) + ", tid " + std::to_string(s->ep->tid) +
-                         (s->path.empty() ? "" : ", " + s->path));
+                         FormatNs(static_cast<uint64_t>(s->ep->oncpu)) + OccurrenceWait(in, *s) + ", tid " +
+                         std::to_string(s->ep->tid) + (s->path.empty() ? "" : ", " + s->path));
   return f;
 }
 

@@ -6,9 +6,11 @@
 // the syscalls that ran long on a CPU (syscall_oncpu) and makes stalls of
 // them. A thread's consecutive such calls with little of its own time
 // between them (getrandom, then the write of what it made, then unlink)
-// are one episode. An episode's time is split by what the kernel did, from
-// the kernel stacks of the CPU samples taken inside it, as an off-CPU
-// stall's time is split by what it waited for. Episodes with the same cause
+// are one episode; a read or write that waits (dirty-page throttling)
+// ends it but is part of it, a call that waits for anything else is not.
+// An episode's time is split by what the kernel did, from the kernel
+// stacks of the CPU samples taken inside it, as an off-CPU stall's time is
+// split by what it waited for. Episodes with the same cause
 // (thread, syscalls, file by shape) are one Finding, with its period (in
 // steps of the thread's loop when a step ends in a sleep of its own).
 #pragma once

@@ -116,6 +116,7 @@ struct Episode {
   std::map<std::string, int64_t> inferred_ns;  // their off-CPU time
   int64_t written = 0, read = 0, off_lo = -1, off_hi = -1;
   int64_t synced = -1;                       // bytes written since the previous sync, at a sync; -1: no sync
+  int64_t data_end = 0;                      // end of its last read or write that moved bytes
   std::vector<size_t> ivs;                   // -> its thread's intervals
   std::string lookup;                        // a path lookup's path (stat, access...): no fd, no inode
 };
@@ -135,6 +136,7 @@ void AddCall(Episode& ep, const CallRow& r, const std::string& name, int64_t dir
   ep.end = std::max(ep.end, r.ts + r.dur);
   if (r.ret > 0 && (IsWriteCall(r.nr) || IsReadCall(r.nr))) {
     (IsWriteCall(r.nr) ? ep.written : ep.read) += r.ret;
+    ep.data_end = std::max(ep.data_end, r.ts + r.dur);
     if (r.pos >= 0) {
       ep.off_lo = ep.off_lo < 0 ? r.pos : std::min(ep.off_lo, r.pos);
       ep.off_hi = std::max(ep.off_hi, r.pos + r.ret);
@@ -1200,11 +1202,28 @@ std::vector<std::pair<Finding, StallDetail>> MergeByRoot(std::vector<std::pair<F
   return out;
 }
 
+// Whether a file operation waited in a sync the program asked for:
+// recorded (fsync, fdatasync, sync_file_range) or seen on its kernel stacks.
+bool Synced(const Episode& e) {
+  static const std::set<std::string> kInferredSyncs = {"msync", "syncfs", "sync"};
+  return e.synced >= 0 || std::any_of(e.inferred.begin(), e.inferred.end(),
+                                      [](const std::string& c) { return kInferredSyncs.count(c) > 0; });
+}
+
 // Pauses on a CPU in syscalls (oncpu_stalls.h). Such a pause that holds
 // every off-CPU stall of its thread it overlaps (a write blocked now and
 // then while it copies) is the stall, and they are part of it; one that an
 // off-CPU stall reaches beyond (the write before an fsync's wait) is part of
-// that stall, which is reported as before.
+// that stall, which is reported as before. But a file operation's stall
+// that began in the pause, moved all its data in it and synced nothing (the
+// open, the write of what the pause made held by dirty-page throttling, then
+// only the close, and an unlink that waits for the discard of the blocks
+// writeback gave the file) is the pause's, even where it ends after it: its
+// waits follow from the data the pause made, and the same checkpoint is one
+// cause whether writeback kept up or not. The pause then lasts to the
+// stall's end, and a later pause of the thread inside it is part of it. A
+// sync is a wait for the disk the program asked for, and reads or writes
+// after the pause are I/O of their own: those stay the I/O stall's.
 Status Analysis::AddOnCpuStalls(std::vector<std::pair<Finding, StallDetail>>& found) {
   OnCpuInputs in;
   in.db = &db_;
@@ -1224,6 +1243,19 @@ Status Analysis::AddOnCpuStalls(std::vector<std::pair<Finding, StallDetail>>& fo
   std::vector<OnCpuEpisode> kept;
   std::vector<bool> absorbed(stalls_.size());
   for (OnCpuEpisode& ep : *episodes) {
+    if (!kept.empty() && kept.back().tid == ep.tid && ep.start < kept.back().end) {
+      OnCpuEpisode& last = kept.back();
+      last.end = std::max(last.end, ep.end);
+      last.in_calls += ep.in_calls;
+      last.oncpu += ep.oncpu;
+      last.calls.insert(last.calls.end(), ep.calls.begin(), ep.calls.end());
+      continue;
+    }
+    int64_t pause_end = ep.end;
+    for (const Stall& s : stalls_)
+      if (s.tid == ep.tid && s.ep && !Synced(*s.ep) && s.start >= ep.start && s.ep->data_end > 0 &&
+          s.ep->data_end <= pause_end)
+        ep.end = std::max(ep.end, s.end);
     std::vector<size_t> over;
     bool holds = true;
     for (size_t i = 0; i < stalls_.size(); ++i) {

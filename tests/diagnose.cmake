@@ -19,5 +19,9 @@ add_dependencies(diagnose_test checkpoint_stall wait_kinds)
 # Frame lists and syscall names in, classes, titles and fixes out
 # (analyze/stall_rules.h): no database, no collection.
 syspgo_test(stall_rules_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/stall_rules_test.cc LIBS syspgo_analyze)
+# oncpu_stalls_test: pauses on a CPU in the kernel, on the fixture with a
+# thread added by SQL (which call waited, and for what, is exact).
+syspgo_test(oncpu_stalls_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/oncpu_stalls_test.cc
+  ${CMAKE_CURRENT_SOURCE_DIR}/findings_json.cc)
 # stalls_work_test: findings that come down to work on a CPU, without a database.
 syspgo_test(stalls_work_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/stalls_work_test.cc LIBS syspgo_analyze)

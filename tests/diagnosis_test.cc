@@ -94,10 +94,12 @@ std::vector<std::string> KernelWork(const nlohmann::json& f) {
 bool Has(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
 // The checkpoint the seed scenario writes: random bytes in one write, no
-// fsync. The thread never sleeps in it, it runs in the kernel: one on-CPU
-// stall a checkpoint, named by its file, its syscalls and the kernel's
-// work, every 5th step (a step ends in its sleep); the sleeps are their
-// own finding, and no I/O stall claims the checkpoint.
+// fsync. The thread runs in the kernel in it (and where writeback falls
+// behind, its write waits in dirty-page throttling, a wait of the same
+// pause): one on-CPU stall a checkpoint, named by its file, its syscalls
+// and the kernel's work, every 5th step (a step ends in its sleep); the
+// sleeps are their own finding, and no I/O stall claims the checkpoint.
+// tests/oncpu_stalls_test.cc holds the throttled write to that exactly.
 void ExpectRandomCheckpoints(const nlohmann::json& j, const std::string& file, int64_t count) {
   std::vector<nlohmann::json> oncpu = FindingsOf(j, "kernel-cpu", file);
   ASSERT_EQ(oncpu.size(), 1u) << j["findings"].dump(1);
