@@ -87,12 +87,17 @@ class ProcGroup : public ProbeGroup {
   }
 
   void OnTarget(Writer& w, uint32_t pid, bool attached) override {
-    roots_.Add(static_cast<pid_t>(pid));
     std::string base = "/proc/" + std::to_string(pid);
+    std::string stat = ReadFileOrEmpty(base + "/stat");
+    // Gone before it could be read: a short-lived process a cgroup listed
+    // (a `sleep` of a container's shell loop). Its fork, if recorded, said
+    // what is known of it; a row of blanks would put a process of the
+    // cgroup outside it.
+    if (stat.empty()) return;
+    roots_.Add(static_cast<pid_t>(pid));
     Proc& p = procs_[pid];
     p.comm = Trim(ReadFileOrEmpty(base + "/comm"));
-    SetCgroup(p, pid, "", p.comm);
-    std::string stat = ReadFileOrEmpty(base + "/stat");
+    SetCgroup(p, pid, p.cgroup, p.comm);
     size_t rp = stat.rfind(')');
     if (rp != std::string::npos) {
       std::istringstream is(stat.substr(rp + 2));
