@@ -651,8 +651,9 @@ constexpr uint64_t kStopProgressNs = 2'000'000'000;
 // nothing new, so draining them ends however busy the host is, and
 // nothing they hold is lost. What the tree did up to its exit is in them
 // already (tracepoints run synchronously). The drain goes at the writer's
-// pace; when that takes a while, stderr says how far it got.
-void DrainLast(const std::vector<ProbeGroup*>& live, Rings& rings, Writer& writer) {
+// pace; when that takes a while, stderr says how far it got. Returns when
+// the programs were detached: the end of what the run recorded.
+uint64_t DrainLast(const std::vector<ProbeGroup*>& live, Rings& rings, Writer& writer) {
   for (auto* g : live) g->Detach();
   uint64_t start = NowNs(CLOCK_MONOTONIC), next_note = start + kStopProgressNs, events_at_stop = rings.events();
   while (rings.Consume() > 0) {
@@ -666,6 +667,7 @@ void DrainLast(const std::vector<ProbeGroup*>& live, Rings& rings, Writer& write
     }
   }
   rings.Close();
+  return start;
 }
 
 // The processes left out of the run (from the start and at an exec since),
@@ -849,10 +851,10 @@ RunTables DeclareRunTables(Writer& writer) {
 
 // After the drain loop: the rings' last events, every group's last rows,
 // and what the run notes of each group (left out, scope, kernel symbols).
-void FinishGroups(const CollectRequest& req, const std::vector<ProbeGroup*>& live, Rings& rings, Writer& writer,
-                  const RunTables& tables, int drops_fd, const SyntheticKernelAddresses* synthetic,
-                  uint64_t left_out, const NewCgroup& new_cgroup, CollectResult& res) {
-  DrainLast(live, rings, writer);
+uint64_t FinishGroups(const CollectRequest& req, const std::vector<ProbeGroup*>& live, Rings& rings, Writer& writer,
+                      const RunTables& tables, int drops_fd, const SyntheticKernelAddresses* synthetic,
+                      uint64_t left_out, const NewCgroup& new_cgroup, CollectResult& res) {
+  uint64_t detached = DrainLast(live, rings, writer);
   for (auto* g : live) g->Drain(writer);
   for (auto* g : live) g->Finish(writer);
   NoteLeftOut(live, left_out, res);
@@ -863,6 +865,7 @@ void FinishGroups(const CollectRequest& req, const std::vector<ProbeGroup*>& liv
   for (auto* g : live)
     if (g->kernel_stacks()) g->note += kallsyms_note;
   ReportGroups(live, rings, drops_fd, writer, tables.probe, tables.drop, res);
+  return detached;
 }
 
 // The command's status, also when recording stopped before it ended; then
@@ -946,11 +949,13 @@ Result<CollectResult> Collect(const CollectRequest& req) {
   for (const TreeProcess& t : starting) joined.seen.insert(t.pid);
   Record(req, child, root, release_mono, rings, *live, writer, res, &status, &child_done,
          [&] { joined.Tick(); });
-  uint64_t end_mono = NowNs(CLOCK_MONOTONIC);
   if (Status st = readahead_off.Restore(); !st.ok()) fprintf(stderr, "syspgo: warning: %s\n", st.error().message.c_str());
 
-  FinishGroups(req, *live, rings, writer, tables, ctx.drops_fd, synthetic.get(), left_out_at_start + joined.left_out,
-               new_cgroup, res);
+  // The run ends when its probes are detached: until then they record (a
+  // process the command left behind, the last exits), and every event's
+  // time is before it.
+  uint64_t end_mono = FinishGroups(req, *live, rings, writer, tables, ctx.drops_fd, synthetic.get(),
+                                   left_out_at_start + joined.left_out, new_cgroup, res);
   // 7. The command's status and the run's row.
   CompleteRun(child, child_done, status, start_mono, release_mono, end_mono, run_row, writer, res);
   return res;
