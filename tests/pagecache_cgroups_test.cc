@@ -224,7 +224,8 @@ TEST(PagecacheCgroups, LeanTierNamesTheDeletingTask) {
 // 15800 file refaults (/proc/vmstat workingset_refault_file); with 48 MiB,
 // 7 hits and about 50. One cause: the cgroup's own limit. So one finding,
 // memcg reclaim by the cgroup's own tasks, its table holding numpy's
-// libraries, no more refaults than the kernel counted, and a fix that
+// libraries, no more refaults than the kernel counted (and could not, its
+// shadow entries reclaimed), and a fix that
 // raises that cgroup's limit.
 TEST(PagecacheCgroups, RealProgramStartedFiveTimesInASmallCgroupIsOneFinding) {
   DamonPaused no_damon;
@@ -238,6 +239,11 @@ TEST(PagecacheCgroups, RealProgramStartedFiveTimesInASmallCgroupIsOneFinding) {
   std::smatch m;
   ASSERT_TRUE(std::regex_search(c.out, m, std::regex(R"(workingset_refault_file \+(\d+))"))) << c.out;
   int64_t kernel_refaults = std::stoll(m[1]);
+  // The kernel counts a refault only while the page's shadow entry lasts;
+  // each shadow node it reclaims drops up to 64 of them (XA_CHUNK_SIZE),
+  // and their pages come back uncounted.
+  ASSERT_TRUE(std::regex_search(c.out, m, std::regex(R"(workingset_nodereclaim \+(\d+))"))) << c.out;
+  int64_t uncounted = 64 * std::stoll(m[1]);
   ASSERT_TRUE(std::regex_search(c.out, m, std::regex(R"(cgroup (\S+) limit)"))) << c.out;
   std::string cgroup = m[1];
   CmdResult j = RunCmd({SyspgoBin(), "analyze", db, "pagecache", "--json"});
@@ -255,7 +261,8 @@ TEST(PagecacheCgroups, RealProgramStartedFiveTimesInASmallCgroupIsOneFinding) {
   EXPECT_NE(f.at("fix").find("memory.limit_in_bytes to at least"), std::string::npos) << f.at("fix");
   int64_t churn = std::stoll(f.at("churn_pages"));
   EXPECT_GE(churn, kernel_refaults / 2) << "the kernel counted " << kernel_refaults;
-  EXPECT_LE(churn, kernel_refaults + 256) << "the kernel counted " << kernel_refaults;
+  EXPECT_LE(churn, kernel_refaults + uncounted + 256)
+      << "the kernel counted " << kernel_refaults << ", and lost the shadow entries of up to " << uncounted;
   CmdResult text = RunCmd({SyspgoBin(), "analyze", db, "pagecache"});
   ASSERT_EQ(text.status, 0) << text.err;
   std::cout << text.out;
