@@ -19,28 +19,6 @@ constexpr size_t kWidth = 100;     // wrap long values here
 constexpr size_t kTitleWidth = 120;  // and titles longer than a terminal line here
 constexpr size_t kIndent = 4;      // facts under the headline
 
-// `value` wrapped at word boundaries; lines after the first start at `col`.
-// A word longer than a line (a path) is broken after a '/' where it can be.
-std::string Wrap(const std::string& value, size_t col, size_t width = kWidth) {
-  size_t room = width > col + 20 ? width - col : 20;
-  std::string out, line;
-  for (std::string word : Split(value, ' ')) {
-    while (word.size() > room) {
-      if (!line.empty()) out += line + "\n" + std::string(col, ' '), line.clear();
-      size_t cut = word.rfind('/', room - 1);
-      cut = cut == std::string::npos || cut == 0 ? room : cut + 1;
-      out += word.substr(0, cut) + "\n" + std::string(col, ' ');
-      word = word.substr(cut);
-    }
-    if (!line.empty() && col + line.size() + 1 + word.size() > width) {
-      out += line + "\n" + std::string(col, ' ');
-      line.clear();
-    }
-    line += (line.empty() ? "" : " ") + word;
-  }
-  return out + line;
-}
-
 // "and 3 more files (--all shows every one)", or "" when none is left out.
 std::string More(size_t shown, size_t total, const char* one, const char* many) {
   if (shown >= total) return "";
@@ -67,7 +45,7 @@ std::string TableText(const Finding& f, bool all) {
 
 }  // namespace
 
-std::string WrapText(const std::string& value, size_t col) { return Wrap(value, col); }
+std::string WrapText(const std::string& value, size_t col) { return WrapWords(value, col, kWidth); }
 
 std::string Ordinal(int64_t n) {
   const char* suffix = "th";
@@ -102,11 +80,11 @@ std::string FindingText(const Finding& f, size_t number, bool verbose, bool all)
   for (const auto& [k, v] : rows) label = std::max(label, k.size());
   std::string head = std::to_string(number) + ". ";
   std::string title = TerminalSafe(f.title);
-  if (head.size() + title.size() > kTitleWidth) title = Wrap(title, head.size(), kTitleWidth);
+  if (head.size() + title.size() > kTitleWidth) title = WrapWords(title, head.size(), kTitleWidth);
   std::string out = head + title + "\n";
   for (const auto& [k, v] : rows) {
     size_t col = kIndent + label + 2;
-    out += std::string(kIndent, ' ') + k + std::string(label - k.size() + 2, ' ') + Wrap(v, col) + "\n";
+    out += std::string(kIndent, ' ') + k + std::string(label - k.size() + 2, ' ') + WrapWords(v, col, kWidth) + "\n";
   }
   out += TableText(f, all);
   if (verbose && !f.evidence.empty()) {
@@ -114,7 +92,7 @@ std::string FindingText(const Finding& f, size_t number, bool verbose, bool all)
     for (const std::string& e : f.evidence) {
       std::string line = TerminalSafe(e);
       // Histograms and stacks keep their layout; only a line too long is wrapped.
-      if (kIndent + 2 + line.size() > kTitleWidth) line = Wrap(line, kIndent + 4, kTitleWidth);
+      if (kIndent + 2 + line.size() > kTitleWidth) line = WrapWords(line, kIndent + 4, kTitleWidth);
       out += std::string(kIndent + 2, ' ') + line + "\n";
     }
   }

@@ -1176,7 +1176,12 @@ def report_main(prog, cmd, man, summ, said, counts, memops, times, outs, sweep_c
     train = stage_of(man, "train")
     quality = [f"{q.get('line', '')} ({q.get('freq_hz') or 'collect default'} Hz, {q.get('train_runs')} run(s))"
                for q in man.get("profile_quality", [])]
-    told = [l for l in said.splitlines() if re.search(r"warning|done|failed|exit status", l)]
+    # Its warnings and last line, each with the lines it is wrapped onto.
+    told, keep = [], False
+    for l in said.splitlines():
+        keep = bool(re.search(r"warning|done|failed|exit status", l)) or (keep and l.startswith(" "))
+        if keep:
+            told.append(l)
     ev = summ.get("eval", {})
     decided = "; ".join(f"{n} {e.get('verdict')} ({e.get('speedup', 0):.3f}×)" for n, e in ev.items() if n != "plain")
     cost_rows = "\n".join(f"| {k} | {x:.1f} s |" for k, x in costs.items())

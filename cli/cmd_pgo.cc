@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <climits>
+#include <cstring>
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -220,7 +221,14 @@ void CopyToStdout(const std::string& path) {
 
 // Prints the outcome of RunPgo; returns the exit status.
 int PrintOutcome(const PgoReport& r, const PgoOptions& o, bool json) {
-  for (auto& w : r.warnings) fprintf(stderr, "syspgo pgo: warning: %s\n", TerminalSafeLines(w).c_str());
+  // Under 120 columns, continued under the text (a warning holding lines of
+  // its own, such as a build's output, keeps them).
+  constexpr const char* kWarn = "syspgo pgo: warning: ";
+  for (auto& w : r.warnings) {
+    std::string safe = TerminalSafeLines(w);
+    if (safe.find('\n') == std::string::npos) safe = WrapWords(safe, strlen(kWarn), Table::kTextWidth);
+    fprintf(stderr, "%s%s\n", kWarn, safe.c_str());
+  }
   if (json && !r.summary.empty()) CopyToStdout(r.summary);
   if (!r.ok) {
     fprintf(stderr, "syspgo pgo: stage '%s' failed: %s\n", r.failed_stage.c_str(), TerminalSafeLines(r.error).c_str());
@@ -228,8 +236,9 @@ int PrintOutcome(const PgoReport& r, const PgoOptions& o, bool json) {
     return 1;
   }
   std::string kind = r.profile_kind.empty() || r.profile_kind == "none" ? "" : " (" + r.profile_kind + " profile)";
-  fprintf(stderr, "syspgo pgo: done: %s stage%s, %s (also at %s); manifest %s\n", r.final_stage.c_str(), kind.c_str(),
-          r.final_binary.c_str(), o.binary.c_str(), r.manifest.c_str());
+  std::string done = "done: " + r.final_stage + " stage" + kind + ", " + r.final_binary + " (also at " + o.binary +
+                     "); manifest " + r.manifest;
+  fprintf(stderr, "syspgo pgo: %s\n", WrapWords(done, strlen("syspgo pgo: "), Table::kTextWidth).c_str());
   return 0;
 }
 

@@ -196,6 +196,26 @@ std::vector<std::string> Split(const std::string& s, char sep) {
   return out;
 }
 
+std::string WrapWords(const std::string& value, size_t col, size_t width) {
+  size_t room = width > col + 20 ? width - col : 20;
+  std::string out, line;
+  for (std::string word : Split(value, ' ')) {
+    while (word.size() > room) {
+      if (!line.empty()) out += line + "\n" + std::string(col, ' '), line.clear();
+      size_t cut = word.rfind('/', room - 1);
+      cut = cut == std::string::npos || cut == 0 ? room : cut + 1;
+      out += word.substr(0, cut) + "\n" + std::string(col, ' ');
+      word = word.substr(cut);
+    }
+    if (!line.empty() && col + line.size() + 1 + word.size() > width) {
+      out += line + "\n" + std::string(col, ' ');
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+  }
+  return out + line;
+}
+
 void Table::AddRow(std::vector<std::string> shown, std::vector<std::string> raw) {
   shown.resize(cols_.size());
   raw.resize(cols_.size());

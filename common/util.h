@@ -52,6 +52,11 @@ std::string Trim(const std::string& s);
 uint64_t NowNs(clockid_t clock);
 
 std::vector<std::string> Split(const std::string& s, char sep);
+// `value` wrapped at spaces to lines of at most `width` columns when it
+// starts at column `col`; lines after the first start at `col` too (the
+// spaces are in the text). A word longer than a line (a path) is broken
+// after a '/' where it can be.
+std::string WrapWords(const std::string& value, size_t col, size_t width);
 // The whole of a file (a /proc or sysfs file, a log); "" if it cannot be read.
 std::string ReadFileOrEmpty(const std::string& path);
 // Where the symbolic link at `path` points (/proc/PID/exe, a sysfs device

@@ -316,6 +316,9 @@ class Pipeline {
   // The rebuilds: with --eval one per step (sample, then sample+order), so
   // each step's gain is measured; without, only the last.
   std::vector<std::string> rebuilds_;
+  // "the sample stage did not help ...": warned by ChooseFinal, unless the
+  // final binary is the user's build, whose one warning names every stage.
+  std::vector<std::string> unhelpful_;
   std::vector<std::pair<std::string, std::string>> variants_;  // name, binary copy in DIR
   Status sub_error_;  // the first directory Sub could not make
   int step_ = 0, steps_ = 0;
@@ -344,19 +347,10 @@ void Pipeline::Say(const char* fmt, ...) {
 // A progress line too long for 120 columns, broken at spaces, the rest
 // indented under it.
 void Pipeline::SayWrapped(const std::string& text) {
-  const size_t kWidth = 120 - (sizeof("syspgo pgo: ") - 1) - leg_.size();
+  const size_t width = Table::kTextWidth - (sizeof("syspgo pgo: ") - 1) - leg_.size();
   size_t lead = std::min(text.find_first_not_of(' '), text.size());
-  std::string indent(lead + 6, ' '), line = text.substr(0, lead);
-  bool empty = true;  // no word on `line` yet
-  for (const std::string& w : Split(text.substr(lead), ' ')) {
-    if (!empty && line.size() + 1 + w.size() > kWidth) {
-      Say("%s", line.c_str());
-      line = indent, empty = true;
-    }
-    line += (empty ? "" : " ") + w;
-    empty = false;
-  }
-  if (!empty) Say("%s", line.c_str());
+  for (const std::string& line : Split(text.substr(0, lead) + WrapWords(text.substr(lead), lead + 6, width), '\n'))
+    Say("%s", line.c_str());
 }
 
 Stage& Pipeline::Begin(const std::string& name, const std::string& what) {
@@ -868,11 +862,12 @@ void Pipeline::SayEval(const std::vector<PgoEvalVariant>& v) {
     if (x.name == kPgoPlainVariant) continue;
     // Every line names its metric: the deciding one first.
     const char* metric = instr ? "instructions" : "wall";
-    Say("                vs your build: %s %s", metric, DescribeSpeedup(x.vs_plain).c_str());
-    if (instr) Say("                vs your build: wall %s", DescribeSpeedup(x.wall_vs_plain).c_str());
-    Say("                vs your build: cpu %s", DescribeSpeedup(x.cpu_vs_plain).c_str());
+    const std::string pad(16, ' ');
+    SayWrapped(pad + "vs your build: " + metric + " " + DescribeSpeedup(x.vs_plain));
+    if (instr) SayWrapped(pad + "vs your build: wall " + DescribeSpeedup(x.wall_vs_plain));
+    SayWrapped(pad + "vs your build: cpu " + DescribeSpeedup(x.cpu_vs_plain));
     if (x.name != kPgoProfilingVariant && x.vs_base.ratio > 0)
-      Say("                vs the profiling build: %s %s", metric, DescribeSpeedup(x.vs_base).c_str());
+      SayWrapped(pad + "vs the profiling build: " + metric + " " + DescribeSpeedup(x.vs_base));
   }
 }
 
@@ -979,7 +974,7 @@ Status Pipeline::Eval(Stage& s) {
     if (x.name == kPgoPlainVariant || x.name == kPgoProfilingVariant || !x.failed.empty()) continue;
     PgoVerdict verdict = Judge(x.vs_plain);
     if (verdict != PgoVerdict::kFaster)
-      rep_.warnings.push_back("the " + x.name + " stage did not help on the evaluation command (" + MetricName() + ", " +
+      unhelpful_.push_back("the " + x.name + " stage did not help on the evaluation command (" + MetricName() + ", " +
                               std::to_string(round) + (round == 1 ? " round)" : " rounds)") +
                               ": against your build, " + DescribeSpeedup(x.vs_plain));
   }
@@ -1578,10 +1573,11 @@ void Pipeline::ChooseFinal() {
     else if (fastest != pick)
       rep_.final_reason = "the last stage (--final last); the evaluation chose " + variants_[fastest].first + ": " +
                           rep_.final_reason;
-    if (pick == 0) rep_.warnings.push_back("the final binary is your own build: " + rep_.final_reason);
+    if (pick == 0) unhelpful_ = {"the final binary is your own build: " + rep_.final_reason};
   } else {
     rep_.final_reason = o_.eval_cmd.empty() ? "the last stage (no --eval to compare them)" : "the last stage";
   }
+  rep_.warnings.insert(rep_.warnings.end(), unhelpful_.begin(), unhelpful_.end());
   rep_.final_stage = variants_[pick].first;
   rep_.final_binary = variants_[pick].second;
   if (!rep_.final_reason.empty()) SayWrapped("final: " + rep_.final_stage + ": " + rep_.final_reason);
