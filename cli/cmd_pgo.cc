@@ -4,8 +4,8 @@
 #include <unistd.h>
 
 #include <climits>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>

@@ -975,8 +975,8 @@ Status Pipeline::Eval(Stage& s) {
     PgoVerdict verdict = Judge(x.vs_plain);
     if (verdict != PgoVerdict::kFaster)
       unhelpful_.push_back("the " + x.name + " stage did not help on the evaluation command (" + MetricName() + ", " +
-                              std::to_string(round) + (round == 1 ? " round)" : " rounds)") +
-                              ": against your build, " + DescribeSpeedup(x.vs_plain));
+                           std::to_string(round) + (round == 1 ? " round)" : " rounds)") +
+                           ": against your build, " + DescribeSpeedup(x.vs_plain));
   }
   s.j["metric"] = MetricName();
   s.j["runs"] = round;
