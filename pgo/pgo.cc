@@ -973,10 +973,7 @@ Status Pipeline::Eval(Stage& s) {
                               "command: check it before using it");
     if (x.name == kPgoPlainVariant || x.name == kPgoProfilingVariant || !x.failed.empty()) continue;
     PgoVerdict verdict = Judge(x.vs_plain);
-    if (verdict != PgoVerdict::kFaster)
-      unhelpful_.push_back("the " + x.name + " stage did not help on the evaluation command (" + MetricName() + ", " +
-                           std::to_string(round) + (round == 1 ? " round)" : " rounds)") +
-                           ": against your build, " + DescribeSpeedup(x.vs_plain));
+    if (verdict != PgoVerdict::kFaster) unhelpful_.push_back(UnhelpfulStageText(x, MetricName()));
   }
   s.j["metric"] = MetricName();
   s.j["runs"] = round;

@@ -149,6 +149,12 @@ bool Straddles(const PgoInterval& iv) {
 
 }  // namespace
 
+std::string UnhelpfulStageText(const PgoEvalVariant& x, const std::string& metric) {
+  size_t rounds = x.values.size();
+  return "the " + x.name + " stage did not help on the evaluation command (" + metric + ", " + std::to_string(rounds) +
+         (rounds == 1 ? " round)" : " rounds)") + ": against your build, " + DescribeSpeedup(x.vs_plain);
+}
+
 size_t ChooseFinalVariant(const std::vector<PgoEvalVariant>& v, const std::string& metric, std::string* why) {
   size_t pick = 0;
   std::string verdicts;

@@ -89,6 +89,10 @@ constexpr const char* kPgoProfilingVariant = "base";  // the profiling build: re
 // is not chosen, and `why` names every stage's verdict, the slower ones as
 // slower.
 size_t ChooseFinalVariant(const std::vector<PgoEvalVariant>& v, const std::string& metric, std::string* why);
+// The warning for stage `x`, not faster than the user's build on `metric`
+// with confidence, with the rounds that metric was measured in (counted
+// instructions settle and stop while the times go on).
+std::string UnhelpfulStageText(const PgoEvalVariant& x, const std::string& metric);
 // Whether more rounds could change the decision: a stage's interval
 // against the user's build still straddles the threshold, on `values` or,
 // for a stage faster on them, in wall time.

@@ -398,6 +398,23 @@ TEST(PgoFinal, CountsTheSameInEveryRoundAreSaidWithoutAnInterval) {
   EXPECT_EQ(why.find("CI 1.100-1.100"), std::string::npos) << why;
 }
 
+// A stage that did not help is said with the rounds its deciding metric
+// was measured in: counted instructions settle after two rounds while the
+// times go on (the demo: "2 paired rounds, 14 timed").
+TEST(PgoFinal, AStageThatDidNotHelpIsSaidWithTheRoundsOfItsMetric) {
+  PgoEvalVariant plain, probe;
+  probe.name = "sample-probe";
+  plain.seconds = Measured("", 1.0, 0.02, 14).values, probe.seconds = Measured("", 1.02, 0.02, 14).values;
+  plain.values = {1.0e9, 1.0e9}, probe.values = {1.04e9, 1.04e9};
+  probe.vs_plain = PairedSpeedup(plain.values, probe.values, PgoMeasure::kCounted);
+  EXPECT_EQ(UnhelpfulStageText(probe, "instructions"),
+            "the sample-probe stage did not help on the evaluation command (instructions, 2 rounds): against your "
+            "build, slower 0.962x (the same in every round: counted, not timed)");
+  probe.values.resize(1), plain.values.resize(1);
+  probe.vs_plain = PairedSpeedup(plain.values, probe.values, PgoMeasure::kCounted);
+  EXPECT_NE(UnhelpfulStageText(probe, "instructions").find("(instructions, 1 round)"), std::string::npos);
+}
+
 // One timed round cannot tell a difference from the machine's noise: a
 // stage that counts fewer instructions is not refused for one slow run (the
 // demo's and the bench's --runs 1), and the round is said as one, with no
