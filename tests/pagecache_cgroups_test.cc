@@ -224,9 +224,9 @@ TEST(PagecacheCgroups, LeanTierNamesTheDeletingTask) {
 // 15800 file refaults (/proc/vmstat workingset_refault_file); with 48 MiB,
 // 7 hits and about 50. One cause: the cgroup's own limit. So one finding,
 // memcg reclaim by the cgroup's own tasks, its table holding numpy's
-// libraries, no more refaults than the kernel counted (and could not, its
-// shadow entries reclaimed), and a fix that
-// raises that cgroup's limit.
+// libraries, no more refaults than the kernel counted or lost count of (a
+// page whose shadow entry it reclaimed), and a fix that raises that
+// cgroup's limit.
 TEST(PagecacheCgroups, RealProgramStartedFiveTimesInASmallCgroupIsOneFinding) {
   DamonPaused no_damon;
   TempDir dir;

@@ -33,7 +33,6 @@ std::string Unwrapped(const std::string& text) {
   return out;
 }
 
-
 namespace fs = std::filesystem;
 
 
@@ -615,8 +614,9 @@ TEST(Pgo, OrderTheLinkerAlreadyFollowsIsAWarningNotAFailure) {
                          "--dir", second, "--eval", "./demo eval 300", "--runs", "1", "--final", "last",
                          "--profile-kind", "flat"});
   ASSERT_EQ(again.status, 0) << "an order the linker already follows is not a build that skipped its work: " << again.err;
-  EXPECT_NE(Unwrapped(again.err).find("the order build is the same binary as the stage before"), std::string::npos) << again.err;
-  EXPECT_NE(Unwrapped(again.err).find("the linker already laid the functions out in the symbol order"), std::string::npos) << again.err;
+  std::string said = Unwrapped(again.err);
+  EXPECT_NE(said.find("the order build is the same binary as the stage before"), std::string::npos) << again.err;
+  EXPECT_NE(said.find("the linker already laid the functions out in the symbol order"), std::string::npos) << again.err;
   nlohmann::json m = ReadJson(second + "/manifest.json");
   std::vector<std::string> same;
   for (auto& st : m["stages"])
@@ -653,7 +653,8 @@ TEST(Pgo, ChangedSourcesReportHowMuchOfTheProfileStillMatches) {
   nlohmann::ordered_json s = ReadOrderedJson(sum);
   EXPECT_EQ(Keys(s["stages"]), "plain,build,profile,sample,sample-probe,eval");
   EXPECT_EQ(s["stages"]["sample-probe"], "left out");
-  EXPECT_NE(Unwrapped(again.err).find("left out: the probe leg's setup stage failed (--use-profile " + first + "/probe has no "),
+  EXPECT_NE(Unwrapped(again.err).find("left out: the probe leg's setup stage failed (--use-profile " + first +
+                                     "/probe has no "),
             std::string::npos) << again.err;
   EXPECT_EQ(Keys(s["eval"]), "plain,base,sample");
   EXPECT_EQ(s["profile_kind"]["chosen"], "flat") << s["profile_kind"];
@@ -986,7 +987,6 @@ struct CMakeProject {
   }
 };
 
-// CMake's messages with its line breaks taken out.
 TEST(SysPgoCMake, ProfileFlagsReachCompileAndLinkLinesAndBoltRuns) {
   CMakeProject p;
   auto c = p.Configure(p.src);
