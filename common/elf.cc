@@ -21,4 +21,19 @@ Result<std::string> ReadElfInterpreter(const std::string& path) {
   });
 }
 
+Result<std::vector<std::string>> ReadUnloadedSections(const std::string& path) {
+  auto names = WithElf<std::vector<std::string>>(path, [](Elf* elf) {
+    std::vector<std::string> out;
+    size_t strndx = 0;
+    if (elf_getshdrstrndx(elf, &strndx) != 0) return out;
+    for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
+      GElf_Shdr sh;
+      if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NULL || (sh.sh_flags & SHF_ALLOC)) continue;
+      if (const char* name = elf_strptr(elf, strndx, sh.sh_name)) out.emplace_back(name);
+    }
+    return out;
+  });
+  return names;
+}
+
 }  // namespace syspgo

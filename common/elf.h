@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <string>
+#include <vector>
 
 #include "common/files.h"
 #include "common/result.h"
@@ -40,5 +41,9 @@ Result<T> WithElf(const std::string& path, F read) {
 // Reads the ELF interpreter an executable names (PT_INTERP, e.g.
 // /lib64/ld-linux-x86-64.so.2); "" if it names none.
 Result<std::string> ReadElfInterpreter(const std::string& path);
+
+// The names of the sections the program does not run with (no SHF_ALLOC:
+// debug info, symbol tables, non-loaded relocations, notes), in file order.
+Result<std::vector<std::string>> ReadUnloadedSections(const std::string& path);
 
 }  // namespace syspgo

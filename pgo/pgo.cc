@@ -34,6 +34,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analyze/sample_set.h"
+#include "common/elf.h"
 #include "common/files.h"
 #include "common/identity.h"
 #include "common/process.h"
@@ -214,6 +215,22 @@ struct Stage {
   std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
 };
 
+// Sections a stage's build adds for syspgo's sake and the program does not
+// run with. The copy of a stage's binary that is measured and installed
+// (Pipeline::Ship) leaves out the ones the user's build lacks; the binary
+// in DIR keeps them, for the stages that read them (order, BOLT) and for
+// profiling it again. Only sections without SHF_ALLOC are looked at, so
+// the loaded relocations (.rela.dyn, .rela.plt) are never matched.
+struct UnshippedSection {
+  const char* prefix;
+  const char* what;
+};
+constexpr UnshippedSection kUnshipped[] = {
+    {".debug_", "debug info for profiling"},
+    {".rela.", "relocations kept for BOLT"},
+    {".pseudo_probe", "pseudo-probes"},
+};
+
 // " N times" for N > 1, for the progress lines.
 std::string Times(int n) { return n > 1 ? " " + std::to_string(n) + " times" : ""; }
 
@@ -263,6 +280,7 @@ class Pipeline {
   Status CheckRebuild(Stage& s, const std::string& r);
   Status Retrain(Stage& s);
   Status BoltLast(Stage& s);
+  void Ship(Stage& s, size_t i);
   void ChooseFinal();
   void Say(const char* fmt, ...) __attribute__((format(printf, 2, 3)));
   void SayWrapped(const std::string& text);
@@ -320,6 +338,10 @@ class Pipeline {
   // final binary is the user's build, whose one warning names every stage.
   std::vector<std::string> unhelpful_;
   std::vector<std::pair<std::string, std::string>> variants_;  // name, binary copy in DIR
+  // Per variant, once Ship made it: the copy measured and installed, and
+  // the sections (kUnshipped) it leaves out.
+  std::vector<std::string> shipped_;
+  std::vector<std::vector<std::string>> left_out_;
   Status sub_error_;  // the first directory Sub could not make
   int step_ = 0, steps_ = 0;
   // The training's rate and runs: --freq (else collect's default, given to
@@ -918,11 +940,15 @@ Status Pipeline::Eval(Stage& s) {
   std::vector<bool> stable(n, true);
   for (size_t i = 0; i < n; ++i) {
     v[i].name = variants_[i].first;
-    bins[i] = variants_[i].second;
+    // What is measured is what would be installed.
+    Ship(s, i);
+    bins[i] = shipped_[i];
     if (!instr) continue;
+    // Valgrind cannot read all of clang-19's DWARF 5; instructions do not
+    // depend on debug info, which a user's own build may carry.
     bins[i] = sub + "/" + name_ + "." + v[i].name + ".strip";
     // llvm-objcopy, not GNU strip: strip breaks the segments of a BOLTed binary.
-    SYSPGO_TRY(Tool(s, {"llvm-objcopy-19", "--strip-debug", variants_[i].second, bins[i]}, sub + "/strip.log",
+    SYSPGO_TRY(Tool(s, {"llvm-objcopy-19", "--strip-debug", shipped_[i], bins[i]}, sub + "/strip.log",
                     "llvm-objcopy-19 --strip-debug"));
   }
   s.commands.push_back(o_.eval_cmd);
@@ -1556,6 +1582,42 @@ Status Pipeline::RunBody(const StageRow& row, Stage& s) {
   return row.run ? row.run(*this, s) : Status{};
 }
 
+// Makes shipped_[i]: variant i's binary less the sections of kUnshipped
+// that the user's build (variant 0) does not carry, in DIR/ship; the
+// binary itself when there are none, or (warned) when the copy fails: the
+// binary runs the same either way.
+void Pipeline::Ship(Stage& s, size_t i) {
+  shipped_.resize(variants_.size()), left_out_.resize(variants_.size());
+  if (!shipped_[i].empty()) return;
+  const std::string& built = variants_[i].second;
+  shipped_[i] = built;
+  auto users = ReadUnloadedSections(variants_[0].second);
+  auto ours = ReadUnloadedSections(built);
+  Status st = !users ? Status(users.error()) : !ours ? Status(ours.error()) : Status{};
+  std::vector<std::string> argv = {"llvm-objcopy-19"}, left_out;
+  for (const std::string& sec : ours ? *ours : std::vector<std::string>{}) {
+    bool unshipped = std::any_of(std::begin(kUnshipped), std::end(kUnshipped),
+                                 [&](const UnshippedSection& u) { return sec.starts_with(u.prefix); });
+    if (!unshipped || (users && std::find(users->begin(), users->end(), sec) != users->end())) continue;
+    argv.push_back("--remove-section=" + sec);
+    left_out.push_back(sec);
+  }
+  if (st.ok() && left_out.empty()) return;
+  std::string sub = Sub("ship"), out = sub + "/" + name_ + "." + variants_[i].first;
+  if (st.ok()) st = sub_error_;
+  if (st.ok()) {
+    argv.insert(argv.end(), {built, out});
+    st = Tool(s, argv, sub + "/objcopy.log", "llvm-objcopy-19");
+  }
+  if (!st.ok()) {
+    rep_.warnings.push_back("the " + variants_[i].first + " binary is measured and installed with what only syspgo's "
+                            "stages need (debug info, relocations, probes): " + st.error().message);
+    return;
+  }
+  shipped_[i] = out;
+  left_out_[i] = left_out;
+}
+
 // The result is the last variant built, or with --eval the one
 // ChooseFinalVariant picks; it is left at --binary, where the build put
 // its own output, and stays in DIR with every other stage's.
@@ -1576,7 +1638,14 @@ void Pipeline::ChooseFinal() {
   }
   rep_.warnings.insert(rep_.warnings.end(), unhelpful_.begin(), unhelpful_.end());
   rep_.final_stage = variants_[pick].first;
-  rep_.final_binary = variants_[pick].second;
+  // Without --eval nothing was shipped yet: the copy is made here, its
+  // command kept in the manifest beside the final binary.
+  Stage ship{"ship"};
+  Ship(ship, pick);
+  rep_.final_binary = shipped_[pick];
+  manifest_["final_built_binary"] = variants_[pick].second;
+  manifest_["final_left_out"] = Json(left_out_[pick]);
+  if (!ship.commands.empty()) manifest_["final_commands"] = ship.commands;
   if (!rep_.final_reason.empty()) SayWrapped("final: " + rep_.final_stage + ": " + rep_.final_reason);
   ChooseKind();
   Status in_place = InstallFile(rep_.final_binary, binary_);

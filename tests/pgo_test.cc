@@ -237,7 +237,10 @@ TEST(Pgo, MakeBuildEveryStageEndToEnd) {
     EXPECT_LE(v["speedup_low"].get<double>(), v["speedup"].get<double>()) << name;
     EXPECT_GE(v["speedup_high"].get<double>(), v["speedup"].get<double>()) << name;
   }
-  EXPECT_EQ(s["final_binary"], dir + "/" + final_stage + "/demo");
+  // The user's build is installed as built; a stage's less what only
+  // syspgo read (BOLT's output carries none of it).
+  bool shipped_as_built = final_stage == "plain" || final_stage == "bolt";
+  EXPECT_EQ(s["final_binary"], dir + (shipped_as_built ? "/" + final_stage + "/demo" : "/ship/demo." + final_stage));
   EXPECT_NE(r.err.find("final: " + final_stage + ": "), std::string::npos) << r.err;
   nlohmann::ordered_json& profile = s["profile"];
   EXPECT_GE(profile["samples"].get<double>(), profile["binary_samples"].get<double>());
@@ -328,7 +331,16 @@ TEST(Pgo, MakeBuildEveryStageEndToEnd) {
     std::string want = Out(dir + "/plain/demo" + args);
     for (const char* v : {"base", "sample", "order", "bolt"}) EXPECT_EQ(Out(dir + "/" + v + "/demo" + args), want) << v << args;
   }
-  EXPECT_EQ(Sh("cmp " + src + "/demo " + dir + "/" + final_stage + "/demo").status, 0);
+  EXPECT_EQ(Sh("cmp " + src + "/demo " + s["final_binary"].get<std::string>()).status, 0);
+  // Every candidate was measured as it would be installed: less the line
+  // tables, and the order stage's also less the relocations kept for BOLT.
+  for (const char* v : {"base", "sample", "order"}) {
+    std::string sections = Out("readelf -SW " + dir + "/ship/demo." + v);
+    EXPECT_EQ(sections.find(".debug_"), std::string::npos) << v << "\n" << sections;
+    EXPECT_EQ(sections.find(".rela.text"), std::string::npos) << v << "\n" << sections;
+    EXPECT_EQ(Out(dir + "/ship/demo." + std::string(v) + " eval 2000"), Out(dir + "/plain/demo eval 2000")) << v;
+  }
+  EXPECT_NE(Out("readelf -SW " + dir + "/order/demo").find(".rela.text"), std::string::npos);
   EXPECT_NE(Out("readelf -S " + dir + "/bolt/demo").find(".note.bolt_info"), std::string::npos);
 }
 
@@ -659,8 +671,11 @@ TEST(Pgo, ChangedSourcesReportHowMuchOfTheProfileStillMatches) {
   EXPECT_EQ(Keys(s["eval"]), "plain,base,sample");
   EXPECT_EQ(s["profile_kind"]["chosen"], "flat") << s["profile_kind"];
   EXPECT_EQ(s["final_stage"], "sample");
-  EXPECT_EQ(s["final_binary"], second + "/sample/demo");
+  // The binary installed is the sample stage's less the line tables only
+  // the profile needed; the stage's own keeps them.
+  EXPECT_EQ(s["final_binary"], second + "/ship/demo.sample");
   nlohmann::json m = ReadJson(second + "/manifest.json");
+  EXPECT_EQ(m["final_built_binary"], second + "/sample/demo");
   EXPECT_TRUE(m.contains("final_reason"));
   EXPECT_NE(m["final_reason"], "");
   double share = s["profile"]["match_share"].get<double>();
@@ -904,6 +919,21 @@ TEST(Pgo, InterpreterDemoTrainsBothKindsKeepsTheBetterAndShipsNoProfilingFlags) 
   EXPECT_EQ(FramePointerPrologues(dir + "/sample/interp", "vm_run"), 0);
   EXPECT_EQ(FramePointerPrologues(src + "/interp", "vm_run"), 0);
   EXPECT_EQ(FramePointerPrologues(probe["binary"].get<std::string>(), "vm_run"), 0);
+  // What only syspgo's stages read (line tables, probes) stays in the
+  // stage's binary in DIR and is left out of the copy measured and
+  // installed, as the user's build does not carry it.
+  if (final_stage != "plain") {
+    std::string built = m["final_built_binary"].get<std::string>();
+    EXPECT_NE(Out("readelf -SW " + built).find(".debug_line"), std::string::npos) << built;
+    EXPECT_NE(m["final_left_out"].dump().find(".debug_line"), std::string::npos) << m["final_left_out"];
+    EXPECT_NE(m["final_binary"], built);
+  }
+  for (const std::string& bin : {src + "/interp", m["final_binary"].get<std::string>()}) {
+    std::string sections = Out("readelf -SW " + bin);
+    EXPECT_EQ(sections.find(".debug_"), std::string::npos) << bin << "\n" << sections;
+    EXPECT_EQ(sections.find(".pseudo_probe"), std::string::npos) << bin << "\n" << sections;
+  }
+  EXPECT_EQ(ReadAll(src + "/interp"), ReadAll(m["final_binary"].get<std::string>())) << "installed what was measured";
   for (const std::string& bin : {s["final_binary"].get<std::string>(), probe["binary"].get<std::string>()}) {
     EXPECT_EQ(Out(bin + " eval 1"), Out(dir + "/plain/interp eval 1")) << bin;
     EXPECT_EQ(Out(bin + " cold 1"), Out(dir + "/plain/interp cold 1")) << bin;
