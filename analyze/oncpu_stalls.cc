@@ -93,8 +93,6 @@ int64_t OffCpu(const Intervals& ivs, int64_t a, int64_t b, bool blocked) {
   return ns;
 }
 
-int64_t Slept(const Intervals& ivs, int64_t a, int64_t b) { return OffCpu(ivs, a, b, true); }
-
 std::string Seconds(int64_t ns) {
   char buf[32];
   snprintf(buf, sizeof buf, "%.3f s", static_cast<double>(ns) / 1e9);
@@ -278,12 +276,15 @@ Result<std::vector<OnCpuEpisode>> FindOnCpuEpisodes(const OnCpuInputs& in) {
   if (!data::HasOnCpuSyscalls(db)) return out;
   OnCpuEpisode cur;
   static const Intervals kNone;
-  // A pause, not a sleep: the thread was awake (on a CPU or waiting for
-  // one) the threshold or more of it. A sleep counted a tick on-CPU is not.
+  // A pause, not a sleep: the thread was on a CPU the threshold or more of
+  // it. A sleep counted a tick on-CPU is not; nor is time it was runnable
+  // while other tasks had the CPUs, which is the machine's contention (its
+  // own finding when long enough), not work of the call: on a loaded
+  // machine a short munmap, preempted, would be a pause.
   auto close = [&] {
     auto t = in.threads->find(cur.tid);
-    int64_t awake = cur.end - cur.start - Slept(t == in.threads->end() ? kNone : t->second, cur.start, cur.end);
-    if (!cur.calls.empty() && awake >= in.threshold_ns) out.push_back(std::move(cur));
+    int64_t oncpu = OnCpu(t == in.threads->end() ? kNone : t->second, cur.start, cur.end);
+    if (!cur.calls.empty() && oncpu >= in.threshold_ns) out.push_back(std::move(cur));
     cur = OnCpuEpisode{};
   };
   SYSPGO_TRY(data::VisitOnCpuSyscalls(db, in.run_id, [&](Stmt& st) {

@@ -166,5 +166,32 @@ SELECT 1, ts + 500000, 40000000, 100, 106, 1, 2, 14, 0, ts + 40490000, 0, 0, 'sw
   EXPECT_EQ(f[0].at("blocked_ns"), "200000000");
 }
 
+// unmapper (tid 107) and freer (tid 108) each spend 14 ms in one munmap
+// at 7.5 s. freer's is on the CPU throughout: a pause of its own. Other
+// tasks had unmapper's CPU for 9.5 ms of its call (a preemption, recorded
+// runnable): its own work was 4.5 ms, under the 10 ms bar, and the time it
+// lost is the machine's contention, not the kernel's work in munmap.
+TEST(OnCpuStalls, TimeRunnableWithoutACpuIsNoPauseOfTheCall) {
+  TempDir dir;
+  std::string sql = R"sql(
+INSERT INTO thread (run_id, tid, pid, comm, start_ts) VALUES (1, 107, 100, 'unmapper', 1000),
+  (1, 108, 100, 'freer', 1000);
+INSERT INTO syscall_oncpu (run_id, ts, dur, oncpu, pid, tid, nr, arg0, arg1, arg2, ret)
+  VALUES (1, 7500000000, 14000000, 4500000, 100, 107, 11, 0, 52428800, 0, 0),
+         (1, 7500000000, 14000000, 13900000, 100, 108, 11, 0, 52428800, 0, 0);
+INSERT INTO offcpu (run_id, ts, dur, pid, tid, cpu, state, kernel_stack_id, user_stack_id, wake_ts, waker_pid,
+                    waker_tid, waker_comm, waker_kernel_stack_id, waker_user_stack_id)
+  VALUES (1, 7502000000, 9500000, 100, 107, 1, 0, 1, 0, 0, 0, 0, '', 0, 0);
+)sql";
+  std::string db;
+  std::vector<FindingFields> unmapper = FindingsWith(dir, sql, "unmapper", &db);
+  EXPECT_TRUE(unmapper.empty()) << testing::PrintToString(Titles(unmapper));
+  std::string error;
+  std::vector<FindingFields> freer = ForThread(AnalyzeStalls(db, dir.File("again.json"), &error), "freer");
+  ASSERT_EQ(freer.size(), 1u) << error << testing::PrintToString(Titles(freer));
+  EXPECT_EQ(freer[0].at("cause"), "kernel-cpu");
+  EXPECT_EQ(freer[0].at("syscalls"), R"(["munmap"])");
+}
+
 }  // namespace
 }  // namespace syspgo::test
