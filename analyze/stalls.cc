@@ -1242,6 +1242,11 @@ Status Analysis::AddOnCpuStalls(std::vector<std::pair<Finding, StallDetail>>& fo
   if (!episodes) return episodes.error();
   std::vector<OnCpuEpisode> kept;
   std::vector<bool> absorbed(stalls_.size());
+  // Each thread's stalls, so an episode looks only at its own thread's (a
+  // host-wide run has thousands of both).
+  std::map<int64_t, std::vector<size_t>> of_thread;
+  for (size_t i = 0; i < stalls_.size(); ++i) of_thread[stalls_[i].tid].push_back(i);
+  static const std::vector<size_t> kNoStalls;
   for (OnCpuEpisode& ep : *episodes) {
     if (!kept.empty() && kept.back().tid == ep.tid && ep.start < kept.back().end) {
       OnCpuEpisode& last = kept.back();
@@ -1251,16 +1256,19 @@ Status Analysis::AddOnCpuStalls(std::vector<std::pair<Finding, StallDetail>>& fo
       last.calls.insert(last.calls.end(), ep.calls.begin(), ep.calls.end());
       continue;
     }
+    auto mine = of_thread.find(ep.tid);
+    const std::vector<size_t>& own = mine == of_thread.end() ? kNoStalls : mine->second;
     int64_t pause_end = ep.end;
-    for (const Stall& s : stalls_)
-      if (s.tid == ep.tid && s.ep && !Synced(*s.ep) && s.start >= ep.start && s.ep->data_end > 0 &&
-          s.ep->data_end <= pause_end)
+    for (size_t i : own) {
+      const Stall& s = stalls_[i];
+      if (s.ep && !Synced(*s.ep) && s.start >= ep.start && s.ep->data_end > 0 && s.ep->data_end <= pause_end)
         ep.end = std::max(ep.end, s.end);
+    }
     std::vector<size_t> over;
     bool holds = true;
-    for (size_t i = 0; i < stalls_.size(); ++i) {
+    for (size_t i : own) {
       const Stall& s = stalls_[i];
-      if (s.tid != ep.tid || s.end <= ep.start || s.start >= ep.end) continue;
+      if (s.end <= ep.start || s.start >= ep.end) continue;
       over.push_back(i);
       holds = holds && s.start >= ep.start && s.end <= ep.end;
     }
