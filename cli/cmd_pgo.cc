@@ -138,7 +138,7 @@ void AddPipelineOptions(CLI::App* app, PgoOptions& o, PgoFlags& f) {
 void AddProfileOptions(CLI::App* app, PgoOptions& o) {
   app->add_option("--profile-db", o.profile_db,
                   "accumulate every training run in DB (CI) and merge all of its runs (syspgo merge --normalize) "
-                  "into the profiles")
+                  "into the profiles; the probe leg of --profile-kind auto keeps its own beside it (ci.db: ci.probe.db)")
       ->type_name("DB");
   app->add_option("--train-runs", o.train_runs,
                   "run the training command N times (and the retraining for BOLT) and merge the runs into the "

@@ -231,6 +231,11 @@ constexpr UnshippedSection kUnshipped[] = {
     {".pseudo_probe", "pseudo-probes"},
 };
 
+// The probe leg's --profile-db beside the user's: ci.db -> ci.probe.db.
+std::string ProbeProfileDb(const std::string& db) {
+  return db.ends_with(".db") ? db.substr(0, db.size() - 3) + ".probe.db" : db + ".probe";
+}
+
 // " N times" for N > 1, for the progress lines.
 std::string Times(int n) { return n > 1 ? " " + std::to_string(n) + " times" : ""; }
 
@@ -1455,7 +1460,9 @@ Status Pipeline::ProbeLeg(Stage& s) {
   lo.order = lo.bolt = false;
   lo.eval_cmd.clear();
   lo.dir = dir_ + "/probe";
-  lo.profile_db.clear();  // its runs are of another binary: a database of its own
+  // Its runs are of another binary: a database of its own, beside the
+  // user's, so that the probe profile accumulates as the flat one does.
+  lo.profile_db = o_.profile_db.empty() ? "" : ProbeProfileDb(o_.profile_db);
   lo.use_profile = o_.use_profile.empty() ? "" : o_.use_profile + "/probe";
   lo.freq_hz = freq_hz_;  // the rate and runs the flat training settled on
   lo.train_runs = train_runs_;

@@ -684,20 +684,33 @@ TEST(Pgo, ChangedSourcesReportHowMuchOfTheProfileStillMatches) {
   EXPECT_LT(s["profile"]["functions_in_binary"].get<double>(), s["profile"]["profile_functions"].get<double>());
 }
 
+// The stage of the manifest named `name` (null if none).
+nlohmann::json StageOf(const nlohmann::json& manifest, const std::string& name) {
+  for (auto& st : manifest["stages"])
+    if (st["name"] == name) return st;
+  return nullptr;
+}
+
 TEST(Pgo, ProfileDbAccumulatesRunsAndMergesThem) {
   TempDir t;
   std::string src = CopyDemo(t), db = t.File("ci.db");
   for (int i = 0; i < 2; ++i) {
     std::string dir = t.File("pgo" + std::to_string(i));
+    // With --eval the probe leg runs too, and accumulates in its own DB.
     auto r = Pgo(src, {"--build", kMakeBuild, "--binary", "./demo", "--train", kTrain, "--stages", "sample", "--dir", dir,
-                       "--profile-db", db, "--sample-counts", "ip"});
+                       "--profile-db", db, "--sample-counts", "ip", "--eval", "./demo eval 300", "--runs", "1"});
     ASSERT_EQ(r.status, 0) << r.err;
-    std::string cmd = ReadJson(dir + "/manifest.json")["stages"][2]["commands"][0].get<std::string>();
+    nlohmann::json m = ReadJson(dir + "/manifest.json");
+    std::string cmd = StageOf(m, "profile")["commands"][0].get<std::string>();
     EXPECT_NE(cmd.find(" merge " + db + ":all"), std::string::npos) << cmd;
     EXPECT_NE(cmd.find(" --sample-counts ip"), std::string::npos) << cmd;
+    std::string probe = StageOf(m, "sample-probe")["commands"].dump();
+    EXPECT_NE(probe.find(" merge " + t.File("ci.probe.db") + ":all"), std::string::npos) << probe;
   }
-  Db d = OpenDb(db);
-  EXPECT_EQ(QueryInt(d, "SELECT COUNT(*) FROM run"), 2);
+  for (const std::string& path : {db, t.File("ci.probe.db")}) {
+    Db d = OpenDb(path);
+    EXPECT_EQ(QueryInt(d, "SELECT COUNT(*) FROM run"), 2) << path;
+  }
 }
 
 TEST(Pgo, TrainRunsCollectsEachRunAndMergesThem) {
@@ -814,13 +827,6 @@ TEST(PgoFinal, AStageSlowerInTimeIsRefusedWhateverItsInstructions) {
   EXPECT_EQ(Judge(v[1].wall_vs_plain), PgoVerdict::kNoDifference);
   EXPECT_EQ(ChooseFinalVariant(v, "instructions", &why), 1u) << why;
   EXPECT_TRUE(EvalUndecided(v));
-}
-
-// The stage of the manifest named `name` (null if none).
-nlohmann::json StageOf(const nlohmann::json& manifest, const std::string& name) {
-  for (auto& st : manifest["stages"])
-    if (st["name"] == name) return st;
-  return nullptr;
 }
 
 // The demo's program, with --profile-kind auto (the default): the
