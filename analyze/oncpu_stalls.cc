@@ -72,14 +72,6 @@ std::pair<std::string, const WorkRule*> WorkOf(const std::vector<std::string>& k
   return {"in code without a symbol", nullptr};
 }
 
-// Whether the thread slept (not merely lost its CPU) in [a, b).
-bool SleptIn(const Intervals& ivs, int64_t a, int64_t b) {
-  auto it = std::lower_bound(ivs.begin(), ivs.end(), a, [](const Interval& iv, int64_t t) { return iv.ts < t; });
-  for (; it != ivs.end() && it->ts < b; ++it)
-    if (it->blocked()) return true;
-  return false;
-}
-
 // Time the thread spent off a CPU in [a, b): asleep (`blocked`) or
 // runnable without a CPU.
 int64_t OffCpu(const Intervals& ivs, int64_t a, int64_t b, bool blocked) {
@@ -294,9 +286,11 @@ Result<std::vector<OnCpuEpisode>> FindOnCpuEpisodes(const OnCpuInputs& in) {
     auto t = in.threads->find(tid);
     const Intervals& ivs = t == in.threads->end() ? kNone : t->second;
     // Off-CPU time between two calls is no gap (preemption must not split
-    // one pause), but a sleep of the thread's own there ends the pause.
-    if (!cur.calls.empty() &&
-        (cur.tid != tid || OnCpu(ivs, cur.end, c.ts) >= kJoinGapNs || SleptIn(ivs, cur.end, c.ts)))
+    // one pause), but a sleep of the thread's own there that is a stall
+    // (a step's sleep) ends the pause. A shorter one (an openat waiting
+    // for the journal of a busy disk) is part of it.
+    if (!cur.calls.empty() && (cur.tid != tid || OnCpu(ivs, cur.end, c.ts) >= kJoinGapNs ||
+                               OffCpu(ivs, cur.end, c.ts, /*blocked=*/true) >= in.threshold_ns))
       close();
     // A call the thread spent mostly neither on a CPU nor runnable is a
     // wait, not work on the CPU: it ends the pause. Its on-CPU time can
