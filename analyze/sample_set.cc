@@ -201,8 +201,10 @@ std::string Profile::BinaryName(uint32_t binary) const {
 std::string Profile::DisplayName(const Location& l) const {
   if (!l.frames.empty()) return functions[l.frames[0].function].display;
   if (l.symbol >= 0) return symbols[l.symbol].name;
+  // An address no symbol covers is named by its function's start where the
+  // call frame information gives one, so that its samples add up.
   char off[32];
-  snprintf(off, sizeof off, "+0x%llx", static_cast<unsigned long long>(l.address));
+  snprintf(off, sizeof off, "+0x%llx", static_cast<unsigned long long>(l.unnamed_start ? l.unnamed_start : l.address));
   std::string b = BinaryName(l.binary);
   return std::filesystem::path(b).filename().string() + off;
 }

@@ -127,6 +127,7 @@ struct Location {
   bool return_address = false;  // a caller frame: the call is the instruction before `address`
   bool prologue = false;        // in its function's prologue (AddressInfo::prologue)
   int32_t symbol = -1;          // -> Profile::symbols; -1 if no symbol covers it
+  uint64_t unnamed_start = 0;   // without a symbol: its function's start (AddressInfo::unnamed_start)
   std::vector<SourceFrame> frames;  // innermost first; empty if nothing is known but the symbol
   bool has_line() const { return !frames.empty() && frames[0].line != 0; }
 };

@@ -115,6 +115,7 @@ StackNames::FunctionAt StackNames::UserFunction(uint64_t addr, int64_t pid, int6
   // would split one function's time among its helpers.
   if (!info->symbol.empty()) out.function = ShortFunctionName(Demangle(info->symbol));
   else if (!info->frames.empty()) out.function = ShortFunctionName(Demangle(info->frames.back().function));
+  else if (info->unnamed_start) out.function = out.binary + "+" + Hex(info->unnamed_start);
   return out;
 }
 
@@ -130,6 +131,8 @@ std::vector<std::string> StackNames::UserFrame(uint64_t addr, bool return_addres
   uint64_t vaddr = 0;
   if (!sym_->Open(ref).problem.empty() || !sym_->ToVaddr(ref, off, &vaddr)) return {fallback};
   const AddressInfo* info = sym_->Lookup(ref, return_address ? vaddr - 1 : vaddr);
+  if (info && info->frames.empty() && info->unnamed_start)  // a stripped binary's: named as `analyze hot` does
+    return {(best->path.empty() ? "[anon]" : Basename(best->path)) + "+" + Hex(info->unnamed_start)};
   if (!info || info->frames.empty()) return {fallback};
   std::vector<std::string> names;
   for (const AddressInfo::Frame& f : info->frames)

@@ -225,6 +225,11 @@ struct Symbolizer::Module {
   std::map<GElf_Addr, SymRange> sym_ranges;
   std::vector<std::pair<GElf_Addr, GElf_Xword>> sym_starts;  // (start, size) of every symbol, sorted
   bool sym_starts_read = false;
+  // The start (ELF vaddr) of every function the unwinder knows, ascending:
+  // the search table of .eh_frame_hdr, read at the first address no symbol
+  // covers.
+  std::vector<uint64_t> fde_starts;
+  bool fde_starts_read = false;
 
   // The symbol at module address `maddr`, as dwfl_module_addrinfo finds it.
   const char* SymbolAt(GElf_Addr maddr, GElf_Off* off, GElf_Sym* sym) {
@@ -273,6 +278,7 @@ struct Symbolizer::Module {
   void NameForBolt();
   // Lookup's steps, each filling its part of an address's info.
   void NameSymbol(uint64_t vaddr, AddressInfo& info);
+  void NameUnnamed(uint64_t vaddr, AddressInfo& info);
   Dwarf_Addr PrologueEnd(Dwarf_Die* cu, uint64_t start, uint64_t size);
   void AddFrames(Dwarf_Die* cu, Dwarf_Addr a, AddressInfo& info);
   void FramesFromTree(ScopeTree& tree, Dwarf_Addr a, uint32_t line, uint32_t disc, AddressInfo& info);
@@ -513,6 +519,51 @@ void Symbolizer::Module::NameSymbol(uint64_t vaddr, AddressInfo& info) {
   info.bolt_name = bn != bolt_names.end() ? bn->second : info.symbol;
 }
 
+// The search table of .eh_frame_hdr (PT_GNU_EH_FRAME) is every FDE's
+// initial location, sorted, as the unwinder bisects it: version 1, then the
+// encodings of the .eh_frame pointer, the count and the table. Linkers
+// (GNU ld, gold, lld) write the table as pairs of 4-byte signed offsets from
+// the header (DW_EH_PE_datarel | DW_EH_PE_sdata4); another encoding is not
+// read, and its addresses stay unnamed.
+static std::vector<uint64_t> ReadFdeStarts(Elf* elf) {
+  constexpr uint8_t kDatarelSdata4 = 0x3b, kUdata4 = 0x03, kSdata4 = 0x0b, kOmit = 0xff;
+  std::vector<uint64_t> out;
+  size_t phnum = 0, size = 0;
+  const char* raw = elf ? elf_rawfile(elf, &size) : nullptr;
+  if (!raw || elf_getphdrnum(elf, &phnum) != 0) return out;
+  for (size_t i = 0; i < phnum; ++i) {
+    GElf_Phdr ph;
+    if (!gelf_getphdr(elf, static_cast<int>(i), &ph) || ph.p_type != PT_GNU_EH_FRAME) continue;
+    if (ph.p_offset > size || ph.p_filesz > size - ph.p_offset || ph.p_filesz < 12) return out;
+    const auto* h = reinterpret_cast<const uint8_t*>(raw + ph.p_offset);
+    // The .eh_frame pointer is 4 bytes in every encoding linkers use.
+    bool count4 = h[2] == kUdata4 || h[2] == kSdata4;
+    if (h[0] != 1 || h[1] == kOmit || (h[1] & 0x0f) > kSdata4 || !count4 || h[3] != kDatarelSdata4) return out;
+    uint32_t count = 0;
+    memcpy(&count, h + 8, 4);
+    if (count > (ph.p_filesz - 12) / 8) return out;
+    out.reserve(count);
+    for (uint32_t k = 0; k < count; ++k) {
+      int32_t rel = 0;
+      memcpy(&rel, h + 12 + 8 * static_cast<size_t>(k), 4);
+      out.push_back(ph.p_vaddr + static_cast<int64_t>(rel));
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  return out;
+}
+
+void Symbolizer::Module::NameUnnamed(uint64_t vaddr, AddressInfo& info) {
+  if (!fde_starts_read) {
+    fde_starts_read = true;
+    GElf_Addr b = 0;
+    fde_starts = ReadFdeStarts(dwfl_module_getelf(mod, &b));
+  }
+  auto it = std::upper_bound(fde_starts.begin(), fde_starts.end(), vaddr);
+  if (it != fde_starts.begin()) info.unnamed_start = *std::prev(it);
+}
+
 // Where the prologue of the symbol at `start` ends (a DWARF address), 0 if
 // the line table does not say; read once per symbol.
 Dwarf_Addr Symbolizer::Module::PrologueEnd(Dwarf_Die* cu, uint64_t start, uint64_t size) {
@@ -614,6 +665,7 @@ const AddressInfo* Symbolizer::Lookup(const BinaryRef& b, uint64_t vaddr) {
   if (it != m->cache.end()) return &it->second;
   AddressInfo& info = m->cache[vaddr];
   m->NameSymbol(vaddr, info);
+  if (info.symbol.empty()) m->NameUnnamed(vaddr, info);
   Dwarf_Addr a = vaddr + m->bias - m->dwarf_bias;
   Dwarf_Die* cu = m->CuAt(a);
   if (cu && !info.symbol.empty()) info.prologue = a < m->PrologueEnd(cu, info.symbol_start, info.symbol_size);
@@ -736,6 +788,7 @@ class ProfileBuilder {
     const AddressInfo* ai = sym_.Lookup(set_.binaries[f.binary], ret ? vaddr - 1 : vaddr);
     if (!ai) return;
     l.prologue = ai->prologue && !ret;
+    l.unnamed_start = ai->unnamed_start;
     if (!ai->symbol.empty()) {
       auto [sit, fresh] =
           sym_ids_.try_emplace({f.binary, ai->symbol_start, ai->symbol}, static_cast<int32_t>(p_.symbols.size()));

@@ -34,6 +34,8 @@ std::string Share(int64_t part, int64_t all) {
 
 std::string FunctionName(const WorkFunction& f) {
   if (f.function.empty()) return f.binary + " (code without symbols)";
+  // A stripped binary's function, named by its start: the binary is in the name.
+  if (f.function.starts_with(f.binary + "+0x")) return f.function + " (no symbol)";
   return f.function + " (" + f.binary + ")";
 }
 

@@ -317,6 +317,35 @@ TEST(Symbolize, BinaryWithoutDebugInfoStillHasSymbols) {
   EXPECT_EQ(sym.Lookup(ref, nm["hot_kernel"].start)->bolt_name, "hot_kernel");
 }
 
+// A stripped binary (no .symtab, as Debian ships its libraries) names no
+// static function; each address is then given the start of the function
+// that covers it in the unwind table (.eh_frame_hdr), so a profile adds
+// up one function's samples instead of listing each address. At every
+// address of the program's functions that start must be the one the
+// unstripped copy's symbol table gives.
+TEST(Symbolize, StrippedBinaryGroupsAddressesByTheUnwindTablesFunctions) {
+  TempDir t;
+  std::string full = Pgo("pgo_app_nodebug"), stripped = t.File("app.stripped");
+  ASSERT_EQ(RunCmd({"llvm-strip-19", "--strip-all", "-o", stripped, full}).status, 0);
+  ASSERT_EQ(Sh("llvm-readelf-19 -S " + stripped + " | grep -c ' .symtab '").out, "0\n");
+  Symbolizer sym;
+  BinaryRef ref = Ref(stripped);
+  EXPECT_EQ(sym.Open(ref).problem, "");
+  auto nm = NmSymbols(full);
+  for (const char* fn : {"hot_kernel", "warm_local", "run_rounds", "via_pointer", "main"}) {
+    ASSERT_TRUE(nm.count(fn)) << fn;
+    for (uint64_t a = nm[fn].start; a < nm[fn].start + nm[fn].size; ++a) {
+      const AddressInfo* ai = sym.Lookup(ref, a);
+      ASSERT_NE(ai, nullptr);
+      EXPECT_EQ(ai->symbol, "") << fn << " is in no symbol table of the stripped copy";
+      ASSERT_EQ(ai->unnamed_start, nm[fn].start) << fn << " at 0x" << std::hex << a;
+    }
+  }
+  // With its symbol, an address needs no unwind table's start.
+  Symbolizer named;
+  EXPECT_EQ(named.Lookup(Ref(full), nm["warm_local"].start + 4)->unnamed_start, 0u);
+}
+
 TEST(Symbolize, KernelAddressesThroughKallsyms) {
   Symbolizer sym;
   sym.SetKallsyms(
