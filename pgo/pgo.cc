@@ -34,6 +34,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analyze/sample_set.h"
+#include "analyze/text_join.h"
 #include "common/elf.h"
 #include "common/files.h"
 #include "common/identity.h"
@@ -1590,15 +1591,18 @@ Status Pipeline::RunBody(const StageRow& row, Stage& s) {
 }
 
 // Makes shipped_[i]: variant i's binary less the sections of kUnshipped
-// that the user's build (variant 0) does not carry, in DIR/ship; the
-// binary itself when there are none, or (warned) when the copy fails: the
-// binary runs the same either way.
+// that the user's build (variant 0 with --eval; without, there is none to
+// look at, and all of them go) does not carry, in DIR/ship; the binary
+// itself when there are none, or (warned) when the copy fails: the binary
+// runs the same either way.
 void Pipeline::Ship(Stage& s, size_t i) {
   shipped_.resize(variants_.size()), left_out_.resize(variants_.size());
   if (!shipped_[i].empty()) return;
   const std::string& built = variants_[i].second;
   shipped_[i] = built;
-  auto users = ReadUnloadedSections(variants_[0].second);
+  bool have_users = variants_[0].first == kPgoPlainVariant;
+  if (i == 0 && have_users) return;
+  auto users = have_users ? ReadUnloadedSections(variants_[0].second) : std::vector<std::string>{};
   auto ours = ReadUnloadedSections(built);
   Status st = !users ? Status(users.error()) : !ours ? Status(ours.error()) : Status{};
   std::vector<std::string> argv = {"llvm-objcopy-19"}, left_out;
@@ -1617,8 +1621,10 @@ void Pipeline::Ship(Stage& s, size_t i) {
     st = Tool(s, argv, sub + "/objcopy.log", "llvm-objcopy-19");
   }
   if (!st.ok()) {
+    std::vector<std::string> what;
+    for (const UnshippedSection& u : kUnshipped) what.push_back(u.what);
     rep_.warnings.push_back("the " + variants_[i].first + " binary is measured and installed with what only syspgo's "
-                            "stages need (debug info, relocations, probes): " + st.error().message);
+                            "stages need (" + Join(what, ", ") + "): " + st.error().message);
     return;
   }
   shipped_[i] = out;

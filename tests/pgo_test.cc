@@ -642,6 +642,10 @@ TEST(Pgo, ChangedSourcesReportHowMuchOfTheProfileStillMatches) {
   std::string src = CopyDemo(t), first = t.File("first"), second = t.File("second");
   auto r = Pgo(src, {"--build", kMakeBuild, "--binary", "./demo", "--train", kTrain, "--stages", "sample", "--dir", first});
   ASSERT_EQ(r.status, 0) << r.err;
+  // Without --eval no build of the user's is there to compare with: the
+  // binary installed leaves out every section only syspgo's stages read.
+  EXPECT_EQ(ReadJson(first + "/manifest.json")["final_binary"], first + "/ship/demo.sample");
+  EXPECT_EQ(Out("readelf -SW " + src + "/demo").find(".debug_"), std::string::npos);
   // The sources move on: the hot hash function is renamed.
   ASSERT_EQ(Sh("cd " + src + " && sed -i 's/hash_bytes/digest_bytes/g' demo.c").status, 0);
   // A link left where the reused profile is copied to is replaced, not
