@@ -536,9 +536,10 @@ static std::vector<uint64_t> ReadFdeStarts(Elf* elf) {
     if (!gelf_getphdr(elf, static_cast<int>(i), &ph) || ph.p_type != PT_GNU_EH_FRAME) continue;
     if (ph.p_offset > size || ph.p_filesz > size - ph.p_offset || ph.p_filesz < 12) return out;
     const auto* h = reinterpret_cast<const uint8_t*>(raw + ph.p_offset);
-    // The .eh_frame pointer is 4 bytes in every encoding linkers use.
-    bool count4 = h[2] == kUdata4 || h[2] == kSdata4;
-    if (h[0] != 1 || h[1] == kOmit || (h[1] & 0x0f) > kSdata4 || !count4 || h[3] != kDatarelSdata4) return out;
+    // The .eh_frame pointer and the count, 4 bytes each in the encodings
+    // linkers use (the pointer pc- or data-relative).
+    auto four = [&](uint8_t enc) { return enc != kOmit && ((enc & 0x0f) == kUdata4 || (enc & 0x0f) == kSdata4); };
+    if (h[0] != 1 || !four(h[1]) || (h[2] != kUdata4 && h[2] != kSdata4) || h[3] != kDatarelSdata4) return out;
     uint32_t count = 0;
     memcpy(&count, h + 8, 4);
     if (count > (ph.p_filesz - 12) / 8) return out;

@@ -45,8 +45,8 @@ struct AddressInfo {
   std::string bolt_name;
   uint64_t symbol_start = 0, symbol_size = 0;
   // Without a symbol (a stripped binary's static functions): the start of
-  // the .eh_frame FDE that covers it, the function as the unwinder knows
-  // it, so that its addresses are counted as one; 0 if none covers it.
+  // the last .eh_frame FDE at or below it, the function as the unwinder
+  // knows it, so that its addresses are counted as one; 0 if none.
   uint64_t unnamed_start = 0;
   // Before the line table's prologue_end of its function: code only the
   // backend emits (frame setup), which no IR instruction of a rebuild
