@@ -82,6 +82,9 @@ std::vector<std::string> StackNames::User(int64_t id, int64_t pid, int64_t ts) {
   for (size_t i = 0; i < frames.size() && frames[i] < kUserAddressLimit; ++i) {
     // Every frame but the first is a return address: the call is the
     // instruction before it, which may belong to another (inlined) function.
+    // One outside its binary's code ends the stack, as in a profile
+    // (Symbolizer::NotCode: a frame-pointer walk that went astray).
+    if (i > 0 && NotCode(frames[i], pid, ts)) break;
     for (std::string& f : UserFrame(frames[i], i > 0, pid, ts)) out.push_back(std::move(f));
   }
   return out;
@@ -99,6 +102,13 @@ const MappingRow* StackNames::MappingAt(uint64_t addr, int64_t pid, int64_t ts) 
     if (better) best = &m;
   }
   return best;
+}
+
+bool StackNames::NotCode(uint64_t addr, int64_t pid, int64_t ts) {
+  const MappingRow* m = MappingAt(addr, pid, ts);
+  if (!m || m->path.empty() || m->path[0] != '/') return false;
+  BinaryRef ref{m->path, m->build_id};
+  return sym_->Open(ref).problem.empty() && sym_->NotCode(ref, addr - m->start + m->file_off);
 }
 
 StackNames::FunctionAt StackNames::UserFunction(uint64_t addr, int64_t pid, int64_t ts) {

@@ -47,6 +47,8 @@ class StackNames {
     std::string function, binary;
   };
   FunctionAt UserFunction(uint64_t addr, int64_t pid, int64_t ts);
+  // Whether `addr` is in a readable binary's mapping but not in its code.
+  bool NotCode(uint64_t addr, int64_t pid, int64_t ts);
   // The kernel function of `addr` ("name [module]"), "" when none covers it.
   std::string KernelFunction(uint64_t addr) const;
   bool has_kallsyms() const { return has_kallsyms_; }

@@ -36,6 +36,7 @@ constexpr unsigned kAtGnuDiscriminator = 0x2136;
 
 struct Load {
   uint64_t offset, vaddr, filesz;
+  bool exec;  // PF_X: code
 };
 
 // `x`, an address in one of a file's two spaces (`from`: a Load's vaddr or
@@ -400,7 +401,7 @@ void Symbolizer::Module::ReadLayout() {
     for (size_t i = 0; i < n; ++i) {
       GElf_Phdr ph;
       if (gelf_getphdr(elf, static_cast<int>(i), &ph) && ph.p_type == PT_LOAD)
-        loads.push_back({ph.p_offset, ph.p_vaddr, ph.p_filesz});
+        loads.push_back({ph.p_offset, ph.p_vaddr, ph.p_filesz, (ph.p_flags & PF_X) != 0});
     }
   }
   for (Elf_Scn* scn = elf ? elf_nextscn(elf, nullptr) : nullptr; scn; scn = elf_nextscn(elf, scn)) {
@@ -475,6 +476,13 @@ bool Symbolizer::ToOffset(const BinaryRef& b, uint64_t vaddr, uint64_t* off) {
 
 bool Symbolizer::ToVaddr(const BinaryRef& b, uint64_t off, uint64_t* vaddr) {
   return Translate(Get(b)->loads, off, &Load::offset, &Load::vaddr, vaddr);
+}
+
+bool Symbolizer::NotCode(const BinaryRef& b, uint64_t off) {
+  Module* m = Get(b);
+  if (!m->mod || m->loads.empty()) return false;
+  return std::none_of(m->loads.begin(), m->loads.end(),
+                      [&](const Load& l) { return l.exec && off >= l.offset && off < l.offset + l.filesz; });
 }
 
 std::vector<ProfileBinary::Segment> Symbolizer::Segments(const BinaryRef& b) {
@@ -839,6 +847,16 @@ class ProfileBuilder {
     return Add(k, std::move(l));
   }
 
+  // A caller frame outside the code of the binary it falls in: a walk by
+  // frame pointers through code built without them read a saved register
+  // or a pointer to data as the caller (Debian builds without frame
+  // pointers). Every frame above it comes from that one: the stack ends
+  // before it. Where the binary cannot be read, or the address is in no
+  // file, it is kept: nothing tells.
+  bool CallerIsGarbage(const UserFrame& f) {
+    return f.binary < set_.binaries.size() && sym_.NotCode(set_.binaries[f.binary], f.offset);
+  }
+
   // A sampled stack as locations: kernel frames, then user frames; caller
   // frames are return addresses, and so is where a system call entered.
   ProfileSample Stack(const StackSample& s) {
@@ -849,7 +867,10 @@ class ProfileBuilder {
     ps.first_user = static_cast<uint32_t>(ps.stack.size());
     ps.kernel_mode = s.kernel_mode;
     bool entry_after = s.kernel_mode && EnteredAfterInstruction(sym_, s.kernel);
-    for (size_t i = 0; i < s.user.size(); ++i) ps.stack.push_back(UserLocation(s.user[i], i > 0 || entry_after));
+    for (size_t i = 0; i < s.user.size(); ++i) {
+      if (i > 0 && CallerIsGarbage(s.user[i])) break;
+      ps.stack.push_back(UserLocation(s.user[i], i > 0 || entry_after));
+    }
     return ps;
   }
 

@@ -76,6 +76,9 @@ class Symbolizer {
   bool ToVaddr(const BinaryRef& b, uint64_t file_offset, uint64_t* vaddr);
   // The inverse: the file offset of an ELF virtual address.
   bool ToOffset(const BinaryRef& b, uint64_t vaddr, uint64_t* file_offset);
+  // Whether a file offset is outside every executable PT_LOAD segment of a
+  // readable binary (false when the binary cannot be read: not known).
+  bool NotCode(const BinaryRef& b, uint64_t file_offset);
   // Its PT_LOAD segments, in program-header order (empty if unusable).
   std::vector<ProfileBinary::Segment> Segments(const BinaryRef& b);
   // Resolves an ELF virtual address (cached per build-id and address).

@@ -417,6 +417,32 @@ TEST(Symbolize, SamplesBecomeLocationsOncePerAddress) {
   EXPECT_EQ(k.stack[1], s.stack[1]) << "one location per (binary, address, kind)";
 }
 
+// A walk by frame pointers through code built without them reads data as
+// callers: here the second frame is an offset in the binary's read-only
+// headers (no PF_X segment holds it), the third a real return address
+// above it. The stack ends before the first frame outside code; a frame in
+// a binary that cannot be read is kept.
+TEST(Symbolize, ACallerOutsideTheBinarysCodeEndsTheStack) {
+  App a;
+  SampleSet set;
+  uint32_t b = set.InternBinary(a.ref);
+  uint32_t gone = set.InternBinary({"/nonexistent/libgone.so", "00"});
+  uint64_t ret = ReturnAddressOfCall(a.ref.path, "run_rounds", "hot_kernel");
+  ASSERT_NE(ret, 0u);
+  uint64_t ip = a.Off(a.nm["hot_kernel"].start + 0x20);
+  set.samples.push_back({7, false, {{b, ip}, {b, 0x40}, {b, a.Off(ret)}}, {}, 5});
+  set.samples.push_back({7, false, {{b, ip}, {gone, 0x40}, {b, a.Off(ret)}}, {}, 3});
+  set.samples.push_back({7, false, {{b, ip}, {b, a.Off(ret)}}, {}, 2});
+  Symbolizer sym;
+  Profile p = Symbolize(set, sym);
+  ASSERT_EQ(p.samples.size(), 3u);
+  std::map<uint64_t, size_t> depth;  // count -> user frames kept
+  for (const ProfileSample& s : p.samples) depth[s.count] = s.stack.size() - s.first_user;
+  EXPECT_EQ(depth[5], 1u) << "the header offset and the frame above it are cut";
+  EXPECT_EQ(depth[3], 3u) << "an unreadable binary's frame tells nothing: kept";
+  EXPECT_EQ(depth[2], 2u) << "a real caller stays";
+}
+
 TEST(Symbolize, HowAKernelModeSampleEnteredDecidesItsUserAddress) {
   // A system call leaves the user IP after its instruction, as a call does;
   // a page fault or an interrupt leaves it on the instruction itself. One
