@@ -89,7 +89,7 @@ def record(work, name, probes, argv):
     p = subprocess.run([B.SYSPGO, "collect"] + probes + ["-o", db, "--"] + argv, capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit(f"bench: recording the {name} run failed: {p.stderr[-1500:]}")
-    m = re.search(r"recorded into \S+: (\d+) events", p.stderr)
+    m = re.search(r"recorded into\s+\S+:\s+(\d+)\s+events", p.stderr)
     return db, int(m.group(1)) if m else 0
 
 

@@ -38,7 +38,7 @@ def collect(binary, db, argv):
         if os.path.exists(db + suffix):
             os.unlink(db + suffix)
     _, ru, _, text = B.run_measured([binary, "collect", "-o", db, "--"] + argv)
-    kept = re.search(r"recorded into \S+: (\d+) events", text)
+    kept = re.search(r"recorded into\s+\S+:\s+(\d+)\s+events", text)
     lost = re.search(r"(\d+) events were LOST", text)
     budget = re.search(r"memory budget ([0-9.]+) MiB", text)
     return (ru.ru_maxrss, int(kept.group(1)) if kept else 0, int(lost.group(1)) if lost else 0,

@@ -82,7 +82,7 @@ def recorded(lua, work, duration):
     with Load(lua, work) as load:
         wall, ru, _, err = B.run_measured([B.SYSPGO, "collect", "-o", db, "--all", "--duration", str(duration)])
         progress = load.stop()
-    kept = re.search(r"recorded into \S+: (\d+) events", err)
+    kept = re.search(r"recorded into\s+\S+:\s+(\d+)\s+events", err)
     lost = re.search(r"(\d+) events were LOST", err)
     fig = {"cpu": (ru.ru_utime + ru.ru_stime) * 1e9, "rss": ru.ru_maxrss * 1024, "wall": wall,
            "db": sum(os.path.getsize(f) for f in glob.glob(db + "*")),

@@ -244,9 +244,12 @@ int Collect(const std::vector<std::string>& args) {
            {"dropped", "dropped", Table::Align::kRight, true}});
   for (auto& g : res.groups)
     t.AddRow({g.name, g.attached ? "yes" : "no", std::to_string(g.events), std::to_string(g.dropped)});
-  fprintf(stderr, "\nsyspgo: run %lld recorded into %s: %llu events in %.2f s (%s), command %s with status %d\n",
-          static_cast<long long>(res.run_id), req.db_path.c_str(), static_cast<unsigned long long>(res.events),
-          res.seconds, res.exit_reason.c_str(), req.Attached() ? "(attached)" : "exited", res.exit_status);
+  char done[160];
+  snprintf(done, sizeof done, ": %llu events in %.2f s (%s), command %s with status %d",
+           static_cast<unsigned long long>(res.events), res.seconds, res.exit_reason.c_str(),
+           req.Attached() ? "(attached)" : "exited", res.exit_status);
+  std::string said = "run " + std::to_string(res.run_id) + " recorded into " + req.db_path + done;
+  fprintf(stderr, "\nsyspgo: %s\n", WrapWords(said, 8, 120).c_str());
   fprintf(stderr, "%s", t.Text().c_str());
   if (res.dropped)
     fprintf(stderr,

@@ -911,7 +911,7 @@ Result<CollectResult> Collect(const CollectRequest& req) {
   CollectResult res;
   res.run_id = *run_id;
 
-  fprintf(stderr, "syspgo: %s\n", DescribePlan(s.plan).c_str());
+  fprintf(stderr, "syspgo: %s\n", WrapWords(DescribePlan(s.plan), 8, 120).c_str());
   Writer writer(std::move(*s.db), res.run_id, Writer::Limits{s.plan.queue, s.plan.sqlite_cache});
   RunRow run_row(writer, res.run_id);
   std::unique_ptr<SyntheticKernelAddresses> synthetic = HideKernelAddresses(writer);

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -34,6 +35,9 @@ TEST(Collect, DdWriteFsyncReadBack) {
                 "dd if=/dev/zero of=" + f + " bs=1M count=10 conv=fsync 2>/dev/null && dd if=" + f +
                     " of=/dev/null bs=1M 2>/dev/null"});
   ASSERT_EQ(r.status, 0) << r.err;
+  // What collect says fits 120 columns (the temporary directory's path too).
+  std::istringstream said(r.err);
+  for (std::string l; std::getline(said, l);) EXPECT_LE(l.size(), 120u) << l;
   DevIno di = StatFile(f);
   Db d = OpenDb(db);
   std::string where = " WHERE run_id = 1 AND dev = " + std::to_string(di.dev) + " AND ino = " + std::to_string(di.ino);
